@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# make up: the whole suite on this machine, in demo mode, from a clean clone.
+#
+# Installs what is missing, starts Postgres (.run/pg, port 5433) and the broker (port 9092),
+# builds the release binaries, starts catalog, feed, analytics and admin in the background
+# (pid files in .run/pids, logs in .run/logs), waits until every /ready answers 200, loads the
+# demo content once and prints where everything is. Idempotent: a second run starts only what
+# is not running. `make down` stops it all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/common.sh
+
+t0=$(now)
+pg_dir=$run_dir/pg
+pg_port=${POSTGRES_PORT:-5433}
+broker_port=${BROKER_PORT:-9092}
+ready_timeout=${READY_TIMEOUT:-90}
+demo_file=deploy/demo/uncw-itour.json
+demo_stamp=$run_dir/demo-loaded
+admin_email=${ADMIN_EMAIL:-admin@example.edu}
+admin_password=${ADMIN_PASSWORD:-itour-demo}
+reports_token=${REPORTS_TOKEN:-itour-demo-token}
+
+# The services' environment: librdkafka 2.x from the wheel (Debian's 2.0.2 cannot talk to
+# tansu; PLATFORM.md) and demo mode (demo credentials, DESIGN.md "Demo mode").
+export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export ITOUR_DEMO=1
+
+mkdir -p "$pid_dir" "$log_dir"
+
+echo "==> dependencies"
+scripts/install.sh
+
+echo "==> postgres and broker"
+t=$(now)
+scripts/postgres.sh start "$pg_dir" "$pg_port"
+scripts/broker.sh start "$run_dir/broker.pid" "$broker_port" "$log_dir/broker.log"
+echo "    ($(since "$t"))"
+
+echo "==> swift build -c release"
+t=$(now)
+swift build -c release
+echo "    built in $(since "$t")"
+bin_dir=$PWD/.build/release
+
+echo "==> services"
+t_services=$(now)
+for name in "${services[@]}"; do
+  bin=$bin_dir/$name
+  pidfile=$pid_dir/$name.pid
+  port=$(service_port "$name")
+  if pid=$(live_pid "$pidfile" "$bin"); then
+    note=""
+    [[ $bin -nt $pidfile ]] && note=" — an older build; make down && make up to run the new one"
+    echo "$name: already running (pid $pid, port $port)$note"
+    continue
+  fi
+  rm -f "$pidfile"
+  [[ -x $bin ]] || { echo "up.sh: $bin is missing after the build" >&2; exit 1; }
+  if port_open "$port"; then
+    echo "up.sh: port $port for $name is taken by another process (ss -ltnp | grep :$port)" >&2
+    exit 1
+  fi
+  echo "--- $(date -u +%FT%TZ) starting $name" >>"$log_dir/$name.log"
+  setsid "$bin" </dev/null >>"$log_dir/$name.log" 2>&1 &
+  echo $! >"$pidfile"
+  echo "$name: started (pid $!, port $port, log .run/logs/$name.log)"
+done
+
+# wait_ready NAME: until GET /ready is 200, the process dies, or the timeout passes.
+wait_ready() {
+  local name=$1 port pidfile deadline
+  port=$(service_port "$name")
+  pidfile=$pid_dir/$name.pid
+  deadline=$((SECONDS + ready_timeout))
+  until curl -fsS -o /dev/null -m 2 "http://127.0.0.1:$port/ready" 2>/dev/null; do
+    if ! live_pid "$pidfile" "$bin_dir/$name" >/dev/null; then
+      echo "up.sh: $name exited before it was ready; last lines of .run/logs/$name.log:" >&2
+      tail -n 30 "$log_dir/$name.log" >&2 || true
+      exit 1
+    fi
+    if ((SECONDS >= deadline)); then
+      echo "up.sh: $name (port $port) not ready after ${ready_timeout}s;" \
+        "GET /ready says: $(curl -sS -m 2 "http://127.0.0.1:$port/ready" 2>&1 | head -c 300)" >&2
+      echo "last lines of .run/logs/$name.log:" >&2
+      tail -n 30 "$log_dir/$name.log" >&2 || true
+      exit 1
+    fi
+    sleep 0.3
+  done
+  echo "$name: ready"
+}
+
+# The demo content goes in once per database: the stamp names the cluster it was loaded into.
+cluster_id() {
+  /usr/lib/postgresql/15/bin/pg_controldata "$pg_dir/data" 2>/dev/null | awk -F': *' '/system identifier/ { print $2 }'
+}
+
+wait_ready catalog
+cid=$(cluster_id)
+if [[ -f $demo_stamp && -n $cid && $(<"$demo_stamp") == "$cid" ]]; then
+  echo "demo content: already loaded"
+else
+  echo "==> catalog load-demo $demo_file"
+  if "$bin_dir/catalog" load-demo "$demo_file" >"$log_dir/load-demo.log" 2>&1; then
+    echo "$cid" >"$demo_stamp"
+    echo "demo content: loaded"
+  else
+    echo "up.sh: loading the demo content failed; output (.run/logs/load-demo.log):" >&2
+    tail -n 30 "$log_dir/load-demo.log" >&2 || true
+    exit 1
+  fi
+fi
+for name in feed analytics admin; do wait_ready "$name"; done
+
+feed=$(service_port feed) admin=$(service_port admin)
+catalog=$(service_port catalog) analytics=$(service_port analytics)
+today=$(date -u +%F) month_ago=$(date -u -d '30 days ago' +%F)
+cat <<EOF
+
+iTour is up (all ready $(since "$t_services") after starting; $(since "$t0") in all).
+
+  Feed (phones)      http://localhost:$feed/v1/tours
+  Admin dashboard    http://localhost:$admin/
+                     sign in as $admin_email / $admin_password
+  Reports            http://localhost:$analytics/v1/reports/summary?from=$month_ago&to=$today
+                     curl -H 'Authorization: Bearer $reports_token' 'http://localhost:$analytics/v1/reports/summary?from=$month_ago&to=$today'
+  Metrics            http://localhost:$feed/metrics  http://localhost:$admin/metrics
+                     http://localhost:$catalog/metrics  http://localhost:$analytics/metrics
+  Postgres           postgresql://itour@127.0.0.1:$pg_port/itour
+  Broker             127.0.0.1:$broker_port (tansu, memory-only)
+  Logs               .run/logs/
+
+make down stops everything.
+EOF
