@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# make test: every test against a real Postgres and a real broker.
+#
+#   scripts/test.sh [swift test args...]        e.g. make test ARGS='--filter FeedTests'
+#
+# Starts a private Postgres (.run/test-pg, port 5434) and broker (port 9094) — not make up's,
+# so both can run at once — builds, runs `swift test`, then the Python tests in tests/ (if
+# any), and always stops its Postgres and broker. Exits nonzero if any step failed.
+#
+# The tests get:
+#   ITOUR_TEST_POSTGRES_HOST=127.0.0.1 ITOUR_TEST_POSTGRES_PORT=5434
+#   ITOUR_TEST_POSTGRES_USER=itour ITOUR_TEST_POSTGRES_DATABASE=itour
+#   ITOUR_TEST_KAFKA_BROKERS=127.0.0.1:9094
+#   ITOUR_BIN_DIR=$PWD/.build/debug            (the Python tests start the services from here)
+#   LD_LIBRARY_PATH=$PWD/.local/lib            (librdkafka 2.x; PLATFORM.md)
+#
+# With swift test args (ARGS) the Python tests are skipped unless PYTEST_ARGS is set too;
+# PYTEST_ARGS alone (e.g. PYTEST_ARGS='-k admin') passes arguments to pytest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/common.sh
+
+test_pg_dir=$run_dir/test-pg
+test_pg_port=${ITOUR_TEST_POSTGRES_PORT:-5434}
+test_broker_port=${ITOUR_TEST_BROKER_PORT:-9094}
+test_broker_pid=$run_dir/test-broker.pid
+
+export ITOUR_TEST_POSTGRES_HOST=127.0.0.1
+export ITOUR_TEST_POSTGRES_PORT=$test_pg_port
+export ITOUR_TEST_POSTGRES_USER=itour
+export ITOUR_TEST_POSTGRES_DATABASE=itour
+export ITOUR_TEST_KAFKA_BROKERS=127.0.0.1:$test_broker_port
+export ITOUR_BIN_DIR=$PWD/.build/debug
+export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+t0=$(now)
+failed=()
+summary=()
+
+# phase NAME COMMAND...: runs it, prints its duration, records a failure.
+phase() {
+  local name=$1 t rc
+  shift
+  echo
+  echo "==> $name"
+  t=$(now)
+  # In its own process group, in the background: a signal to this script is then handled at
+  # once (bash defers traps while a foreground child runs) and reaches every process the step
+  # started (test runners, service binaries), see on_signal.
+  setsid "$@" &
+  child=$!
+  wait "$child"
+  rc=$?
+  child=
+  if ((rc == 0)); then
+    summary+=("$(printf '%-12s ok      %s' "$name" "$(since "$t")")")
+  else
+    failed+=("$name")
+    summary+=("$(printf '%-12s FAILED  %s (exit %d)' "$name" "$(since "$t")" "$rc")")
+  fi
+  echo "<== $name: $( ((rc == 0)) && echo ok || echo "FAILED (exit $rc)"), $(since "$t")"
+  return $rc
+}
+
+cleanup() {
+  echo
+  echo "==> stopping test postgres and broker"
+  scripts/broker.sh stop "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker.log" || true
+  scripts/postgres.sh stop "$test_pg_dir" "$test_pg_port" || true
+}
+
+finish() {
+  local rc=$?
+  cleanup
+  echo
+  echo "==> summary ($(since "$t0") in all)"
+  printf '    %s\n' "${summary[@]}"
+  if ((${#failed[@]})); then
+    echo "make test: FAILED (${failed[*]})"
+    exit 1
+  fi
+  if ((rc != 0)); then
+    echo "make test: FAILED (exit $rc)"
+    exit "$rc"
+  fi
+  echo "make test: passed"
+}
+on_signal() {
+  local rc=$1 i
+  if [[ -n ${child:-} ]]; then
+    echo
+    echo "==> interrupted: stopping the running step (process group $child)"
+    kill -TERM -- "-$child" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      kill -0 -- "-$child" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL -- "-$child" 2>/dev/null || true
+  fi
+  exit "$rc"
+}
+child=
+trap finish EXIT
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+
+mkdir -p "$log_dir"
+phase install scripts/install.sh || exit 1
+# The test cluster trades durability across OS crashes for speed; process crashes are still safe.
+phase postgres env POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+  scripts/postgres.sh start "$test_pg_dir" "$test_pg_port" || exit 1
+phase broker scripts/broker.sh start "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker.log" || exit 1
+
+if phase build swift build --build-tests; then
+  phase swift-test swift test --skip-build "$@"
+
+  shopt -s nullglob globstar
+  py_tests=(tests/**/test_*.py tests/**/*_test.py)
+  shopt -u globstar
+  if ((${#py_tests[@]} == 0)); then
+    echo
+    echo "==> pytest: no tests in tests/, skipped"
+  elif (($# > 0)) && [[ -z ${PYTEST_ARGS:-} ]]; then
+    echo
+    echo "==> pytest: skipped (swift test arguments given; set PYTEST_ARGS to run it too)"
+  else
+    # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
+    phase pytest .venv/bin/python -m pytest tests -q ${PYTEST_ARGS:-}
+  fi
+fi
