@@ -1,5 +1,5 @@
-# Sourced by up.sh, down.sh and test.sh: paths, ports and process helpers shared by them.
-# Expects to run from the repository root.
+# Sourced by the scripts here: paths, ports and process helpers they share.
+# The paths below assume the repository root as working directory.
 
 run_dir=$PWD/.run
 pid_dir=$run_dir/pids
@@ -23,15 +23,20 @@ service_port() {
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
-# The pid in PIDFILE if that process is alive (not a zombie) and its command line contains
+# Whether process PID is alive. Not `kill -0`: a process that exited stays a zombie until its
+# parent (nobody may, promptly) reaps it, and kill -0 calls a zombie alive.
+alive() {
+  local state
+  state=$(sed -E 's/^.*\) ([A-Za-z]).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z && $state != X ]]
+}
+
+# The pid on the first line of PIDFILE if that process is alive and its command line contains
 # PATTERN; guards against a stale pid file whose pid was reused.
 live_pid() {
-  local pidfile=$1 pattern=$2 pid state
-  [[ -f $pidfile ]] || return 1
-  pid=$(<"$pidfile")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
-  [[ -n $state && $state != Z && $state != X ]] || return 1
+  local pidfile=$1 pattern=$2 pid
+  [[ -f $pidfile ]] && read -r pid <"$pidfile" 2>/dev/null || return 1
+  [[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pattern" || return 1
   echo "$pid"
 }
@@ -44,10 +49,10 @@ stop_pid() {
   kill -CONT "$pid" 2>/dev/null || true   # a paused process cannot act on TERM
   kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < grace * 10; i++)); do
-    [[ -d /proc/$pid ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]] || break
+    alive "$pid" || break
     sleep 0.1
   done
-  if [[ -d /proc/$pid ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
+  if alive "$pid"; then
     kill -KILL "$pid" 2>/dev/null || true
     echo "$name: killed (pid $pid did not stop within ${grace}s of SIGTERM)"
   else

@@ -45,17 +45,11 @@ as_owner() {
   fi
 }
 
-# The postmaster's pid if it is alive. Not `pg_ctl status`: after a crash the postmaster can
-# linger as a zombie until reaped, and kill -0 (pg_ctl's test) calls a zombie alive.
-server_pid() {
-  local pid state
-  [[ -f $data/postmaster.pid ]] || return 1
-  pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) || return 1
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
-  [[ -n $state && $state != Z && $state != X ]] || return 1
-  echo "$pid"
-}
+source "$(dirname "$0")/common.sh"   # live_pid
+
+# The postmaster's pid if it is alive (postmaster.pid's first line). Not `pg_ctl status`: after
+# a crash the postmaster can linger as a zombie, which pg_ctl's kill -0 calls alive.
+server_pid() { live_pid "$data/postmaster.pid" postgres; }
 running() { server_pid >/dev/null; }
 
 start() {
