@@ -1,0 +1,82 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let serviceDependencies: [Target.Dependency] = [
+    "Shared",
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "PostgresNIO", package: "postgres-nio"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "Metrics", package: "swift-metrics"),
+]
+
+let testDependencies: [Target.Dependency] = [
+    "Shared", "TestSupport",
+    .product(name: "HummingbirdTesting", package: "hummingbird"),
+]
+
+let package = Package(
+    name: "itour",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "catalog", targets: ["Catalog"]),
+        .executable(name: "feed", targets: ["Feed"]),
+        .executable(name: "analytics", targets: ["Analytics"]),
+        .executable(name: "admin", targets: ["Admin"]),
+        .executable(name: "itour-bench", targets: ["Bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    ],
+    targets: [
+        // librdkafka's C API, compiled against Debian's librdkafka-dev headers.
+        .systemLibrary(name: "CRdKafka", path: "Shared/CRdKafka", pkgConfig: "rdkafka",
+                       providers: [.apt(["librdkafka-dev"])]),
+        // zlib for precomputed gzip bodies.
+        .systemLibrary(name: "CZlib", path: "Shared/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(
+            name: "Shared",
+            dependencies: [
+                "CRdKafka", "CZlib",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Shared/Core",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "Catalog", dependencies: serviceDependencies, path: "Services/Catalog", swiftSettings: swiftSettings),
+        .executableTarget(name: "Feed", dependencies: serviceDependencies, path: "Services/Feed",
+                          swiftSettings: swiftSettings),
+        .executableTarget(name: "Analytics", dependencies: serviceDependencies, path: "Services/Analytics", swiftSettings: swiftSettings),
+        .executableTarget(name: "Admin",
+                          dependencies: serviceDependencies + [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
+                          path: "Services/Admin", swiftSettings: swiftSettings),
+        .executableTarget(name: "Bench", dependencies: ["Shared"], path: "Benchmarks", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["Shared",
+                                                    .product(name: "PostgresNIO", package: "postgres-nio"),
+                                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+                path: "Tests/TestSupport"),
+        .testTarget(name: "SharedTests", dependencies: testDependencies, path: "Tests/SharedTests"),
+        .testTarget(name: "CatalogTests", dependencies: testDependencies + ["Catalog"], path: "Tests/CatalogTests"),
+        .testTarget(name: "FeedTests", dependencies: testDependencies + ["Feed"], path: "Tests/FeedTests"),
+        .testTarget(name: "AnalyticsTests", dependencies: testDependencies + ["Analytics"], path: "Tests/AnalyticsTests"),
+        .testTarget(name: "AdminTests", dependencies: testDependencies + ["Admin"], path: "Tests/AdminTests"),
+        .testTarget(name: "EndToEndTests",
+                    dependencies: testDependencies + ["Catalog", "Feed"],
+                    path: "Tests/EndToEndTests"),
+    ]
+)

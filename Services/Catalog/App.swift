@@ -1,0 +1,41 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Shared
+
+@main
+struct CatalogMain {
+    static func main() async throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            let settings = try ServiceSettings(serviceName: "catalog", defaultPort: 8082)
+            switch arguments.first {
+            case nil, "serve":
+                let app = try buildApplication(settings: settings)
+                try await app.runService()
+            case "load-demo", "import":
+                guard arguments.count == 2 else { throw UsageError() }
+                try await ContentImport.run(file: arguments[1], settings: settings)
+            default:
+                throw UsageError()
+            }
+        } catch let error as UsageError {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(64)
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(78)
+        }
+    }
+}
+
+struct UsageError: Error, CustomStringConvertible {
+    var description: String {
+        """
+        usage: catalog [serve]            run the catalog service
+               catalog import FILE.json   send the tours and POIs of FILE (the demo file's format) as commands
+               catalog load-demo FILE     the same, for the demo content
+        """
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Shared
+
+/// Catalog: the system of record for content. It consumes `catalog.commands`, applies each in one
+/// Postgres transaction with its outbox rows, and relays the outbox to `catalog.events` and
+/// `catalog.command-results`. HTTP only for health, readiness and metrics.
+func buildApplication(settings: ServiceSettings) throws -> some ApplicationProtocol {
+    let runtime = try ServiceRuntime(settings: settings, usesPostgres: true)
+    let postgres = runtime.postgres!
+    let logger = runtime.logger
+    let repository = PostgresCatalogRepository(client: postgres, logger: logger)
+    let relay = OutboxRelay(repository: repository, producer: runtime.producer, logger: logger)
+    let eventsTopic = settings.kafka.topic(Topic.catalogEvents)
+    let producer = runtime.producer
+    let handler = CatalogCommandHandler(
+        repository: repository, topics: settings.kafka,
+        eventPartitions: { try await producer.partitionCounts(topics: [eventsTopic])[eventsTopic] ?? 1 },
+        logger: logger)
+    let consumer = try KafkaConsumer(configuration: settings.kafka,
+                                     subscription: .group(id: "catalog", topics: [settings.kafka.topic(Topic.catalogCommands)]),
+                                     logger: logger)
+    let commands = CommandConsumer(consumer: consumer, handler: handler, relay: relay,
+                                   deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
+                                   logger: logger)
+
+    let router = runtime.makeRouter(checks: runtime.readinessChecks(), beforeScrape: { await relay.recordBacklog() })
+    var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
+    app.addServices(runtime.baseServices)
+    app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands))
+    app.beforeServerStarts {
+        try await runtime.prepare(migrations: CatalogMigrations.runner)
+    }
+    return app
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import Shared
+
+/// Applies one command inside one transaction: at most once (by commandId), validated, with optimistic
+/// concurrency, writing the entity, its `catalog.events` event, the command's result and an audit record.
+struct CatalogCommandHandler: Sendable {
+    let repository: any CatalogRepository
+    let topics: KafkaConfiguration
+    /// Partition count of `catalog.events`, for the snapshot's per-partition markers.
+    let eventPartitions: @Sendable () async throws -> Int
+    let logger: Logger
+
+    /// Handles a command; returns its result (the stored one when the command was seen before).
+    @discardableResult
+    func handle(_ command: CatalogCommand, requestId: String? = nil, now: Date = Date()) async throws -> CatalogCommandResult {
+        let partitions = command.action == .snapshot ? try await eventPartitions() : 0
+        return try await repository.withTransaction { transaction in
+            if let previous = try await transaction.processedResult(of: command.commandId) {
+                return previous
+            }
+            var work = Work(command: command, transaction: transaction, topics: topics, requestId: requestId, now: now)
+            let result = try await work.apply(eventPartitions: partitions)
+            try await transaction.recordProcessed(result)
+            work.outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogCommandResults), key: command.commandId.uuidString.lowercased(),
+                                           partition: nil, payload: try work.envelope(type: "command.\(result.outcome.rawValue)", result),
+                                           requestId: requestId))
+            try await transaction.appendOutbox(work.outbox)
+            return result
+        }
+    }
+}
+
+/// The state of one command's application: what it writes to the outbox as it goes.
+private struct Work {
+    let command: CatalogCommand
+    let transaction: any CatalogTransaction
+    let topics: KafkaConfiguration
+    let requestId: String?
+    let now: Date
+    var outbox: [OutboxEntry] = []
+
+    init(command: CatalogCommand, transaction: any CatalogTransaction, topics: KafkaConfiguration, requestId: String?, now: Date) {
+        self.command = command
+        self.transaction = transaction
+        self.topics = topics
+        self.requestId = requestId
+        self.now = now
+    }
+
+    func envelope<T: Codable & Sendable>(type: String, _ data: T) throws -> String {
+        String(decoding: try Envelope(type: type, source: "catalog", data: data).encoded(), as: UTF8.self)
+    }
+
+    mutating func publish(_ event: CatalogEvent, partition: Int32? = nil) throws {
+        outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId?.uuidString.lowercased(),
+                                  partition: partition, payload: try envelope(type: event.kind.rawValue, event), requestId: requestId))
+    }
+
+    func rejected(_ errors: [FieldError], message: String? = nil) -> CatalogCommandResult {
+        CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .rejected,
+                             entityId: command.entityId, errors: errors, message: message ?? errors.first?.message)
+    }
+
+    func missing(_ field: String, _ message: String) -> CatalogCommandResult { rejected([FieldError(field: field, message: message)]) }
+
+    mutating func apply(eventPartitions: Int) async throws -> CatalogCommandResult {
+        switch command.action {
+        case .createTour: return try await createTour()
+        case .updateTour, .setTourStatus, .setTourStops: return try await changeTour()
+        case .deleteTour: return try await deleteTour()
+        case .createPoi: return try await createPoi()
+        case .updatePoi: return try await updatePoi()
+        case .deletePoi: return try await deletePoi()
+        case .snapshot: return try await snapshot(partitions: eventPartitions)
+        }
+    }
+
+    // MARK: tours
+
+    mutating func createTour() async throws -> CatalogCommandResult {
+        guard let content = command.tour else { return missing("tour", "tour content is required") }
+        let errors = CommandValidation.validate(content)
+        guard errors.isEmpty else { return rejected(errors) }
+        let id = command.entityId ?? UUID()
+        if try await transaction.tour(id) != nil { return missing("entityId", "a tour with id \(id) already exists") }
+        let tour = TourState(id: id, version: 1, status: command.status ?? .draft, content: content, stops: [], updatedAt: now)
+        return try await commit(tour, before: nil)
+    }
+
+    mutating func changeTour() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.tour(id), !stored.isDeleted else {
+            return missing("entityId", "tour \(id) does not exist")
+        }
+        if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
+        var tour = stored.state
+        switch command.action {
+        case .updateTour:
+            guard let content = command.tour else { return missing("tour", "tour content is required") }
+            let errors = CommandValidation.validate(content)
+            guard errors.isEmpty else { return rejected(errors) }
+            tour.content = content
+        case .setTourStatus:
+            guard let status = command.status else { return missing("status", "status is required (draft, published or archived)") }
+            tour.status = status
+        default:
+            guard let stops = command.stops else { return missing("stops", "stops are required") }
+            if stops.count > 500 { return missing("stops", "a tour can have at most 500 stops") }
+            if Set(stops).count != stops.count { return missing("stops", "a POI can be a stop of a tour only once") }
+            let live = try await transaction.livePoiIds(stops)
+            if let unknown = stops.first(where: { !live.contains($0) }) {
+                return missing("stops", "POI \(unknown) does not exist")
+            }
+            tour.stops = stops
+        }
+        tour.version += 1
+        tour.updatedAt = now
+        return try await commit(tour, before: stored.state)
+    }
+
+    mutating func deleteTour() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.tour(id), !stored.isDeleted else {
+            return missing("entityId", "tour \(id) does not exist")
+        }
+        if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
+        var tour = stored.state
+        tour.version += 1
+        tour.updatedAt = now
+        try await transaction.saveTour(tour, deleted: true)
+        try publish(CatalogEvent(kind: .tourDeleted, entityId: id, version: tour.version))
+        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
+                                    before: try jsonText(stored.state), after: nil)
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: id, version: tour.version)
+    }
+
+    mutating func commit(_ tour: TourState, before: TourState?) async throws -> CatalogCommandResult {
+        try await transaction.saveTour(tour, deleted: false)
+        try publish(.changed(tour))
+        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: tour.id,
+                                    before: try before.map(jsonText), after: try jsonText(tour))
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
+                                    entityId: tour.id, version: tour.version, tour: tour)
+    }
+
+    func conflict(current: Int, tour: TourState? = nil, poi: PoiState? = nil) -> CatalogCommandResult? {
+        guard let expected = command.expectedVersion, expected != current else { return nil }
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .conflict, entityId: command.entityId,
+                                    version: current, message: "changed by someone else: you edited version \(expected), the current version is \(current)",
+                                    tour: tour, poi: poi)
+    }
+
+    // MARK: POIs
+
+    mutating func createPoi() async throws -> CatalogCommandResult {
+        guard let content = command.poi else { return missing("poi", "poi content is required") }
+        let errors = CommandValidation.validate(content)
+        guard errors.isEmpty else { return rejected(errors) }
+        let id = command.entityId ?? UUID()
+        if try await transaction.poi(id) != nil { return missing("entityId", "a POI with id \(id) already exists") }
+        return try await commit(PoiState(id: id, version: 1, content: content, updatedAt: now), before: nil)
+    }
+
+    mutating func updatePoi() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let content = command.poi else { return missing("poi", "poi content is required") }
+        guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
+        let errors = CommandValidation.validate(content)
+        guard errors.isEmpty else { return rejected(errors) }
+        let poi = PoiState(id: id, version: stored.state.version + 1, content: content, updatedAt: now)
+        return try await commit(poi, before: stored.state)
+    }
+
+    /// Deleting a POI also removes it from the tours that stop there (each such tour gets a new version).
+    mutating func deletePoi() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
+        for tourId in try await transaction.toursWithStop(id) {
+            guard let tour = try await transaction.tour(tourId) else { continue }
+            var changed = tour.state
+            changed.stops.removeAll { $0 == id }
+            changed.version += 1
+            changed.updatedAt = now
+            try await transaction.saveTour(changed, deleted: false)
+            try publish(.changed(changed))
+        }
+        var poi = stored.state
+        poi.version += 1
+        poi.updatedAt = now
+        try await transaction.savePoi(poi, deleted: true)
+        try publish(CatalogEvent(kind: .poiDeleted, entityId: id, version: poi.version))
+        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
+                                    before: try jsonText(stored.state), after: nil)
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: id, version: poi.version)
+    }
+
+    mutating func commit(_ poi: PoiState, before: PoiState?) async throws -> CatalogCommandResult {
+        try await transaction.savePoi(poi, deleted: false)
+        try publish(.changed(poi))
+        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: poi.id,
+                                    before: try before.map(jsonText), after: try jsonText(poi))
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
+                                    entityId: poi.id, version: poi.version, poi: poi)
+    }
+
+    // MARK: snapshot
+
+    /// Republishes every live entity (POIs first, so a tour's stops are known when it arrives), then a
+    /// marker on each partition.
+    mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
+        let snapshotId = command.commandId
+        let pois = try await transaction.livePois()
+        for poi in pois { try publish(.changed(poi, snapshotId: snapshotId)) }
+        let tours = try await transaction.liveTours()
+        for tour in tours { try publish(.changed(tour, snapshotId: snapshotId)) }
+        for partition in 0..<Int32(partitions) {
+            try publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
+                        partition: partition)
+        }
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
+                                    message: "republished \(tours.count) tours and \(pois.count) POIs")
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Shared
+
+/// Field-level validation of command content. Messages state the rule, so the admin can show them
+/// beside the field as they are.
+enum CommandValidation {
+    static let maxNameLength = 200
+
+    static func validate(_ tour: TourContent) -> [FieldError] {
+        var errors: [FieldError] = []
+        requireText(tour.name, field: "name", label: "Tour's Name", max: maxNameLength, into: &errors)
+        limit(tour.summary, field: "summary", label: "Summary", max: 1_000, into: &errors)
+        limit(tour.purpose, field: "purpose", label: "Tour's Purpose", max: 4_000, into: &errors)
+        return errors
+    }
+
+    static func validate(_ poi: PoiContent) -> [FieldError] {
+        var errors: [FieldError] = []
+        requireText(poi.name, field: "name", label: "Name", max: maxNameLength, into: &errors)
+        limit(poi.summary, field: "summary", label: "Summary", max: 1_000, into: &errors)
+        limit(poi.description, field: "description", label: "Description", max: 20_000, into: &errors)
+        if !(poi.latitude.isFinite && (-90...90).contains(poi.latitude)) {
+            errors.append(FieldError(field: "latitude", message: "Latitude must be between -90 and 90"))
+        }
+        if !(poi.longitude.isFinite && (-180...180).contains(poi.longitude)) {
+            errors.append(FieldError(field: "longitude", message: "Longitude must be between -180 and 180"))
+        }
+        if let category = poi.category {
+            let parts = category.split(separator: "/", omittingEmptySubsequences: false)
+            if category.count > 200 || parts.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+                errors.append(FieldError(field: "category", message: "Category must be a path like Shop/Fashion, at most 200 characters"))
+            }
+        }
+        if poi.buildings.count > 100 || poi.buildings.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.count > maxNameLength }) {
+            errors.append(FieldError(field: "buildings", message: "Buildings must be at most 100 non-empty names of at most 200 characters"))
+        }
+        for (index, picture) in poi.pictures.enumerated() where !isWebURL(picture) {
+            errors.append(FieldError(field: "pictures[\(index)]", message: "Picture must be an http or https URL"))
+        }
+        if poi.links.count > 100 {
+            errors.append(FieldError(field: "links", message: "A POI can have at most 100 links"))
+        }
+        for (index, link) in poi.links.enumerated() {
+            requireText(link.name, field: "links[\(index)].name", label: "Link Name", max: maxNameLength, into: &errors)
+            if !isWebURL(link.url) {
+                errors.append(FieldError(field: "links[\(index)].url", message: "URL must be an http or https URL"))
+            }
+        }
+        if let website = poi.website, !website.isEmpty, !isWebURL(website) {
+            errors.append(FieldError(field: "website", message: "Website must be an http or https URL"))
+        }
+        limit(poi.address ?? "", field: "address", label: "Address", max: 500, into: &errors)
+        limit(poi.phone ?? "", field: "phone", label: "Phone", max: 50, into: &errors)
+        limit(poi.openingHours ?? "", field: "openingHours", label: "Opening hours", max: 500, into: &errors)
+        return errors
+    }
+
+    static func isWebURL(_ text: String) -> Bool {
+        guard text.count <= 2_048, let components = URLComponents(string: text),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty else { return false }
+        return true
+    }
+
+    private static func requireText(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
+        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            errors.append(FieldError(field: field, message: "\(label) is required"))
+        } else {
+            limit(value, field: field, label: label, max: max, into: &errors)
+        }
+    }
+
+    private static func limit(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
+        if value.count > max {
+            errors.append(FieldError(field: field, message: "\(label) must be at most \(max) characters"))
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Shared
+
+/// The `catalog` schema, in order. Applied by `MigrationRunner` at start-up; never edit a shipped one.
+enum CatalogMigrations {
+    static let runner = MigrationRunner(schema: "catalog", migrations: [
+        Migration(1, "tours, pois, stops, outbox, processed commands, audit log", """
+            CREATE TABLE tours (
+                id uuid PRIMARY KEY,
+                version integer NOT NULL,
+                status text NOT NULL CHECK (status IN ('draft', 'published', 'archived')),
+                name text NOT NULL,
+                content jsonb NOT NULL,
+                updated_at timestamptz NOT NULL,
+                deleted_at timestamptz
+            );
+            CREATE TABLE pois (
+                id uuid PRIMARY KEY,
+                version integer NOT NULL,
+                name text NOT NULL,
+                content jsonb NOT NULL,
+                updated_at timestamptz NOT NULL,
+                deleted_at timestamptz
+            );
+            CREATE TABLE tour_stops (
+                tour_id uuid NOT NULL REFERENCES tours (id),
+                position integer NOT NULL,
+                poi_id uuid NOT NULL REFERENCES pois (id),
+                PRIMARY KEY (tour_id, position)
+            );
+            CREATE INDEX tour_stops_poi ON tour_stops (poi_id);
+            -- Transactional outbox: written with the change, published by the relay, then deleted.
+            CREATE TABLE outbox (
+                id bigserial PRIMARY KEY,
+                topic text NOT NULL,
+                key text,
+                partition integer,
+                payload text NOT NULL,
+                request_id text,
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            -- At-most-once application: a command id seen before is not applied again.
+            CREATE TABLE processed_commands (
+                command_id uuid PRIMARY KEY,
+                outcome text NOT NULL,
+                result jsonb NOT NULL,
+                processed_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE TABLE audit_log (
+                id bigserial PRIMARY KEY,
+                command_id uuid NOT NULL,
+                actor text NOT NULL,
+                action text NOT NULL,
+                entity_id uuid,
+                before jsonb,
+                after jsonb,
+                at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX audit_log_entity ON audit_log (entity_id, id);
+            """),
+    ])
+}

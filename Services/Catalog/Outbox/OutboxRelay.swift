@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Publishes the outbox: wakes when a command committed (or every `idleInterval`, for rows other instances
+/// wrote), sends the oldest rows, waits for the broker's acknowledgement, then deletes them. At least
+/// once: a crash between ack and delete republishes, and consumers dedupe by version or id.
+final class OutboxRelay: Service, Sendable {
+    private let repository: PostgresCatalogRepository
+    private let producer: KafkaProducer
+    private let logger: Logger
+    private let idleInterval: Duration
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+    private let published = Counter(label: "itour_outbox_published_total")
+    private let backlogGauge = Gauge(label: "itour_outbox_backlog")
+
+    init(repository: PostgresCatalogRepository, producer: KafkaProducer, logger: Logger, idleInterval: Duration = .milliseconds(500)) {
+        self.repository = repository
+        self.producer = producer
+        self.logger = logger
+        self.idleInterval = idleInterval
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Asks the relay to publish now.
+    func notify() { wakeup.yield() }
+
+    /// Refreshes the backlog gauge (called before a metrics scrape).
+    func recordBacklog() async {
+        if let backlog = try? await repository.outboxBacklog() { backlogGauge.record(backlog) }
+    }
+
+    func run() async throws {
+        let ticker = Task { [wakeup, idleInterval] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: idleInterval)
+                wakeup.yield()
+            }
+        }
+        defer { ticker.cancel() }
+        await cancelWhenGracefulShutdown {
+            for await _ in self.wakeups {
+                await self.drain()
+            }
+        }
+        // Publish what the last commands wrote before the producer flushes and stops.
+        await drain()
+    }
+
+    private func drain() async {
+        var failures = 0
+        while true {
+            do {
+                let producer = self.producer
+                guard let count = try await repository.relayOutbox(limit: 1_000, publish: { entries in
+                    _ = try await producer.send(entries.map { entry in
+                        KafkaOutgoingMessage(topic: entry.topic, key: entry.key, value: Array(entry.payload.utf8), partition: entry.partition,
+                                             headers: entry.requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? [])
+                    })
+                }) else { return }
+                published.increment(by: count)
+                if count < 1_000 { return }
+                failures = 0
+            } catch {
+                failures += 1
+                logger.warning("outbox relay failed; retrying", metadata: ["error": "\(error)", "attempt": "\(failures)"])
+                if failures >= 3 || Task.isCancelled { return }
+                try? await Task.sleep(for: .milliseconds(200 * failures))
+            }
+        }
+    }
+}

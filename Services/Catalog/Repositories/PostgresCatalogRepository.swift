@@ -1,0 +1,192 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// The catalog's SQL: every statement the catalog runs is in this file, parameterised by `PostgresQuery`
+/// interpolation.
+struct PostgresCatalogRepository: CatalogRepository {
+    let client: PostgresClient
+    let logger: Logger
+
+    func withTransaction<T: Sendable>(_ body: @Sendable (any CatalogTransaction) async throws -> T) async throws -> T {
+        try await client.withTransaction(logger: logger) { connection in
+            try await body(PostgresCatalogTransaction(connection: connection, logger: logger))
+        }
+    }
+
+    func outboxBacklog() async throws -> Int {
+        try await client.query("SELECT count(*)::bigint FROM catalog.outbox", logger: logger).decode(Int.self).collect().first ?? 0
+    }
+
+    // MARK: outbox relay
+
+    struct OutboxRow: Sendable {
+        let id: Int64
+        let entry: OutboxEntry
+    }
+
+    /// Publishes the oldest outbox rows with `publish` and deletes them, in one transaction guarded by an
+    /// advisory lock so one relay at a time publishes (keeping per-key order). Returns how many were published,
+    /// or nil when another relay holds the lock.
+    func relayOutbox(limit: Int, publish: @Sendable ([OutboxEntry]) async throws -> Void) async throws -> Int? {
+        try await client.withTransaction(logger: logger) { connection in
+            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(hashtext('itour.catalog.outbox'))",
+                                                    logger: logger).decode(Bool.self).collect().first ?? false
+            guard locked else { return nil }
+            var rows: [OutboxRow] = []
+            for try await (id, topic, key, partition, payload, requestId) in try await connection.query("""
+                SELECT id, topic, key, partition, payload, request_id FROM catalog.outbox ORDER BY id LIMIT \(limit)
+                """, logger: logger).decode((Int64, String, String?, Int32?, String, String?).self) {
+                rows.append(OutboxRow(id: id, entry: OutboxEntry(topic: topic, key: key, partition: partition, payload: payload, requestId: requestId)))
+            }
+            guard !rows.isEmpty else { return 0 }
+            try await publish(rows.map(\.entry))
+            let ids = rows.map(\.id)
+            try await connection.query("DELETE FROM catalog.outbox WHERE id = ANY(\(ids))", logger: logger)
+            return rows.count
+        }
+    }
+}
+
+struct PostgresCatalogTransaction: CatalogTransaction {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func processedResult(of commandId: UUID) async throws -> CatalogCommandResult? {
+        let rows = try await connection.query(
+            "SELECT result::text FROM catalog.processed_commands WHERE command_id = \(commandId)", logger: logger
+        ).decode(String.self).collect()
+        return try rows.first.map { try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data($0.utf8)) }
+    }
+
+    func recordProcessed(_ result: CatalogCommandResult) async throws {
+        let json = try jsonText(result)
+        try await connection.query("""
+            INSERT INTO catalog.processed_commands (command_id, outcome, result)
+            VALUES (\(result.commandId), \(result.outcome.rawValue), \(json)::jsonb)
+            """, logger: logger)
+    }
+
+    func tour(_ id: UUID) async throws -> Stored<TourState>? {
+        let rows = try await connection.query("""
+            SELECT version, status, content::text, updated_at, deleted_at IS NOT NULL,
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
+            FROM catalog.tours t WHERE id = \(id) FOR UPDATE
+            """, logger: logger).decode((Int, String, String, Date, Bool, [UUID]).self).collect()
+        guard let (version, status, content, updatedAt, deleted, stops) = rows.first else { return nil }
+        let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
+                              content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)),
+                              stops: stops, updatedAt: updatedAt)
+        return Stored(state: state, isDeleted: deleted)
+    }
+
+    func poi(_ id: UUID) async throws -> Stored<PoiState>? {
+        let rows = try await connection.query("""
+            SELECT version, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.pois WHERE id = \(id) FOR UPDATE
+            """, logger: logger).decode((Int, String, Date, Bool).self).collect()
+        guard let (version, content, updatedAt, deleted) = rows.first else { return nil }
+        let state = PoiState(id: id, version: version,
+                             content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt)
+        return Stored(state: state, isDeleted: deleted)
+    }
+
+    func saveTour(_ tour: TourState, deleted: Bool) async throws {
+        let content = try jsonText(tour.content)
+        let deletedAt: Date? = deleted ? tour.updatedAt : nil
+        try await connection.query("""
+            INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at)
+            VALUES (\(tour.id), \(tour.version), \(tour.status.rawValue), \(tour.content.name), \(content)::jsonb, \(tour.updatedAt), \(deletedAt))
+            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
+                content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+            """, logger: logger)
+        try await connection.query("DELETE FROM catalog.tour_stops WHERE tour_id = \(tour.id)", logger: logger)
+        if !deleted && !tour.stops.isEmpty {
+            let positions = Array(0..<tour.stops.count)
+            try await connection.query("""
+                INSERT INTO catalog.tour_stops (tour_id, position, poi_id)
+                SELECT \(tour.id), position, poi_id FROM unnest(\(positions)::integer[], \(tour.stops)::uuid[]) AS s(position, poi_id)
+                """, logger: logger)
+        }
+    }
+
+    func savePoi(_ poi: PoiState, deleted: Bool) async throws {
+        let content = try jsonText(poi.content)
+        let deletedAt: Date? = deleted ? poi.updatedAt : nil
+        try await connection.query("""
+            INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at)
+            VALUES (\(poi.id), \(poi.version), \(poi.content.name), \(content)::jsonb, \(poi.updatedAt), \(deletedAt))
+            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, content = EXCLUDED.content,
+                updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+            """, logger: logger)
+    }
+
+    func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID> {
+        guard !ids.isEmpty else { return [] }
+        return Set(try await connection.query(
+            "SELECT id FROM catalog.pois WHERE id = ANY(\(ids)) AND deleted_at IS NULL", logger: logger
+        ).decode(UUID.self).collect())
+    }
+
+    func toursWithStop(_ poiId: UUID) async throws -> [UUID] {
+        try await connection.query("""
+            SELECT DISTINCT s.tour_id FROM catalog.tour_stops s JOIN catalog.tours t ON t.id = s.tour_id
+            WHERE s.poi_id = \(poiId) AND t.deleted_at IS NULL ORDER BY s.tour_id
+            """, logger: logger).decode(UUID.self).collect()
+    }
+
+    func liveTours() async throws -> [TourState] {
+        var tours: [TourState] = []
+        for try await (id, version, status, content, updatedAt, stops) in try await connection.query("""
+            SELECT id, version, status, content::text, updated_at,
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
+            FROM catalog.tours t WHERE deleted_at IS NULL ORDER BY id
+            """, logger: logger).decode((UUID, Int, String, String, Date, [UUID]).self) {
+            tours.append(TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
+                                   content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)),
+                                   stops: stops, updatedAt: updatedAt))
+        }
+        return tours
+    }
+
+    func livePois() async throws -> [PoiState] {
+        var pois: [PoiState] = []
+        for try await (id, version, content, updatedAt) in try await connection.query("""
+            SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
+            """, logger: logger).decode((UUID, Int, String, Date).self) {
+            pois.append(PoiState(id: id, version: version,
+                                 content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt))
+        }
+        return pois
+    }
+
+    func appendOutbox(_ entries: [OutboxEntry]) async throws {
+        // Multi-row VALUES, bound parameter by parameter; chunked under Postgres's 65 535-parameter limit.
+        for chunk in stride(from: 0, to: entries.count, by: 5_000).map({ entries[$0..<min($0 + 5_000, entries.count)] }) {
+            var binds = PostgresBindings(capacity: chunk.count * 5)
+            var rows: [String] = []
+            for (index, entry) in chunk.enumerated() {
+                let base = index * 5
+                rows.append("($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))")
+                binds.append(entry.topic)
+                binds.append(entry.key)
+                binds.append(entry.partition)
+                binds.append(entry.payload)
+                binds.append(entry.requestId)
+            }
+            let sql = "INSERT INTO catalog.outbox (topic, key, partition, payload, request_id) VALUES " + rows.joined(separator: ", ")
+            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        }
+    }
+
+    func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws {
+        try await connection.query("""
+            INSERT INTO catalog.audit_log (command_id, actor, action, entity_id, before, after)
+            VALUES (\(commandId), \(actor), \(action.rawValue), \(entityId), \(before)::jsonb, \(after)::jsonb)
+            """, logger: logger)
+    }
+}
+
+func jsonText<T: Encodable>(_ value: T) throws -> String {
+    String(decoding: try JSONCoding.encoder.encode(value), as: UTF8.self)
+}

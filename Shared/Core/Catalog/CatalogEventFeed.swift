@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Feeds a service's projection from `catalog.events`: it reads every partition from the current end,
+/// asks catalog for a snapshot, and reports itself loaded once the snapshot's marker has arrived on
+/// every partition. Used by the feed, the admin site and analytics.
+public final class CatalogEventFeed: Service, Sendable {
+    public typealias Handler = @Sendable (Envelope<CatalogEvent>) async throws -> Void
+
+    private let configuration: KafkaConfiguration
+    private let startup: StartupBarrier
+    private let consumer = Mutex<KafkaConsumer?>(nil)
+    private let commands: CatalogCommandClient
+    private let handler: Handler
+    private let logger: Logger
+    private let snapshotId = UUID()
+    private let markersSeen = Mutex<Set<Int32>>([])
+    private let loaded = Atomic<Bool>(false)
+    private let source: String
+    private let deadLetters: DeadLetterSink
+
+    /// `startup` opens once the topics exist.
+    public init(configuration: KafkaConfiguration, startup: StartupBarrier, commands: CatalogCommandClient, deadLetters: DeadLetterSink,
+                source: String, logger: Logger, handler: @escaping Handler) {
+        self.configuration = configuration
+        self.startup = startup
+        self.commands = commands
+        self.handler = handler
+        self.logger = logger
+        self.source = source
+        self.deadLetters = deadLetters
+    }
+
+    /// True once a full snapshot has been applied.
+    public var isLoaded: Bool { loaded.load(ordering: .acquiring) }
+
+    /// Consumer lag per partition, for metrics.
+    public func lag() async throws -> [KafkaTopicPartition: Int64] {
+        guard let consumer = consumer.withLock({ $0 }) else { return [:] }
+        return try await consumer.lag()
+    }
+
+    public func run() async throws {
+        try await startup.wait()
+        // Ask for the snapshot only after the consumer's start offsets are fixed, so nothing is missed.
+        let consumer = try KafkaConsumer(configuration: configuration,
+                                         subscription: .allPartitions(topics: [configuration.topic(Topic.catalogEvents)], from: .end),
+                                         logger: logger)
+        self.consumer.withLock { $0 = consumer }
+        let snapshotId = self.snapshotId
+        Task {
+            while !self.isLoaded {
+                do {
+                    try await self.commands.send(CatalogCommand(commandId: snapshotId, action: .snapshot, actor: self.source))
+                    return
+                } catch {
+                    self.logger.warning("snapshot request failed; retrying", metadata: ["error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(2))
+                }
+            }
+        }
+        try await cancelWhenGracefulShutdown {
+            for try await message in consumer {
+                await self.process(message)
+            }
+        }
+        await consumer.close()
+    }
+
+    private func process(_ message: KafkaMessage) async {
+        let envelope: Envelope<CatalogEvent>
+        do {
+            envelope = try EnvelopeDecoder.decode(CatalogEvent.self, from: message.value)
+        } catch {
+            await deadLetters.send(message, reason: error.description)
+            return
+        }
+        let event = envelope.data
+        if event.kind == .snapshotMarker {
+            guard event.snapshotId == snapshotId, let partitionCount = event.partitionCount, let partition = event.partition else { return }
+            let complete = markersSeen.withLock { seen in
+                seen.insert(partition)
+                return seen.count >= partitionCount
+            }
+            if complete && !loaded.exchange(true, ordering: .acquiringAndReleasing) {
+                logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId)"])
+            }
+            return
+        }
+        do {
+            try await handler(envelope)
+        } catch {
+            await deadLetters.send(message, reason: "handler failed: \(error)")
+        }
+    }
+}

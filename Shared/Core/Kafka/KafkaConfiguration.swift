@@ -1,0 +1,56 @@
+/// Typed configuration for the librdkafka clients; each property names the librdkafka setting it sets.
+public struct KafkaConfiguration: Sendable {
+    /// `bootstrap.servers`, e.g. "127.0.0.1:9092".
+    public var brokers: String
+    /// `client.id`, shown in broker logs.
+    public var clientId: String
+    /// `message.timeout.ms`: how long `send` waits for the broker's acknowledgement before failing.
+    public var deliveryTimeoutMilliseconds: Int = 10_000
+    /// `linger.ms`: how long the producer waits to batch messages. Small: the feed answers only after delivery.
+    public var lingerMilliseconds: Int = 2
+    /// `session.timeout.ms` and `heartbeat.interval.ms`: short, so a group's first assignment takes seconds, not tens.
+    public var sessionTimeoutMilliseconds: Int = 6_000
+    public var heartbeatIntervalMilliseconds: Int = 500
+    /// Prefix added to every topic name, so tests can share one broker without sharing topics.
+    public var topicPrefix: String = ""
+    /// Extra librdkafka properties, for settings this struct does not name.
+    public var additional: [String: String] = [:]
+
+    public init(brokers: String, clientId: String) {
+        self.brokers = brokers
+        self.clientId = clientId
+    }
+
+    public func topic(_ name: String) -> String { topicPrefix + name }
+
+    var common: [String: String] {
+        var properties = additional
+        properties["bootstrap.servers"] = brokers
+        properties["client.id"] = clientId
+        properties["socket.keepalive.enable"] = "true"
+        properties["log.connection.close"] = "false"
+        return properties
+    }
+
+    var producerProperties: [String: String] {
+        var properties = common
+        properties["enable.idempotence"] = "true"
+        properties["acks"] = "all"
+        properties["message.timeout.ms"] = String(deliveryTimeoutMilliseconds)
+        properties["linger.ms"] = String(lingerMilliseconds)
+        return properties
+    }
+
+    func consumerProperties(groupId: String?) -> [String: String] {
+        var properties = common
+        // A group id is required by librdkafka even for manually assigned consumers; offsets are then never committed.
+        properties["group.id"] = groupId ?? "\(clientId)-unassigned"
+        properties["enable.auto.commit"] = "false"
+        properties["enable.auto.offset.store"] = "false"
+        properties["auto.offset.reset"] = "earliest"
+        properties["session.timeout.ms"] = String(sessionTimeoutMilliseconds)
+        properties["heartbeat.interval.ms"] = String(heartbeatIntervalMilliseconds)
+        properties["enable.partition.eof"] = "false"
+        return properties
+    }
+}

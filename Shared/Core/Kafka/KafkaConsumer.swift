@@ -1,0 +1,205 @@
+import CRdKafka
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A consumer whose messages are an `AsyncSequence`. Offsets are committed only when asked
+/// (`commit`), so a message is redelivered after a restart unless its handler finished.
+///
+/// Two ways to get partitions:
+/// - `.group`: a consumer group shares the topics' partitions; committed offsets are kept by the broker,
+///   or chosen by `assignmentOffsets` (analytics keeps its offsets in Postgres).
+/// - `.allPartitions(from:)`: every partition of the topics, without a group, for projections that need
+///   every message (each feed instance reads all of `catalog.events`).
+public final class KafkaConsumer: AsyncSequence, Service, Sendable {
+    public typealias Element = KafkaMessage
+
+    public enum Subscription: Sendable {
+        case group(id: String, topics: [String])
+        case allPartitions(topics: [String], from: StartPosition)
+    }
+
+    public enum StartPosition: Sendable {
+        case beginning
+        /// The high watermark when the consumer starts: only messages produced after `init` returned.
+        case end
+    }
+
+    private let client: RDKafkaClient
+    private let context: RDKafkaCallbackContext
+    /// librdkafka's consumer calls block; they all run on this serial queue, off the cooperative pool.
+    private let queue: DispatchQueue
+    private let closed = Atomic<Bool>(false)
+    private let logger: Logger
+
+    public init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
+                assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil) throws {
+        let groupId: String? = if case .group(let id, _) = subscription { id } else { nil }
+        let context = RDKafkaCallbackContext(logger: logger, assignmentOffsets: assignmentOffsets)
+        client = try RDKafkaClient(role: .consumer, properties: configuration.consumerProperties(groupId: groupId),
+                                   callbackContext: context) { conf in
+            RDKafkaCallbackContext.installErrorCallback(on: conf)
+            if groupId != nil { RDKafkaCallbackContext.installRebalanceCallback(on: conf) }
+        }
+        self.context = context
+        self.logger = logger
+        queue = DispatchQueue(label: "kafka-consumer-\(groupId ?? "assigned")")
+        rd_kafka_poll_set_consumer(client.handle)
+
+        switch subscription {
+        case .group(_, let topics):
+            let list = RDKafkaTopicPartitionList(capacity: topics.count)
+            for topic in topics { list.add(KafkaTopicPartition(topic: topic, partition: RD_KAFKA_PARTITION_UA), offset: RD_KAFKA_OFFSET_INVALID) }
+            let err = rd_kafka_subscribe(client.handle, list.pointer)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "subscribe") }
+        case .allPartitions(let topics, let start):
+            let counts = try client.partitionCounts(topics: topics, timeoutMilliseconds: 10_000)
+            let list = RDKafkaTopicPartitionList(capacity: 16)
+            var assigned: [KafkaTopicPartition] = []
+            for topic in topics {
+                guard let count = counts[topic] else { throw KafkaError(.configuration, "topic \(topic) does not exist") }
+                for partition in 0..<Int32(count) {
+                    let tp = KafkaTopicPartition(topic: topic, partition: partition)
+                    // Resolve "end" now, so nothing produced after init is missed while the first fetch resolves it.
+                    let offset = start == .end
+                        ? try client.watermarks(topic: topic, partition: partition, timeoutMilliseconds: 10_000).high
+                        : Int64(RD_KAFKA_OFFSET_BEGINNING)
+                    list.add(tp, offset: offset)
+                    assigned.append(tp)
+                }
+            }
+            let err = rd_kafka_assign(client.handle, list.pointer)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "assign") }
+            context.assignment.withLock { $0 = assigned }
+        }
+    }
+
+    /// The partitions currently assigned to this consumer.
+    public var assignment: [KafkaTopicPartition] { context.assignment.withLock { $0 } }
+
+    /// Waits up to `timeout` for the first message, then takes whatever else is already fetched,
+    /// up to `maxMessages`. Returns an empty array on timeout or once closed.
+    public func poll(maxMessages: Int, timeout: Duration) async throws -> [KafkaMessage] {
+        let client = self.client
+        let closed = self.closed
+        let logger = self.logger
+        let timeoutMilliseconds = timeout.milliseconds
+        return try await onQueue {
+            var messages: [KafkaMessage] = []
+            var wait = timeoutMilliseconds
+            while messages.count < maxMessages, !closed.load(ordering: .acquiring) {
+                guard let raw = rd_kafka_consumer_poll(client.handle, wait) else { break }
+                defer { rd_kafka_message_destroy(raw) }
+                wait = 0
+                if raw.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    let error = KafkaError(code: raw.pointee.err, context: "consume")
+                    if raw.pointee.err == RD_KAFKA_RESP_ERR__FATAL { throw error }
+                    // Transient (broker down, partition EOF): librdkafka recovers by itself.
+                    logger.debug("consumer notice", metadata: ["error": "\(error.message)"])
+                    continue
+                }
+                messages.append(KafkaMessage(raw))
+            }
+            return messages
+        }
+    }
+
+    /// Commits `message`'s offset (the next one to read) for its partition; returns after the broker stored it.
+    public func commit(_ message: KafkaMessage) async throws {
+        try await commit(offsets: [message.topicPartition: message.offset + 1])
+    }
+
+    /// Commits the next offset to read for each partition.
+    public func commit(offsets: [KafkaTopicPartition: Int64]) async throws {
+        guard !offsets.isEmpty else { return }
+        let client = self.client
+        try await onQueue {
+            let list = RDKafkaTopicPartitionList(capacity: offsets.count)
+            for (partition, offset) in offsets { list.add(partition, offset: offset) }
+            let err = rd_kafka_commit(client.handle, list.pointer, 0)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "commit") }
+        }
+    }
+
+    /// High watermark minus the next offset this consumer will read, per assigned partition.
+    public func lag() async throws -> [KafkaTopicPartition: Int64] {
+        let client = self.client
+        let partitions = assignment
+        return try await onQueue {
+            let list = RDKafkaTopicPartitionList(capacity: partitions.count)
+            for partition in partitions { list.add(partition, offset: RD_KAFKA_OFFSET_INVALID) }
+            _ = rd_kafka_position(client.handle, list.pointer)
+            var lags: [KafkaTopicPartition: Int64] = [:]
+            for element in list.elements {
+                var low: Int64 = 0, high: Int64 = 0
+                rd_kafka_get_watermark_offsets(client.handle, element.partition.topic, element.partition.partition, &low, &high)
+                lags[element.partition] = element.offset >= 0 ? max(0, high - element.offset) : max(0, high - low)
+            }
+            return lags
+        }
+    }
+
+    /// Leaves the group (so its partitions move to other members at once) and stops reading.
+    public func close() async {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let client = self.client
+        _ = try? await onQueue { rd_kafka_consumer_close(client.handle) }
+    }
+
+    /// As a `Service`: closes the consumer on graceful shutdown.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await close()
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let consumer: KafkaConsumer
+        var buffer: [KafkaMessage] = []
+
+        public mutating func next() async throws -> KafkaMessage? {
+            while buffer.isEmpty {
+                if consumer.closed.load(ordering: .acquiring) || Task.isCancelled { return nil }
+                buffer = try await consumer.poll(maxMessages: 64, timeout: .milliseconds(200)).reversed()
+            }
+            return buffer.popLast()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(consumer: self) }
+
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}
+
+extension KafkaMessage {
+    init(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let raw = pointer.pointee
+        var headers: [String: [UInt8]] = [:]
+        var list: OpaquePointer?
+        // Headers are owned by the message; copy them out.
+        if rd_kafka_message_headers(pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
+            var index = 0
+            var name: UnsafePointer<CChar>?
+            var value: UnsafeRawPointer?
+            var size = 0
+            while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                if let name {
+                    headers[String(cString: name)] = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+                }
+                index += 1
+            }
+        }
+        self.init(
+            topic: String(cString: rd_kafka_topic_name(raw.rkt)),
+            partition: raw.partition,
+            offset: raw.offset,
+            key: raw.key.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.key_len)) },
+            value: raw.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.len)) } ?? [],
+            headers: headers
+        )
+    }
+}

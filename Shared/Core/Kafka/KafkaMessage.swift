@@ -1,0 +1,54 @@
+import Foundation
+
+/// A topic and one of its partitions.
+public struct KafkaTopicPartition: Hashable, Sendable, CustomStringConvertible {
+    public let topic: String
+    public let partition: Int32
+
+    public init(topic: String, partition: Int32) {
+        self.topic = topic
+        self.partition = partition
+    }
+
+    public var description: String { "\(topic)[\(partition)]" }
+}
+
+/// A message to produce. `key` picks the partition (same key, same partition, so per-key order holds)
+/// unless `partition` names one.
+public struct KafkaOutgoingMessage: Sendable {
+    public var topic: String
+    public var key: [UInt8]?
+    public var value: [UInt8]
+    public var partition: Int32?
+    public var headers: [(String, [UInt8])]
+
+    public init(topic: String, key: String?, value: [UInt8], partition: Int32? = nil, headers: [(String, [UInt8])] = []) {
+        self.topic = topic
+        self.key = key.map { Array($0.utf8) }
+        self.value = value
+        self.partition = partition
+        self.headers = headers
+    }
+}
+
+/// Where the broker stored an acknowledged message.
+public struct KafkaDeliveryReport: Sendable, Equatable {
+    public let topic: String
+    public let partition: Int32
+    public let offset: Int64
+}
+
+/// A message read by a `KafkaConsumer`.
+public struct KafkaMessage: Sendable {
+    public let topic: String
+    public let partition: Int32
+    public let offset: Int64
+    public let key: [UInt8]?
+    public let value: [UInt8]
+    public let headers: [String: [UInt8]]
+
+    public var topicPartition: KafkaTopicPartition { KafkaTopicPartition(topic: topic, partition: partition) }
+    public var keyString: String? { key.map { String(decoding: $0, as: UTF8.self) } }
+
+    public func header(_ name: String) -> String? { headers[name].map { String(decoding: $0, as: UTF8.self) } }
+}

@@ -1,0 +1,179 @@
+import CRdKafka
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// An idempotent (`enable.idempotence`, `acks=all`) producer whose `send` returns only once the broker
+/// acknowledged every message, or throws. Run it as a `Service`: on graceful shutdown it flushes what is
+/// in flight and stops its poll thread.
+public final class KafkaProducer: Service, Sendable {
+    private let client: RDKafkaClient
+    private let pollThread: PollThread
+    private let logger: Logger
+    public let configuration: KafkaConfiguration
+
+    public init(configuration: KafkaConfiguration, logger: Logger) throws {
+        let context = RDKafkaCallbackContext(logger: logger)
+        client = try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context) { conf in
+            RDKafkaCallbackContext.installErrorCallback(on: conf)
+            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, _ in
+                guard let message, let opaque = message.pointee._private else { return }
+                let pending = Unmanaged<PendingDelivery.Slot>.fromOpaque(opaque).takeRetainedValue()
+                let message = message.pointee
+                if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                    let topic = String(cString: rd_kafka_topic_name(message.rkt))
+                    pending.delivered(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: message.offset))
+                } else {
+                    pending.failed(KafkaError(code: message.err, context: "delivery"))
+                }
+            }
+        }
+        self.configuration = configuration
+        self.logger = logger
+        let client = self.client
+        pollThread = PollThread(name: "kafka-producer-poll") { client.poll(timeoutMilliseconds: 100) }
+    }
+
+    /// Sends one message and returns where the broker stored it.
+    @discardableResult
+    public func send(_ message: KafkaOutgoingMessage) async throws -> KafkaDeliveryReport {
+        try await send([message])[0]
+    }
+
+    /// Sends messages together; returns when the broker acknowledged all of them (reports in order),
+    /// or throws the first failure. A failure means some of them may still have been stored:
+    /// consumers dedupe by message id.
+    public func send(_ messages: [KafkaOutgoingMessage]) async throws -> [KafkaDeliveryReport] {
+        guard !messages.isEmpty else { return [] }
+        guard pollThread.isRunning else { throw KafkaError(.closed, "producer is shut down") }
+        return try await withCheckedThrowingContinuation { continuation in
+            let pending = PendingDelivery(count: messages.count, continuation: continuation)
+            for (index, message) in messages.enumerated() {
+                let opaque = Unmanaged.passRetained(pending.slot(index)).toOpaque()
+                do {
+                    try client.produce(topic: message.topic, partition: message.partition, key: message.key,
+                                       value: message.value, headers: message.headers, opaque: opaque)
+                } catch let error as KafkaError {
+                    // This message and the rest were never queued: release their references and fail them.
+                    Unmanaged<PendingDelivery.Slot>.fromOpaque(opaque).release()
+                    pending.failUnsent(count: messages.count - index, error: error)
+                    return
+                } catch {
+                    fatalError("unexpected error \(error)")
+                }
+            }
+        }
+    }
+
+    /// Partition count per topic, from the broker's metadata.
+    public func partitionCounts(topics: [String], timeout: Duration = .seconds(5)) async throws -> [String: Int] {
+        let client = self.client
+        return try await runBlocking { try client.partitionCounts(topics: topics, timeoutMilliseconds: timeout.milliseconds) }
+    }
+
+    /// Creates topics with their partition counts; existing ones are left as they are.
+    public func createTopics(_ topics: [KafkaTopicSpec], timeout: Duration = .seconds(10)) async throws {
+        let client = self.client
+        let prefix = configuration.topicPrefix
+        try await runBlocking {
+            try client.createTopics(topics.map { (prefix + $0.name, $0.partitions, $0.config) },
+                                    timeoutMilliseconds: timeout.milliseconds)
+        }
+    }
+
+    /// True when a broker answers a metadata request within the timeout.
+    public func isBrokerReachable(timeout: Duration = .seconds(2)) async -> Bool {
+        let client = self.client
+        return (try? await runBlocking { try client.partitionCounts(topics: [], timeoutMilliseconds: timeout.milliseconds) }) != nil
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            try? await gracefulShutdown()
+        } onGracefulShutdown: {}
+        await shutdown()
+    }
+
+    /// Flushes in-flight messages (up to the delivery timeout) and stops polling.
+    public func shutdown() async {
+        let client = self.client
+        let timeout = Int32(configuration.deliveryTimeoutMilliseconds)
+        do {
+            try await runBlocking { try client.flush(timeoutMilliseconds: timeout) }
+        } catch {
+            logger.error("producer flush failed", metadata: ["error": "\(error)", "outstanding": "\(client.outstandingCount)"])
+        }
+        pollThread.stop()
+    }
+}
+
+public struct KafkaTopicSpec: Sendable {
+    public let name: String
+    public let partitions: Int
+    public let config: [String: String]
+
+    public init(name: String, partitions: Int, config: [String: String] = [:]) {
+        self.name = name
+        self.partitions = partitions
+        self.config = config
+    }
+}
+
+/// Collects the delivery reports of one `send` call and resumes its caller once all arrived.
+final class PendingDelivery: Sendable {
+    /// What each message's opaque pointer retains: its index in the batch and the batch.
+    final class Slot: Sendable {
+        let index: Int
+        let batch: PendingDelivery
+        init(index: Int, batch: PendingDelivery) {
+            self.index = index
+            self.batch = batch
+        }
+    }
+
+    private struct State {
+        var remaining: Int
+        var reports: [KafkaDeliveryReport?]
+        var error: KafkaError?
+        var continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
+    }
+
+    private let state: Mutex<State>
+
+    init(count: Int, continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>) {
+        state = Mutex(State(remaining: count, reports: Array(repeating: nil, count: count), continuation: continuation))
+    }
+
+    func slot(_ index: Int) -> Slot { Slot(index: index, batch: self) }
+
+    func record(index: Int, report: KafkaDeliveryReport?, error: KafkaError?) {
+        finish(count: 1) { state in
+            if let report { state.reports[index] = report }
+            if let error, state.error == nil { state.error = error }
+        }
+    }
+
+    func failUnsent(count: Int, error: KafkaError) {
+        finish(count: count) { state in
+            if state.error == nil { state.error = error }
+        }
+    }
+
+    private func finish(count: Int, _ update: (inout State) -> Void) {
+        let resume: (CheckedContinuation<[KafkaDeliveryReport], any Error>, Result<[KafkaDeliveryReport], any Error>)? = state.withLock { state in
+            update(&state)
+            state.remaining -= count
+            guard state.remaining == 0, let continuation = state.continuation else { return nil }
+            state.continuation = nil
+            if let error = state.error { return (continuation, .failure(error)) }
+            return (continuation, .success(state.reports.map { $0! }))
+        }
+        if let (continuation, result) = resume { continuation.resume(with: result) }
+    }
+}
+
+extension PendingDelivery.Slot {
+    func delivered(_ report: KafkaDeliveryReport) { batch.record(index: index, report: report, error: nil) }
+    func failed(_ error: KafkaError) { batch.record(index: index, report: nil, error: error) }
+}

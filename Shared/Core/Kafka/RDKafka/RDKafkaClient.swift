@@ -1,0 +1,202 @@
+import CRdKafka
+import Foundation
+import Synchronization
+
+/// Owns one `rd_kafka_t` handle. Every `rd_kafka_*` call of the wrapper goes through this type or its
+/// siblings in this folder; nothing above `RDKafka/` sees a C type.
+final class RDKafkaClient: @unchecked Sendable {
+    enum Role { case producer, consumer }
+
+    let handle: OpaquePointer
+    let role: Role
+    /// Strong reference to the object librdkafka's callbacks reach through the opaque pointer.
+    private let callbackContext: AnyObject?
+
+    /// Builds the handle. `configure` may install callbacks on the raw conf before the handle takes it over.
+    init(role: Role, properties: [String: String], callbackContext: AnyObject? = nil,
+         configure: (OpaquePointer) -> Void = { _ in }) throws {
+        let conf = rd_kafka_conf_new()!
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
+            var errstr = [CChar](repeating: 0, count: 512)
+            if rd_kafka_conf_set(conf, key, value, &errstr, errstr.count) != RD_KAFKA_CONF_OK {
+                rd_kafka_conf_destroy(conf)
+                throw KafkaError(.configuration, "\(key)=\(value): \(String(cString: errstr))")
+            }
+        }
+        if let callbackContext {
+            rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbackContext).toOpaque())
+        }
+        configure(conf)
+        var errstr = [CChar](repeating: 0, count: 512)
+        let type = role == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER
+        // rd_kafka_new takes ownership of conf only on success.
+        guard let handle = rd_kafka_new(type, conf, &errstr, errstr.count) else {
+            rd_kafka_conf_destroy(conf)
+            throw KafkaError(.clientCreation, String(cString: errstr))
+        }
+        self.handle = handle
+        self.role = role
+        self.callbackContext = callbackContext
+    }
+
+    deinit {
+        rd_kafka_destroy(handle)
+    }
+
+    /// Serves queued callbacks (delivery reports, logs, errors); blocks up to `timeoutMilliseconds`.
+    func poll(timeoutMilliseconds: Int32) {
+        rd_kafka_poll(handle, timeoutMilliseconds)
+    }
+
+    func flush(timeoutMilliseconds: Int32) throws {
+        let err = rd_kafka_flush(handle, timeoutMilliseconds)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "flush") }
+    }
+
+    /// Number of messages handed to librdkafka and not yet acknowledged or failed.
+    var outstandingCount: Int { Int(rd_kafka_outq_len(handle)) }
+
+    /// Queues one message; its delivery report arrives through the `dr_msg_cb` with `opaque` as `_private`.
+    func produce(topic: String, partition: Int32?, key: [UInt8]?, value: [UInt8],
+                 headers: [(String, [UInt8])], opaque: UnsafeMutableRawPointer) throws {
+        try topic.withCString { topicPointer in
+            try value.withUnsafeBytes { valueBytes in
+                try (key ?? []).withUnsafeBytes { keyBytes in
+                    var fields: [rd_kafka_vu_t] = []
+                    var vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_TOPIC
+                    vu.u.cstr = topicPointer
+                    fields.append(vu)
+                    vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_VALUE
+                    vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: valueBytes.baseAddress)
+                    vu.u.mem.size = valueBytes.count
+                    fields.append(vu)
+                    if key != nil {
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_KEY
+                        vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: keyBytes.baseAddress)
+                        vu.u.mem.size = keyBytes.count
+                        fields.append(vu)
+                    }
+                    if let partition {
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_PARTITION
+                        vu.u.i32 = partition
+                        fields.append(vu)
+                    }
+                    vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                    vu.u.i = RD_KAFKA_MSG_F_COPY
+                    fields.append(vu)
+                    vu = rd_kafka_vu_t()
+                    vu.vtype = RD_KAFKA_VTYPE_OPAQUE
+                    vu.u.ptr = opaque
+                    fields.append(vu)
+                    if !headers.isEmpty {
+                        // librdkafka owns the headers list once the message is accepted.
+                        let list = rd_kafka_headers_new(headers.count)!
+                        for (name, value) in headers {
+                            _ = value.withUnsafeBytes { rd_kafka_header_add(list, name, -1, $0.baseAddress, $0.count) }
+                        }
+                        vu = rd_kafka_vu_t()
+                        vu.vtype = RD_KAFKA_VTYPE_HEADERS
+                        vu.u.headers = list
+                        fields.append(vu)
+                        if let error = rd_kafka_produceva(handle, fields, fields.count) {
+                            rd_kafka_headers_destroy(list)
+                            throw Self.consume(error, context: "produce to \(topic)")
+                        }
+                        return
+                    }
+                    if let error = rd_kafka_produceva(handle, fields, fields.count) {
+                        throw Self.consume(error, context: "produce to \(topic)")
+                    }
+                }
+            }
+        }
+    }
+
+    static func consume(_ error: OpaquePointer, context: String) -> KafkaError {
+        let code = rd_kafka_error_code(error)
+        let text = String(cString: rd_kafka_error_string(error))
+        rd_kafka_error_destroy(error)
+        return KafkaError(.librdkafka(code: code.rawValue), "\(context): \(text)")
+    }
+
+    /// Partition count of each named topic, from the broker's metadata.
+    func partitionCounts(topics: [String], timeoutMilliseconds: Int32) throws -> [String: Int] {
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let err = rd_kafka_metadata(handle, 1, nil, &metadata, timeoutMilliseconds)
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else {
+            throw KafkaError(code: err, context: "metadata")
+        }
+        defer { rd_kafka_metadata_destroy(metadata) }
+        var result: [String: Int] = [:]
+        let wanted = Set(topics)
+        for index in 0..<Int(metadata.pointee.topic_cnt) {
+            let topic = metadata.pointee.topics[index]
+            let name = String(cString: topic.topic)
+            if wanted.contains(name), topic.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                result[name] = Int(topic.partition_cnt)
+            }
+        }
+        return result
+    }
+
+    /// Low and high watermark offsets of one partition, asked of the broker.
+    func watermarks(topic: String, partition: Int32, timeoutMilliseconds: Int32) throws -> (low: Int64, high: Int64) {
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let err = rd_kafka_query_watermark_offsets(handle, topic, partition, &low, &high, timeoutMilliseconds)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "watermarks of \(topic)[\(partition)]") }
+        return (low, high)
+    }
+
+    /// Creates topics; an existing topic is not an error.
+    func createTopics(_ specs: [(name: String, partitions: Int, config: [String: String])], timeoutMilliseconds: Int32) throws {
+        guard !specs.isEmpty else { return }
+        var newTopics: [OpaquePointer?] = []
+        defer { for topic in newTopics { rd_kafka_NewTopic_destroy(topic) } }
+        for spec in specs {
+            var errstr = [CChar](repeating: 0, count: 512)
+            guard let topic = rd_kafka_NewTopic_new(spec.name, Int32(spec.partitions), -1, &errstr, errstr.count) else {
+                throw KafkaError(.configuration, "topic \(spec.name): \(String(cString: errstr))")
+            }
+            for (key, value) in spec.config {
+                _ = rd_kafka_NewTopic_set_config(topic, key, value)
+            }
+            newTopics.append(topic)
+        }
+        let queue = rd_kafka_queue_new(handle)
+        defer { rd_kafka_queue_destroy(queue) }
+        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        var errstr = [CChar](repeating: 0, count: 512)
+        _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
+        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
+        newTopics.withUnsafeMutableBufferPointer { buffer in
+            rd_kafka_CreateTopics(handle, buffer.baseAddress, buffer.count, options, queue)
+        }
+        guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 1_000) else {
+            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "create topics: timed out")
+        }
+        defer { rd_kafka_event_destroy(event) }
+        let eventError = rd_kafka_event_error(event)
+        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR {
+            throw KafkaError(code: eventError, context: "create topics")
+        }
+        guard let result = rd_kafka_event_CreateTopics_result(event) else { return }
+        var count = 0
+        guard let topics = rd_kafka_CreateTopics_result_topics(result, &count) else { return }
+        for index in 0..<count {
+            let topicResult = topics[index]
+            let err = rd_kafka_topic_result_error(topicResult)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS {
+                let name = String(cString: rd_kafka_topic_result_name(topicResult))
+                let text = rd_kafka_topic_result_error_string(topicResult).map { String(cString: $0) } ?? ""
+                throw KafkaError(.librdkafka(code: err.rawValue), "create topic \(name): \(text)")
+            }
+        }
+    }
+}

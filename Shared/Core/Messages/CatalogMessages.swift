@@ -1,0 +1,246 @@
+import Foundation
+
+// The catalog's public messages: commands (admin → catalog), their results (catalog → admin) and
+// the event-carried state of tours and POIs (catalog → feed, admin, analytics).
+
+public enum ContentStatus: String, Codable, Sendable, CaseIterable {
+    case draft, published, archived
+}
+
+public enum MediaType: String, Codable, Sendable, CaseIterable {
+    case page, video, audio, image
+}
+
+public struct MediaLink: Codable, Sendable, Equatable, Hashable {
+    public var name: String
+    public var type: MediaType
+    public var url: String
+
+    public init(name: String, type: MediaType, url: String) {
+        self.name = name
+        self.type = type
+        self.url = url
+    }
+}
+
+/// The editable fields of a tour.
+public struct TourContent: Codable, Sendable, Equatable {
+    public var name: String
+    public var summary: String
+    public var purpose: String
+    /// The numeric id of the original iTour, for the legacy XML feeds.
+    public var legacyId: Int?
+
+    public init(name: String, summary: String = "", purpose: String = "", legacyId: Int? = nil) {
+        self.name = name
+        self.summary = summary
+        self.purpose = purpose
+        self.legacyId = legacyId
+    }
+}
+
+/// The editable fields of a point of interest.
+public struct PoiContent: Codable, Sendable, Equatable {
+    public var name: String
+    public var summary: String
+    public var description: String
+    public var latitude: Double
+    public var longitude: Double
+    /// Category path, e.g. "Shop/Fashion".
+    public var category: String?
+    public var buildings: [String]
+    public var pictures: [String]
+    public var links: [MediaLink]
+    public var address: String?
+    public var phone: String?
+    public var website: String?
+    public var openingHours: String?
+    public var legacyId: Int?
+
+    public init(name: String, summary: String = "", description: String = "", latitude: Double, longitude: Double,
+                category: String? = nil, buildings: [String] = [], pictures: [String] = [], links: [MediaLink] = [],
+                address: String? = nil, phone: String? = nil, website: String? = nil, openingHours: String? = nil,
+                legacyId: Int? = nil) {
+        self.name = name
+        self.summary = summary
+        self.description = description
+        self.latitude = latitude
+        self.longitude = longitude
+        self.category = category
+        self.buildings = buildings
+        self.pictures = pictures
+        self.links = links
+        self.address = address
+        self.phone = phone
+        self.website = website
+        self.openingHours = openingHours
+        self.legacyId = legacyId
+    }
+}
+
+/// What a command asks catalog to do; the envelope's `type`.
+public enum CatalogAction: String, Codable, Sendable, CaseIterable {
+    case createTour = "tour.create"
+    case updateTour = "tour.update"
+    case deleteTour = "tour.delete"
+    case setTourStatus = "tour.set-status"
+    case setTourStops = "tour.set-stops"
+    case createPoi = "poi.create"
+    case updatePoi = "poi.update"
+    case deletePoi = "poi.delete"
+    case snapshot = "catalog.snapshot"
+}
+
+/// A command on `catalog.commands`. Which fields matter depends on `action`; catalog validates them
+/// and answers missing or wrong ones as field errors.
+public struct CatalogCommand: Codable, Sendable, Equatable {
+    public var commandId: UUID
+    public var action: CatalogAction
+    /// Who asked (an admin user's email, or a tool's name), for the audit log.
+    public var actor: String
+    /// The tour or POI acted on; for creates, the id to give it (so a retried create is the same create).
+    public var entityId: UUID?
+    /// The version the editor saw; a different current version is a conflict. Nil skips the check.
+    public var expectedVersion: Int?
+    public var tour: TourContent?
+    public var poi: PoiContent?
+    public var stops: [UUID]?
+    public var status: ContentStatus?
+
+    public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
+                expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
+                stops: [UUID]? = nil, status: ContentStatus? = nil) {
+        self.commandId = commandId
+        self.action = action
+        self.actor = actor
+        self.entityId = entityId
+        self.expectedVersion = expectedVersion
+        self.tour = tour
+        self.poi = poi
+        self.stops = stops
+        self.status = status
+    }
+
+    /// The Kafka key: the aggregate id, so one entity's commands stay in order.
+    public var key: String { entityId?.uuidString.lowercased() ?? commandId.uuidString.lowercased() }
+}
+
+public struct FieldError: Codable, Sendable, Equatable {
+    public var field: String
+    public var message: String
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+}
+
+/// The answer to a command on `catalog.command-results`, keyed by commandId.
+public struct CatalogCommandResult: Codable, Sendable, Equatable {
+    public enum Outcome: String, Codable, Sendable {
+        case applied, rejected, conflict
+    }
+
+    public var commandId: UUID
+    public var action: CatalogAction
+    public var outcome: Outcome
+    public var entityId: UUID?
+    /// The entity's version after the command (applied) or its current version (conflict).
+    public var version: Int?
+    public var errors: [FieldError]
+    public var message: String?
+    /// The resulting (or, on conflict, the current) state of the entity.
+    public var tour: TourState?
+    public var poi: PoiState?
+
+    public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
+                errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil) {
+        self.commandId = commandId
+        self.action = action
+        self.outcome = outcome
+        self.entityId = entityId
+        self.version = version
+        self.errors = errors
+        self.message = message
+        self.tour = tour
+        self.poi = poi
+    }
+}
+
+/// A tour's full state after a change (event-carried state).
+public struct TourState: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var version: Int
+    public var status: ContentStatus
+    public var content: TourContent
+    /// POI ids in walking order.
+    public var stops: [UUID]
+    public var updatedAt: Date
+
+    public init(id: UUID, version: Int, status: ContentStatus, content: TourContent, stops: [UUID], updatedAt: Date) {
+        self.id = id
+        self.version = version
+        self.status = status
+        self.content = content
+        self.stops = stops
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A POI's full state after a change.
+public struct PoiState: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var version: Int
+    public var content: PoiContent
+    public var updatedAt: Date
+
+    public init(id: UUID, version: Int, content: PoiContent, updatedAt: Date) {
+        self.id = id
+        self.version = version
+        self.content = content
+        self.updatedAt = updatedAt
+    }
+}
+
+/// Payload of an event on `catalog.events`; the envelope type says which field is set.
+public struct CatalogEvent: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable {
+        case tourChanged = "tour.changed"
+        case tourDeleted = "tour.deleted"
+        case poiChanged = "poi.changed"
+        case poiDeleted = "poi.deleted"
+        /// Written to every partition after a snapshot's entities: once a consumer saw the marker on all
+        /// partitions, it has the whole catalog.
+        case snapshotMarker = "catalog.snapshot-marker"
+    }
+
+    public var kind: Kind
+    public var entityId: UUID?
+    public var version: Int?
+    public var tour: TourState?
+    public var poi: PoiState?
+    /// Set on events republished by a snapshot, and on its markers: the snapshot command's id.
+    public var snapshotId: UUID?
+    public var partition: Int32?
+    public var partitionCount: Int?
+
+    public init(kind: Kind, entityId: UUID? = nil, version: Int? = nil, tour: TourState? = nil, poi: PoiState? = nil,
+                snapshotId: UUID? = nil, partition: Int32? = nil, partitionCount: Int? = nil) {
+        self.kind = kind
+        self.entityId = entityId
+        self.version = version
+        self.tour = tour
+        self.poi = poi
+        self.snapshotId = snapshotId
+        self.partition = partition
+        self.partitionCount = partitionCount
+    }
+
+    public static func changed(_ tour: TourState, snapshotId: UUID? = nil) -> CatalogEvent {
+        CatalogEvent(kind: .tourChanged, entityId: tour.id, version: tour.version, tour: tour, snapshotId: snapshotId)
+    }
+
+    public static func changed(_ poi: PoiState, snapshotId: UUID? = nil) -> CatalogEvent {
+        CatalogEvent(kind: .poiChanged, entityId: poi.id, version: poi.version, poi: poi, snapshotId: snapshotId)
+    }
+}

@@ -1,0 +1,48 @@
+import Logging
+import PostgresNIO
+
+/// Where Postgres is, from `POSTGRES_*` environment variables.
+public struct DatabaseSettings: Sendable {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+    public var maximumConnections: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 5433, user: String = "itour", password: String? = nil,
+                database: String = "itour", maximumConnections: Int = 10) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+        self.maximumConnections = maximumConnections
+    }
+
+    public init(environment: Environment) throws {
+        self.init(
+            host: environment.string("POSTGRES_HOST", default: "127.0.0.1"),
+            port: try environment.int("POSTGRES_PORT", default: 5433),
+            user: environment.string("POSTGRES_USER", default: "itour"),
+            password: environment.optionalString("POSTGRES_PASSWORD"),
+            database: environment.string("POSTGRES_DB", default: "itour"),
+            maximumConnections: try environment.int("POSTGRES_MAX_CONNECTIONS", default: 10)
+        )
+    }
+
+    public func makeClient(logger: Logger) -> PostgresClient {
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password,
+                                                         database: database, tls: .disable)
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectionIdleTimeout = .seconds(60)
+        return PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+}
+
+extension PostgresClient {
+    /// True when Postgres answers `SELECT 1` within the timeout.
+    public func isReachable(timeout: Duration = .seconds(2), logger: Logger) async -> Bool {
+        (try? await withTimeout(timeout) { try await self.query("SELECT 1", logger: logger).collect() }) != nil
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The parts every service shares: logger, Postgres client, producer, topic creation and migrations at
+/// start-up, readiness checks and the router's standard middleware. Each service's
+/// `Application+build.swift` starts from one of these.
+public struct ServiceRuntime: Sendable {
+    public let settings: ServiceSettings
+    public let logger: Logger
+    public let postgres: PostgresClient?
+    public let producer: KafkaProducer
+    /// Opens when topics exist and migrations ran; consumers wait for it.
+    public let startup = StartupBarrier()
+
+    public init(settings: ServiceSettings, usesPostgres: Bool) throws {
+        LoggingSetup.bootstrap(format: settings.logFormat, level: settings.logLevel)
+        MetricsSetup.bootstrap(serviceName: settings.serviceName)
+        var logger = Logger(label: settings.serviceName)
+        logger.logLevel = Logger.Level(rawValue: settings.logLevel) ?? .info
+        self.settings = settings
+        self.logger = logger
+        postgres = usesPostgres ? settings.database.makeClient(logger: logger) : nil
+        producer = try KafkaProducer(configuration: settings.kafka, logger: logger)
+    }
+
+    /// Long-running pieces every service runs: the Postgres pool and the producer's poll loop.
+    /// The producer comes last so it shuts down after the services that send through it.
+    public var baseServices: [any Service] {
+        (postgres.map { [$0] } ?? []) + [producer]
+    }
+
+    /// Start-up work, run before the server accepts requests: topics, then migrations. Retries while the
+    /// broker or Postgres is not yet up (a compose start), then gives up with the cause.
+    public func prepare(migrations: MigrationRunner?, attempts: Int = 30) async throws {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                try await producer.createTopics(Topic.all)
+                if let migrations, let postgres {
+                    let applied = try await migrations.run(on: postgres, logger: logger)
+                    if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
+                }
+                startup.open()
+                return
+            } catch {
+                if attempt >= attempts {
+                    startup.fail(error)
+                    throw error
+                }
+                logger.warning("start-up not possible yet; retrying", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Postgres and broker reachability, plus whatever else the service needs to be ready.
+    public func readinessChecks(_ extra: [ReadinessCheck] = []) -> [ReadinessCheck] {
+        var checks: [ReadinessCheck] = [ReadinessCheck("startup") { [startup] in startup.isOpen }]
+        if let postgres {
+            checks.append(ReadinessCheck("postgres") { [logger] in await postgres.isReachable(logger: logger) })
+        }
+        checks.append(ReadinessCheck("broker") { [producer] in await producer.isBrokerReachable() })
+        return checks + extra
+    }
+
+    /// A router with the standard middleware (request id, problem details, per-route metrics) and
+    /// `/health`, `/ready`, `/metrics`.
+    public func makeRouter<Context: RequestContext>(context: Context.Type = BasicRequestContext.self, checks: [ReadinessCheck],
+                                                    beforeScrape: @escaping @Sendable () async -> Void = {}) -> Router<Context> {
+        let router = Router(context: Context.self)
+        router.add(middleware: RequestIdMiddleware())
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: ProblemMiddleware())
+        OperationalRoutes(serviceName: settings.serviceName, checks: checks, beforeScrape: beforeScrape).register(on: router)
+        return router
+    }
+
+    public var httpConfiguration: ApplicationConfiguration {
+        ApplicationConfiguration(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: "itour-\(settings.serviceName)")
+    }
+}
+
+/// Gives each request an id (the caller's `X-Request-Id` when it is sane, else a new one), logs with it,
+/// returns it, and lets handlers pass it on in Kafka headers (`RequestIdMiddleware.id(of:)`).
+public struct RequestIdMiddleware<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
+    public static func id(of context: Context) -> String? {
+        context.logger[metadataKey: "request_id"].map { "\($0)" }
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let given = request.headers[.xRequestId].flatMap { value in
+            value.count <= 64 && value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) ? value : nil
+        }
+        let id = given ?? UUID().uuidString.lowercased()
+        context.logger[metadataKey: "request_id"] = "\(id)"
+        do {
+            var response = try await next(request, context)
+            response.headers[.xRequestId] = id
+            return response
+        } catch let error as any HTTPResponseError {
+            throw RequestIdError(base: error, requestId: id)
+        }
+    }
+}
+
+/// Carries the request id onto error responses too.
+struct RequestIdError: HTTPResponseError {
+    let base: any HTTPResponseError
+    let requestId: String
+    var status: HTTPResponse.Status { base.status }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = try base.response(from: request, context: context)
+        response.headers[.xRequestId] = requestId
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    public static let xRequestId = Self("X-Request-Id")!
+}

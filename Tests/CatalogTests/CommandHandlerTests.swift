@@ -1,0 +1,127 @@
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Catalog
+
+/// The command handler against the real Postgres: validation, at-most-once, optimistic concurrency and
+/// the outbox written in the same transaction.
+@Suite("Catalog commands")
+struct CommandHandlerTests {
+    let logger = TestServices.logger
+
+    /// A migrated database and a handler on it.
+    func withHandler(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        let kafka = TestServices.kafka()
+        try await TestServices.withPostgres(database) { client in
+            try await CatalogMigrations.runner.run(on: client, logger: logger)
+            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: kafka,
+                                                eventPartitions: { 4 }, logger: logger)
+            try await body(handler, client)
+        }
+    }
+
+    func outbox(_ client: PostgresClient) async throws -> [(topic: String, payload: String)] {
+        try await client.query("SELECT topic, payload FROM catalog.outbox ORDER BY id", logger: logger)
+            .decode((String, String).self).collect().map { ($0.0, $0.1) }
+    }
+
+    static let quad = PoiContent(name: "Historic Quad", latitude: 34.226101, longitude: -77.876705, buildings: ["James Hall"])
+
+    @Test("a valid create is applied with version 1 and its event and result are in the outbox")
+    func createWritesOutbox() async throws {
+        try await withHandler { handler, client in
+            let command = CatalogCommand(action: .createPoi, actor: "editor@example.edu", poi: Self.quad)
+            let result = try await handler.handle(command)
+            #expect(result.outcome == .applied)
+            #expect(result.version == 1)
+            #expect(result.poi?.content == Self.quad)
+            let rows = try await outbox(client)
+            #expect(rows.map(\.topic).map { $0.split(separator: ".", maxSplits: 1).last.map(String.init) } == ["catalog.events", "catalog.command-results"])
+            let event = try EnvelopeDecoder.decode(CatalogEvent.self, from: Array(rows[0].payload.utf8))
+            #expect(event.type == "poi.changed")
+            #expect(event.data.poi?.content.name == "Historic Quad")
+            let audit = try await client.query("SELECT actor, action FROM catalog.audit_log", logger: logger).decode((String, String).self).collect()
+            #expect(audit.map(\.0) == ["editor@example.edu"])
+            #expect(audit.map(\.1) == ["poi.create"])
+        }
+    }
+
+    @Test("invalid content is rejected with field errors naming the rule, and nothing is written but the result")
+    func validation() async throws {
+        try await withHandler { handler, client in
+            var bad = Self.quad
+            bad.latitude = 91
+            bad.name = "  "
+            bad.links = [MediaLink(name: "x", type: .page, url: "javascript:alert(1)")]
+            let result = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: bad))
+            #expect(result.outcome == .rejected)
+            #expect(result.errors.contains(FieldError(field: "latitude", message: "Latitude must be between -90 and 90")))
+            #expect(result.errors.contains(FieldError(field: "name", message: "Name is required")))
+            #expect(result.errors.contains(FieldError(field: "links[0].url", message: "URL must be an http or https URL")))
+            #expect(try await outbox(client).count == 1)
+            let pois = try await client.query("SELECT count(*)::bigint FROM catalog.pois", logger: logger).decode(Int.self).collect()
+            #expect(pois == [0])
+            let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "")))
+            #expect(tour.errors == [FieldError(field: "name", message: "Tour's Name is required")])
+        }
+    }
+
+    @Test("a command delivered twice is applied once")
+    func idempotent() async throws {
+        try await withHandler { handler, client in
+            let create = CatalogCommand(action: .createPoi, actor: "a", poi: Self.quad)
+            let first = try await handler.handle(create)
+            var renamed = Self.quad
+            renamed.name = "Quad"
+            let update = CatalogCommand(action: .updatePoi, actor: "a", entityId: first.entityId, poi: renamed)
+            let once = try await handler.handle(update)
+            let twice = try await handler.handle(update)
+            #expect(once == twice)
+            #expect(once.version == 2)
+            let versions = try await client.query("SELECT version FROM catalog.pois", logger: logger).decode(Int.self).collect()
+            #expect(versions == [2])
+            // create + update: two events and two results, nothing for the redelivery.
+            #expect(try await outbox(client).count == 4)
+        }
+    }
+
+    @Test("a stale expectedVersion is a conflict carrying the current state, never an overwrite")
+    func conflict() async throws {
+        try await withHandler { handler, _ in
+            let created = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Campus")))
+            let id = try #require(created.entityId)
+            let first = try await handler.handle(CatalogCommand(action: .updateTour, actor: "a", entityId: id, expectedVersion: 1,
+                                                                tour: TourContent(name: "Campus Tour")))
+            #expect(first.outcome == .applied)
+            let stale = try await handler.handle(CatalogCommand(action: .updateTour, actor: "b", entityId: id, expectedVersion: 1,
+                                                                tour: TourContent(name: "Other")))
+            #expect(stale.outcome == .conflict)
+            #expect(stale.version == 2)
+            #expect(stale.tour?.content.name == "Campus Tour")
+        }
+    }
+
+    @Test("stops must be existing POIs, once each; deleting a POI removes it from tours")
+    func stops() async throws {
+        try await withHandler { handler, _ in
+            let poiA = try #require(try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: Self.quad)).entityId)
+            let poiB = try #require(try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: Self.quad)).entityId)
+            let tour = try #require(try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T"))).entityId)
+            let unknown = try await handler.handle(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [poiA, UUID()]))
+            #expect(unknown.outcome == .rejected)
+            let duplicate = try await handler.handle(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [poiA, poiA]))
+            #expect(duplicate.outcome == .rejected)
+            let ordered = try await handler.handle(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [poiB, poiA]))
+            #expect(ordered.tour?.stops == [poiB, poiA])
+            let deleted = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: poiB))
+            #expect(deleted.outcome == .applied)
+            let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
+            #expect(snapshot.message == "republished 1 tours and 1 POIs")
+            let again = try await handler.handle(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "T2")))
+            #expect(again.tour?.stops == [poiA])
+        }
+    }
+}

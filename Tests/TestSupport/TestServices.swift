@@ -1,0 +1,99 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Shared
+
+/// The real Postgres and broker that `make test` starts (scripts/test.sh), and helpers that keep tests
+/// apart on them: a topic prefix and a database per test.
+public enum TestServices {
+    public static var brokers: String {
+        ProcessInfo.processInfo.environment["ITOUR_TEST_KAFKA_BROKERS"] ?? "127.0.0.1:9094"
+    }
+
+    public static var postgresPort: Int {
+        Int(ProcessInfo.processInfo.environment["ITOUR_TEST_POSTGRES_PORT"] ?? "") ?? 5434
+    }
+
+    public static let logger: Logger = {
+        LoggingSetup.bootstrap(format: "text", level: ProcessInfo.processInfo.environment["ITOUR_TEST_LOG_LEVEL"] ?? "warning")
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// A short unique name part, for topics, groups and databases.
+    public static func uniqueName(_ prefix: String) -> String {
+        "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    /// Kafka settings whose topics carry a fresh prefix, so tests never see each other's messages.
+    public static func kafka(clientId: String = "test", deliveryTimeoutMilliseconds: Int = 10_000) -> KafkaConfiguration {
+        var configuration = KafkaConfiguration(brokers: brokers, clientId: clientId)
+        configuration.topicPrefix = uniqueName("t") + "."
+        configuration.deliveryTimeoutMilliseconds = deliveryTimeoutMilliseconds
+        return configuration
+    }
+
+    /// Creates an empty database for one test and returns its settings.
+    public static func freshDatabase() async throws -> DatabaseSettings {
+        let name = uniqueName("test")
+        let admin = DatabaseSettings(port: postgresPort, database: "itour", maximumConnections: 1)
+        try await withPostgres(admin) { client in
+            // Database names cannot be bound; `name` is generated here from hex digits.
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        }
+        return DatabaseSettings(port: postgresPort, database: name, maximumConnections: 5)
+    }
+
+    /// Runs `body` with a running client, then shuts the client down.
+    public static func withPostgres<T: Sendable>(_ settings: DatabaseSettings, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let client = settings.makeClient(logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// Service settings for running a whole service in a test, on this test's database and topics.
+    public static func serviceSettings(name: String, database: DatabaseSettings, kafka: KafkaConfiguration, port: Int = 0) throws -> ServiceSettings {
+        var settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: Environment([:]))
+        settings.database = database
+        var kafka = kafka
+        kafka.clientId = "itour-\(name)"
+        settings.kafka = kafka
+        settings.logFormat = "text"
+        settings.logLevel = "warning"
+        return settings
+    }
+
+    /// Runs services in a group until `body` returns, then shuts them down gracefully.
+    public static func withServices<T: Sendable>(_ services: [any Service], _ body: @Sendable () async throws -> T) async throws -> T {
+        let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) }, logger: logger))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            do {
+                let result = try await body()
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                return result
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                throw error
+            }
+        }
+    }
+
+    /// Polls `condition` until it is true or `timeout` passes.
+    public static func eventually(timeout: Duration = .seconds(15), interval: Duration = .milliseconds(50),
+                                  _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: interval)
+        }
+        return try await condition()
+    }
+}
