@@ -6,7 +6,8 @@ pid_dir=$run_dir/pids
 log_dir=$run_dir/logs
 services=(catalog feed analytics admin)
 
-# Default ports (DESIGN.md, "Ports"); each overridable as NAME_PORT, e.g. FEED_PORT=9080.
+# Default ports (DESIGN.md, "Ports"); each overridable as NAME_PORT, e.g. FEED_PORT=9080
+# (up.sh hands it to the service as HTTP_PORT).
 service_port() {
   local var
   case $1 in

@@ -21,8 +21,12 @@ admin_email=${ADMIN_EMAIL:-admin@example.edu}
 admin_password=${ADMIN_PASSWORD:-itour-demo}
 reports_token=${REPORTS_TOKEN:-itour-demo-token}
 
-# The services' environment: librdkafka 2.x from the wheel (Debian's 2.0.2 cannot talk to
-# tansu; PLATFORM.md) and demo mode (demo credentials, DESIGN.md "Demo mode").
+# The services' environment (Shared/Core/Runtime/Environment.swift reads it): the Postgres and
+# broker started here, librdkafka 2.x from the wheel (Debian's 2.0.2 cannot talk to tansu;
+# PLATFORM.md) and demo mode (demo credentials, DESIGN.md "Demo mode"). HTTP_PORT is set per
+# service below.
+export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port
+export KAFKA_BROKERS=127.0.0.1:$broker_port
 export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ITOUR_DEMO=1
 
@@ -62,7 +66,7 @@ for name in "${services[@]}"; do
     exit 1
   fi
   echo "--- $(date -u +%FT%TZ) starting $name" >>"$log_dir/$name.log"
-  setsid "$bin" </dev/null >>"$log_dir/$name.log" 2>&1 &
+  HTTP_PORT=$port setsid "$bin" </dev/null >>"$log_dir/$name.log" 2>&1 &
   echo $! >"$pidfile"
   echo "$name: started (pid $!, port $port, log .run/logs/$name.log)"
 done
