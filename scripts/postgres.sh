@@ -39,7 +39,7 @@ bin=${POSTGRES_BIN:-/usr/lib/postgresql/15/bin}
 
 as_owner() {
   if [[ $(id -u) -eq 0 ]]; then
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@")   # from /: the caller's directory may be closed to it
   else
     "$@"
   fi
