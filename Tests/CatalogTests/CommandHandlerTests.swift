@@ -24,8 +24,7 @@ struct CommandHandlerTests {
     }
 
     func outbox(_ client: PostgresClient) async throws -> [(topic: String, payload: String)] {
-        try await client.query("SELECT topic, payload FROM catalog.outbox ORDER BY id", logger: logger)
-            .decode((String, String).self).collect().map { ($0.0, $0.1) }
+        try await client.fetch("SELECT topic, payload FROM catalog.outbox ORDER BY id", as: (String, String).self, logger: logger).map { ($0.0, $0.1) }
     }
 
     static let quad = PoiContent(name: "Historic Quad", latitude: 34.226101, longitude: -77.876705, buildings: ["James Hall"])
@@ -43,7 +42,7 @@ struct CommandHandlerTests {
             let event = try EnvelopeDecoder.decode(CatalogEvent.self, from: Array(rows[0].payload.utf8))
             #expect(event.type == "poi.changed")
             #expect(event.data.poi?.content.name == "Historic Quad")
-            let audit = try await client.query("SELECT actor, action FROM catalog.audit_log", logger: logger).decode((String, String).self).collect()
+            let audit = try await client.fetch("SELECT actor, action FROM catalog.audit_log", as: (String, String).self, logger: logger)
             #expect(audit.map(\.0) == ["editor@example.edu"])
             #expect(audit.map(\.1) == ["poi.create"])
         }
@@ -62,7 +61,7 @@ struct CommandHandlerTests {
             #expect(result.errors.contains(FieldError(field: "name", message: "Name is required")))
             #expect(result.errors.contains(FieldError(field: "links[0].url", message: "URL must be an http or https URL")))
             #expect(try await outbox(client).count == 1)
-            let pois = try await client.query("SELECT count(*)::bigint FROM catalog.pois", logger: logger).decode(Int.self).collect()
+            let pois = try await client.fetch("SELECT count(*)::bigint FROM catalog.pois", as: Int.self, logger: logger)
             #expect(pois == [0])
             let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "")))
             #expect(tour.errors == [FieldError(field: "name", message: "Tour's Name is required")])
@@ -81,7 +80,7 @@ struct CommandHandlerTests {
             let twice = try await handler.handle(update)
             #expect(once == twice)
             #expect(once.version == 2)
-            let versions = try await client.query("SELECT version FROM catalog.pois", logger: logger).decode(Int.self).collect()
+            let versions = try await client.fetch("SELECT version FROM catalog.pois", as: Int.self, logger: logger)
             #expect(versions == [2])
             // create + update: two events and two results, nothing for the redelivery.
             #expect(try await outbox(client).count == 4)

@@ -20,7 +20,7 @@ struct MigrationRunnerTests {
             let runner = MigrationRunner(schema: "sample", migrations: Self.migrations)
             #expect(try await runner.run(on: client, logger: logger) == [1, 2])
             #expect(try await runner.run(on: client, logger: logger) == [])
-            let items = try await client.query("SELECT id FROM sample.items ORDER BY id", logger: logger).decode(Int.self).collect()
+            let items = try await client.fetch("SELECT id FROM sample.items ORDER BY id", as: Int.self, logger: logger)
             #expect(items == [1, 2])
             let extended = MigrationRunner(schema: "sample", migrations: Self.migrations + [Migration(3, "third", "INSERT INTO items VALUES (3);")])
             #expect(try await extended.run(on: client, logger: logger) == [3])
@@ -53,11 +53,10 @@ struct MigrationRunnerTests {
                 Migration(1, "half", "CREATE TABLE half (id integer); INSERT INTO no_such_table VALUES (1);"),
             ])
             await #expect(throws: MigrationError.self) { try await broken.run(on: client, logger: logger) }
-            let tables = try await client.query(
-                "SELECT count(*)::bigint FROM information_schema.tables WHERE table_schema = 'broken' AND table_name = 'half'",
-                logger: logger).decode(Int.self).collect()
+            let tables = try await client.fetch(
+                "SELECT count(*)::bigint FROM information_schema.tables WHERE table_schema = 'broken' AND table_name = 'half'", as: Int.self, logger: logger)
             #expect(tables == [0])
-            let versions = try await client.query("SELECT count(*)::bigint FROM broken.schema_migrations", logger: logger).decode(Int.self).collect()
+            let versions = try await client.fetch("SELECT count(*)::bigint FROM broken.schema_migrations", as: Int.self, logger: logger)
             #expect(versions == [0])
         }
     }

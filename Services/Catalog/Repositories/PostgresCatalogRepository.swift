@@ -16,7 +16,7 @@ struct PostgresCatalogRepository: CatalogRepository {
     }
 
     func outboxBacklog() async throws -> Int {
-        try await client.query("SELECT count(*)::bigint FROM catalog.outbox", logger: logger).decode(Int.self).collect().first ?? 0
+        try await client.fetch("SELECT count(*)::bigint FROM catalog.outbox", as: Int.self, logger: logger).first ?? 0
     }
 
     // MARK: outbox relay
@@ -30,14 +30,14 @@ struct PostgresCatalogRepository: CatalogRepository {
     /// advisory lock so one relay at a time publishes (keeping per-key order). Returns how many were published,
     /// or nil when another relay holds the lock.
     func relayOutbox(limit: Int, publish: @Sendable ([OutboxEntry]) async throws -> Void) async throws -> Int? {
-        try await client.withTransaction(logger: logger) { connection in
-            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(hashtext('itour.catalog.outbox'))",
-                                                    logger: logger).decode(Bool.self).collect().first ?? false
+        try await client.withTransaction(logger: logger) { connection -> Int? in
+            let locked = try await connection.fetch("SELECT pg_try_advisory_xact_lock(hashtext('itour.catalog.outbox'))", as: Bool.self,
+                                                    logger: logger).first ?? false
             guard locked else { return nil }
             var rows: [OutboxRow] = []
-            for try await (id, topic, key, partition, payload, requestId) in try await connection.query("""
+            for (id, topic, key, partition, payload, requestId) in try await connection.fetch("""
                 SELECT id, topic, key, partition, payload, request_id FROM catalog.outbox ORDER BY id LIMIT \(limit)
-                """, logger: logger).decode((Int64, String, String?, Int32?, String, String?).self) {
+                """, as: (Int64, String, String?, Int32?, String, String?).self, logger: logger) {
                 rows.append(OutboxRow(id: id, entry: OutboxEntry(topic: topic, key: key, partition: partition, payload: payload, requestId: requestId)))
             }
             guard !rows.isEmpty else { return 0 }
@@ -54,9 +54,8 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     let logger: Logger
 
     func processedResult(of commandId: UUID) async throws -> CatalogCommandResult? {
-        let rows = try await connection.query(
-            "SELECT result::text FROM catalog.processed_commands WHERE command_id = \(commandId)", logger: logger
-        ).decode(String.self).collect()
+        let rows = try await connection.fetch(
+            "SELECT result::text FROM catalog.processed_commands WHERE command_id = \(commandId)", as: String.self, logger: logger)
         return try rows.first.map { try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data($0.utf8)) }
     }
 
@@ -69,11 +68,11 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func tour(_ id: UUID) async throws -> Stored<TourState>? {
-        let rows = try await connection.query("""
+        let rows = try await connection.fetch("""
             SELECT version, status, content::text, updated_at, deleted_at IS NOT NULL,
                    COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
             FROM catalog.tours t WHERE id = \(id) FOR UPDATE
-            """, logger: logger).decode((Int, String, String, Date, Bool, [UUID]).self).collect()
+            """, as: (Int, String, String, Date, Bool, [UUID]).self, logger: logger)
         guard let (version, status, content, updatedAt, deleted, stops) = rows.first else { return nil }
         let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
                               content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)),
@@ -82,9 +81,9 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func poi(_ id: UUID) async throws -> Stored<PoiState>? {
-        let rows = try await connection.query("""
+        let rows = try await connection.fetch("""
             SELECT version, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.pois WHERE id = \(id) FOR UPDATE
-            """, logger: logger).decode((Int, String, Date, Bool).self).collect()
+            """, as: (Int, String, Date, Bool).self, logger: logger)
         guard let (version, content, updatedAt, deleted) = rows.first else { return nil }
         let state = PoiState(id: id, version: version,
                              content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt)
@@ -123,25 +122,24 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID> {
         guard !ids.isEmpty else { return [] }
-        return Set(try await connection.query(
-            "SELECT id FROM catalog.pois WHERE id = ANY(\(ids)) AND deleted_at IS NULL", logger: logger
-        ).decode(UUID.self).collect())
+        return Set(try await connection.fetch(
+            "SELECT id FROM catalog.pois WHERE id = ANY(\(ids)) AND deleted_at IS NULL", as: UUID.self, logger: logger))
     }
 
     func toursWithStop(_ poiId: UUID) async throws -> [UUID] {
-        try await connection.query("""
+        try await connection.fetch("""
             SELECT DISTINCT s.tour_id FROM catalog.tour_stops s JOIN catalog.tours t ON t.id = s.tour_id
             WHERE s.poi_id = \(poiId) AND t.deleted_at IS NULL ORDER BY s.tour_id
-            """, logger: logger).decode(UUID.self).collect()
+            """, as: UUID.self, logger: logger)
     }
 
     func liveTours() async throws -> [TourState] {
         var tours: [TourState] = []
-        for try await (id, version, status, content, updatedAt, stops) in try await connection.query("""
+        for (id, version, status, content, updatedAt, stops) in try await connection.fetch("""
             SELECT id, version, status, content::text, updated_at,
                    COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
             FROM catalog.tours t WHERE deleted_at IS NULL ORDER BY id
-            """, logger: logger).decode((UUID, Int, String, String, Date, [UUID]).self) {
+            """, as: (UUID, Int, String, String, Date, [UUID]).self, logger: logger) {
             tours.append(TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
                                    content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)),
                                    stops: stops, updatedAt: updatedAt))
@@ -151,9 +149,9 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func livePois() async throws -> [PoiState] {
         var pois: [PoiState] = []
-        for try await (id, version, content, updatedAt) in try await connection.query("""
+        for (id, version, content, updatedAt) in try await connection.fetch("""
             SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
-            """, logger: logger).decode((UUID, Int, String, Date).self) {
+            """, as: (UUID, Int, String, Date).self, logger: logger) {
             pois.append(PoiState(id: id, version: version,
                                  content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt))
         }

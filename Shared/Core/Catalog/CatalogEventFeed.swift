@@ -17,7 +17,7 @@ public final class CatalogEventFeed: Service, Sendable {
     private let logger: Logger
     private let snapshotId = UUID()
     private let markersSeen = Mutex<Set<Int32>>([])
-    private let loaded = Atomic<Bool>(false)
+    private let loaded = Flag(false)
     private let source: String
     private let deadLetters: DeadLetterSink
 
@@ -34,7 +34,7 @@ public final class CatalogEventFeed: Service, Sendable {
     }
 
     /// True once a full snapshot has been applied.
-    public var isLoaded: Bool { loaded.load(ordering: .acquiring) }
+    public var isLoaded: Bool { loaded.value }
 
     /// Consumer lag per partition, for metrics.
     public func lag() async throws -> [KafkaTopicPartition: Int64] {
@@ -84,7 +84,7 @@ public final class CatalogEventFeed: Service, Sendable {
                 seen.insert(partition)
                 return seen.count >= partitionCount
             }
-            if complete && !loaded.exchange(true, ordering: .acquiringAndReleasing) {
+            if complete && !loaded.set() {
                 logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId)"])
             }
             return

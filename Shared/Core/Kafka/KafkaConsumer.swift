@@ -30,7 +30,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     private let context: RDKafkaCallbackContext
     /// librdkafka's consumer calls block; they all run on this serial queue, off the cooperative pool.
     private let queue: DispatchQueue
-    private let closed = Atomic<Bool>(false)
+    private let closed = Flag(false)
     private let logger: Logger
 
     public init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
@@ -50,7 +50,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         switch subscription {
         case .group(_, let topics):
             let list = RDKafkaTopicPartitionList(capacity: topics.count)
-            for topic in topics { list.add(KafkaTopicPartition(topic: topic, partition: RD_KAFKA_PARTITION_UA), offset: RD_KAFKA_OFFSET_INVALID) }
+            for topic in topics { list.add(KafkaTopicPartition(topic: topic, partition: RD_KAFKA_PARTITION_UA), offset: Int64(RD_KAFKA_OFFSET_INVALID)) }
             let err = rd_kafka_subscribe(client.handle, list.pointer)
             if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "subscribe") }
         case .allPartitions(let topics, let start):
@@ -88,7 +88,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         return try await onQueue {
             var messages: [KafkaMessage] = []
             var wait = timeoutMilliseconds
-            while messages.count < maxMessages, !closed.load(ordering: .acquiring) {
+            while messages.count < maxMessages, !closed.value {
                 guard let raw = rd_kafka_consumer_poll(client.handle, wait) else { break }
                 defer { rd_kafka_message_destroy(raw) }
                 wait = 0
@@ -128,13 +128,13 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         let partitions = assignment
         return try await onQueue {
             let list = RDKafkaTopicPartitionList(capacity: partitions.count)
-            for partition in partitions { list.add(partition, offset: RD_KAFKA_OFFSET_INVALID) }
+            for partition in partitions { list.add(partition, offset: Int64(RD_KAFKA_OFFSET_INVALID)) }
             _ = rd_kafka_position(client.handle, list.pointer)
             var lags: [KafkaTopicPartition: Int64] = [:]
             for element in list.elements {
                 var low: Int64 = 0, high: Int64 = 0
                 rd_kafka_get_watermark_offsets(client.handle, element.partition.topic, element.partition.partition, &low, &high)
-                lags[element.partition] = element.offset >= 0 ? max(0, high - element.offset) : max(0, high - low)
+                lags[element.partition] = element.offset >= 0 ? Swift.max(0, high - element.offset) : Swift.max(0, high - low)
             }
             return lags
         }
@@ -142,7 +142,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
 
     /// Leaves the group (so its partitions move to other members at once) and stops reading.
     public func close() async {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !closed.set() else { return }
         let client = self.client
         _ = try? await onQueue { rd_kafka_consumer_close(client.handle) }
     }
@@ -159,7 +159,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
 
         public mutating func next() async throws -> KafkaMessage? {
             while buffer.isEmpty {
-                if consumer.closed.load(ordering: .acquiring) || Task.isCancelled { return nil }
+                if consumer.closed.value || Task.isCancelled { return nil }
                 buffer = try await consumer.poll(maxMessages: 64, timeout: .milliseconds(200)).reversed()
             }
             return buffer.popLast()

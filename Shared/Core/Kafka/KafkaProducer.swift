@@ -18,9 +18,9 @@ public final class KafkaProducer: Service, Sendable {
         client = try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context) { conf in
             RDKafkaCallbackContext.installErrorCallback(on: conf)
             rd_kafka_conf_set_dr_msg_cb(conf) { _, message, _ in
-                guard let message, let opaque = message.pointee._private else { return }
+                guard let pointer = message, let opaque = pointer.pointee._private else { return }
                 let pending = Unmanaged<PendingDelivery.Slot>.fromOpaque(opaque).takeRetainedValue()
-                let message = message.pointee
+                let message = pointer.pointee
                 if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
                     let topic = String(cString: rd_kafka_topic_name(message.rkt))
                     pending.delivered(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: message.offset))

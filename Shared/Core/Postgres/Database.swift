@@ -46,3 +46,25 @@ extension PostgresClient {
         (try? await withTimeout(timeout) { try await self.query("SELECT 1", logger: logger).collect() }) != nil
     }
 }
+
+extension PostgresClient {
+    /// Runs a query and decodes every row into a tuple of the given column types.
+    public func fetch<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
+                                                      logger: Logger) async throws -> [(repeat each Column)] {
+        let sequence = try await self.query(query, logger: logger)
+        var rows: [(repeat each Column)] = []
+        for try await row in sequence.decode(types) { rows.append(row) }
+        return rows
+    }
+}
+
+extension PostgresConnection {
+    /// Runs a query and decodes every row into a tuple of the given column types.
+    public func fetch<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
+                                                      logger: Logger) async throws -> [(repeat each Column)] {
+        let sequence = try await self.query(query, logger: logger)
+        var rows: [(repeat each Column)] = []
+        for try await row in sequence.decode(types) { rows.append(row) }
+        return rows
+    }
+}

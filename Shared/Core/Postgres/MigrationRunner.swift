@@ -55,9 +55,8 @@ public struct MigrationRunner: Sendable {
             )
             """).get()
         var done = Set<Int>()
-        for try await version in try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT version FROM \(schema).schema_migrations"), logger: logger
-        ).decode(Int.self) {
+        for version in try await connection.fetch(
+            PostgresQuery(unsafeSQL: "SELECT version FROM \(schema).schema_migrations"), as: Int.self, logger: logger) {
             done.insert(version)
         }
         var applied: [Int] = []

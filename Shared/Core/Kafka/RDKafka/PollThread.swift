@@ -4,21 +4,34 @@ import Synchronization
 /// A dedicated OS thread that calls a blocking librdkafka poll in a loop, so blocking waits never
 /// occupy Swift's cooperative thread pool.
 final class PollThread: Sendable {
-    private let running = Atomic<Bool>(true)
-    private let finished = Mutex<Bool>(false)
+    private let running = Flag(true)
 
     init(name: String, poll: @escaping @Sendable () -> Void) {
-        let thread = Thread { [running, finished] in
-            while running.load(ordering: .acquiring) { poll() }
-            finished.withLock { $0 = true }
+        let thread = Thread { [running] in
+            while running.value { poll() }
         }
         thread.name = name
         thread.start()
     }
 
-    var isRunning: Bool { running.load(ordering: .acquiring) }
+    var isRunning: Bool { running.value }
 
-    func stop() { running.store(false, ordering: .releasing) }
+    func stop() { running.value = false }
+}
+
+/// A boolean shared between threads (an `Atomic` that closures can capture).
+final class Flag: Sendable {
+    private let atomic: Atomic<Bool>
+
+    init(_ value: Bool) { atomic = Atomic(value) }
+
+    var value: Bool {
+        get { atomic.load(ordering: .acquiring) }
+        set { atomic.store(newValue, ordering: .releasing) }
+    }
+
+    /// Sets the flag; returns its previous value.
+    func set() -> Bool { atomic.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 /// Runs a blocking librdkafka call on a Dispatch thread, off the cooperative pool.

@@ -23,7 +23,7 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
         rd_kafka_conf_set_error_cb(conf) { _, code, reason, opaque in
             guard let context = RDKafkaCallbackContext.from(opaque) else { return }
             let text = reason.map { String(cString: $0) } ?? ""
-            context.logger.warning("kafka client error", metadata: ["code": "\(code.rawValue)", "reason": "\(text)"])
+            context.logger.warning("kafka client error", metadata: ["code": "\(code)", "reason": "\(text)"])
         }
     }
 
