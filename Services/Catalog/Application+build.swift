@@ -20,7 +20,7 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
         eventPartitions: { try await producer.partitionCounts(topics: [eventsTopic])[eventsTopic] ?? 1 },
         logger: logger)
     let consumer = try KafkaConsumer(configuration: settings.kafka,
-                                     subscription: .group(id: "catalog", topics: [settings.kafka.topic(Topic.catalogCommands)]),
+                                     subscription: .group(id: settings.kafka.topic("catalog"), topics: [settings.kafka.topic(Topic.catalogCommands)]),
                                      logger: logger)
     let commands = CommandConsumer(consumer: consumer, handler: handler, relay: relay,
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),

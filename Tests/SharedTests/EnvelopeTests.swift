@@ -37,3 +37,20 @@ struct EnvelopeTests {
         }
     }
 }
+
+@Suite("RFC 3339")
+struct RFC3339Tests {
+    @Test("format and parse are exact inverses at millisecond precision, before and after 1970")
+    func roundTrip() throws {
+        for seconds in [0.0, 1_795_305_461.955, 1_795_305_461.0005, -1.5, 951_782_400.999] {
+            let text = RFC3339.format(Date(timeIntervalSince1970: seconds))
+            let parsed = try #require(RFC3339.parse(text))
+            #expect(RFC3339.format(parsed) == text)
+            #expect(RFC3339.parse(RFC3339.format(parsed)) == parsed)
+        }
+        #expect(RFC3339.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: -1.5)) == "1969-12-31T23:59:58.500Z")
+        #expect(RFC3339.parse("2026-11-21T10:00:00+01:00") == RFC3339.parse("2026-11-21T09:00:00Z"))
+        #expect(RFC3339.parse("yesterday") == nil)
+    }
+}

@@ -85,7 +85,11 @@ struct KafkaTests {
         let producer = try producer(configuration)
         let topic = configuration.topic("feed")
         try await producer.createTopics([KafkaTopicSpec(name: "feed", partitions: 3)])
-        _ = try await producer.send((0..<6).map { KafkaOutgoingMessage(topic: topic, key: "old\($0)", value: Array("old".utf8)) })
+        // One send per message: tansu reports a partition's high watermark as its last record batch's base
+        // offset + 1, which is the true end only when every batch holds one message.
+        for index in 0..<6 {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, key: "old\(index)", value: Array("old".utf8)))
+        }
         let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .end), logger: logger)
         #expect(consumer.assignment.count == 3)
         _ = try await producer.send((0..<6).map { KafkaOutgoingMessage(topic: topic, key: "new\($0)", value: Array("new".utf8)) })

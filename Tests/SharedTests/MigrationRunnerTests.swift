@@ -61,3 +61,21 @@ struct MigrationRunnerTests {
         }
     }
 }
+
+@Suite("SQL script splitting")
+struct SQLScriptTests {
+    @Test("splits on semicolons outside quotes, dollar quotes and comments")
+    func split() {
+        let script = """
+            CREATE TABLE a (note text DEFAULT 'x;y'); -- a comment; still a comment
+            CREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql;
+            INSERT INTO "odd;name" VALUES ('it''s; fine');
+            -- only a comment;
+            """
+        #expect(SQLScript.statements(script) == [
+            "CREATE TABLE a (note text DEFAULT 'x;y')",
+            "-- a comment; still a comment\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1; $$ LANGUAGE sql",
+            #"INSERT INTO "odd;name" VALUES ('it''s; fine')"#,
+        ])
+    }
+}

@@ -64,7 +64,7 @@ public enum TestServices {
         kafka.clientId = "itour-\(name)"
         settings.kafka = kafka
         settings.logFormat = "text"
-        settings.logLevel = "warning"
+        settings.logLevel = ProcessInfo.processInfo.environment["ITOUR_TEST_LOG_LEVEL"] ?? "warning"
         return settings
     }
 

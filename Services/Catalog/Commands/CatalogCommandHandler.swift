@@ -14,20 +14,33 @@ struct CatalogCommandHandler: Sendable {
     /// Handles a command; returns its result (the stored one when the command was seen before).
     @discardableResult
     func handle(_ command: CatalogCommand, requestId: String? = nil, now: Date = Date()) async throws -> CatalogCommandResult {
+        // Whole milliseconds: what JSON and Postgres both keep exactly, so a stored result equals the returned one.
+        let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
         let partitions = command.action == .snapshot ? try await eventPartitions() : 0
         return try await repository.withTransaction { transaction in
             if let previous = try await transaction.processedResult(of: command.commandId) {
+                // Applied before: change nothing, but answer again, since the sender may be waiting for it.
+                try await transaction.appendOutbox([try resultEntry(previous, requestId: requestId)])
                 return previous
             }
             var work = Work(command: command, transaction: transaction, topics: topics, requestId: requestId, now: now)
-            let result = try await work.apply(eventPartitions: partitions)
+            // Round-tripped through JSON, so the first answer is byte for byte the one a redelivery gets.
+            let result = try JSONCoding.decoder.decode(CatalogCommandResult.self,
+                                                       from: JSONCoding.encoder.encode(try await work.apply(eventPartitions: partitions)))
             try await transaction.recordProcessed(result)
-            work.outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogCommandResults), key: command.commandId.uuidString.lowercased(),
-                                           partition: nil, payload: try work.envelope(type: "command.\(result.outcome.rawValue)", result),
-                                           requestId: requestId))
+            work.outbox.append(try resultEntry(result, requestId: requestId))
             try await transaction.appendOutbox(work.outbox)
             return result
         }
+    }
+}
+
+extension CatalogCommandHandler {
+    /// The outbox row that answers a command on `catalog.command-results`.
+    func resultEntry(_ result: CatalogCommandResult, requestId: String?) throws -> OutboxEntry {
+        let envelope = Envelope(type: "command.\(result.outcome.rawValue)", source: "catalog", data: result)
+        return OutboxEntry(topic: topics.topic(Topic.catalogCommandResults), key: result.commandId.uuidString.lowercased(),
+                           partition: nil, payload: String(decoding: try envelope.encoded(), as: UTF8.self), requestId: requestId)
     }
 }
 

@@ -66,6 +66,7 @@ final class OutboxRelay: Service, Sendable {
                 if count < 1_000 { return }
                 failures = 0
             } catch {
+                if Task.isCancelled { return }
                 failures += 1
                 logger.warning("outbox relay failed; retrying", metadata: ["error": "\(error)", "attempt": "\(failures)"])
                 if failures >= 3 || Task.isCancelled { return }

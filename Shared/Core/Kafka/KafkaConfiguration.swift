@@ -11,6 +11,9 @@ public struct KafkaConfiguration: Sendable {
     /// `session.timeout.ms` and `heartbeat.interval.ms`: short, so a group's first assignment takes seconds, not tens.
     public var sessionTimeoutMilliseconds: Int = 6_000
     public var heartbeatIntervalMilliseconds: Int = 500
+    /// `fetch.wait.max.ms`: how long the broker may hold a fetch with no new data. Short, because a
+    /// broker that does not answer early when data arrives (tansu) otherwise adds this to every hop.
+    public var fetchWaitMaxMilliseconds: Int = 20
     /// Prefix added to every topic name, so tests can share one broker without sharing topics.
     public var topicPrefix: String = ""
     /// Extra librdkafka properties, for settings this struct does not name.
@@ -21,6 +24,7 @@ public struct KafkaConfiguration: Sendable {
         self.clientId = clientId
     }
 
+    /// A topic's (or consumer group's) full name: the prefix, then the name.
     public func topic(_ name: String) -> String { topicPrefix + name }
 
     var common: [String: String] {
@@ -51,6 +55,7 @@ public struct KafkaConfiguration: Sendable {
         properties["session.timeout.ms"] = String(sessionTimeoutMilliseconds)
         properties["heartbeat.interval.ms"] = String(heartbeatIntervalMilliseconds)
         properties["enable.partition.eof"] = "false"
+        properties["fetch.wait.max.ms"] = String(fetchWaitMaxMilliseconds)
         return properties
     }
 }

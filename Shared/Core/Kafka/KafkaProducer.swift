@@ -31,8 +31,17 @@ public final class KafkaProducer: Service, Sendable {
         }
         self.configuration = configuration
         self.logger = logger
+        Self.checkLibraryVersion(logger: logger)
         let client = self.client
         pollThread = PollThread(name: "kafka-producer-poll") { client.poll(timeoutMilliseconds: 100) }
+    }
+
+    /// librdkafka before 2.3 mis-parses newer brokers' ApiVersion responses (tansu among them): say so plainly.
+    private static func checkLibraryVersion(logger: Logger) {
+        let version = rd_kafka_version()
+        if version < 0x0203_0000 {
+            logger.warning("librdkafka \(String(cString: rd_kafka_version_str())) is loaded; 2.3 or later is needed to talk to current brokers. Put a newer librdkafka.so.1 first on LD_LIBRARY_PATH (make up and make test use .local/lib).")
+        }
     }
 
     /// Sends one message and returns where the broker stored it.

@@ -46,14 +46,14 @@ public struct MigrationRunner: Sendable {
 
     private func apply(on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
         // Identifiers cannot be bound; `schema` is checked to be a plain identifier in init.
-        _ = try await connection.simpleQuery("""
-            CREATE SCHEMA IF NOT EXISTS \(schema);
+        try await execute("CREATE SCHEMA IF NOT EXISTS \(schema)", on: connection, logger: logger)
+        try await execute("""
             CREATE TABLE IF NOT EXISTS \(schema).schema_migrations (
                 version integer PRIMARY KEY,
                 name text NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now()
             )
-            """).get()
+            """, on: connection, logger: logger)
         var done = Set<Int>()
         for version in try await connection.fetch(
             PostgresQuery(unsafeSQL: "SELECT version FROM \(schema).schema_migrations"), as: Int.self, logger: logger) {
@@ -62,21 +62,28 @@ public struct MigrationRunner: Sendable {
         var applied: [Int] = []
         for migration in migrations where !done.contains(migration.version) {
             logger.info("applying migration", metadata: ["schema": "\(schema)", "version": "\(migration.version)", "name": "\(migration.name)"])
-            _ = try await connection.simpleQuery("BEGIN").get()
+            try await execute("BEGIN", on: connection, logger: logger)
             do {
-                _ = try await connection.simpleQuery("SET LOCAL search_path TO \(schema); \(migration.sql)").get()
+                try await execute("SET LOCAL search_path TO \(schema)", on: connection, logger: logger)
+                for statement in SQLScript.statements(migration.sql) {
+                    try await execute(statement, on: connection, logger: logger)
+                }
                 try await connection.query(
                     PostgresQuery(unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name) VALUES ($1, $2)",
                                   binds: try bindings(migration.version, migration.name)),
                     logger: logger).collect()
-                _ = try await connection.simpleQuery("COMMIT").get()
+                try await execute("COMMIT", on: connection, logger: logger)
             } catch {
-                _ = try? await connection.simpleQuery("ROLLBACK").get()
+                try? await execute("ROLLBACK", on: connection, logger: logger)
                 throw MigrationError(schema: schema, version: migration.version, name: migration.name, underlying: "\(String(reflecting: error))")
             }
             applied.append(migration.version)
         }
         return applied
+    }
+
+    private func execute(_ sql: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
     }
 
     private func bindings(_ version: Int, _ name: String) throws -> PostgresBindings {

@@ -48,7 +48,8 @@ public struct ServiceRuntime: Sendable {
                 startup.open()
                 return
             } catch {
-                if attempt >= attempts {
+                // A migration that fails will fail again: only unreachable dependencies are worth waiting for.
+                if attempt >= attempts || error is MigrationError {
                     startup.fail(error)
                     throw error
                 }
