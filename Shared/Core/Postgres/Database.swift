@@ -47,8 +47,9 @@ extension PostgresClient {
     }
 }
 
-extension PostgresClient {
-    /// Runs a query and decodes every row into a tuple of the given column types.
+extension PostgresConnection {
+    /// Runs a query and decodes every row into a tuple of the given column types. (`PostgresClient` has
+    /// the same through `withConnection`.)
     public func fetch<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
                                                       logger: Logger) async throws -> [(repeat each Column)] {
         let sequence = try await self.query(query, logger: logger)
@@ -58,13 +59,10 @@ extension PostgresClient {
     }
 }
 
-extension PostgresConnection {
-    /// Runs a query and decodes every row into a tuple of the given column types.
+extension PostgresClient {
+    /// Runs a query on a pooled connection and decodes every row into a tuple of the given column types.
     public func fetch<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
                                                       logger: Logger) async throws -> [(repeat each Column)] {
-        let sequence = try await self.query(query, logger: logger)
-        var rows: [(repeat each Column)] = []
-        for try await row in sequence.decode(types) { rows.append(row) }
-        return rows
+        try await withConnection { connection in try await connection.fetch(query, as: types, logger: logger) }
     }
 }
