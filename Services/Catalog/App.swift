@@ -15,8 +15,8 @@ struct CatalogMain {
                 let app = try buildApplication(settings: settings)
                 try await app.runService()
             case "load-demo", "import":
-                guard arguments.count == 2 else { throw UsageError() }
-                try await ContentImport.run(file: arguments[1], settings: settings)
+                guard arguments.count >= 2 else { throw UsageError() }
+                try await ContentImport.run(arguments: Array(arguments.dropFirst()), settings: settings)
             default:
                 throw UsageError()
             }
@@ -26,6 +26,9 @@ struct CatalogMain {
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(78)
+        } catch let error as ImportError {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(65)
         }
     }
 }
@@ -34,7 +37,10 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String {
         """
         usage: catalog [serve]            run the catalog service
-               catalog import FILE.json   send the tours and POIs of FILE (the demo file's format) as commands
+               catalog import FILE [--skip-bad-rows]
+                                          import the tours, POIs and categories of FILE (.json in the demo
+                                          file's format, or .csv) as one catalog.import command: all or
+                                          nothing, or with --skip-bad-rows the good rows; prints a per-row report
                catalog load-demo FILE     the same, for the demo content
         """
     }

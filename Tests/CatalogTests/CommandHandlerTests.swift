@@ -119,7 +119,7 @@ struct CommandHandlerTests {
             let deleted = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: poiB))
             #expect(deleted.outcome == .applied)
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
-            #expect(snapshot.message == "republished 1 tours and 1 POIs")
+            #expect(snapshot.message == "republished 1 tours, 1 POIs and 0 categories")
             let again = try await handler.handle(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "T2")))
             #expect(again.tour?.stops == [poiA])
         }

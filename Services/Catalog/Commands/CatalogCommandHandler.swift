@@ -45,7 +45,7 @@ extension CatalogCommandHandler {
 }
 
 /// The state of one command's application: what it writes to the outbox as it goes.
-private struct Work {
+struct Work {
     let command: CatalogCommand
     let transaction: any CatalogTransaction
     let topics: KafkaConfiguration
@@ -70,6 +70,11 @@ private struct Work {
                                   partition: partition, payload: try envelope(type: event.kind.rawValue, event), requestId: requestId))
     }
 
+    mutating func publish(_ event: CategoryEvent) throws {
+        outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId.uuidString.lowercased(),
+                                  partition: nil, payload: try envelope(type: event.kind.rawValue, event), requestId: requestId))
+    }
+
     func rejected(_ errors: [FieldError], message: String? = nil) -> CatalogCommandResult {
         CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .rejected,
                              entityId: command.entityId, errors: errors, message: message ?? errors.first?.message)
@@ -86,6 +91,10 @@ private struct Work {
         case .updatePoi: return try await updatePoi()
         case .deletePoi: return try await deletePoi()
         case .snapshot: return try await snapshot(partitions: eventPartitions)
+        case .createCategory: return try await createCategory()
+        case .renameCategory: return try await renameCategory()
+        case .deleteCategory: return try await deleteCategory()
+        case .importBatch: return try await importBatch()
         }
     }
 
@@ -157,18 +166,18 @@ private struct Work {
                                     entityId: tour.id, version: tour.version, tour: tour)
     }
 
-    func conflict(current: Int, tour: TourState? = nil, poi: PoiState? = nil) -> CatalogCommandResult? {
+    func conflict(current: Int, tour: TourState? = nil, poi: PoiState? = nil, category: CategoryState? = nil) -> CatalogCommandResult? {
         guard let expected = command.expectedVersion, expected != current else { return nil }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .conflict, entityId: command.entityId,
                                     version: current, message: "changed by someone else: you edited version \(expected), the current version is \(current)",
-                                    tour: tour, poi: poi)
+                                    tour: tour, poi: poi, category: category)
     }
 
     // MARK: POIs
 
     mutating func createPoi() async throws -> CatalogCommandResult {
-        guard let content = command.poi else { return missing("poi", "poi content is required") }
-        let errors = CommandValidation.validate(content)
+        guard var content = command.poi else { return missing("poi", "poi content is required") }
+        let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
         let id = command.entityId ?? UUID()
         if try await transaction.poi(id) != nil { return missing("entityId", "a POI with id \(id) already exists") }
@@ -177,13 +186,28 @@ private struct Work {
 
     mutating func updatePoi() async throws -> CatalogCommandResult {
         guard let id = command.entityId else { return missing("entityId", "entityId is required") }
-        guard let content = command.poi else { return missing("poi", "poi content is required") }
+        guard var content = command.poi else { return missing("poi", "poi content is required") }
         guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
         if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
-        let errors = CommandValidation.validate(content)
+        let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
         let poi = PoiState(id: id, version: stored.state.version + 1, content: content, updatedAt: now)
         return try await commit(poi, before: stored.state)
+    }
+
+    /// The content rules, plus: a category must be a path of the category tree. An empty category is none,
+    /// and a path that differs only in case takes the tree's spelling.
+    func validate(_ content: inout PoiContent) async throws -> [FieldError] {
+        if let category = content.category, category.trimmingCharacters(in: .whitespaces).isEmpty { content.category = nil }
+        var errors = CommandValidation.validate(content)
+        if let category = content.category, !errors.contains(where: { $0.field == "category" }) {
+            if let known = try await transaction.category(path: category) {
+                content.category = known.path
+            } else {
+                errors.append(FieldError(field: "category", message: "Category must be one of the category tree's paths, e.g. Shop/Fashion; \"\(category)\" is not one"))
+            }
+        }
+        return errors
     }
 
     /// Deleting a POI also removes it from the tours that stop there (each such tour gets a new version).
@@ -199,6 +223,8 @@ private struct Work {
             changed.updatedAt = now
             try await transaction.saveTour(changed, deleted: false)
             try publish(.changed(changed))
+            try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: tourId,
+                                        before: try jsonText(tour.state), after: try jsonText(changed))
         }
         var poi = stored.state
         poi.version += 1
@@ -221,10 +247,12 @@ private struct Work {
 
     // MARK: snapshot
 
-    /// Republishes every live entity (POIs first, so a tour's stops are known when it arrives), then a
-    /// marker on each partition.
+    /// Republishes every live entity (categories, then POIs, so a tour's stops are known when it arrives),
+    /// then a marker on each partition.
     mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
         let snapshotId = command.commandId
+        let categories = try await transaction.liveCategories()
+        for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
         let pois = try await transaction.livePois()
         for poi in pois { try publish(.changed(poi, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
@@ -234,6 +262,6 @@ private struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours and \(pois.count) POIs")
+                                    message: "republished \(tours.count) tours, \(pois.count) POIs and \(categories.count) categories")
     }
 }

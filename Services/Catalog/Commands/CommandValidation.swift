@@ -55,6 +55,17 @@ enum CommandValidation {
         return errors
     }
 
+    static let maxCategoryNameLength = 100
+
+    static func validate(_ category: CategoryContent) -> [FieldError] {
+        var errors: [FieldError] = []
+        requireText(category.name, field: "name", label: "Category name", max: maxCategoryNameLength, into: &errors)
+        if category.name.contains("/") {
+            errors.append(FieldError(field: "name", message: "Category name must not contain \"/\" (it separates the levels of a path)"))
+        }
+        return errors
+    }
+
     static func isWebURL(_ text: String) -> Bool {
         guard text.count <= 2_048, let components = URLComponents(string: text),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",

@@ -2,9 +2,11 @@ import Foundation
 import Logging
 import Shared
 
-/// Loads tours and POIs from a JSON file in the demo file's format by sending catalog commands, the
-/// same path the admin site uses. Ids and command ids derive from the file's `legacyId`s, so loading
-/// the same file again applies nothing twice.
+/// `catalog import` / `catalog load-demo`: a JSON (the demo file's format) or CSV file sent as one
+/// `catalog.import` command, the same path as the admin's import page (the file is read by Shared's
+/// `ContentImportFile`). Ids and command ids derive from the file's `legacyId`s, so loading the same file
+/// again applies nothing twice. `commands(for:)` gives the demo file as separate commands, for tests
+/// that drive the command path one command at a time.
 enum ContentImport {
     struct File: Decodable {
         struct Tour: Decodable {
@@ -38,9 +40,7 @@ enum ContentImport {
     }
 
     /// A stable UUID for a legacy number: `kind` tells entities and command steps apart.
-    static func stableId(_ kind: UInt8, _ legacyId: Int) -> UUID {
-        UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", Int(kind), legacyId))!
-    }
+    static func stableId(_ kind: UInt8, _ legacyId: Int) -> UUID { ContentImportFile.stableId(kind, legacyId) }
 
     static func commands(for file: File) throws -> [CatalogCommand] {
         var commands: [CatalogCommand] = []
@@ -71,15 +71,26 @@ enum ContentImport {
         return commands
     }
 
-    static func run(file path: String, settings: ServiceSettings) async throws {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        let file: File
-        do {
-            file = try JSONCoding.decoder.decode(File.self, from: data)
-        } catch {
-            throw ImportError(message: "\(path): \(JSONCoding.describe(error))")
+    /// `catalog import FILE [--skip-bad-rows]`: reads the file (JSON or CSV, by extension), sends its rows as
+    /// one `catalog.import` command and prints the per-row report. Exits nonzero when a row failed.
+    static func run(arguments: [String], settings: ServiceSettings) async throws {
+        guard let path = arguments.first(where: { !$0.hasPrefix("--") }) else { throw UsageError() }
+        let skipBadRows = arguments.contains("--skip-bad-rows")
+        guard let format = ContentImportFile.Format(fileName: path) else {
+            throw ImportError(message: "\(path): the file name must end in .json or .csv")
         }
-        let commands = try commands(for: file)
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw ImportError(message: "\(path): cannot read: \(error.localizedDescription)") }
+        let plan: ContentImportFile.Plan
+        do { plan = try ContentImportFile.plan(data, format: format, actor: "import") } catch { throw ImportError(message: "\(path): \(error.message)") }
+        let progress = { (line: String) in FileHandle.standardError.write(Data("\(line)\n".utf8)) }
+        progress("read \(path): \(plan.rowCount) rows (\(plan.tours) tours, \(plan.pois) POIs, \(plan.categories) categories), \(plan.unreadable.count) unreadable")
+        for row in plan.unreadable { progress("  \(row.label): \(row.message ?? "unreadable")") }
+        if !plan.unreadable.isEmpty && !skipBadRows {
+            throw ImportError(message: "nothing imported: \(plan.unreadable.count) rows cannot be read (fix them, or pass --skip-bad-rows)")
+        }
+        guard !plan.rows.isEmpty else { throw ImportError(message: "nothing to import") }
+
         LoggingSetup.bootstrap(format: "text", level: "warning")
         let logger = Logger(label: "catalog-import")
         let producer = try KafkaProducer(configuration: settings.kafka, logger: logger)
@@ -90,20 +101,16 @@ enum ContentImport {
         let listener = Task { try await client.run() }
         defer { listener.cancel() }
 
-        var applied = 0
-        var failures: [String] = []
-        for (index, command) in commands.enumerated() {
-            let result = try await client.execute(command, timeout: .seconds(30))
-            if result.outcome == .applied { applied += 1 } else {
-                failures.append("\(command.action.rawValue) \(command.entityId?.uuidString ?? ""): \(result.outcome.rawValue): \(result.message ?? "")")
-            }
-            FileHandle.standardError.write(Data("\rimporting: \(index + 1)/\(commands.count) commands".utf8))
-        }
-        FileHandle.standardError.write(Data("\n".utf8))
+        progress("sending \(plan.rows.count) rows to catalog as one import (\(skipBadRows ? "skipping bad rows" : "all or nothing"))")
+        let result = try await client.execute(plan.command(actor: "import", skipInvalidRows: skipBadRows), timeout: .seconds(60))
         await producer.shutdown()
-        print("imported \(file.tours.count) tours and \(file.pois.count) POIs from \(path): \(applied) commands applied")
-        guard failures.isEmpty else {
-            throw ImportError(message: "\(failures.count) commands failed:\n" + failures.joined(separator: "\n"))
+        let rows = result.rows ?? []
+        for row in rows where row.outcome == .failed {
+            progress("  \(row.label): failed: \(row.message ?? row.errors.map(\.message).joined(separator: "; "))")
+        }
+        print("\(path): \(result.message ?? result.outcome.rawValue)")
+        if result.outcome != .applied || rows.contains(where: { $0.outcome != .applied }) || !plan.unreadable.isEmpty {
+            throw ImportError(message: "import incomplete: see the rows above")
         }
     }
 }

@@ -57,5 +57,20 @@ enum CatalogMigrations {
             );
             CREATE INDEX audit_log_entity ON audit_log (entity_id, id);
             """),
+        Migration(2, "category tree", """
+            -- A POI's content.category is the path of one of these (e.g. 'Shop/Fashion').
+            CREATE TABLE categories (
+                id uuid PRIMARY KEY,
+                version integer NOT NULL,
+                name text NOT NULL,
+                parent_id uuid REFERENCES categories (id),
+                path text NOT NULL,
+                updated_at timestamptz NOT NULL,
+                deleted_at timestamptz
+            );
+            -- Sibling names are unique regardless of case, so a path names one category.
+            CREATE UNIQUE INDEX categories_live_path ON categories (lower(path)) WHERE deleted_at IS NULL;
+            CREATE INDEX pois_category ON pois ((content->>'category')) WHERE deleted_at IS NULL;
+            """),
     ])
 }

@@ -33,6 +33,23 @@ protocol CatalogTransaction: Sendable {
     func liveTours() async throws -> [TourState]
     func livePois() async throws -> [PoiState]
 
+    /// The category, locked for update until the transaction ends.
+    func category(_ id: UUID) async throws -> Stored<CategoryState>?
+    /// The live category with this path, compared without regard to case.
+    func category(path: String) async throws -> CategoryState?
+    func saveCategory(_ category: CategoryState, deleted: Bool) async throws
+    /// Live categories whose path starts with `path` + "/", shallowest first.
+    func descendantCategories(of path: String) async throws -> [CategoryState]
+    /// Live POIs whose category is `path` or lies under it, locked for update.
+    func poisInCategory(_ path: String) async throws -> [PoiState]
+    /// Every live category, parents before children.
+    func liveCategories() async throws -> [CategoryState]
+
+    /// Savepoints, so one row of an import can be undone without undoing the rest.
+    func savepoint(_ name: String) async throws
+    func rollback(toSavepoint name: String) async throws
+    func release(savepoint name: String) async throws
+
     func appendOutbox(_ entries: [OutboxEntry]) async throws
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws
 }

@@ -158,6 +158,91 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         return pois
     }
 
+    // MARK: categories
+
+    func category(_ id: UUID) async throws -> Stored<CategoryState>? {
+        let rows = try await connection.fetch("""
+            SELECT version, name, parent_id, path, updated_at, deleted_at IS NOT NULL FROM catalog.categories WHERE id = \(id) FOR UPDATE
+            """, as: (Int, String, UUID?, String, Date, Bool).self, logger: logger)
+        guard let (version, name, parentId, path, updatedAt, deleted) = rows.first else { return nil }
+        return Stored(state: CategoryState(id: id, version: version, name: name, parentId: parentId, path: path, updatedAt: updatedAt),
+                      isDeleted: deleted)
+    }
+
+    func category(path: String) async throws -> CategoryState? {
+        try await categories("""
+            SELECT id, version, name, parent_id, path, updated_at FROM catalog.categories
+            WHERE lower(path) = lower(\(path)) AND deleted_at IS NULL
+            """).first
+    }
+
+    func saveCategory(_ category: CategoryState, deleted: Bool) async throws {
+        let deletedAt: Date? = deleted ? category.updatedAt : nil
+        try await connection.query("""
+            INSERT INTO catalog.categories (id, version, name, parent_id, path, updated_at, deleted_at)
+            VALUES (\(category.id), \(category.version), \(category.name), \(category.parentId), \(category.path), \(category.updatedAt), \(deletedAt))
+            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, parent_id = EXCLUDED.parent_id,
+                path = EXCLUDED.path, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+            """, logger: logger)
+    }
+
+    func descendantCategories(of path: String) async throws -> [CategoryState] {
+        let prefix = path + "/"
+        return try await categories("""
+            SELECT id, version, name, parent_id, path, updated_at FROM catalog.categories
+            WHERE left(path, length(\(prefix))) = \(prefix) AND deleted_at IS NULL ORDER BY length(path), path FOR UPDATE
+            """)
+    }
+
+    func poisInCategory(_ path: String) async throws -> [PoiState] {
+        let prefix = path + "/"
+        var pois: [PoiState] = []
+        for (id, version, content, updatedAt) in try await connection.fetch("""
+            SELECT id, version, content::text, updated_at FROM catalog.pois
+            WHERE deleted_at IS NULL AND (content->>'category' = \(path) OR left(content->>'category', length(\(prefix))) = \(prefix))
+            ORDER BY id FOR UPDATE
+            """, as: (UUID, Int, String, Date).self, logger: logger) {
+            pois.append(PoiState(id: id, version: version,
+                                 content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt))
+        }
+        return pois
+    }
+
+    func liveCategories() async throws -> [CategoryState] {
+        try await categories("""
+            SELECT id, version, name, parent_id, path, updated_at FROM catalog.categories
+            WHERE deleted_at IS NULL ORDER BY length(path) - length(replace(path, '/', '')), path
+            """)
+    }
+
+    private func categories(_ query: PostgresQuery) async throws -> [CategoryState] {
+        try await connection.fetch(query, as: (UUID, Int, String, UUID?, String, Date).self, logger: logger).map {
+            CategoryState(id: $0.0, version: $0.1, name: $0.2, parentId: $0.3, path: $0.4, updatedAt: $0.5)
+        }
+    }
+
+    // MARK: savepoints
+
+    func savepoint(_ name: String) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "SAVEPOINT \(try Self.identifier(name))"), logger: logger)
+    }
+
+    func rollback(toSavepoint name: String) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(try Self.identifier(name))"), logger: logger)
+    }
+
+    func release(savepoint name: String) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(try Self.identifier(name))"), logger: logger)
+    }
+
+    /// Savepoint names cannot be bound; these are fixed names from the handler, checked anyway.
+    private static func identifier(_ name: String) throws -> String {
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_") }) else {
+            throw ImportError(message: "invalid savepoint name \(name)")
+        }
+        return name
+    }
+
     func appendOutbox(_ entries: [OutboxEntry]) async throws {
         // Multi-row VALUES, bound parameter by parameter; chunked under Postgres's 65 535-parameter limit.
         for chunk in stride(from: 0, to: entries.count, by: 5_000).map({ entries[$0..<min($0 + 5_000, entries.count)] }) {

@@ -8,12 +8,14 @@ import Synchronization
 /// every partition. Used by the feed, the admin site and analytics.
 public final class CatalogEventFeed: Service, Sendable {
     public typealias Handler = @Sendable (Envelope<CatalogEvent>) async throws -> Void
+    public typealias CategoryHandler = @Sendable (Envelope<CategoryEvent>) async throws -> Void
 
     private let configuration: KafkaConfiguration
     private let startup: StartupBarrier
     private let consumer = Mutex<KafkaConsumer?>(nil)
     private let commands: CatalogCommandClient
     private let handler: Handler
+    private let categoryHandler: CategoryHandler?
     private let logger: Logger
     private let snapshotId = UUID()
     private let markersSeen = Mutex<Set<Int32>>([])
@@ -23,11 +25,12 @@ public final class CatalogEventFeed: Service, Sendable {
 
     /// `startup` opens once the topics exist.
     public init(configuration: KafkaConfiguration, startup: StartupBarrier, commands: CatalogCommandClient, deadLetters: DeadLetterSink,
-                source: String, logger: Logger, handler: @escaping Handler) {
+                source: String, logger: Logger, handler: @escaping Handler, categoryHandler: CategoryHandler? = nil) {
         self.configuration = configuration
         self.startup = startup
         self.commands = commands
         self.handler = handler
+        self.categoryHandler = categoryHandler
         self.logger = logger
         self.source = source
         self.deadLetters = deadLetters
@@ -70,6 +73,16 @@ public final class CatalogEventFeed: Service, Sendable {
     }
 
     private func process(_ message: KafkaMessage) async {
+        // Category events (CatalogCategories.swift) go to the category handler; consumers without one skip them.
+        if let header = try? EnvelopeDecoder.header(message.value), CategoryEvent.isCategoryEvent(type: header.type) {
+            guard let categoryHandler else { return }
+            do {
+                try await categoryHandler(try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value))
+            } catch {
+                await deadLetters.send(message, reason: "category event: \(error)")
+            }
+            return
+        }
         let envelope: Envelope<CatalogEvent>
         do {
             envelope = try EnvelopeDecoder.decode(CatalogEvent.self, from: message.value)

@@ -89,6 +89,12 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case updatePoi = "poi.update"
     case deletePoi = "poi.delete"
     case snapshot = "catalog.snapshot"
+    case createCategory = "category.create"
+    case renameCategory = "category.rename"
+    case deleteCategory = "category.delete"
+    /// Many tour, POI and category commands applied together in one transaction (bulk import): all or
+    /// nothing, or with `skipInvalidRows` every row that fails skipped whole.
+    case importBatch = "catalog.import"
 }
 
 /// A command on `catalog.commands`. Which fields matter depends on `action`; catalog validates them
@@ -106,10 +112,17 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var poi: PoiContent?
     public var stops: [UUID]?
     public var status: ContentStatus?
+    /// For `category.create` (name and parent) and `category.rename` (name).
+    public var category: CategoryContent?
+    /// For `catalog.import`: the rows, each one or more commands that stand or fall together.
+    public var rows: [CatalogBatchRow]?
+    /// For `catalog.import`: apply the good rows and report the bad ones, instead of applying nothing.
+    public var skipInvalidRows: Bool?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
-                stops: [UUID]? = nil, status: ContentStatus? = nil) {
+                stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
+                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -119,6 +132,9 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.poi = poi
         self.stops = stops
         self.status = status
+        self.category = category
+        self.rows = rows
+        self.skipInvalidRows = skipInvalidRows
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -152,9 +168,13 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     /// The resulting (or, on conflict, the current) state of the entity.
     public var tour: TourState?
     public var poi: PoiState?
+    public var category: CategoryState?
+    /// For `catalog.import`: what became of each row, in order.
+    public var rows: [CatalogBatchRowResult]?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
-                errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil) {
+                errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,
+                category: CategoryState? = nil, rows: [CatalogBatchRowResult]? = nil) {
         self.commandId = commandId
         self.action = action
         self.outcome = outcome
@@ -164,6 +184,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
         self.message = message
         self.tour = tour
         self.poi = poi
+        self.category = category
+        self.rows = rows
     }
 }
 

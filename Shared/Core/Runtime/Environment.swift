@@ -39,6 +39,11 @@ public struct Environment: Sendable {
 public struct ConfigurationError: Error, CustomStringConvertible {
     public let name: String
     public let message: String
+
+    public init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
     public var description: String { "configuration: \(name) \(message)" }
 }
 

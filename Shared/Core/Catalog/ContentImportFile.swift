@@ -1,0 +1,359 @@
+import Foundation
+
+/// Reads a bulk import file (JSON in the demo file's format, or CSV) into the rows of one `catalog.import`
+/// command. Used by `catalog import FILE` and the admin's import page. Rows that cannot even be read
+/// (a latitude that is not a number, a missing name) are reported here with their line; everything else
+/// is validated by catalog, with the same rules as any other command.
+///
+/// Ids are stable: from `legacyId` when the row has one, else from the row's content, so importing the
+/// same file twice applies nothing twice (the command ids repeat, and catalog applies a command once).
+public enum ContentImportFile {
+    public enum Format: String, Sendable, CaseIterable {
+        case json, csv
+
+        /// From a file name's extension.
+        public init?(fileName: String) {
+            switch fileName.split(separator: ".").last?.lowercased() {
+            case "json": self = .json
+            case "csv": self = .csv
+            default: return nil
+            }
+        }
+    }
+
+    /// What a file yields: rows to send and rows already refused.
+    public struct Plan: Sendable {
+        public var rows: [CatalogBatchRow] = []
+        public var unreadable: [CatalogBatchRowResult] = []
+        public var tours = 0
+        public var pois = 0
+        public var categories = 0
+
+        public var rowCount: Int { rows.count + unreadable.count }
+
+        /// The `catalog.import` command for the readable rows.
+        public func command(actor: String, skipInvalidRows: Bool, commandId: UUID = UUID()) -> CatalogCommand {
+            CatalogCommand(commandId: commandId, action: .importBatch, actor: actor, rows: rows, skipInvalidRows: skipInvalidRows)
+        }
+    }
+
+    public struct FileError: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// The demo file's shape (deploy/demo/uncw-itour.json).
+    public struct JSONFile: Decodable, Sendable {
+        public struct Tour: Decodable, Sendable {
+            public var legacyId: Int?
+            public var name: String
+            public var summary: String?
+            public var purpose: String?
+            public var stops: [Int]?
+            public var status: ContentStatus?
+        }
+
+        public struct Poi: Decodable, Sendable {
+            public var legacyId: Int?
+            public var name: String
+            public var summary: String?
+            public var description: String?
+            public var latitude: Double
+            public var longitude: Double
+            public var category: String?
+            public var buildings: [String]?
+            public var pictures: [String]?
+            public var links: [MediaLink]?
+            public var address: String?
+            public var phone: String?
+            public var website: String?
+            public var openingHours: String?
+        }
+
+        public var tours: [Tour]?
+        public var pois: [Poi]?
+        /// Category paths to create even when no POI uses them yet.
+        public var categories: [String]?
+    }
+
+    /// Most rows one import takes: one command travels as one Kafka message.
+    public static let maximumRows = 2_000
+
+    public static func plan(_ data: Data, format: Format, actor: String) throws(FileError) -> Plan {
+        let plan: Plan
+        switch format {
+        case .json: plan = try planJSON(data, actor: actor)
+        case .csv:
+            guard let text = String(data: data, encoding: .utf8) else { throw FileError(message: "the CSV file is not UTF-8 text") }
+            plan = try planCSV(text, actor: actor)
+        }
+        guard plan.rowCount <= maximumRows else {
+            throw FileError(message: "the file has \(plan.rowCount) rows; one import takes at most \(maximumRows), so split it")
+        }
+        guard plan.rowCount > 0 else { throw FileError(message: "the file has no tours, POIs or categories") }
+        return plan
+    }
+
+    // MARK: ids
+
+    /// A stable UUID for a legacy number: `kind` tells entities and command steps apart.
+    public static func stableId(_ kind: UInt8, _ legacyId: Int) -> UUID {
+        UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", Int(kind), legacyId))!
+    }
+
+    /// A stable UUID for content without a legacy number (FNV-1a, 128 bits): the same row gives the same id.
+    public static func stableId(_ kind: UInt8, content: String) -> UUID {
+        var low: UInt64 = 0xcbf2_9ce4_8422_2325
+        var high: UInt64 = 0x6c62_272e_07bb_0142
+        for byte in [kind] + Array(content.utf8) {
+            low = (low ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+            high = (high ^ UInt64(byte) ^ (low >> 29)) &* 0x0000_0100_0000_01b3
+        }
+        var bytes = withUnsafeBytes(of: low.bigEndian) { Array($0) } + withUnsafeBytes(of: high.bigEndian) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40 // version 4 layout, so it parses anywhere a random UUID does
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    enum Kind: UInt8 {
+        case tour = 0x01, poi = 0x02, category = 0x03
+        case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31
+    }
+
+    // MARK: rows from content
+
+    public static func poiRow(label: String, legacyId: Int?, content: PoiContent, actor: String) -> CatalogBatchRow {
+        let key = legacyId.map { "legacy:\($0)" } ?? canonical(content)
+        let ids = legacyId.map { (stableId(Kind.poi.rawValue, $0), stableId(Kind.poiCreate.rawValue, $0)) }
+            ?? (stableId(Kind.poi.rawValue, content: key), stableId(Kind.poiCreate.rawValue, content: key))
+        return CatalogBatchRow(label: label, commands: [
+            CatalogCommand(commandId: ids.1, action: .createPoi, actor: actor, entityId: ids.0, poi: content),
+        ])
+    }
+
+    public static func tourRow(label: String, legacyId: Int?, content: TourContent, stops: [UUID], status: ContentStatus,
+                        actor: String) -> CatalogBatchRow {
+        func id(_ kind: Kind) -> UUID {
+            legacyId.map { stableId(kind.rawValue, $0) }
+                ?? stableId(kind.rawValue, content: canonical(content) + stops.map(\.uuidString).joined() + status.rawValue)
+        }
+        var commands = [CatalogCommand(commandId: id(.tourCreate), action: .createTour, actor: actor, entityId: id(.tour), tour: content)]
+        if !stops.isEmpty {
+            commands.append(CatalogCommand(commandId: id(.tourStops), action: .setTourStops, actor: actor, entityId: id(.tour), stops: stops))
+        }
+        if status != .draft {
+            commands.append(CatalogCommand(commandId: id(.tourStatus), action: .setTourStatus, actor: actor, entityId: id(.tour), status: status))
+        }
+        return CatalogBatchRow(label: label, commands: commands)
+    }
+
+    static func categoryRows(_ paths: [String], actor: String) -> [CatalogBatchRow] {
+        Set(paths.map(normalizedPath).filter { !$0.isEmpty }).sorted().map { path in
+            CatalogBatchRow(label: "category \(path)", commands: [
+                CatalogCommand(commandId: stableId(Kind.categoryCreate.rawValue, content: path), action: .createCategory, actor: actor,
+                               category: .ensuring(path: path)),
+            ])
+        }
+    }
+
+    /// "Shop / Fashion" → "Shop/Fashion".
+    public static func normalizedPath(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "/")
+    }
+
+    static func canonical<T: Encodable>(_ value: T) -> String {
+        (try? JSONCoding.encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    // MARK: JSON
+
+    /// Decodes one element, keeping a failure as that row's error instead of failing the whole file.
+    struct Lenient<T: Decodable & Sendable>: Decodable, Sendable {
+        let value: Result<T, FileError>
+
+        init(from decoder: any Decoder) throws {
+            do { value = .success(try T(from: decoder)) } catch { value = .failure(FileError(message: JSONCoding.describe(error))) }
+        }
+    }
+
+    struct LenientFile: Decodable {
+        var tours: [Lenient<JSONFile.Tour>]?
+        var pois: [Lenient<JSONFile.Poi>]?
+        var categories: [String]?
+    }
+
+    static func planJSON(_ data: Data, actor: String) throws(FileError) -> Plan {
+        let file: LenientFile
+        do {
+            file = try JSONCoding.decoder.decode(LenientFile.self, from: data)
+        } catch {
+            throw FileError(message: "not an import file: \(JSONCoding.describe(error))")
+        }
+        var plan = Plan()
+        let pois = file.pois ?? []
+        let tours = file.tours ?? []
+        var categoryPaths = file.categories ?? []
+        for case .success(let poi) in pois.map(\.value) { if let category = poi.category, !category.isEmpty { categoryPaths.append(category) } }
+        plan.rows += categoryRows(categoryPaths, actor: actor)
+        plan.categories = plan.rows.count
+        for (index, element) in pois.enumerated() {
+            let label = "pois[\(index)]"
+            switch element.value {
+            case .failure(let error):
+                plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: error.message))
+            case .success(let poi):
+                let content = PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
+                                         latitude: poi.latitude, longitude: poi.longitude,
+                                         category: poi.category.map(normalizedPath).flatMap { $0.isEmpty ? nil : $0 },
+                                         buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
+                                         address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
+                                         legacyId: poi.legacyId)
+                plan.rows.append(poiRow(label: label, legacyId: poi.legacyId, content: content, actor: actor))
+                plan.pois += 1
+            }
+        }
+        for (index, element) in tours.enumerated() {
+            let label = "tours[\(index)]"
+            switch element.value {
+            case .failure(let error):
+                plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: error.message))
+            case .success(let tour):
+                let content = TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId)
+                plan.rows.append(tourRow(label: label, legacyId: tour.legacyId, content: content,
+                                         stops: (tour.stops ?? []).map { stableId(Kind.poi.rawValue, $0) },
+                                         status: tour.status ?? .published, actor: actor))
+                plan.tours += 1
+            }
+        }
+        return plan
+    }
+
+    // MARK: CSV
+
+    /// The CSV columns, matched case-insensitively by header; only `name` is required (and `latitude`,
+    /// `longitude` for POIs). Lists inside a cell are separated by ";", a link is "name|type|url".
+    public static let csvColumns = ["kind", "legacyId", "name", "summary", "description", "purpose", "latitude", "longitude", "category",
+                                    "buildings", "pictures", "links", "address", "phone", "website", "openingHours", "stops", "status"]
+
+    static func planCSV(_ text: String, actor: String) throws(FileError) -> Plan {
+        let records: [CSV.Record]
+        do {
+            records = try CSV.parse(text)
+        } catch {
+            throw FileError(message: "not a CSV file: \(error.description)")
+        }
+        guard let header = records.first else { throw FileError(message: "the CSV file is empty") }
+        var columns: [String: Int] = [:]
+        for (index, name) in header.fields.enumerated() {
+            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let known = csvColumns.first(where: { $0.lowercased() == key }) else {
+                throw FileError(message: "line 1: unknown column \"\(name)\"; the columns are \(csvColumns.joined(separator: ", "))")
+            }
+            columns[known] = index
+        }
+        guard columns["name"] != nil else { throw FileError(message: "line 1: the header needs a name column") }
+
+        struct Row {
+            let record: CSV.Record
+            let values: [String: String]
+            var label: String { "line \(record.line)" }
+            var kind: String { (values["kind"] ?? "").lowercased().isEmpty ? "poi" : (values["kind"] ?? "").lowercased() }
+            func text(_ column: String) -> String { values[column] ?? "" }
+            func optional(_ column: String) -> String? { let value = text(column); return value.isEmpty ? nil : value }
+            func list(_ column: String) -> [String] {
+                text(column).split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
+        }
+        var rows: [Row] = []
+        var plan = Plan()
+        for record in records.dropFirst() {
+            guard record.fields.count <= header.fields.count else {
+                plan.unreadable.append(CatalogBatchRowResult(label: "line \(record.line)", outcome: .failed,
+                                                             message: "\(record.fields.count) fields, but the header has \(header.fields.count)"))
+                continue
+            }
+            var values: [String: String] = [:]
+            for (column, index) in columns where index < record.fields.count {
+                values[column] = record.fields[index].trimmingCharacters(in: .whitespaces)
+            }
+            rows.append(Row(record: record, values: values))
+        }
+
+        func fail(_ row: Row, _ errors: [FieldError]) {
+            plan.unreadable.append(CatalogBatchRowResult(label: row.label, outcome: .failed, errors: errors,
+                                                         message: errors.map(\.message).joined(separator: "; ")))
+        }
+        func legacyId(_ row: Row, into errors: inout [FieldError]) -> Int? {
+            guard let text = row.optional("legacyId") else { return nil }
+            guard let value = Int(text), value >= 0 else {
+                errors.append(FieldError(field: "legacyId", message: "legacyId must be a whole number, got \"\(text)\""))
+                return nil
+            }
+            return value
+        }
+
+        var categoryPaths = rows.filter { $0.kind == "category" }.map { $0.text("name") }
+        categoryPaths += rows.filter { $0.kind == "poi" }.compactMap { $0.optional("category") }
+        plan.rows += categoryRows(categoryPaths, actor: actor)
+        plan.categories = plan.rows.count
+
+        for row in rows where !["poi", "tour", "category"].contains(row.kind) {
+            fail(row, [FieldError(field: "kind", message: "kind must be poi, tour or category, got \"\(row.kind)\"")])
+        }
+        for row in rows where row.kind == "poi" {
+            var errors: [FieldError] = []
+            let legacy = legacyId(row, into: &errors)
+            func coordinate(_ column: String, _ label: String, _ range: ClosedRange<Double>) -> Double {
+                guard let value = Double(row.text(column)), value.isFinite else {
+                    errors.append(FieldError(field: column, message: "\(label) must be a number between \(Int(range.lowerBound)) and \(Int(range.upperBound))"))
+                    return 0
+                }
+                return value
+            }
+            let latitude = coordinate("latitude", "Latitude", -90...90)
+            let longitude = coordinate("longitude", "Longitude", -180...180)
+            var links: [MediaLink] = []
+            for (index, text) in row.list("links").enumerated() {
+                let parts = text.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 3, let type = MediaType(rawValue: parts[1].lowercased()) else {
+                    errors.append(FieldError(field: "links[\(index)]", message: "a link is name|type|url with type page, video, audio or image"))
+                    continue
+                }
+                links.append(MediaLink(name: parts[0], type: type, url: parts[2]))
+            }
+            guard errors.isEmpty else { fail(row, errors); continue }
+            let content = PoiContent(name: row.text("name"), summary: row.text("summary"), description: row.text("description"),
+                                     latitude: latitude, longitude: longitude, category: row.optional("category").map(normalizedPath),
+                                     buildings: row.list("buildings"), pictures: row.list("pictures"), links: links,
+                                     address: row.optional("address"), phone: row.optional("phone"), website: row.optional("website"),
+                                     openingHours: row.optional("openingHours"), legacyId: legacy)
+            plan.rows.append(poiRow(label: row.label, legacyId: legacy, content: content, actor: actor))
+            plan.pois += 1
+        }
+        for row in rows where row.kind == "tour" {
+            var errors: [FieldError] = []
+            let legacy = legacyId(row, into: &errors)
+            var stops: [UUID] = []
+            for text in row.list("stops") {
+                if let number = Int(text) { stops.append(stableId(Kind.poi.rawValue, number)) } else if let id = UUID(uuidString: text) {
+                    stops.append(id)
+                } else {
+                    errors.append(FieldError(field: "stops", message: "stops are POI legacyIds or ids separated by \";\", got \"\(text)\""))
+                }
+            }
+            var status = ContentStatus.published
+            if let text = row.optional("status") {
+                if let parsed = ContentStatus(rawValue: text.lowercased()) { status = parsed } else {
+                    errors.append(FieldError(field: "status", message: "status must be draft, published or archived, got \"\(text)\""))
+                }
+            }
+            guard errors.isEmpty else { fail(row, errors); continue }
+            let content = TourContent(name: row.text("name"), summary: row.text("summary"), purpose: row.text("purpose"), legacyId: legacy)
+            plan.rows.append(tourRow(label: row.label, legacyId: legacy, content: content, stops: stops, status: status, actor: actor))
+            plan.tours += 1
+        }
+        return plan
+    }
+}

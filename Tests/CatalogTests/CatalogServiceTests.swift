@@ -1,0 +1,105 @@
+import Foundation
+import HummingbirdTesting
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Catalog
+
+/// The catalog service as it runs, on the real Postgres and broker: commands arrive on `catalog.commands`,
+/// results leave on `catalog.command-results`, and the outbox reaches `catalog.events` in order.
+@Suite("Catalog service over the broker", .serialized)
+struct CatalogServiceTests {
+    let logger = TestServices.logger
+
+    /// Runs catalog and a command client; `events` reads `catalog.events` from the beginning.
+    func withCatalog(_ body: @Sendable (CatalogCommandClient, KafkaConsumer, DatabaseSettings) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        let kafka = TestServices.kafka()
+        let catalog = try Catalog.buildApplication(settings: TestServices.serviceSettings(name: "catalog", database: database, kafka: kafka))
+        let producer = try KafkaProducer(configuration: kafka, logger: logger)
+        let startup = StartupBarrier()
+        let commands = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "test", logger: logger)
+        try await catalog.test(.router) { client in
+            let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(200)) {
+                try await client.execute(uri: "/ready", method: .get).status == .ok
+            }
+            try #require(ready, "catalog never became ready")
+            startup.open()
+            let events = try KafkaConsumer(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.catalogEvents)], from: .beginning),
+                                           logger: logger)
+            try await TestServices.withServices([producer, commands]) {
+                // The first command waits for catalog's consumer group to form, which takes a while on a fresh broker.
+                let warmUp = try await commands.execute(CatalogCommand(action: .snapshot, actor: "test"), timeout: .seconds(60))
+                try #require(warmUp.outcome == .applied)
+                try await body(commands, events, database)
+            }
+            await events.close()
+        }
+    }
+
+    /// Reads events until `count` arrived (or `timeout` passed), leaving out the warm-up snapshot's markers.
+    func read(_ count: Int, from consumer: KafkaConsumer, timeout: Duration = .seconds(15)) async throws -> [EnvelopeHeader] {
+        var headers: [EnvelopeHeader] = []
+        let deadline = ContinuousClock.now + timeout
+        while headers.count < count, ContinuousClock.now < deadline {
+            for message in try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200)) {
+                let header = try EnvelopeDecoder.header(message.value)
+                if header.type != CatalogEvent.Kind.snapshotMarker.rawValue { headers.append(header) }
+            }
+        }
+        return headers
+    }
+
+    @Test("each applied command's events reach catalog.events once; its result comes back; a resent command is answered again, not reapplied")
+    func commandsOverTheBroker() async throws {
+        try await withCatalog { commands, events, database in
+            let category = try await commands.execute(CatalogCommand(action: .createCategory, actor: "t", category: CategoryContent(name: "Eat")))
+            #expect(category.outcome == .applied)
+            let poi = CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "Café", latitude: 34.2, longitude: -77.8, category: "Eat"))
+            let created = try await commands.execute(poi)
+            #expect(created.outcome == .applied)
+            #expect(created.poi?.content.category == "Eat")
+            let resent = try await commands.execute(poi)
+            #expect(resent == created)
+            let refused = try await commands.execute(CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "X", latitude: -91, longitude: 0)))
+            #expect(refused.outcome == .rejected)
+            #expect(refused.errors == [FieldError(field: "latitude", message: "Latitude must be between -90 and 90")])
+            let stale = try await commands.execute(CatalogCommand(action: .updatePoi, actor: "t", entityId: created.entityId, expectedVersion: 7,
+                                                                  poi: PoiContent(name: "Y", latitude: 0, longitude: 0)))
+            #expect(stale.outcome == .conflict)
+            #expect(stale.poi?.content.name == "Café")
+
+            let seen = try await read(2, from: events)
+            // Keyed by entity, so on different partitions: compare without order.
+            #expect(seen.map(\.type).sorted() == ["category.changed", "poi.changed"])
+            #expect(try await read(1, from: events, timeout: .seconds(2)).isEmpty, "nothing more: the resend, the refusal and the conflict publish no event")
+            let backlog = try await TestServices.eventually {
+                try await TestServices.withPostgres(database) { client in
+                    try await client.fetch("SELECT count(*)::bigint FROM catalog.outbox", as: Int.self, logger: logger) == [0]
+                }
+            }
+            #expect(backlog, "the relay drained the outbox")
+        }
+    }
+
+    @Test("a bulk import over the broker: its result carries the per-row report")
+    func importOverTheBroker() async throws {
+        try await withCatalog { commands, events, _ in
+            let plan = try ContentImportFile.plan(Data("""
+                name,latitude,longitude,category
+                Bank,53.8,-1.54,Shop/Fashion
+                Nowhere,95,0,
+                """.utf8), format: .csv, actor: "import")
+            let refused = try await commands.execute(plan.command(actor: "owner", skipInvalidRows: false))
+            #expect(refused.outcome == .rejected)
+            // The category row ensures the whole path Shop/Fashion.
+            #expect(refused.rows?.map(\.label) == ["category Shop/Fashion", "line 2", "line 3"])
+            #expect(refused.rows?.map(\.outcome) == [.notApplied, .notApplied, .failed])
+            let skipped = try await commands.execute(plan.command(actor: "owner", skipInvalidRows: true))
+            #expect(skipped.outcome == .applied)
+            #expect(skipped.message == "imported 2 of 3 rows; 1 rows failed and were skipped")
+            #expect(try await read(3, from: events).map(\.type).sorted() == ["category.changed", "category.changed", "poi.changed"])
+        }
+    }
+}

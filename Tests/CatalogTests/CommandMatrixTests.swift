@@ -1,0 +1,223 @@
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Catalog
+
+/// Every command, against the real Postgres: refused input gives field errors and changes nothing but the
+/// answer; a stale version is a conflict carrying the current state; an applied command writes its events,
+/// its result and an audit record in the one transaction; delivered twice, it is applied once.
+@Suite("Every catalog command")
+struct CommandMatrixTests {
+    static let logger = TestServices.logger
+
+    /// Content every case starts from: categories Shop, Shop/Fashion and Eat; POI A (in Shop/Fashion) and
+    /// POI B; a tour (version 2) stopping at A.
+    struct Fixture: Sendable {
+        let handler: CatalogCommandHandler
+        let client: PostgresClient
+        let shop: UUID, fashion: UUID, eat: UUID
+        let poiA: UUID, poiB: UUID
+        let tour: UUID
+    }
+
+    static func withFixture(_ body: @Sendable (Fixture) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        let kafka = TestServices.kafka()
+        try await TestServices.withPostgres(database) { client in
+            try await CatalogMigrations.runner.run(on: client, logger: logger)
+            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: kafka,
+                                                eventPartitions: { 4 }, logger: logger)
+            func applied(_ command: CatalogCommand) async throws -> UUID {
+                let result = try await handler.handle(command)
+                try #require(result.outcome == .applied, "fixture command \(command.action) was \(result.outcome): \(result.message ?? "")")
+                return try #require(result.entityId)
+            }
+            let shop = try await applied(CatalogCommand(action: .createCategory, actor: "fixture", category: CategoryContent(name: "Shop")))
+            let fashion = try await applied(CatalogCommand(action: .createCategory, actor: "fixture",
+                                                           category: CategoryContent(name: "Fashion", parentId: shop)))
+            let eat = try await applied(CatalogCommand(action: .createCategory, actor: "fixture", category: CategoryContent(name: "Eat")))
+            let poiA = try await applied(CatalogCommand(action: .createPoi, actor: "fixture",
+                                                        poi: PoiContent(name: "Bank Fashion", latitude: 53.8, longitude: -1.54, category: "Shop/Fashion")))
+            let poiB = try await applied(CatalogCommand(action: .createPoi, actor: "fixture", poi: PoiContent(name: "Quad", latitude: 34.2, longitude: -77.9)))
+            let tour = try await applied(CatalogCommand(action: .createTour, actor: "fixture", tour: TourContent(name: "Campus")))
+            _ = try await applied(CatalogCommand(action: .setTourStops, actor: "fixture", entityId: tour, stops: [poiA]))
+            try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour))
+        }
+    }
+
+    /// A command that applies, and the event types it must publish.
+    static func valid(_ action: CatalogAction, _ f: Fixture) -> (CatalogCommand, events: [String]) {
+        let actor = "editor@example.edu"
+        switch action {
+        case .createTour:
+            return (CatalogCommand(action: action, actor: actor, tour: TourContent(name: "Night Walk", purpose: "After dark")), ["tour.changed"])
+        case .updateTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, tour: TourContent(name: "Campus Tour")),
+                    ["tour.changed"])
+        case .deleteTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2), ["tour.deleted"])
+        case .setTourStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, status: .published), ["tour.changed"])
+        case .setTourStops:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, stops: [f.poiB, f.poiA]), ["tour.changed"])
+        case .createPoi:
+            return (CatalogCommand(action: action, actor: actor, poi: PoiContent(name: "Corn Exchange", latitude: 53.79, longitude: -1.54,
+                                                                                category: "shop/fashion")), ["poi.changed"])
+        case .updatePoi:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, expectedVersion: 1,
+                                   poi: PoiContent(name: "Historic Quad", latitude: 34.226101, longitude: -77.876705, category: "Eat")),
+                    ["poi.changed"])
+        case .deletePoi:
+            // A is a stop of the tour: the tour loses it (a new tour version) before the POI goes.
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiA, expectedVersion: 1), ["tour.changed", "poi.deleted"])
+        case .createCategory:
+            return (CatalogCommand(action: action, actor: actor, category: CategoryContent(name: "Shoes", parentId: f.fashion)), ["category.changed"])
+        case .renameCategory:
+            // Shop → Shopping renames Shop/Fashion too, and moves POI A to Shopping/Fashion.
+            return (CatalogCommand(action: action, actor: actor, entityId: f.shop, expectedVersion: 1, category: CategoryContent(name: "Shopping")),
+                    ["category.changed", "category.changed", "poi.changed"])
+        case .deleteCategory:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.eat, expectedVersion: 1), ["category.deleted"])
+        case .importBatch:
+            let rows = [
+                CatalogBatchRow(label: "line 2", commands: [CatalogCommand(action: .createCategory, actor: "x", category: .ensuring(path: "Eat/Cafe"))]),
+                CatalogBatchRow(label: "line 3", commands: [CatalogCommand(action: .createPoi, actor: "x",
+                                                                           poi: PoiContent(name: "Café", latitude: 1, longitude: 2, category: "Eat/Cafe"))]),
+            ]
+            return (CatalogCommand(action: action, actor: actor, rows: rows), ["category.changed", "poi.changed"])
+        case .snapshot:
+            return (CatalogCommand(action: action, actor: "feed"),
+                    Array(repeating: "category.changed", count: 3) + Array(repeating: "poi.changed", count: 2) + ["tour.changed"]
+                    + Array(repeating: "catalog.snapshot-marker", count: 4))
+        }
+    }
+
+    /// A command catalog must refuse, and the field (and part of the message) it names.
+    static func invalid(_ action: CatalogAction, _ f: Fixture) -> (CatalogCommand, field: String, message: String)? {
+        let actor = "editor@example.edu"
+        switch action {
+        case .createTour:
+            return (CatalogCommand(action: action, actor: actor, tour: TourContent(name: "  ")), "name", "Tour's Name is required")
+        case .updateTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, tour: TourContent(name: String(repeating: "x", count: 201))),
+                    "name", "Tour's Name must be at most 200 characters")
+        case .deleteTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
+        case .setTourStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour), "status", "status is required")
+        case .setTourStops:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, stops: [f.poiA, f.poiA]), "stops", "only once")
+        case .createPoi:
+            return (CatalogCommand(action: action, actor: actor, poi: PoiContent(name: "X", latitude: 91, longitude: 0)),
+                    "latitude", "Latitude must be between -90 and 90")
+        case .updatePoi:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, poi: PoiContent(name: "X", latitude: 0, longitude: 0, category: "Nowhere")),
+                    "category", "Category must be one of the category tree's paths")
+        case .deletePoi:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
+        case .createCategory:
+            return (CatalogCommand(action: action, actor: actor, category: CategoryContent(name: "Fashion", parentId: f.shop)),
+                    "name", "unique among its siblings")
+        case .renameCategory:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.shop, category: CategoryContent(name: "Shop/Eat")),
+                    "name", "must not contain \"/\"")
+        case .deleteCategory:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.shop), "entityId", "has 1 subcategories")
+        case .importBatch:
+            return (CatalogCommand(action: action, actor: actor, rows: []), "rows", "at least one row")
+        case .snapshot:
+            return nil
+        }
+    }
+
+    /// The entity a versioned command acts on, and its version in the fixture.
+    static func versioned(_ action: CatalogAction, _ f: Fixture) -> (id: UUID, version: Int)? {
+        switch action {
+        case .updateTour, .deleteTour, .setTourStatus, .setTourStops: (f.tour, 2)
+        case .updatePoi: (f.poiB, 1)
+        case .deletePoi: (f.poiA, 1)
+        case .renameCategory: (f.shop, 1)
+        case .deleteCategory: (f.eat, 1)
+        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot: nil
+        }
+    }
+
+    static func outbox(_ client: PostgresClient) async throws -> [(topic: String, type: String)] {
+        try await client.fetch("SELECT topic, payload FROM catalog.outbox ORDER BY id", as: (String, String).self, logger: logger).map { row in
+            let header = try EnvelopeDecoder.header(Array(row.1.utf8))
+            return (String(row.0.split(separator: ".", maxSplits: 1)[1]), header.type)
+        }
+    }
+
+    static func version(of id: UUID, _ client: PostgresClient) async throws -> Int? {
+        try await client.fetch("""
+            SELECT version FROM catalog.tours WHERE id = \(id) UNION ALL SELECT version FROM catalog.pois WHERE id = \(id)
+            UNION ALL SELECT version FROM catalog.categories WHERE id = \(id)
+            """, as: Int.self, logger: logger).first
+    }
+
+    @Test("refused, conflicting, applied and redelivered", arguments: CatalogAction.allCases)
+    func command(_ action: CatalogAction) async throws {
+        try await Self.withFixture { f in
+            var seen = try await Self.outbox(f.client).count
+
+            // Refused: field errors with the rule, nothing written but the answer.
+            if let (command, field, message) = Self.invalid(action, f) {
+                let result = try await f.handler.handle(command)
+                #expect(result.outcome == .rejected)
+                #expect(result.errors.contains { $0.field == field && $0.message.contains(message) }, "\(result.errors)")
+                let written = try await Self.outbox(f.client)
+                #expect(written.dropFirst(seen).map(\.topic) == ["catalog.command-results"])
+                #expect(written.last?.type == "command.rejected")
+                seen = written.count
+            }
+
+            // Stale: a conflict with the current state and version; nothing changes.
+            if let (id, current) = Self.versioned(action, f) {
+                var stale = Self.valid(action, f).0
+                stale.expectedVersion = current - 1
+                let result = try await f.handler.handle(stale)
+                #expect(result.outcome == .conflict)
+                #expect(result.version == current)
+                #expect(result.message?.contains("changed by someone else") == true)
+                #expect([result.tour?.id, result.poi?.id, result.category?.id].contains(id))
+                #expect(try await Self.version(of: id, f.client) == current)
+                let written = try await Self.outbox(f.client)
+                #expect(written.dropFirst(seen).map(\.type) == ["command.conflict"])
+                seen = written.count
+            }
+
+            // Applied: its events and its result in the outbox, an audit record, a new version.
+            let (command, events) = Self.valid(action, f)
+            let auditBefore = try await f.client.fetch("SELECT count(*)::bigint FROM catalog.audit_log", as: Int.self, logger: Self.logger)[0]
+            let result = try await f.handler.handle(command)
+            #expect(result.outcome == .applied, "\(result.message ?? "") \(result.errors)")
+            let written = try await Self.outbox(f.client)
+            let added = written.dropFirst(seen)
+            #expect(added.dropLast().map(\.topic).allSatisfy { $0 == "catalog.events" })
+            #expect(added.dropLast().map(\.type) == events)
+            #expect(added.last?.topic == "catalog.command-results")
+            #expect(added.last?.type == "command.applied")
+            seen = written.count
+            let auditAfter = try await f.client.fetch("SELECT count(*)::bigint FROM catalog.audit_log", as: Int.self, logger: Self.logger)[0]
+            #expect(auditAfter - auditBefore == (action == .snapshot ? 0 : events.filter { !$0.hasPrefix("catalog.") }.count))
+            if let (id, current) = Self.versioned(action, f) {
+                #expect(try await Self.version(of: id, f.client) == current + 1)
+            }
+
+            // Delivered again: the same answer, and nothing applied twice.
+            let versions = try await f.client.fetch("""
+                SELECT id, version FROM catalog.tours UNION ALL SELECT id, version FROM catalog.pois UNION ALL SELECT id, version FROM catalog.categories
+                """, as: (UUID, Int).self, logger: Self.logger).map { "\($0.0):\($0.1)" }.sorted()
+            let again = try await f.handler.handle(command)
+            #expect(again == result)
+            let versionsAfter = try await f.client.fetch("""
+                SELECT id, version FROM catalog.tours UNION ALL SELECT id, version FROM catalog.pois UNION ALL SELECT id, version FROM catalog.categories
+                """, as: (UUID, Int).self, logger: Self.logger).map { "\($0.0):\($0.1)" }.sorted()
+            #expect(versions == versionsAfter)
+            #expect(try await Self.outbox(f.client).dropFirst(seen).map(\.type) == ["command.applied"])
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Catalog
+
+/// The category tree and bulk import, against the real Postgres.
+@Suite("Categories and bulk import")
+struct ImportAndCategoryTests {
+    let logger = TestServices.logger
+
+    func withHandler(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        let kafka = TestServices.kafka()
+        try await TestServices.withPostgres(database) { client in
+            try await CatalogMigrations.runner.run(on: client, logger: logger)
+            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: kafka,
+                                                eventPartitions: { 4 }, logger: logger)
+            try await body(handler, client)
+        }
+    }
+
+    func count(_ table: String, _ client: PostgresClient) async throws -> Int {
+        try await client.fetch(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM catalog.\(table) WHERE deleted_at IS NULL"),
+                               as: Int.self, logger: logger)[0]
+    }
+
+    static let demoFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../deploy/demo/uncw-itour.json")
+
+    // MARK: categories
+
+    @Test("a renamed category renames its subcategories and moves its POIs, each with a new version")
+    func renameCascades() async throws {
+        try await withHandler { handler, _ in
+            let ensure = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a", category: .ensuring(path: "Shop/Fashion/Shoes")))
+            #expect(ensure.category?.path == "Shop/Fashion/Shoes")
+            let again = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a", category: .ensuring(path: "shop / fashion")))
+            #expect(again.outcome == .applied)
+            #expect(again.category?.path == "Shop/Fashion")
+            #expect(again.category?.version == 1)
+            let poi = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a",
+                                                              poi: PoiContent(name: "Bank", latitude: 53.8, longitude: -1.5, category: "SHOP/fashion/shoes")))
+            #expect(poi.poi?.content.category == "Shop/Fashion/Shoes")
+            let fashion = try #require(again.entityId)
+            let renamed = try await handler.handle(CatalogCommand(action: .renameCategory, actor: "a", entityId: fashion, expectedVersion: 1,
+                                                                  category: CategoryContent(name: "Clothes")))
+            #expect(renamed.category?.path == "Shop/Clothes")
+            let stored = try await handler.handle(CatalogCommand(action: .updatePoi, actor: "a", entityId: poi.entityId, expectedVersion: 1,
+                                                                 poi: PoiContent(name: "Bank", latitude: 53.8, longitude: -1.5)))
+            #expect(stored.outcome == .conflict, "the rename gave the POI a new version")
+            #expect(stored.poi?.content.category == "Shop/Clothes/Shoes")
+            // In use (a subcategory, then a POI): refused; once unused: deleted.
+            let inUse = try await handler.handle(CatalogCommand(action: .deleteCategory, actor: "a", entityId: fashion))
+            #expect(inUse.outcome == .rejected)
+            let shoes = try #require(ensure.entityId)
+            let poiInUse = try await handler.handle(CatalogCommand(action: .deleteCategory, actor: "a", entityId: shoes))
+            #expect(poiInUse.errors.first?.message.contains("1 POIs are in Shop/Clothes/Shoes") == true)
+            _ = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: poi.entityId))
+            #expect(try await handler.handle(CatalogCommand(action: .deleteCategory, actor: "a", entityId: shoes)).outcome == .applied)
+            let recreated = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
+                                                                    category: CategoryContent(name: "Shoes", parentId: fashion)))
+            #expect(recreated.category?.path == "Shop/Clothes/Shoes", "a deleted category's name is free again")
+        }
+    }
+
+    // MARK: import
+
+    func rows(_ csv: String) throws -> ContentImportFile.Plan {
+        try ContentImportFile.plan(Data(csv.utf8), format: .csv, actor: "import")
+    }
+
+    static let csv = """
+        kind,legacyId,name,latitude,longitude,category,buildings,links,stops,status
+        poi,501,"Bank Fashion, Leeds",53.7965,-1.5426,Shop/Fashion,Bank;Annex,"Site|page|https://example.com"
+        poi,502,Corn Exchange,53.7961,-1.5404,Shop,,
+        tour,50,Leeds shops,,,,,,501;502,published
+        """
+
+    @Test("CSV rows become commands: categories along the paths first, quoted commas kept, lists split")
+    func csvPlan() throws {
+        let plan = try rows(Self.csv)
+        #expect(plan.unreadable.isEmpty)
+        #expect(plan.rows.map(\.label) == ["category Shop", "category Shop/Fashion", "line 2", "line 3", "line 4"])
+        let bank = try #require(plan.rows[2].commands.first?.poi)
+        #expect(bank.name == "Bank Fashion, Leeds")
+        #expect(bank.buildings == ["Bank", "Annex"])
+        #expect(bank.links == [MediaLink(name: "Site", type: .page, url: "https://example.com")])
+        #expect(plan.rows[4].commands.map(\.action) == [.createTour, .setTourStops, .setTourStatus])
+        // The same file gives the same ids, so a second import is recognised.
+        #expect(try rows(Self.csv).rows.flatMap(\.commands).map(\.commandId) == plan.rows.flatMap(\.commands).map(\.commandId))
+
+        let bad = try rows("""
+            name,latitude,longitude,links
+            Nowhere,north,0,
+            Elsewhere,1,2,"a|film|http://x.org"
+            "Fine",1,2,
+            """)
+        #expect(bad.unreadable.map(\.label) == ["line 2", "line 3"])
+        #expect(bad.unreadable[0].errors.first?.message == "Latitude must be a number between -90 and 90")
+        #expect(bad.rows.map(\.label) == ["line 4"])
+        #expect(throws: ContentImportFile.FileError.self) { try rows("name,colour\nx,red") }
+        #expect(throws: ContentImportFile.FileError.self) { try rows("name\n\"never closed") }
+    }
+
+    @Test("the JSON plan of the demo file matches the one-command-at-a-time import, and reads bad elements as bad rows")
+    func jsonPlan() throws {
+        let data = try Data(contentsOf: Self.demoFile)
+        let plan = try ContentImportFile.plan(data, format: .json, actor: "import")
+        let single = try ContentImport.commands(for: JSONCoding.decoder.decode(ContentImport.File.self, from: data))
+        #expect(plan.rows.flatMap(\.commands).map(\.commandId) == single.map(\.commandId))
+        #expect(plan.tours == 1 && plan.pois == 10)
+        let bad = try ContentImportFile.plan(Data(#"{"pois": [{"name": "x", "latitude": "n", "longitude": 1}, {"name": "y", "latitude": 1, "longitude": 2}]}"#.utf8),
+                                             format: .json, actor: "import")
+        #expect(bad.unreadable.map(\.label) == ["pois[0]"])
+        #expect(bad.unreadable[0].message?.contains("latitude") == true)
+        #expect(bad.rows.count == 1)
+    }
+
+    @Test("all or nothing: one bad row imports nothing, and the report names every row's fate")
+    func allOrNothing() async throws {
+        try await withHandler { handler, client in
+            var plan = try rows(Self.csv)
+            // A POI row that only catalog can refuse (latitude out of range), between good ones.
+            plan.rows.insert(CatalogBatchRow(label: "line 9", commands: [
+                CatalogCommand(action: .createPoi, actor: "x", poi: PoiContent(name: "Off the map", latitude: 95, longitude: 0)),
+            ]), at: 3)
+            let result = try await handler.handle(plan.command(actor: "owner@example.edu", skipInvalidRows: false))
+            #expect(result.outcome == .rejected)
+            #expect(result.message == "1 of 6 rows failed, so nothing was imported")
+            let outcomes = try #require(result.rows).map(\.outcome)
+            #expect(outcomes == [.notApplied, .notApplied, .notApplied, .failed, .notApplied, .notApplied])
+            #expect(result.rows?[3].errors.first?.message == "Latitude must be between -90 and 90")
+            #expect(try await count("pois", client) == 0)
+            #expect(try await count("categories", client) == 0)
+            #expect(try await count("tours", client) == 0)
+            let outbox = try await client.fetch("SELECT count(*)::bigint FROM catalog.outbox", as: Int.self, logger: logger)
+            #expect(outbox == [1], "only the answer")
+            // Its commands were not applied, so the corrected file imports under the same ids.
+            let fixed = try await handler.handle(try rows(Self.csv).command(actor: "owner@example.edu", skipInvalidRows: false))
+            #expect(fixed.outcome == .applied)
+            #expect(try await count("pois", client) == 2)
+        }
+    }
+
+    @Test("skipping bad rows imports the rest; a row stands or falls whole; importing again changes nothing")
+    func skipBadRows() async throws {
+        try await withHandler { handler, client in
+            var plan = try rows(Self.csv)
+            // A tour whose stops include an unknown POI: its create must not survive its failed set-stops.
+            plan.rows.append(ContentImportFile.tourRow(label: "line 7", legacyId: 51, content: TourContent(name: "Broken"),
+                                                        stops: [UUID()], status: .published, actor: "x"))
+            let result = try await handler.handle(plan.command(actor: "owner@example.edu", skipInvalidRows: true))
+            #expect(result.outcome == .applied)
+            #expect(result.message == "imported 5 of 6 rows; 1 rows failed and were skipped")
+            #expect(result.rows?.last?.outcome == .failed)
+            #expect(result.rows?.last?.message?.contains("does not exist") == true)
+            #expect(try await count("tours", client) == 1)
+            #expect(try await count("pois", client) == 2)
+            #expect(try await count("categories", client) == 2)
+            let tour = try await client.fetch("SELECT status FROM catalog.tours", as: String.self, logger: logger)
+            #expect(tour == ["published"])
+            let audit = try await client.fetch("SELECT DISTINCT actor FROM catalog.audit_log", as: String.self, logger: logger)
+            #expect(audit == ["owner@example.edu"])
+
+            let again = try await handler.handle(try rows(Self.csv).command(actor: "owner@example.edu", skipInvalidRows: true))
+            #expect(again.outcome == .applied)
+            #expect(again.rows?.allSatisfy { $0.outcome == .applied } == true)
+            #expect(again.rows?[2].message == "already imported, unchanged")
+            #expect(try await count("pois", client) == 2)
+        }
+    }
+
+    @Test("an import cannot smuggle a snapshot or another import")
+    func nestedRefused() async throws {
+        try await withHandler { handler, _ in
+            let result = try await handler.handle(CatalogCommand(action: .importBatch, actor: "a", rows: [
+                CatalogBatchRow(label: "row 1", commands: [CatalogCommand(action: .snapshot, actor: "a")]),
+            ], skipInvalidRows: true))
+            #expect(result.rows?.first?.outcome == .failed)
+            #expect(result.rows?.first?.message == "catalog.snapshot cannot be part of an import")
+        }
+    }
+}
