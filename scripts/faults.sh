@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# make faults: the fault run (tests/faults/fault_run.py) on a Postgres and broker of its own.
+#
+#   scripts/faults.sh
+#
+# Starts a private Postgres (.run/faults-pg, port FAULTS_PG_PORT=5464) and tansu broker (port
+# FAULTS_BROKER_PORT=9114), then the four services (ITOUR_BIN_DIR, default .build/debug) on a fresh
+# database, and drives a workload of tracking events and content edits while it kills each service
+# with SIGKILL and restarts it, restarts Postgres, pauses the broker (SIGSTOP/SIGCONT) and overloads
+# the feed. Prints a table; exits nonzero on any lost or double-counted event, lost or duplicated
+# content edit, service not ready again, or feed read failing during the Postgres/broker outages.
+# Always stops its Postgres and broker. Figures as JSON in FAULTS_RESULT (.run/faults-result.json).
+# Knobs: FAULTS_MAX_EVENTS (8000), FAULTS_MAX_EDITS (40), FAULTS_BATCH (20), FAULTS_BROKER_PAUSE (6).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/common.sh
+
+pg_dir=$run_dir/faults-pg
+pg_port=${FAULTS_PG_PORT:-5464}
+broker_port=${FAULTS_BROKER_PORT:-9114}
+broker_pid=$run_dir/faults-broker.pid
+broker_log=$log_dir/faults-broker.log
+
+export ITOUR_TEST_POSTGRES_HOST=127.0.0.1
+export ITOUR_TEST_POSTGRES_PORT=$pg_port
+export ITOUR_TEST_POSTGRES_USER=itour
+export ITOUR_TEST_POSTGRES_DATABASE=itour
+export ITOUR_TEST_KAFKA_BROKERS=127.0.0.1:$broker_port
+export ITOUR_BIN_DIR=${ITOUR_BIN_DIR:-$PWD/.build/debug}
+export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export FAULTS_PG_DIR=$pg_dir FAULTS_BROKER_PIDFILE=$broker_pid
+export FAULTS_RESULT=${FAULTS_RESULT:-$run_dir/faults-result.json}
+
+for bin in catalog feed analytics admin; do
+  [[ -x $ITOUR_BIN_DIR/$bin ]] || { echo "faults.sh: $ITOUR_BIN_DIR/$bin missing (swift build)" >&2; exit 1; }
+done
+[[ -x .venv/bin/python ]] || { echo "faults.sh: .venv missing (scripts/install.sh)" >&2; exit 1; }
+
+child=
+cleanup() {
+  [[ -n $child ]] && kill -TERM -- "-$child" 2>/dev/null
+  echo "==> faults: stopping its postgres and broker"
+  kill -CONT "$(cat "$broker_pid" 2>/dev/null)" 2>/dev/null || true   # never leave it paused
+  scripts/broker.sh stop "$broker_pid" "$broker_port" "$broker_log" || true
+  scripts/postgres.sh stop "$pg_dir" "$pg_port" || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir -p "$log_dir"
+t0=$(now)
+echo "==> faults: postgres on $pg_port, broker on $broker_port"
+POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+  scripts/postgres.sh start "$pg_dir" "$pg_port" || exit 1
+scripts/broker.sh start "$broker_pid" "$broker_port" "$broker_log" || exit 1
+
+setsid .venv/bin/python -u tests/faults/fault_run.py &
+child=$!
+wait "$child"
+rc=$?
+child=
+echo "==> faults: $( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)") in $(since "$t0")"
+exit $rc
