@@ -4,12 +4,52 @@ import Logging
 import ServiceLifecycle
 import Shared
 
-/// Analytics: folds `tracking.events` into report tables and serves the Reports API.
-func buildApplication(settings: ServiceSettings) throws -> some ApplicationProtocol {
+/// What analytics reads from its environment beyond ServiceSettings.
+struct AnalyticsOptions: Sendable {
+    /// The bearer token of the Reports API (`REPORTS_TOKEN`; the demo value in demo mode).
+    var reportsToken: String
+    var ingest = TrackingIngest.Options()
+
+    init(reportsToken: String) {
+        self.reportsToken = reportsToken
+    }
+
+    init(environment: Shared.Environment = Shared.Environment()) throws {
+        reportsToken = try environment.secret("REPORTS_TOKEN", demoValue: "itour-demo-token")
+        ingest.batchSize = try environment.int("ANALYTICS_BATCH_SIZE", default: ingest.batchSize)
+    }
+}
+
+/// Analytics: folds `tracking.events` into report tables (Ingest/) and serves the Reports API (Reports/).
+/// Tour and POI names come from `catalog.events`.
+func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: true)
-    let router = runtime.makeRouter(checks: runtime.readinessChecks())
-    var app = Application(router: router, configuration: runtime.httpConfiguration, logger: runtime.logger)
+    let postgres = runtime.postgres!
+    let logger = runtime.logger
+    let store = PostgresIngestStore(client: postgres, schema: .live, logger: logger)
+    let deadLetters = DeadLetterSink(producer: runtime.producer, consumerName: "analytics", logger: logger)
+    let ingest = TrackingIngest(configuration: settings.kafka, store: store, deadLetters: deadLetters, options: options.ingest, logger: logger)
+
+    let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
+                                        source: "analytics", logger: logger)
+    let names = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands, deadLetters: deadLetters,
+                                 source: "analytics", logger: logger) { envelope in
+        let event = envelope.data
+        if let tour = event.tour, event.kind == .tourChanged {
+            try await store.saveName(entityId: tour.id, kind: "tour", name: tour.content.name, version: tour.version)
+        } else if let poi = event.poi, event.kind == .poiChanged {
+            try await store.saveName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version)
+        }
+        // A deletion keeps the name: reports over past days still show what was visited.
+    }
+
+    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }]),
+                                    beforeScrape: { await ingest.recordLag() })
+    ReportRoutes(repository: PostgresReportRepository(client: postgres, schema: .live, logger: logger), token: options.reportsToken)
+        .register(on: router)
+    var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
+    app.addServices(commands, names, AfterStartup(runtime.startup, ingest))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: AnalyticsMigrations.runner)
     }

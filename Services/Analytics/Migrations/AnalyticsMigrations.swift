@@ -1,8 +1,10 @@
 import Shared
 
-/// The `analytics` schema, in order. Never edit a shipped migration; add one.
+/// The `analytics` schema, in order. Never edit a shipped migration; add one. Statements name tables
+/// without a schema: the runner sets the search path, so a replay can build the same tables in a fresh
+/// schema (AnalyticsSchema).
 enum AnalyticsMigrations {
-    static let runner = MigrationRunner(schema: "analytics", migrations: [
+    static let all: [Migration] = [
         Migration(1, "consumer offsets", """
             -- Offsets of tracking.events, written in the same transaction as the aggregates they produced.
             CREATE TABLE consumer_offsets (
@@ -12,5 +14,95 @@ enum AnalyticsMigrations {
                 PRIMARY KEY (topic, partition)
             );
             """),
-    ])
+        Migration(2, "report aggregates", """
+            -- The id of every event counted: a redelivered event finds its id here and changes nothing.
+            CREATE TABLE processed_events (
+                event_id uuid PRIMARY KEY
+            );
+
+            -- A scope is the set of events a row summarises: the nil UUID for all events, else a tour id for
+            -- the events carrying that tourId. Distinct devices and tourists are kept per day, so a distinct
+            -- count over any range is exact: count the distinct members of the range's rows.
+            CREATE TABLE day_devices (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                device_id text NOT NULL,
+                PRIMARY KEY (scope, day, device_id)
+            );
+            CREATE TABLE day_tourists (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                tourist_id text NOT NULL,
+                PRIMARY KEY (scope, day, tourist_id)
+            );
+
+            -- poi.viewed, poi.arrived, poi.left and media.played per scope, day and POI.
+            CREATE TABLE day_poi_stats (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                poi_id uuid NOT NULL,
+                views bigint NOT NULL,
+                visits bigint NOT NULL,
+                dwell_count bigint NOT NULL,
+                dwell_sum double precision NOT NULL,
+                media_plays bigint NOT NULL,
+                PRIMARY KEY (scope, day, poi_id)
+            );
+
+            -- tour.started and tour.completed per day and tour.
+            CREATE TABLE day_tour_stats (
+                day date NOT NULL,
+                tour_id uuid NOT NULL,
+                starts bigint NOT NULL,
+                completions bigint NOT NULL,
+                duration_count bigint NOT NULL,
+                duration_sum double precision NOT NULL,
+                PRIMARY KEY (day, tour_id)
+            );
+
+            -- Each device's latest device.registered, by occurredAt and then event id.
+            CREATE TABLE devices (
+                device_id text PRIMARY KEY,
+                registered_at timestamptz NOT NULL,
+                event_id uuid NOT NULL,
+                platform text NOT NULL,
+                model text NOT NULL,
+                os_version text NOT NULL,
+                app_version text NOT NULL
+            );
+
+            -- Tour and POI names from catalog.events, kept after a deletion so past reports still name them.
+            CREATE TABLE catalog_names (
+                entity_id uuid PRIMARY KEY,
+                kind text NOT NULL,
+                name text NOT NULL,
+                version integer NOT NULL
+            );
+            """),
+    ]
+
+    static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)
+}
+
+/// The schema the analytics tables live in: `analytics`, or a fresh one a replay builds before it is
+/// swapped in. Schema names cannot be bound as parameters, so only plain identifiers are allowed.
+struct AnalyticsSchema: Sendable, Equatable {
+    let name: String
+
+    static let live = AnalyticsSchema(checked: "analytics")
+    /// Where `analytics replay` builds by default.
+    static let replay = AnalyticsSchema(checked: "analytics_replay")
+    /// Taken shared by every ingest batch and exclusively by `replay --activate`.
+    static let ingestLockKey = "itour.analytics.ingest"
+
+    /// Lowercase ASCII letters and underscores, as MigrationRunner requires.
+    init?(_ name: String) {
+        guard (1...63).contains(name.utf8.count), name.utf8.first != UInt8(ascii: "_"),
+              name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") }) else { return nil }
+        self.name = name
+    }
+
+    private init(checked name: String) { self.name = name }
+
+    var migrations: MigrationRunner { MigrationRunner(schema: name, migrations: AnalyticsMigrations.all) }
 }

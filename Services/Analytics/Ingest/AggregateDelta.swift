@@ -1,0 +1,135 @@
+import Foundation
+import Shared
+
+/// What a batch of newly seen events adds to the aggregate tables, keyed exactly as the tables are, so
+/// each table takes one multi-row statement per batch whatever the batch size.
+///
+/// A *scope* is the set of events a row summarises: `Scope.all` for every event, or a tour id for the
+/// events that carry that `tourId` (DESIGN.md: per-tour figures and the `tourId` filter count "the range's
+/// events that carry that tourId").
+struct AggregateDelta: Sendable {
+    enum Scope {
+        /// The nil UUID: no tour has it, so it can stand for "all events".
+        static let all = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    }
+
+    /// A device or tourist seen on a day, in a scope.
+    struct DayMember: Hashable, Sendable {
+        var scope: UUID
+        var day: Int32
+        var member: String
+    }
+
+    struct PoiKey: Hashable, Sendable {
+        var scope: UUID
+        var day: Int32
+        var poi: UUID
+    }
+
+    struct PoiCounts: Sendable, Equatable {
+        var views: Int64 = 0
+        var visits: Int64 = 0
+        var dwellCount: Int64 = 0
+        var dwellSum: Double = 0
+        var mediaPlays: Int64 = 0
+    }
+
+    struct TourKey: Hashable, Sendable {
+        var day: Int32
+        var tour: UUID
+    }
+
+    struct TourCounts: Sendable, Equatable {
+        var starts: Int64 = 0
+        var completions: Int64 = 0
+        var durationCount: Int64 = 0
+        var durationSum: Double = 0
+    }
+
+    /// A device's `device.registered`; the latest by (occurredAt, event id) wins, here and in the table.
+    struct Registration: Sendable, Equatable {
+        var eventId: UUID
+        var occurredAt: Date
+        var platform: String
+        var model: String
+        var osVersion: String
+        var appVersion: String
+
+        func isNewer(than other: Registration) -> Bool {
+            if occurredAt != other.occurredAt { return occurredAt > other.occurredAt }
+            return eventId.isOrderedAfter(other.eventId)
+        }
+    }
+
+    var devices: Set<DayMember> = []
+    var tourists: Set<DayMember> = []
+    var pois: [PoiKey: PoiCounts] = [:]
+    var tours: [TourKey: TourCounts] = [:]
+    var registrations: [String: Registration] = [:]
+    private(set) var eventCount = 0
+
+    init() {}
+
+    init(_ events: some Sequence<TrackingEvent>) {
+        for event in events { add(event) }
+    }
+
+    mutating func add(_ event: TrackingEvent) {
+        eventCount += 1
+        let day = Day(containing: event.occurredAt).number
+        // A phone that sends the nil UUID as its tour has sent no tour.
+        let tour = event.tourId.flatMap { $0 == Scope.all ? nil : $0 }
+        let scopes = tour.map { [Scope.all, $0] } ?? [Scope.all]
+        for scope in scopes {
+            devices.insert(DayMember(scope: scope, day: day, member: event.deviceId))
+            if let tourist = event.touristId { tourists.insert(DayMember(scope: scope, day: day, member: tourist)) }
+        }
+        switch event.type {
+        case .deviceRegistered:
+            guard let platform = event.platform, let model = event.model, let osVersion = event.osVersion,
+                  let appVersion = event.appVersion else { return }
+            let registration = Registration(eventId: event.id, occurredAt: event.occurredAt, platform: platform, model: model,
+                                            osVersion: osVersion, appVersion: appVersion)
+            if let held = registrations[event.deviceId], !registration.isNewer(than: held) { return }
+            registrations[event.deviceId] = registration
+        case .tourStarted, .tourCompleted:
+            guard let tour else { return }
+            let key = TourKey(day: day, tour: tour)
+            if event.type == .tourStarted {
+                tours[key, default: TourCounts()].starts += 1
+            } else {
+                tours[key, default: TourCounts()].completions += 1
+                if let duration = event.durationSeconds {
+                    tours[key, default: TourCounts()].durationCount += 1
+                    tours[key, default: TourCounts()].durationSum += duration
+                }
+            }
+        case .poiViewed, .poiArrived, .poiLeft, .mediaPlayed:
+            guard let poi = event.poiId else { return }
+            for scope in scopes {
+                let key = PoiKey(scope: scope, day: day, poi: poi)
+                switch event.type {
+                case .poiViewed: pois[key, default: PoiCounts()].views += 1
+                case .poiArrived: pois[key, default: PoiCounts()].visits += 1
+                case .mediaPlayed: pois[key, default: PoiCounts()].mediaPlays += 1
+                case .poiLeft:
+                    pois[key, default: PoiCounts()].dwellCount += 1
+                    pois[key, default: PoiCounts()].dwellSum += event.dwellSeconds ?? 0
+                default: break
+                }
+            }
+        }
+    }
+}
+
+extension UUID {
+    /// The UUID as two big-endian integers: tuple order is byte-wise order, the order Postgres gives `uuid`
+    /// values (and lowercase UUID strings sort in).
+    var orderKey: (UInt64, UInt64) {
+        withUnsafeBytes(of: uuid) { bytes in
+            (bytes.loadUnaligned(as: UInt64.self).bigEndian, bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
+        }
+    }
+
+    func isOrderedAfter(_ other: UUID) -> Bool { orderKey > other.orderKey }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// The ingest's SQL. Each aggregate table takes one statement per batch, its rows passed as parallel
+/// arrays through `unnest`, so a batch of ten thousand events costs about ten round trips, not ten
+/// thousand. Rows are sorted by key so two writers on overlapping rows lock them in one order.
+struct PostgresIngestStore: IngestStore {
+    let client: PostgresClient
+    /// The schema holding the tables: `analytics`, or a replay's fresh schema.
+    let schema: AnalyticsSchema
+    let logger: Logger
+    /// Runs last inside each batch's transaction; tests make it throw to show a failure there commits nothing.
+    var beforeCommit: (@Sendable () async throws -> Void)?
+
+    func storedOffsets(topic: String) async throws -> [Int32: Int64] {
+        var offsets: [Int32: Int64] = [:]
+        for (partition, offset) in try await client.fetch(
+            "SELECT partition, next_offset FROM \(unescaped: schema.name).consumer_offsets WHERE topic = \(topic)",
+            as: (Int32, Int64).self, logger: logger) {
+            offsets[partition] = offset
+        }
+        return offsets
+    }
+
+    func countedEvents() async throws -> Int {
+        try await client.fetch("SELECT count(*)::bigint FROM \(unescaped: schema.name).processed_events", as: Int.self, logger: logger).first ?? 0
+    }
+
+    func saveName(entityId: UUID, kind: String, name: String, version: Int) async throws {
+        try await client.query("""
+            INSERT INTO \(unescaped: schema.name).catalog_names AS n (entity_id, kind, name, version)
+            VALUES (\(entityId), \(kind), \(name), \(version))
+            ON CONFLICT (entity_id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, version = EXCLUDED.version
+            WHERE EXCLUDED.version > n.version
+            """, logger: logger)
+    }
+
+    func apply(_ batch: IngestBatch) async throws -> ApplyOutcome {
+        let schema = self.schema.name
+        let logger = self.logger
+        let beforeCommit = self.beforeCommit
+        return try await client.withTransaction(logger: logger) { connection -> ApplyOutcome in
+            // Shared with every other batch; `replay --activate` takes it exclusively to swap schemas
+            // between batches, never in the middle of one.
+            try await connection.query("SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+            if !batch.expectedOffsets.isEmpty {
+                let partitions = Array(batch.expectedOffsets.keys)
+                var stored: [Int32: Int64] = [:]
+                for (partition, offset) in try await connection.fetch("""
+                    SELECT partition, next_offset FROM \(unescaped: schema).consumer_offsets
+                    WHERE topic = \(batch.topic) AND partition = ANY(\(partitions)) FOR UPDATE
+                    """, as: (Int32, Int64).self, logger: logger) {
+                    stored[partition] = offset
+                }
+                if batch.expectedOffsets.contains(where: { partition, expected in (stored[partition] ?? -1) < expected }) {
+                    return .offsetsMovedBack
+                }
+            }
+
+            var events: [TrackingEvent] = []
+            events.reserveCapacity(batch.events.count)
+            var seen = Set<UUID>(minimumCapacity: batch.events.count)
+            for event in batch.events where seen.insert(event.id).inserted { events.append(event) }
+            let ids = events.map(\.id)
+            let fresh = try await connection.fetch("""
+                INSERT INTO \(unescaped: schema).processed_events (event_id) SELECT unnest(\(ids)::uuid[])
+                ON CONFLICT DO NOTHING RETURNING event_id
+                """, as: UUID.self, logger: logger)
+            if fresh.count < events.count {
+                let freshIds = Set(fresh)
+                events.removeAll { !freshIds.contains($0.id) }
+            }
+            try await write(AggregateDelta(events), schema: schema, on: connection)
+
+            let partitions = batch.nextOffsets.keys.sorted()
+            let offsets = partitions.map { batch.nextOffsets[$0]! }
+            let topics = Array(repeating: batch.topic, count: partitions.count)
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).consumer_offsets AS o (topic, partition, next_offset)
+                SELECT * FROM unnest(\(topics)::text[], \(partitions)::integer[], \(offsets)::bigint[])
+                ON CONFLICT (topic, partition) DO UPDATE SET next_offset = GREATEST(o.next_offset, EXCLUDED.next_offset)
+                """, logger: logger)
+            try await beforeCommit?()
+            return .applied(new: events.count, duplicates: batch.events.count - events.count)
+        }
+    }
+
+    private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {
+        for (table, column, members) in [("day_devices", "device_id", delta.devices), ("day_tourists", "tourist_id", delta.tourists)]
+        where !members.isEmpty {
+            let rows = members.sorted { ($0.scope.orderKey.0, $0.scope.orderKey.1, $0.day, $0.member) < ($1.scope.orderKey.0, $1.scope.orderKey.1, $1.day, $1.member) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).\(unescaped: table) (scope, day, \(unescaped: column))
+                SELECT s, DATE '1970-01-01' + d, m FROM unnest(\(rows.map(\.scope))::uuid[], \(rows.map(\.day))::integer[],
+                                                                \(rows.map(\.member))::text[]) AS x(s, d, m)
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+
+        if !delta.pois.isEmpty {
+            let rows = delta.pois.sorted { ($0.key.scope.orderKey.0, $0.key.scope.orderKey.1, $0.key.day, $0.key.poi.orderKey.0, $0.key.poi.orderKey.1)
+                < ($1.key.scope.orderKey.0, $1.key.scope.orderKey.1, $1.key.day, $1.key.poi.orderKey.0, $1.key.poi.orderKey.1) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).day_poi_stats AS p (scope, day, poi_id, views, visits, dwell_count, dwell_sum, media_plays)
+                SELECT s, DATE '1970-01-01' + d, poi, v, vi, dc, ds, mp
+                FROM unnest(\(rows.map(\.key.scope))::uuid[], \(rows.map(\.key.day))::integer[], \(rows.map(\.key.poi))::uuid[],
+                            \(rows.map(\.value.views))::bigint[], \(rows.map(\.value.visits))::bigint[],
+                            \(rows.map(\.value.dwellCount))::bigint[], \(rows.map(\.value.dwellSum))::double precision[],
+                            \(rows.map(\.value.mediaPlays))::bigint[]) AS x(s, d, poi, v, vi, dc, ds, mp)
+                ON CONFLICT (scope, day, poi_id) DO UPDATE SET views = p.views + EXCLUDED.views, visits = p.visits + EXCLUDED.visits,
+                    dwell_count = p.dwell_count + EXCLUDED.dwell_count, dwell_sum = p.dwell_sum + EXCLUDED.dwell_sum,
+                    media_plays = p.media_plays + EXCLUDED.media_plays
+                """, logger: logger)
+        }
+
+        if !delta.tours.isEmpty {
+            let rows = delta.tours.sorted { ($0.key.day, $0.key.tour.orderKey.0, $0.key.tour.orderKey.1) < ($1.key.day, $1.key.tour.orderKey.0, $1.key.tour.orderKey.1) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).day_tour_stats AS t (day, tour_id, starts, completions, duration_count, duration_sum)
+                SELECT DATE '1970-01-01' + d, tour, st, co, dc, ds
+                FROM unnest(\(rows.map(\.key.day))::integer[], \(rows.map(\.key.tour))::uuid[], \(rows.map(\.value.starts))::bigint[],
+                            \(rows.map(\.value.completions))::bigint[], \(rows.map(\.value.durationCount))::bigint[],
+                            \(rows.map(\.value.durationSum))::double precision[]) AS x(d, tour, st, co, dc, ds)
+                ON CONFLICT (day, tour_id) DO UPDATE SET starts = t.starts + EXCLUDED.starts, completions = t.completions + EXCLUDED.completions,
+                    duration_count = t.duration_count + EXCLUDED.duration_count, duration_sum = t.duration_sum + EXCLUDED.duration_sum
+                """, logger: logger)
+        }
+
+        if !delta.registrations.isEmpty {
+            let rows = delta.registrations.sorted { $0.key < $1.key }
+            // Only a newer registration replaces the held one, whatever order they arrive in.
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).devices AS d (device_id, registered_at, event_id, platform, model, os_version, app_version)
+                SELECT * FROM unnest(\(rows.map(\.key))::text[], \(rows.map(\.value.occurredAt))::timestamptz[],
+                                     \(rows.map(\.value.eventId))::uuid[], \(rows.map(\.value.platform))::text[],
+                                     \(rows.map(\.value.model))::text[], \(rows.map(\.value.osVersion))::text[],
+                                     \(rows.map(\.value.appVersion))::text[])
+                ON CONFLICT (device_id) DO UPDATE SET registered_at = EXCLUDED.registered_at, event_id = EXCLUDED.event_id,
+                    platform = EXCLUDED.platform, model = EXCLUDED.model, os_version = EXCLUDED.os_version, app_version = EXCLUDED.app_version
+                WHERE (EXCLUDED.registered_at, EXCLUDED.event_id) > (d.registered_at, d.event_id)
+                """, logger: logger)
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Reads `tracking.events` in the analytics consumer group and counts it, one transaction per batch:
+/// the aggregates, the ids counted and the offsets commit together (IngestStore), and the offsets are
+/// read back from Postgres whenever partitions are assigned. The broker's committed offsets are never
+/// used, so a crash anywhere (kill -9 mid-batch included) neither loses nor double-counts an event.
+///
+/// Reading and decoding the next batch overlaps writing the current one.
+final class TrackingIngest: Service, Sendable {
+    struct Options: Sendable {
+        /// Most messages per transaction. Larger batches amortise round trips; a batch is whatever has
+        /// arrived when the reader asks, so a quiet topic still gives small batches at once.
+        var batchSize = 10_000
+        var pollTimeout: Duration = .milliseconds(100)
+    }
+
+    private let configuration: KafkaConfiguration
+    private let store: any IngestStore
+    private let deadLetters: DeadLetterSink
+    private let options: Options
+    private let logger: Logger
+    private let topic: String
+    private let groupId: String
+    /// Per partition, the next offset this reader believes is stored; see IngestBatch.expectedOffsets.
+    private let expected = Mutex<[Int32: Int64]>([:])
+    private let stopping = Atomic<Bool>(false)
+    private let consumer = Mutex<KafkaConsumer?>(nil)
+    private let metrics = IngestMetrics()
+
+    init(configuration: KafkaConfiguration, store: any IngestStore, deadLetters: DeadLetterSink, options: Options = Options(),
+         logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.deadLetters = deadLetters
+        self.options = options
+        self.logger = logger
+        topic = configuration.topic(Topic.trackingEvents)
+        groupId = configuration.topic("analytics")
+    }
+
+    func run() async throws {
+        try await withGracefulShutdownHandler {
+            while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
+                let consumer = try KafkaConsumer(configuration: configuration, subscription: .group(id: groupId, topics: [topic]),
+                                                 logger: logger, assignmentOffsets: { [self] in self.offsetsOnAssignment($0) })
+                self.consumer.withLock { $0 = consumer }
+                let rejoin: Bool
+                do {
+                    rejoin = try await consume(consumer)
+                } catch {
+                    await consumer.close()
+                    throw error
+                }
+                await consumer.close()
+                guard rejoin else { return }
+                logger.warning("stored offsets are behind this reader (a replay was activated): rejoining to read from them")
+            }
+        } onGracefulShutdown: {
+            self.stopping.store(true, ordering: .releasing)
+        }
+    }
+
+    /// Messages behind the end of each assigned partition, for metrics (itour_consumer_lag).
+    func recordLag() async {
+        await consumer.withLock({ $0 })?.recordLag(consumerName: "analytics")
+    }
+
+    /// Reads and counts until shutdown (false) or until the stored offsets moved back (true: rejoin).
+    private func consume(_ consumer: KafkaConsumer) async throws -> Bool {
+        var pending: DecodedBatch?
+        while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
+            async let following = DecodedBatch.read(from: consumer, max: options.batchSize, timeout: options.pollTimeout)
+            if let batch = pending, try await !count(batch) {
+                _ = try? await following
+                return true
+            }
+            pending = try await following
+        }
+        // What was read but not counted is read again after a restart: nothing is lost by stopping here.
+        return false
+    }
+
+    /// Counts one batch; false when the stored offsets moved back under this reader.
+    private func count(_ batch: DecodedBatch) async throws -> Bool {
+        guard !batch.isEmpty else { return true }
+        let started = DispatchTime.now()
+        // Dead letters first: once the offsets are stored the bad messages are never read again.
+        await withTaskGroup(of: Void.self) { group in
+            for case (let message?, let rejection) in batch.rejected {
+                metrics.rejected(rejection.kind).increment()
+                group.addTask { await self.deadLetters.send(message, reason: rejection.reason) }
+            }
+        }
+        let expectedOffsets = expected.withLock { held in held.filter { batch.nextOffsets[$0.key] != nil } }
+        let outcome = try await Self.apply(IngestBatch(events: batch.events, topic: topic, nextOffsets: batch.nextOffsets,
+                                                       expectedOffsets: expectedOffsets),
+                                           to: store, logger: logger) { self.stopping.load(ordering: .acquiring) }
+        switch outcome {
+        case .applied(let new, let duplicates):
+            expected.withLock { held in
+                for (partition, offset) in batch.nextOffsets { held[partition] = offset }
+            }
+            metrics.counted.increment(by: Int64(new))
+            metrics.duplicates.increment(by: Int64(duplicates))
+            metrics.batchDuration.recordInterval(since: started)
+            logger.debug("batch counted", metadata: ["messages": "\(batch.messageCount)", "new": "\(new)", "duplicates": "\(duplicates)"])
+            return true
+        case .offsetsMovedBack:
+            return false
+        }
+    }
+
+    /// Applies a batch, retrying while Postgres fails: a batch is never skipped. Gives up only when
+    /// `stopping` says so, leaving the batch to be read again after the restart.
+    static func apply(_ batch: IngestBatch, to store: any IngestStore, logger: Logger,
+                      stopping: @Sendable () -> Bool = { false }) async throws -> ApplyOutcome {
+        var attempt = 0
+        while true {
+            do {
+                return try await store.apply(batch)
+            } catch {
+                attempt += 1
+                logger.error("counting a batch failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
+                if stopping() || Task.isCancelled { throw error }
+                try await Task.sleep(for: .milliseconds(min(5_000, 100 << min(attempt, 6))))
+            }
+        }
+    }
+
+    /// The assignment hook: start each assigned partition at the offset stored with the aggregates.
+    /// librdkafka calls it on the consumer's own thread and waits for the answer, so the answer is
+    /// fetched on the cooperative pool and awaited here; that thread does nothing else meanwhile.
+    private func offsetsOnAssignment(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: Int64] {
+        let box = OffsetsBox()
+        let done = DispatchSemaphore(value: 0)
+        let store = self.store, topic = self.topic, logger = self.logger
+        Task {
+            defer { done.signal() }
+            for attempt in 1...30 {
+                do {
+                    let offsets = try await store.storedOffsets(topic: topic)
+                    box.value.withLock { $0 = offsets }
+                    return
+                } catch {
+                    logger.error("reading stored offsets failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+        done.wait()
+        guard let stored = box.value.withLock({ $0 }) else {
+            // Still correct, only slower: from the beginning, every id already counted is recognised.
+            logger.error("stored offsets unavailable; reading assigned partitions from their beginning")
+            expected.withLock { held in for partition in partitions { held[partition.partition] = nil } }
+            return [:]
+        }
+        var offsets: [KafkaTopicPartition: Int64] = [:]
+        expected.withLock { held in
+            for partition in partitions where partition.topic == topic {
+                held[partition.partition] = stored[partition.partition]
+                if let offset = stored[partition.partition] { offsets[partition] = offset }
+            }
+        }
+        logger.info("starting from stored offsets", metadata: ["offsets": "\(offsets.map { "\($0.key)=\($0.value)" }.sorted())"])
+        return offsets
+    }
+
+    private final class OffsetsBox: Sendable {
+        let value = Mutex<[Int32: Int64]?>(nil)
+    }
+}
+
+/// Messages read in one poll, decoded: the valid events, the rejected messages with their reasons,
+/// and the next offset per partition.
+struct DecodedBatch: Sendable {
+    var events: [TrackingEvent] = []
+    /// Rejected messages (nil when read from a file) and why.
+    var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)] = []
+    var nextOffsets: [Int32: Int64] = [:]
+    var messageCount = 0
+
+    var isEmpty: Bool { messageCount == 0 }
+
+    init(_ messages: [KafkaMessage]) {
+        messageCount = messages.count
+        events.reserveCapacity(messages.count)
+        for message in messages {
+            nextOffsets[message.partition] = max(nextOffsets[message.partition] ?? 0, message.offset + 1)
+            switch TrackingMessageDecoder.decode(message.value) {
+            case .event(let event): events.append(event)
+            case .rejected(let rejection): rejected.append((message, rejection))
+            }
+        }
+    }
+
+    static func read(from consumer: KafkaConsumer, max: Int, timeout: Duration) async throws -> DecodedBatch {
+        DecodedBatch(try await consumer.poll(maxMessages: max, timeout: timeout))
+    }
+}
+
+/// The ingest's metrics, on /metrics.
+struct IngestMetrics: Sendable {
+    let counted = Counter(label: "itour_analytics_events_counted_total")
+    let duplicates = Counter(label: "itour_analytics_events_duplicate_total")
+    let batchDuration = Metrics.Timer(label: "itour_analytics_batch_duration_seconds", preferredDisplayUnit: .seconds)
+    private let undecodable = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "undecodable")])
+    private let invalid = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "invalid")])
+
+    func rejected(_ kind: TrackingMessageDecoder.Rejection.Kind) -> Counter {
+        kind == .undecodable ? undecodable : invalid
+    }
+}

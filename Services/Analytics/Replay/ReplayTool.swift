@@ -1,0 +1,201 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// `analytics replay`: rebuilds every aggregate into fresh tables, for when report definitions change.
+///
+/// - `--from-beginning` reads `tracking.events` from the start of every partition up to its end at the
+///   time of the call, and stores the offsets it reached with the tables.
+/// - `--file F` reads events (or whole envelopes) from a JSON-lines file instead.
+/// - `--activate` swaps the rebuilt schema in for `analytics` in one transaction, between two ingest
+///   batches. A running service notices that the stored offsets moved back and reads on from them, so
+///   what arrived after the replay stopped is counted in the new tables too.
+struct ReplayTool {
+    enum Command: Equatable {
+        case fromBeginning(AnalyticsSchema)
+        case file(String, AnalyticsSchema)
+        case activate(AnalyticsSchema)
+
+        init(arguments: [String]) throws {
+            var schema = AnalyticsSchema.replay
+            var mode: String?
+            var file: String?
+            var index = 0
+            while index < arguments.count {
+                switch arguments[index] {
+                case "--from-beginning", "--activate":
+                    guard mode == nil else { throw UsageError(detail: "give one of --from-beginning, --file, --activate") }
+                    mode = arguments[index]
+                case "--file":
+                    guard mode == nil, index + 1 < arguments.count else { throw UsageError(detail: "--file needs a path") }
+                    mode = "--file"
+                    file = arguments[index + 1]
+                    index += 1
+                case "--schema":
+                    guard index + 1 < arguments.count, let named = AnalyticsSchema(arguments[index + 1]) else {
+                        throw UsageError(detail: "--schema needs a name of lowercase letters and underscores")
+                    }
+                    schema = named
+                    index += 1
+                default:
+                    throw UsageError(detail: "unknown argument \(arguments[index])")
+                }
+                index += 1
+            }
+            guard schema != .live else { throw UsageError(detail: "the replay schema must not be the live one (analytics)") }
+            switch mode {
+            case "--from-beginning": self = .fromBeginning(schema)
+            case "--file": self = .file(file!, schema)
+            case "--activate": self = .activate(schema)
+            default: throw UsageError(detail: "give one of --from-beginning, --file, --activate")
+            }
+        }
+    }
+
+    /// What a build did, printed at the end.
+    struct Summary: Sendable, CustomStringConvertible {
+        var read = 0
+        var counted = 0
+        var duplicates = 0
+        var rejected: [String: Int] = [:]
+
+        var description: String {
+            var text = "read \(read), counted \(counted), duplicates \(duplicates), rejected \(rejected.values.reduce(0, +))"
+            for (reason, count) in rejected.sorted(by: { $0.value > $1.value }).prefix(10) { text += "\n  \(count) × \(reason)" }
+            return text
+        }
+
+        mutating func add(_ batch: DecodedBatch, _ outcome: ApplyOutcome) {
+            read += batch.messageCount
+            for (_, rejection) in batch.rejected { rejected[rejection.reason, default: 0] += 1 }
+            if case .applied(let new, let duplicated) = outcome {
+                counted += new
+                duplicates += duplicated
+            }
+        }
+    }
+
+    let command: Command
+    let settings: ServiceSettings
+    var batchSize = 10_000
+
+    func run() async throws {
+        LoggingSetup.bootstrap(format: "text", level: settings.logLevel)
+        var logger = Logger(label: "analytics-replay")
+        logger.logLevel = Logger.Level(rawValue: settings.logLevel) ?? .info
+        let client = settings.database.makeClient(logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            switch command {
+            case .fromBeginning(let schema):
+                let store = try await Self.freshStore(client: client, schema: schema, logger: logger)
+                let summary = try await replayTopic(into: store, logger: logger)
+                print("replayed \(settings.kafka.topic(Topic.trackingEvents)) into schema \(schema.name): \(summary)")
+            case .file(let path, let schema):
+                let store = try await Self.freshStore(client: client, schema: schema, logger: logger)
+                let summary = try await replayFile(path, into: store, logger: logger)
+                print("replayed \(path) into schema \(schema.name): \(summary)")
+            case .activate(let schema):
+                let previous = try await Self.activate(schema, client: client, logger: logger)
+                print("schema \(schema.name) is now analytics; the previous tables are in schema \(previous)")
+            }
+        }
+    }
+
+    /// Drops and recreates `schema` with the current migrations.
+    static func freshStore(client: PostgresClient, schema: AnalyticsSchema, logger: Logger) async throws -> PostgresIngestStore {
+        try await client.query("DROP SCHEMA IF EXISTS \(unescaped: schema.name) CASCADE", logger: logger)
+        try await schema.migrations.run(on: client, logger: logger)
+        return PostgresIngestStore(client: client, schema: schema, logger: logger)
+    }
+
+    /// Reads every partition from its beginning to the end it had when the replay started.
+    func replayTopic(into store: PostgresIngestStore, logger: Logger) async throws -> Summary {
+        let topic = settings.kafka.topic(Topic.trackingEvents)
+        let consumer = try KafkaConsumer(configuration: settings.kafka, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                         logger: logger)
+        var summary = Summary()
+        while true {
+            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)))
+            if batch.isEmpty {
+                // Lag is measured against each partition's end: zero everywhere and nothing more arriving means done.
+                if try await consumer.lag().values.allSatisfy({ $0 == 0 }) { break }
+                continue
+            }
+            let outcome = try await TrackingIngest.apply(IngestBatch(events: batch.events, topic: topic, nextOffsets: batch.nextOffsets),
+                                                         to: store, logger: logger)
+            summary.add(batch, outcome)
+            FileHandle.standardError.write(Data("\rreplay: \(summary.read) messages".utf8))
+        }
+        FileHandle.standardError.write(Data("\n".utf8))
+        await consumer.close()
+        return summary
+    }
+
+    /// Reads a JSON-lines file: each line a tracking.events envelope or a bare event.
+    func replayFile(_ path: String, into store: PostgresIngestStore, logger: Logger) async throws -> Summary {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError(detail: "cannot read \(path)") }
+        defer { try? handle.close() }
+        var summary = Summary()
+        var lines: [[UInt8]] = []
+        var carry: [UInt8] = []
+        func flush() async throws {
+            guard !lines.isEmpty else { return }
+            let batch = DecodedBatch(lines: lines)
+            let outcome = try await TrackingIngest.apply(IngestBatch(events: batch.events, topic: "file", nextOffsets: [:]), to: store, logger: logger)
+            summary.add(batch, outcome)
+            lines.removeAll(keepingCapacity: true)
+        }
+        while let chunk = try handle.read(upToCount: 1 << 22), !chunk.isEmpty {
+            carry.append(contentsOf: chunk)
+            var start = carry.startIndex
+            while let newline = carry[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(carry[start..<newline])
+                start = newline + 1
+                if !line.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { lines.append(line) }
+                if lines.count >= batchSize { try await flush() }
+            }
+            carry.removeSubrange(..<start)
+        }
+        if !carry.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) { lines.append(carry) }
+        try await flush()
+        return summary
+    }
+
+    /// Renames `analytics` to `analytics_previous_<unix time>` and `schema` to `analytics`, holding the
+    /// ingest lock exclusively so no batch is half in one schema and half in the other.
+    static func activate(_ schema: AnalyticsSchema, client: PostgresClient, logger: Logger) async throws -> String {
+        let exists = try await client.fetch("SELECT count(*)::bigint FROM pg_namespace WHERE nspname = \(schema.name)", as: Int.self, logger: logger)
+        guard exists.first == 1 else { throw UsageError(detail: "schema \(schema.name) does not exist; build it with replay first") }
+        // Bring the rebuilt schema to the current version first (a no-op when it was built by this build).
+        try await schema.migrations.run(on: client, logger: logger)
+        let previous = "analytics_previous_\(Int(Date().timeIntervalSince1970))"
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+            try await connection.query("ALTER SCHEMA \(unescaped: AnalyticsSchema.live.name) RENAME TO \(unescaped: previous)", logger: logger)
+            try await connection.query("ALTER SCHEMA \(unescaped: schema.name) RENAME TO \(unescaped: AnalyticsSchema.live.name)", logger: logger)
+        }
+        return previous
+    }
+}
+
+extension DecodedBatch {
+    /// Lines of a replay file: envelopes as on the topic, or bare events (wrapped as the feed would).
+    init(lines: [[UInt8]]) {
+        self.init([])
+        messageCount = lines.count
+        for line in lines {
+            var outcome = TrackingMessageDecoder.decode(line)
+            if case .rejected = outcome, let event = try? JSONCoding.decoder.decode(TrackingEvent.self, from: Data(line)),
+               let wrapped = try? Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt, source: "replay", data: event).encoded() {
+                outcome = TrackingMessageDecoder.decode(wrapped)
+            }
+            switch outcome {
+            case .event(let event): events.append(event)
+            case .rejected(let rejection): rejected.append((nil, rejection))
+            }
+        }
+    }
+}

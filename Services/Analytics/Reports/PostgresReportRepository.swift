@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// The reports' SQL: sums of the per-day aggregate rows over the range, and exact distinct counts over
+/// the per-day device and tourist rows (AnalyticsMigrations v2 describes the tables).
+struct PostgresReportRepository: ReportRepository {
+    let client: PostgresClient
+    let schema: AnalyticsSchema
+    let logger: Logger
+
+    func summary(_ query: ReportQuery) async throws -> SummaryReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        let rows = try await client.fetch("""
+            SELECT
+                (SELECT count(*) FROM (SELECT DISTINCT device_id FROM \(unescaped: s).day_devices
+                                       WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) d)::bigint,
+                (SELECT count(*) FROM (SELECT DISTINCT tourist_id FROM \(unescaped: s).day_tourists
+                                       WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) t)::bigint,
+                COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
+            FROM (SELECT sum(starts)::bigint AS starts, sum(completions)::bigint AS completions FROM \(unescaped: s).day_tour_stats
+                  WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))) t,
+                 (SELECT sum(views)::bigint AS views, sum(visits)::bigint AS visits, sum(media_plays)::bigint AS plays
+                  FROM \(unescaped: s).day_poi_stats WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) p
+            """, as: (Int, Int, Int, Int, Int, Int, Int).self, logger: logger)
+        let (devices, tourists, started, completed, views, visits, plays) = rows[0]
+        return SummaryReport(toursStarted: started, toursCompleted: completed, completionRate: .ratio(completed, started),
+                             uniqueDevices: devices, uniqueTourists: tourists, poiViews: views, poiVisits: visits, mediaPlays: plays)
+    }
+
+    func pois(_ query: ReportQuery) async throws -> [PoiReportRow] {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        return try await client.fetch("""
+            SELECT p.poi_id, n.name, sum(p.views)::bigint, sum(p.visits)::bigint, sum(p.dwell_count)::bigint, sum(p.dwell_sum),
+                   sum(p.media_plays)::bigint
+            FROM \(unescaped: s).day_poi_stats p LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = p.poi_id
+            WHERE p.scope = \(query.scope) AND p.day BETWEEN \(from)::date AND \(to)::date
+            GROUP BY p.poi_id, n.name
+            ORDER BY 3 DESC, p.poi_id
+            """, as: (UUID, String?, Int, Int, Int, Double, Int).self, logger: logger).map { id, name, views, visits, dwellCount, dwellSum, plays in
+            PoiReportRow(poiId: id, name: name, views: views, visits: visits,
+                         averageDwellSeconds: .mean(sum: dwellSum, count: dwellCount), mediaPlays: plays)
+        }
+    }
+
+    func tours(_ query: ReportQuery) async throws -> [TourReportRow] {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        // Every tour event carries its tour, so the tour's device rows list every tour with any event.
+        return try await client.fetch("""
+            WITH devices AS (
+                SELECT scope AS tour_id, count(DISTINCT device_id)::bigint AS devices FROM \(unescaped: s).day_devices
+                WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
+                  AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
+                GROUP BY scope
+            ), stats AS (
+                SELECT tour_id, sum(starts)::bigint AS starts, sum(completions)::bigint AS completions,
+                       sum(duration_count)::bigint AS duration_count, sum(duration_sum) AS duration_sum
+                FROM \(unescaped: s).day_tour_stats
+                WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))
+                GROUP BY tour_id
+            )
+            SELECT d.tour_id, n.name, COALESCE(t.starts, 0), COALESCE(t.completions, 0), d.devices,
+                   COALESCE(t.duration_count, 0), COALESCE(t.duration_sum, 0)
+            FROM devices d LEFT JOIN stats t USING (tour_id) LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = d.tour_id
+            ORDER BY 3 DESC, d.tour_id
+            """, as: (UUID, String?, Int, Int, Int, Int, Double).self, logger: logger).map { id, name, starts, completions, devices, durations, durationSum in
+            TourReportRow(tourId: id, name: name, starts: starts, completions: completions, completionRate: .ratio(completions, starts),
+                          uniqueDevices: devices, averageDurationSeconds: .mean(sum: durationSum, count: durations))
+        }
+    }
+
+    func devices(_ query: ReportQuery) async throws -> DeviceReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        var report = DeviceReport(platforms: [:], models: [:], osVersions: [:], appVersions: [:])
+        for (platform, model, osVersion, appVersion, count) in try await client.fetch("""
+            SELECT COALESCE(r.platform, 'unknown'), COALESCE(r.model, 'unknown'), COALESCE(r.os_version, 'unknown'),
+                   COALESCE(r.app_version, 'unknown'), count(*)::bigint
+            FROM (SELECT DISTINCT device_id FROM \(unescaped: s).day_devices
+                  WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) a
+            LEFT JOIN \(unescaped: s).devices r USING (device_id)
+            GROUP BY 1, 2, 3, 4
+            """, as: (String, String, String, String, Int).self, logger: logger) {
+            report.platforms[platform, default: 0] += count
+            report.models[model, default: 0] += count
+            report.osVersions[osVersion, default: 0] += count
+            report.appVersions[appVersion, default: 0] += count
+        }
+        return report
+    }
+
+    func daily(_ query: ReportQuery) async throws -> [DailyReportRow] {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        return try await client.fetch("""
+            WITH days AS (
+                SELECT generate_series(\(from)::date, \(to)::date, interval '1 day')::date AS day
+            ), t AS (
+                SELECT day, sum(starts)::bigint AS starts, sum(completions)::bigint AS completions FROM \(unescaped: s).day_tour_stats
+                WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))
+                GROUP BY day
+            ), p AS (
+                SELECT day, sum(views)::bigint AS views, sum(visits)::bigint AS visits, sum(media_plays)::bigint AS plays
+                FROM \(unescaped: s).day_poi_stats WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
+                GROUP BY day
+            ), d AS (
+                SELECT day, count(*)::bigint AS devices FROM \(unescaped: s).day_devices
+                WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
+                GROUP BY day
+            )
+            SELECT to_char(days.day, 'YYYY-MM-DD'), COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(d.devices, 0),
+                   COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
+            FROM days LEFT JOIN t USING (day) LEFT JOIN p USING (day) LEFT JOIN d USING (day)
+            ORDER BY days.day
+            """, as: (String, Int, Int, Int, Int, Int, Int).self, logger: logger).map { date, started, completed, devices, views, visits, plays in
+            DailyReportRow(date: date, toursStarted: started, toursCompleted: completed, uniqueDevices: devices,
+                           poiViews: views, poiVisits: visits, mediaPlays: plays)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Shared
+
+/// A report as a CSV table (RFC 4180, header row first), the same rows as its JSON.
+struct CSVTable: Sendable, Equatable {
+    enum Cell: Sendable, Equatable {
+        case text(String?)
+        case integer(Int)
+        case number(Double)
+
+        var rendered: String {
+            switch self {
+            case .integer(let value): String(value)
+            case .number(let value): String(value)
+            case .text(nil): ""
+            case .text(let value?): CSVTable.escape(value)
+            }
+        }
+    }
+
+    var header: [String]
+    var rows: [[Cell]]
+
+    var text: String {
+        var lines = [header.joined(separator: ",")]
+        for row in rows { lines.append(row.map(\.rendered).joined(separator: ",")) }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// Quotes a field when it must be. Text from phones (device models) or editors (names) that would
+    /// start a spreadsheet formula is prefixed with an apostrophe, so opening the file runs nothing.
+    static func escape(_ value: String) -> String {
+        var value = value
+        if let first = value.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) { value = "'" + value }
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension SummaryReport {
+    var csv: CSVTable {
+        CSVTable(header: ["toursStarted", "toursCompleted", "completionRate", "uniqueDevices", "uniqueTourists", "poiViews", "poiVisits", "mediaPlays"],
+                 rows: [[.integer(toursStarted), .integer(toursCompleted), .number(completionRate), .integer(uniqueDevices),
+                         .integer(uniqueTourists), .integer(poiViews), .integer(poiVisits), .integer(mediaPlays)]])
+    }
+}
+
+extension PoiReportRow {
+    static func csv(_ rows: [PoiReportRow]) -> CSVTable {
+        CSVTable(header: ["poiId", "name", "views", "visits", "averageDwellSeconds", "mediaPlays"],
+                 rows: rows.map { [.text($0.poiId.lowercased), .text($0.name), .integer($0.views), .integer($0.visits),
+                                   .number($0.averageDwellSeconds), .integer($0.mediaPlays)] })
+    }
+}
+
+extension TourReportRow {
+    static func csv(_ rows: [TourReportRow]) -> CSVTable {
+        CSVTable(header: ["tourId", "name", "starts", "completions", "completionRate", "uniqueDevices", "averageDurationSeconds"],
+                 rows: rows.map { [.text($0.tourId.lowercased), .text($0.name), .integer($0.starts), .integer($0.completions),
+                                   .number($0.completionRate), .integer($0.uniqueDevices), .number($0.averageDurationSeconds)] })
+    }
+}
+
+extension DeviceReport {
+    /// The four breakdowns in DESIGN.md's names and order.
+    var dimensions: [(name: String, counts: [String: Int])] {
+        [("platform", platforms), ("model", models), ("osVersion", osVersions), ("appVersion", appVersions)]
+    }
+
+    /// One row per dimension and value: `dimension,value,devices`, most devices first within a dimension.
+    var csv: CSVTable {
+        CSVTable(header: ["dimension", "value", "devices"], rows: dimensions.flatMap { dimension in
+            dimension.counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { [.text(dimension.name), .text($0.key), .integer($0.value)] }
+        })
+    }
+}
+
+extension DailyReportRow {
+    static func csv(_ rows: [DailyReportRow]) -> CSVTable {
+        CSVTable(header: ["date", "toursStarted", "toursCompleted", "uniqueDevices", "poiViews", "poiVisits", "mediaPlays"],
+                 rows: rows.map { [.text($0.date), .integer($0.toursStarted), .integer($0.toursCompleted), .integer($0.uniqueDevices),
+                                   .integer($0.poiViews), .integer($0.poiVisits), .integer($0.mediaPlays)] })
+    }
+}
+
+extension UUID {
+    /// The lowercase form the suite writes everywhere.
+    var lowercased: String { uuidString.lowercased() }
+}

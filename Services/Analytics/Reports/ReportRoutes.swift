@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily}`
+/// with `from`, `to`, optional `tourId`, as JSON or (`format=csv` or `Accept: text/csv`) CSV, behind
+/// `Authorization: Bearer <REPORTS_TOKEN>`.
+struct ReportRoutes<Repository: ReportRepository>: Sendable {
+    let repository: Repository
+    let token: String
+    /// The longest range a report may cover: enough for years of daily rows, not unbounded.
+    static var maximumDays: Int { 3_660 }
+
+    func register<Context: RequestContext>(on router: Router<Context>) {
+        let group = router.group("v1/reports").add(middleware: BearerTokenMiddleware(token: token))
+        group.get("summary") { request, _ in
+            let query = try Self.query(request)
+            let report = try await repository.summary(query)
+            return try Self.respond(request, query, name: "summary", json: report, csv: report.csv)
+        }
+        group.get("pois") { request, _ in
+            let query = try Self.query(request)
+            let rows = try await repository.pois(query)
+            return try Self.respond(request, query, name: "pois", json: ["pois": rows], csv: PoiReportRow.csv(rows))
+        }
+        group.get("tours") { request, _ in
+            let query = try Self.query(request)
+            let rows = try await repository.tours(query)
+            return try Self.respond(request, query, name: "tours", json: ["tours": rows], csv: TourReportRow.csv(rows))
+        }
+        group.get("devices") { request, _ in
+            let query = try Self.query(request)
+            let report = try await repository.devices(query)
+            return try Self.respond(request, query, name: "devices", json: report, csv: report.csv)
+        }
+        group.get("daily") { request, _ in
+            let query = try Self.query(request)
+            let rows = try await repository.daily(query)
+            return try Self.respond(request, query, name: "daily", json: ["days": rows], csv: DailyReportRow.csv(rows))
+        }
+    }
+
+    /// Reads and checks `from`, `to` and `tourId`; a bad one is a 400 naming it.
+    static func query(_ request: Request) throws -> ReportQuery {
+        let parameters = request.uri.queryParameters
+        func day(_ name: String) throws -> Day {
+            guard let text = parameters[name[...]], !text.isEmpty else {
+                throw Problem.badRequest("\(name) is required: a UTC date as YYYY-MM-DD")
+            }
+            guard let day = Day(text) else { throw Problem.badRequest("\(name) must be a date as YYYY-MM-DD, got \"\(text.prefix(40))\"") }
+            return day
+        }
+        let from = try day("from"), to = try day("to")
+        guard from <= to else { throw Problem.badRequest("from (\(from)) is after to (\(to))") }
+        guard Int(to.number - from.number) < maximumDays else {
+            throw Problem.badRequest("the range from \(from) to \(to) is longer than \(maximumDays) days")
+        }
+        var tourId: UUID?
+        if let text = parameters["tourId"], !text.isEmpty {
+            guard let id = UUID(uuidString: String(text)), id != AggregateDelta.Scope.all else {
+                throw Problem.badRequest("tourId must be a tour's UUID, got \"\(text.prefix(40))\"")
+            }
+            tourId = id
+        }
+        return ReportQuery(from: from, to: to, tourId: tourId)
+    }
+
+    /// CSV when `format=csv`, or when no format is given and the client accepts text/csv; else JSON.
+    static func wantsCSV(_ request: Request) throws -> Bool {
+        switch request.uri.queryParameters["format"].map(String.init) {
+        case "csv": return true
+        case "json": return false
+        case nil, "": return (request.headers[.accept] ?? "").lowercased().contains("text/csv")
+        case let other?: throw Problem.badRequest("format must be json or csv, got \"\(other.prefix(20))\"")
+        }
+    }
+
+    static func respond(_ request: Request, _ query: ReportQuery, name: String, json: some Encodable & Sendable, csv: CSVTable) throws -> Response {
+        var headers: HTTPFields = [.cacheControl: "no-store", .vary: "Accept"]
+        let body: [UInt8]
+        if try wantsCSV(request) {
+            headers[.contentType] = "text/csv; charset=utf-8"
+            let tour = query.tourId.map { "-tour-\($0.lowercased)" } ?? ""
+            headers[.contentDisposition] = "attachment; filename=\"itour-\(name)-\(query.from)-to-\(query.to)\(tour).csv\""
+            body = Array(csv.text.utf8)
+        } else {
+            headers[.contentType] = "application/json"
+            body = Array(try JSONCoding.encoder.encode(ReportResponse(query: query, report: json)))
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// A report's JSON: its own fields, plus the range and filter it covers.
+struct ReportResponse<Report: Encodable>: Encodable {
+    let query: ReportQuery
+    let report: Report
+
+    enum CodingKeys: String, CodingKey { case from, to, tourId }
+
+    func encode(to encoder: any Encoder) throws {
+        try report.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(query.from.description, forKey: .from)
+        try container.encode(query.to.description, forKey: .to)
+        try container.encode(query.tourId?.lowercased, forKey: .tourId)
+    }
+}
+
+/// Lets a request through only with `Authorization: Bearer <token>`; else 401 problem+json.
+struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let expected: [UInt8]
+
+    init(token: String) { expected = Array(token.utf8) }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = request.headers[.authorization] ?? ""
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw Problem(.unauthorized, "send the reports token as Authorization: Bearer <token>",
+                          headers: [.wwwAuthenticate: "Bearer realm=\"itour-reports\""])
+        }
+        guard Self.constantTimeEqual(Array(header.dropFirst(7).utf8), expected) else {
+            throw Problem(.unauthorized, "the reports token is not valid",
+                          headers: [.wwwAuthenticate: "Bearer realm=\"itour-reports\", error=\"invalid_token\""])
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares without stopping at the first difference, so timing does not tell how much of a guess matched.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Analytics
+
+/// One test's analytics: a fresh database and topic prefix on the real Postgres and broker, the real
+/// service built by `buildApplication`, and helpers to feed it events and read its reports.
+struct AnalyticsHarness: Sendable {
+    static let token = "test-reports-token"
+
+    let database: DatabaseSettings
+    let kafka: KafkaConfiguration
+    let producer: KafkaProducer
+
+    static func make() async throws -> AnalyticsHarness {
+        let kafka = TestServices.kafka(clientId: "analytics-test")
+        let producer = try KafkaProducer(configuration: kafka, logger: TestServices.logger)
+        try await producer.createTopics(Topic.all)
+        return AnalyticsHarness(database: try await TestServices.freshDatabase(), kafka: kafka, producer: producer)
+    }
+
+    func settings() throws -> ServiceSettings {
+        try TestServices.serviceSettings(name: "analytics", database: database, kafka: kafka)
+    }
+
+    func app(batchSize: Int = 10_000) throws -> some ApplicationProtocol {
+        var options = AnalyticsOptions(reportsToken: Self.token)
+        options.ingest.batchSize = batchSize
+        return try buildApplication(settings: settings(), options: options)
+    }
+
+    var trackingTopic: String { kafka.topic(Topic.trackingEvents) }
+
+    /// Sends events as the feed does: one envelope per event, its id the event's id, keyed by device.
+    func produce(_ events: [TrackingEvent]) async throws {
+        for chunk in stride(from: 0, to: events.count, by: 2_000).map({ events[$0..<min($0 + 2_000, events.count)] }) {
+            try await producer.send(try chunk.map { event in
+                KafkaOutgoingMessage(topic: trackingTopic, key: event.deviceId,
+                                     value: try Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt,
+                                                         source: "feed", data: event).encoded())
+            })
+        }
+    }
+
+    func produceRaw(_ values: [String], key: String = "raw") async throws {
+        try await producer.send(values.map { KafkaOutgoingMessage(topic: trackingTopic, key: key, value: Array($0.utf8)) })
+    }
+
+    func withPostgres<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        try await TestServices.withPostgres(database, body)
+    }
+
+    /// Event ids counted so far in `schema`.
+    func counted(schema: AnalyticsSchema = .live) async throws -> Int {
+        try await withPostgres { client in try await Self.counted(client, schema: schema) }
+    }
+
+    private static func counted(_ client: PostgresClient, schema: AnalyticsSchema) async throws -> Int {
+        let exists = try await client.fetch("SELECT to_regclass(\(schema.name + ".processed_events")) IS NOT NULL", as: Bool.self,
+                                            logger: TestServices.logger)
+        guard exists.first == true else { return 0 }
+        return try await PostgresIngestStore(client: client, schema: schema, logger: TestServices.logger).countedEvents()
+    }
+
+    /// Waits until `expected` ids are counted; fails the test if that takes longer than `timeout`.
+    func waitUntilCounted(_ expected: Int, schema: AnalyticsSchema = .live, timeout: Duration = .seconds(60)) async throws {
+        let total = try await withPostgres { client in
+            _ = try await TestServices.eventually(timeout: timeout, interval: .milliseconds(100)) {
+                try await Self.counted(client, schema: schema) >= expected
+            }
+            return try await Self.counted(client, schema: schema)
+        }
+        try #require(total == expected, "counted \(total) of \(expected) event ids")
+    }
+
+    // MARK: reports over HTTP
+
+    static func path(_ report: String, _ query: ReportQuery, extra: String = "") -> String {
+        "/v1/reports/\(report)?from=\(query.from)&to=\(query.to)" + (query.tourId.map { "&tourId=\($0.lowercased)" } ?? "") + extra
+    }
+
+    static func get<T: Decodable>(_ client: some TestClientProtocol, _ report: String, _ query: ReportQuery, as type: T.Type) async throws -> T {
+        let response = try await client.execute(uri: path(report, query), method: .get, headers: [.authorization: "Bearer \(token)"])
+        try #require(response.status == .ok, "\(path(report, query)): \(response.status) \(String(buffer: response.body))")
+        return try JSONCoding.decoder.decode(T.self, from: Data(buffer: response.body))
+    }
+
+    struct PoiList: Decodable { let pois: [PoiReportRow] }
+    struct TourList: Decodable { let tours: [TourReportRow] }
+    struct DayList: Decodable { let days: [DailyReportRow] }
+
+    /// Every report for every query, over HTTP, compared with the truth.
+    static func expectReports(_ client: some TestClientProtocol, equal truth: Truth, for queries: [ReportQuery],
+                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for query in queries {
+            let summary = try await get(client, "summary", query, as: SummaryReport.self)
+            #expect(summary.rounded == truth.summary(query).rounded, "summary \(query)", sourceLocation: sourceLocation)
+            let pois = try await get(client, "pois", query, as: PoiList.self).pois
+            #expect(pois.map(\.rounded) == truth.pois(query).map(\.rounded), "pois \(query)", sourceLocation: sourceLocation)
+            let tours = try await get(client, "tours", query, as: TourList.self).tours
+            #expect(tours.map(\.rounded) == truth.tours(query).map(\.rounded), "tours \(query)", sourceLocation: sourceLocation)
+            let devices = try await get(client, "devices", query, as: DeviceReport.self)
+            #expect(devices == truth.devices(query), "devices \(query)", sourceLocation: sourceLocation)
+            let days = try await get(client, "daily", query, as: DayList.self).days
+            #expect(days == truth.daily(query), "daily \(query)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// The same through the repository, for schemas the service does not serve (a replay's).
+    static func expectReports(_ repository: some ReportRepository, equal truth: Truth, for queries: [ReportQuery],
+                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for query in queries {
+            #expect(try await repository.summary(query).rounded == truth.summary(query).rounded, "summary \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.pois(query).map(\.rounded) == truth.pois(query).map(\.rounded), "pois \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.tours(query).map(\.rounded) == truth.tours(query).map(\.rounded), "tours \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.devices(query) == truth.devices(query), "devices \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.daily(query) == truth.daily(query), "daily \(query)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// Means and rates are sums of doubles, added in another order by Postgres than by the truth: compare
+/// them to 9 significant places.
+extension Double {
+    var rounded9: Double { self == 0 ? 0 : (self * 1e9).rounded() / 1e9 }
+}
+
+extension SummaryReport {
+    var rounded: SummaryReport { var copy = self; copy.completionRate = completionRate.rounded9; return copy }
+}
+
+extension PoiReportRow {
+    var rounded: PoiReportRow { var copy = self; copy.averageDwellSeconds = averageDwellSeconds.rounded9; return copy }
+}
+
+extension TourReportRow {
+    var rounded: TourReportRow {
+        var copy = self
+        copy.completionRate = completionRate.rounded9
+        copy.averageDurationSeconds = averageDurationSeconds.rounded9
+        return copy
+    }
+}
+
+extension ReportQuery: CustomStringConvertible {
+    public var description: String { "\(from)..\(to)" + (tourId.map { " tour \($0.lowercased)" } ?? "") }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Analytics
+
+@Suite("Dead letters and replay", .serialized)
+struct DeadLetterAndReplayTests {
+    @Test("undecodable and invalid messages go to dead-letters with the reason, are counted in a metric, and count nothing")
+    func deadLetters() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 11, count: 300)
+        let now = Date()
+        var wrongType = TrackingEvent(type: .poiViewed, deviceId: "d", occurredAt: now, poiId: UUID(), via: .list)
+        wrongType.via = nil
+        let bad = [
+            "{ not json",
+            #"{"id":"\#(UUID())","type":"tour.started","schemaVersion":1,"occurredAt":"2025-01-01T00:00:00Z","source":"feed","data":{"id":"\#(UUID())","type":"tour.started","occurredAt":"2025-01-01T00:00:00Z"}}"#,
+            String(decoding: try Envelope(type: "poi.viewed", source: "feed", data: wrongType).encoded(), as: UTF8.self),
+        ]
+        try await harness.produce(Array(workload.events.prefix(150)))
+        try await harness.produceRaw(bad)
+        try await harness.produce(Array(workload.events.dropFirst(150)))
+        try await harness.app().test(.router) { client in
+            try await harness.waitUntilCounted(workload.events.count)
+            let letters = try await Self.deadLetters(harness, count: bad.count)
+            #expect(Set(letters.map(\.data.value)) == Set(bad))
+            #expect(letters.allSatisfy { $0.data.consumer == "analytics" && $0.data.topic == harness.trackingTopic })
+            let reasons = letters.map(\.data.reason).sorted()
+            #expect(reasons.contains { $0.contains("malformed JSON") })
+            #expect(reasons.contains { $0.contains("deviceId") })
+            #expect(reasons.contains("missing field via for poi.viewed"))
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"invalid\"}"))
+            #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"undecodable\"}"))
+            #expect(metrics.contains("itour_dead_letters_total{consumer=\"analytics\"}"))
+            let truth = Truth(events: workload.events)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 12, count: 2))
+        }
+    }
+
+    static func deadLetters(_ harness: AnalyticsHarness, count: Int) async throws -> [Envelope<DeadLetterSink.Letter>] {
+        let consumer = try KafkaConsumer(configuration: harness.kafka,
+                                         subscription: .allPartitions(topics: [harness.kafka.topic(Topic.deadLetters)], from: .beginning),
+                                         logger: TestServices.logger)
+        var letters: [Envelope<DeadLetterSink.Letter>] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while letters.count < count && ContinuousClock.now < deadline {
+            for message in try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200)) {
+                letters.append(try EnvelopeDecoder.decode(DeadLetterSink.Letter.self, from: message.value))
+            }
+        }
+        await consumer.close()
+        return letters
+    }
+
+    @Test("replay rebuilds every report from the topic's beginning and from a file into fresh tables; activating it swaps them in under a running service")
+    func replay() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 21, count: 2_000)
+        let deliveries = workload.deliveries(seed: 22)
+        let truth = Truth(events: workload.events)
+        let queries = workload.queries(seed: 23, count: 3)
+        try await harness.produce(deliveries)
+        try await harness.app().test(.router) { client in
+            try await harness.waitUntilCounted(truth.all.count)
+
+            // From the topic, into the default replay schema.
+            var settings = try harness.settings()
+            settings.logLevel = "warning"
+            try await ReplayTool(command: .fromBeginning(.replay), settings: settings).run()
+            #expect(try await harness.counted(schema: .replay) == truth.all.count)
+            try await harness.withPostgres { postgres in
+                try await AnalyticsHarness.expectReports(PostgresReportRepository(client: postgres, schema: .replay, logger: TestServices.logger),
+                                                         equal: truth, for: queries)
+            }
+
+            // From a file mixing bare events and envelopes, into another schema.
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID()).jsonl")
+            defer { try? FileManager.default.removeItem(at: file) }
+            var lines: [String] = []
+            for (index, event) in deliveries.enumerated() {
+                let bytes = index % 2 == 0 ? try JSONCoding.encoder.encode(event)
+                    : Data(try Envelope(id: event.id, type: event.type.rawValue, source: "feed", data: event).encoded())
+                lines.append(String(decoding: bytes, as: UTF8.self))
+            }
+            lines.insert("garbage", at: 5)
+            try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            let fromFile = try #require(AnalyticsSchema("analytics_from_file"))
+            try await ReplayTool(command: .file(file.path, fromFile), settings: settings).run()
+            try await harness.withPostgres { postgres in
+                try await AnalyticsHarness.expectReports(PostgresReportRepository(client: postgres, schema: fromFile, logger: TestServices.logger),
+                                                         equal: truth, for: queries)
+            }
+
+            // Events that arrive after the replay stopped are counted by the service in the old tables only.
+            // Swap the replay in while the service runs: the service sees the stored offsets behind it,
+            // reads again from them, and counts those events and later ones in the new tables.
+            let between = Workload(seed: 27, count: 300)
+            try await harness.produce(between.events)
+            try await harness.waitUntilCounted(truth.all.count + between.events.count)
+            #expect(try await harness.counted(schema: .replay) == truth.all.count)
+            try await ReplayTool(command: .activate(.replay), settings: settings).run()
+            let more = Workload(seed: 24, count: 500)
+            try await harness.produce(more.deliveries(seed: 25))
+            let everything = Truth(events: workload.events + between.events + more.events)
+            try await harness.waitUntilCounted(everything.all.count, timeout: .seconds(90))
+            try await AnalyticsHarness.expectReports(client, equal: everything, for: more.queries(seed: 26, count: 2))
+            try await harness.withPostgres { postgres in
+                let previous = try await postgres.fetch("SELECT count(*)::bigint FROM pg_namespace WHERE nspname LIKE 'analytics_previous_%'", as: Int.self, logger: TestServices.logger)
+                #expect(previous.first == 1, "the replaced tables are kept")
+            }
+        }
+    }
+}

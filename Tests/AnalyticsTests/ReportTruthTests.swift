@@ -1,0 +1,103 @@
+import Foundation
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Shared
+import Synchronization
+import Testing
+import TestSupport
+@testable import Analytics
+
+/// Every report against a truth computed from the raw events in the test, on random workloads delivered
+/// with duplicates and in shuffled order, through the real broker, Postgres and service.
+@Suite("Reports equal the truth", .serialized)
+struct ReportTruthTests {
+    @Test("random workloads, duplicated and shuffled deliveries, small and large batches", arguments: [(UInt64(1), 97), (UInt64(2), 10_000)])
+    func randomWorkload(seed: UInt64, batchSize: Int) async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: seed, count: 3_000)
+        let deliveries = workload.deliveries(seed: seed + 100)
+        let truth = Truth(events: workload.events)
+        try await harness.app(batchSize: batchSize).test(.router) { client in
+            // Half before the reader has even joined its group, half while it reads: both paths count once.
+            try await harness.produce(Array(deliveries.prefix(deliveries.count / 2)))
+            try await harness.waitUntilCounted(Truth(events: Array(deliveries.prefix(deliveries.count / 2))).all.count)
+            try await harness.produce(Array(deliveries.dropFirst(deliveries.count / 2)))
+            try await harness.waitUntilCounted(truth.all.count)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: seed))
+
+            // Delivered again, all of it, much later: nothing changes.
+            try await harness.produce(workload.events)
+            try await Task.sleep(for: .seconds(2))
+            try await harness.waitUntilCounted(truth.all.count)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: seed).prefix(4).map { $0 })
+        }
+    }
+
+    @Test("a reader killed mid-stream, with batches failing before commit, and restarted loses and double-counts nothing")
+    func killedMidStream() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 7, count: 6_000)
+        let truth = Truth(events: workload.events)
+        try await harness.produce(workload.deliveries(seed: 77))
+
+        // First life: a reader with small batches whose every third transaction fails just before COMMIT,
+        // cancelled (not drained) once about a third is counted.
+        try await harness.withPostgres { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            let attempts = TestCounter()
+            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger) {
+                if attempts.increment() % 3 == 0 { throw InjectedFault() }
+            }
+            let ingest = TrackingIngest(configuration: harness.kafka, store: store,
+                                        deadLetters: DeadLetterSink(producer: harness.producer, consumerName: "analytics", logger: TestServices.logger),
+                                        options: TrackingIngest.Options(batchSize: 150), logger: TestServices.logger)
+            let reader = Task { try await ingest.run() }
+            let partway = try await TestServices.eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
+                try await store.countedEvents() >= truth.all.count / 3
+            }
+            reader.cancel()
+            _ = await reader.result
+            try #require(partway)
+            #expect(attempts.value >= 3, "faults were injected")
+        }
+        let afterFirstLife = try await harness.counted()
+        #expect(afterFirstLife < truth.all.count, "the first reader stopped mid-stream")
+
+        // Second life: the real service, same group, resumes from the offsets stored in Postgres.
+        try await harness.app().test(.router) { client in
+            try await harness.waitUntilCounted(truth.all.count)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 8))
+        }
+    }
+
+    @Test("stored offsets move with the aggregates, never backwards; a reader behind the stored offsets is told so")
+    func offsets() async throws {
+        let harness = try await AnalyticsHarness.make()
+        try await harness.withPostgres { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+            let event = TrackingEvent(type: .tourStarted, deviceId: "d1", occurredAt: Date(), tourId: UUID())
+            #expect(try await store.apply(IngestBatch(events: [event, event], topic: "t", nextOffsets: [0: 10, 3: 5])) == .applied(new: 1, duplicates: 1))
+            #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
+            // An older reader's batch: counted ids stay counted, offsets do not go back.
+            #expect(try await store.apply(IngestBatch(events: [event], topic: "t", nextOffsets: [0: 4])) == .applied(new: 0, duplicates: 1))
+            #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
+            // A reader that believes more is stored than is: nothing is written.
+            let other = TrackingEvent(type: .tourStarted, deviceId: "d2", occurredAt: Date(), tourId: UUID())
+            #expect(try await store.apply(IngestBatch(events: [other], topic: "t", nextOffsets: [0: 20], expectedOffsets: [0: 12])) == .offsetsMovedBack)
+            #expect(try await store.countedEvents() == 1)
+            #expect(try await store.apply(IngestBatch(events: [other], topic: "t", nextOffsets: [0: 20], expectedOffsets: [0: 10])) == .applied(new: 1, duplicates: 0))
+            #expect(try await store.storedOffsets(topic: "t") == [0: 20, 3: 5])
+        }
+    }
+}
+
+struct InjectedFault: Error {}
+
+/// A thread-safe counter for test hooks.
+final class TestCounter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import Shared
+@testable import Analytics
+
+/// A random but reproducible mix of tracking events over a few days, and the reports computed from it
+/// directly (by filtering and counting the raw events, not through anything the service uses), to
+/// compare the service's reports with.
+struct Workload: Sendable {
+    let events: [TrackingEvent]
+    let tours: [UUID]
+    let pois: [UUID]
+    /// The first and last day events fall on.
+    let firstDay: Day
+    let lastDay: Day
+
+    /// `count` events by `devices` devices over `days` days ending today, seeded for reproducibility.
+    init(seed: UInt64, count: Int, devices deviceCount: Int = 40, days: Int = 8, now: Date = Date()) {
+        var random = SplitMix(seed: seed)
+        let tours = (0..<4).map { _ in random.uuid() }
+        let pois = (0..<12).map { _ in random.uuid() }
+        let devices = (0..<deviceCount).map { "device-\(seed)-\($0)" }
+        let tourists = (0..<(deviceCount / 2)).map { "tourist-\(seed)-\($0)" }
+        let platforms = ["ios", "android"], models = ["iPhone 15", "Pixel 8", "Galaxy S24", "=cmd|' /C calc'!A0"]
+        let osVersions = ["17.4", "14", "18.0"], appVersions = ["2.0.0", "2.1.0", "2.1.1"]
+        let end = now.addingTimeInterval(-60)
+        let span = Double(days) * 86_400 - 120
+        var events: [TrackingEvent] = []
+        for _ in 0..<count {
+            let device = devices[random.next(devices.count)]
+            // Millisecond times, as they travel in JSON.
+            let occurredAt = Date(timeIntervalSince1970: ((end.timeIntervalSince1970 - random.double() * span) * 1_000).rounded() / 1_000)
+            let tourist = random.next(3) == 0 ? nil : tourists[random.next(tourists.count)]
+            let tour = tours[random.next(tours.count)]
+            let poi = pois[random.next(pois.count)]
+            let maybeTour = random.next(2) == 0 ? tour : nil
+            var event: TrackingEvent
+            switch random.next(10) {
+            case 0:
+                event = TrackingEvent(type: .deviceRegistered, deviceId: device, occurredAt: occurredAt,
+                                      platform: platforms[random.next(platforms.count)], osVersion: osVersions[random.next(osVersions.count)],
+                                      model: models[random.next(models.count)], appVersion: appVersions[random.next(appVersions.count)])
+            case 1: event = TrackingEvent(type: .tourStarted, deviceId: device, occurredAt: occurredAt, tourId: tour)
+            case 2: event = TrackingEvent(type: .tourCompleted, deviceId: device, occurredAt: occurredAt, tourId: tour,
+                                          durationSeconds: Double(random.next(7_200_000)) / 1_000)
+            case 3, 4: event = TrackingEvent(type: .poiViewed, deviceId: device, occurredAt: occurredAt, tourId: maybeTour, poiId: poi,
+                                             via: TrackingEvent.Via.allCases[random.next(4)])
+            case 5, 6: event = TrackingEvent(type: .poiArrived, deviceId: device, occurredAt: occurredAt, tourId: maybeTour, poiId: poi)
+            case 7, 8: event = TrackingEvent(type: .poiLeft, deviceId: device, occurredAt: occurredAt, tourId: maybeTour, poiId: poi,
+                                             dwellSeconds: Double(random.next(900_000)) / 1_000)
+            default: event = TrackingEvent(type: .mediaPlayed, deviceId: device, occurredAt: occurredAt, tourId: maybeTour, poiId: poi,
+                                           url: "https://example.edu/media/\(random.next(5)).mp3", mediaType: .audio)
+            }
+            event.id = random.uuid()
+            event.touristId = tourist
+            events.append(event)
+        }
+        self.events = events
+        self.tours = tours
+        self.pois = pois
+        firstDay = Day(containing: end.addingTimeInterval(-span))
+        lastDay = Day(containing: end)
+    }
+
+    /// Every event once or more (some three times), in shuffled order: what an at-least-once pipe may deliver.
+    func deliveries(seed: UInt64) -> [TrackingEvent] {
+        var random = SplitMix(seed: seed)
+        var deliveries: [TrackingEvent] = []
+        for event in events {
+            deliveries.append(event)
+            if random.next(3) == 0 { deliveries.append(event) }
+            if random.next(10) == 0 { deliveries.append(event) }
+        }
+        random.shuffle(&deliveries)
+        return deliveries
+    }
+
+    /// Report queries worth checking: the whole span, single days, random ranges (some reaching past the
+    /// events), each also filtered by a tour and by a tour nothing carries.
+    func queries(seed: UInt64, count: Int = 6) -> [ReportQuery] {
+        var random = SplitMix(seed: seed)
+        var ranges: [(Day, Day)] = [(firstDay, lastDay), (firstDay.adding(days: -3), lastDay.adding(days: 2)), (lastDay, lastDay)]
+        let span = Int(lastDay.number - firstDay.number)
+        for _ in 0..<count {
+            let a = firstDay.adding(days: random.next(span + 3) - 1), b = firstDay.adding(days: random.next(span + 3) - 1)
+            ranges.append((min(a, b), max(a, b)))
+        }
+        var queries: [ReportQuery] = []
+        for (index, (from, to)) in ranges.enumerated() {
+            queries.append(ReportQuery(from: from, to: to))
+            queries.append(ReportQuery(from: from, to: to, tourId: tours[index % tours.count]))
+        }
+        queries.append(ReportQuery(from: firstDay, to: lastDay, tourId: UUID()))
+        return queries
+    }
+}
+
+/// Reports computed from raw events by plain counting: DESIGN.md "Report semantics" read literally.
+struct Truth {
+    let all: [TrackingEvent]
+    let names: [UUID: String]
+
+    /// `events` may hold duplicates; each id counts once.
+    init(events: [TrackingEvent], names: [UUID: String] = [:]) {
+        var seen = Set<UUID>()
+        all = events.filter { seen.insert($0.id).inserted }
+        self.names = names
+    }
+
+    func inRange(_ query: ReportQuery) -> [TrackingEvent] {
+        all.filter { event in
+            let day = Day(containing: event.occurredAt)
+            return day >= query.from && day <= query.to && (query.tourId == nil || event.tourId == query.tourId)
+        }
+    }
+
+    func summary(_ query: ReportQuery) -> SummaryReport {
+        let events = inRange(query)
+        let started = events.count { $0.type == .tourStarted }, completed = events.count { $0.type == .tourCompleted }
+        return SummaryReport(toursStarted: started, toursCompleted: completed,
+                             completionRate: started == 0 ? 0 : Double(completed) / Double(started),
+                             uniqueDevices: Set(events.map(\.deviceId)).count, uniqueTourists: Set(events.compactMap(\.touristId)).count,
+                             poiViews: events.count { $0.type == .poiViewed }, poiVisits: events.count { $0.type == .poiArrived },
+                             mediaPlays: events.count { $0.type == .mediaPlayed })
+    }
+
+    func pois(_ query: ReportQuery) -> [PoiReportRow] {
+        let byPoi = Dictionary(grouping: inRange(query).filter { $0.poiId != nil }, by: { $0.poiId! })
+        return byPoi.map { poi, events in
+            let dwells = events.compactMap { $0.type == .poiLeft ? $0.dwellSeconds : nil }
+            return PoiReportRow(poiId: poi, name: names[poi], views: events.count { $0.type == .poiViewed },
+                                visits: events.count { $0.type == .poiArrived },
+                                averageDwellSeconds: dwells.isEmpty ? 0 : dwells.reduce(0, +) / Double(dwells.count),
+                                mediaPlays: events.count { $0.type == .mediaPlayed })
+        }.sorted { ($1.views, $0.poiId.uuidString.lowercased()) < ($0.views, $1.poiId.uuidString.lowercased()) }
+    }
+
+    func tours(_ query: ReportQuery) -> [TourReportRow] {
+        let byTour = Dictionary(grouping: inRange(query).filter { $0.tourId != nil }, by: { $0.tourId! })
+        return byTour.map { tour, events in
+            let starts = events.count { $0.type == .tourStarted }, completions = events.count { $0.type == .tourCompleted }
+            let durations = events.compactMap { $0.type == .tourCompleted ? $0.durationSeconds : nil }
+            return TourReportRow(tourId: tour, name: names[tour], starts: starts, completions: completions,
+                                 completionRate: starts == 0 ? 0 : Double(completions) / Double(starts),
+                                 uniqueDevices: Set(events.map(\.deviceId)).count,
+                                 averageDurationSeconds: durations.isEmpty ? 0 : durations.reduce(0, +) / Double(durations.count))
+        }.sorted { ($1.starts, $0.tourId.uuidString.lowercased()) < ($0.starts, $1.tourId.uuidString.lowercased()) }
+    }
+
+    func devices(_ query: ReportQuery) -> DeviceReport {
+        // Each device's latest registration at any time: by occurredAt, then by id as text.
+        var latest: [String: TrackingEvent] = [:]
+        for event in all where event.type == .deviceRegistered {
+            if let held = latest[event.deviceId],
+               (held.occurredAt, held.id.uuidString.lowercased()) > (event.occurredAt, event.id.uuidString.lowercased()) { continue }
+            latest[event.deviceId] = event
+        }
+        var report = DeviceReport(platforms: [:], models: [:], osVersions: [:], appVersions: [:])
+        for device in Set(inRange(query).map(\.deviceId)) {
+            let registration = latest[device]
+            report.platforms[registration?.platform ?? "unknown", default: 0] += 1
+            report.models[registration?.model ?? "unknown", default: 0] += 1
+            report.osVersions[registration?.osVersion ?? "unknown", default: 0] += 1
+            report.appVersions[registration?.appVersion ?? "unknown", default: 0] += 1
+        }
+        return report
+    }
+
+    func daily(_ query: ReportQuery) -> [DailyReportRow] {
+        stride(from: query.from.number, through: query.to.number, by: 1).map { number in
+            let day = Day(number: number)
+            let single = summary(ReportQuery(from: day, to: day, tourId: query.tourId))
+            return DailyReportRow(date: day.description, toursStarted: single.toursStarted, toursCompleted: single.toursCompleted,
+                                  uniqueDevices: single.uniqueDevices, poiViews: single.poiViews, poiVisits: single.poiVisits,
+                                  mediaPlays: single.mediaPlays)
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a failing workload can be rerun exactly.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    mutating func double() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    mutating func uuid() -> UUID {
+        var bytes = (next(), next())
+        return withUnsafeBytes(of: &bytes) { raw in
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+            uuid.6 = (uuid.6 & 0x0F) | 0x40
+            uuid.8 = (uuid.8 & 0x3F) | 0x80
+            return UUID(uuid: uuid)
+        }
+    }
+
+    mutating func shuffle<T>(_ array: inout [T]) {
+        guard array.count > 1 else { return }
+        for index in stride(from: array.count - 1, to: 0, by: -1) { array.swapAt(index, next(index + 1)) }
+    }
+}
