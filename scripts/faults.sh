@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # make faults: the fault run (tests/faults/fault_run.py) on a Postgres and broker of its own.
 #
-#   scripts/faults.sh
+#   scripts/faults.sh [run|hostile|all]     (default run)
+#
+# run: the fault run below. hostile: the hostile-input suite (pytest tests/faults/test_hostile.py,
+# PYTEST_ARGS passed on) on the same private Postgres and broker. all: both, one after the other.
 #
 # Starts a private Postgres (.run/faults-pg, port FAULTS_PG_PORT=5464) and tansu broker (port
 # FAULTS_BROKER_PORT=9114), then the four services (ITOUR_BIN_DIR, default .build/debug) on a fresh
@@ -55,10 +58,24 @@ POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
   scripts/postgres.sh start "$pg_dir" "$pg_port" || exit 1
 scripts/broker.sh start "$broker_pid" "$broker_port" "$broker_log" || exit 1
 
-setsid .venv/bin/python -u tests/faults/fault_run.py &
-child=$!
-wait "$child"
-rc=$?
-child=
+mode=${1:-run}
+# step COMMAND...: in its own process group, so an interrupt reaches the services it started.
+step() {
+  setsid "$@" &
+  child=$!
+  wait "$child"
+  local rc=$?
+  child=
+  return $rc
+}
+rc=0
+case $mode in
+  run | all) step .venv/bin/python -u tests/faults/fault_run.py || rc=$? ;;&
+  hostile | all)
+    # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
+    step .venv/bin/python -m pytest tests/faults/test_hostile.py -q -p no:cacheprovider ${PYTEST_ARGS:-} || rc=$? ;;
+  run) ;;
+  *) echo "usage: $0 [run|hostile|all]" >&2; exit 2 ;;
+esac
 echo "==> faults: $( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)") in $(since "$t0")"
 exit $rc
