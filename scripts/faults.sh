@@ -4,7 +4,7 @@
 #   scripts/faults.sh [run|hostile|all]     (default run)
 #
 # run: the fault run below. hostile: the hostile-input suite (pytest tests/faults/test_hostile.py,
-# PYTEST_ARGS passed on) on the same private Postgres and broker. all: both, one after the other.
+# PYTEST_ARGS passed on, HOSTILE_SELECT as its -k) on the same private Postgres and broker. all: both, one after the other.
 #
 # Starts a private Postgres (.run/faults-pg, port FAULTS_PG_PORT=5464) and tansu broker (port
 # FAULTS_BROKER_PORT=9114), then the four services (ITOUR_BIN_DIR, default .build/debug) on a fresh
@@ -73,7 +73,8 @@ case $mode in
   run | all) step .venv/bin/python -u tests/faults/fault_run.py || rc=$? ;;&
   hostile | all)
     # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
-    step .venv/bin/python -m pytest tests/faults/test_hostile.py -q -p no:cacheprovider ${PYTEST_ARGS:-} || rc=$? ;;
+    step .venv/bin/python -m pytest tests/faults/test_hostile.py -q -p no:cacheprovider -rfE \
+      ${HOSTILE_SELECT:+-k "$HOSTILE_SELECT"} ${PYTEST_ARGS:-} || rc=$? ;;
   run) ;;
   *) echo "usage: $0 [run|hostile|all]" >&2; exit 2 ;;
 esac
