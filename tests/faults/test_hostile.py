@@ -30,7 +30,8 @@ EXAMPLES = int(os.environ.get("HOSTILE_EXAMPLES", "25"))
 RESULT = Path(os.environ.get("HOSTILE_RESULT", ROOT / ".run" / "hostile-result.json"))
 TIMEOUT = 15
 
-TALLY: dict[str, dict] = defaultdict(lambda: {"tried": 0, "refused": 0, "accepted": 0, "5xx": 0, "dropped": 0, "other": 0})
+TALLY: dict[str, dict] = defaultdict(lambda: {"tried": 0, "refused": 0, "accepted": 0, "5xx": 0, "dropped": 0, "other": 0,
+                                              "statuses": {}})
 FAILURES: list[str] = []
 
 
@@ -39,6 +40,7 @@ def tally(category: str, status: int, what: str, refused_ok=(400, 499), allow_su
     (allow_success). 5xx and dropped connections are always failures."""
     row = TALLY[category]
     row["tried"] += 1
+    row["statuses"][str(status)] = row["statuses"].get(str(status), 0) + 1
     if refused_ok[0] <= status <= refused_ok[1]:
         row["refused"] += 1
     elif status >= 500:
@@ -74,8 +76,9 @@ def write_result():
 
 
 def call(method: str, url: str, **kwargs) -> requests.Response | None:
+    kwargs.setdefault("timeout", TIMEOUT)
     try:
-        return requests.request(method, url, timeout=TIMEOUT, allow_redirects=False, **kwargs)
+        return requests.request(method, url, allow_redirects=False, **kwargs)
     except requests.RequestException:
         return None
 
