@@ -63,6 +63,7 @@ class Truth:
         self.edit_attempts = 0
         self.edit_failures = 0
         self.next_edit = 0
+        self.errors: list[str] = []
 
     def record(self, batch: list[dict], status: int, body: dict) -> bool:
         with self.lock:
@@ -100,6 +101,14 @@ class Probe(threading.Thread):
 
 
 def event_loop(suite, truth: Truth, factory: EventFactory, stop: threading.Event):
+    try:
+        _event_loop(suite, truth, factory, stop)
+    except Exception as error:  # noqa: BLE001 (a dead workload thread must not pass silently)
+        truth.errors.append(f"event workload died: {error!r}")
+        log(f"event workload died: {error!r}")
+
+
+def _event_loop(suite, truth: Truth, factory: EventFactory, stop: threading.Event):
     while not stop.is_set():
         with truth.lock:
             retry = truth.pending.pop(0) if truth.pending else None
@@ -139,6 +148,14 @@ def run_edit(suite, work_dir: Path, number: int, truth: Truth) -> bool:
 
 
 def edit_loop(suite, truth: Truth, work_dir: Path, stop: threading.Event):
+    try:
+        _edit_loop(suite, truth, work_dir, stop)
+    except Exception as error:  # noqa: BLE001
+        truth.errors.append(f"edit workload died: {error!r}")
+        log(f"edit workload died: {error!r}")
+
+
+def _edit_loop(suite, truth: Truth, work_dir: Path, stop: threading.Event):
     while not stop.is_set():
         with truth.lock:
             if truth.edits_pending:
@@ -200,7 +217,12 @@ def main() -> int:
     result = {"faults": [], "checks": {}, "violations": [], "not_run": []}
     probe = Probe(suite.feed_url)
     try:
-        tours = get_json(suite.feed_url + "/v1/tours")["tours"]
+        # load-demo returns once catalog applied it; the feed learns it from catalog.events a moment later.
+        deadline = time.monotonic() + 90
+        while not (tours := get_json(suite.feed_url + "/v1/tours")["tours"]):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the demo tour never reached the feed")
+            time.sleep(0.5)
         tour_ids = [t["id"] for t in tours]
         poi_ids = sorted({s["id"] for t in tours for s in get_json(f"{suite.feed_url}/v1/tours/{t['id']}")["stops"]})
         log(f"demo content: {len(tour_ids)} tours, {len(poi_ids)} POIs")
@@ -308,6 +330,9 @@ def main() -> int:
         result["feed_read_failures_during_outages"] = outage_failures
         if outage_failures:
             result["violations"].append(f"feed GET /v1/tours failed {outage_failures} times during the Postgres/broker outages")
+        result["violations"].extend(truth.errors)
+        if len(truth.acked) < MAX_EVENTS // 2:
+            result["violations"].append(f"only {len(truth.acked)} events acknowledged: the workload did not run")
         if truth.rejected:
             sample = next(iter(truth.rejected.values()))
             result["violations"].append(f"{len(truth.rejected)} valid workload events rejected inside a 202 (e.g. {sample})")
