@@ -19,14 +19,19 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
         repository: repository, topics: settings.kafka,
         eventPartitions: { try await producer.partitionCounts(topics: [eventsTopic])[eventsTopic] ?? 1 },
         logger: logger)
-    let consumer = try KafkaConsumer(configuration: settings.kafka,
-                                     subscription: .group(id: settings.kafka.topic("catalog"), topics: [settings.kafka.topic(Topic.catalogCommands)]),
-                                     logger: logger)
-    let commands = CommandConsumer(consumer: consumer, handler: handler, relay: relay,
+    let commands = CommandConsumer(makeConsumer: {
+                                       try KafkaConsumer(configuration: settings.kafka,
+                                                         subscription: .group(id: settings.kafka.topic("catalog"),
+                                                                              topics: [settings.kafka.topic(Topic.catalogCommands)]),
+                                                         logger: logger)
+                                   }, handler: handler, relay: relay,
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
                                    logger: logger)
 
-    let router = runtime.makeRouter(checks: runtime.readinessChecks(), beforeScrape: { await relay.recordBacklog() })
+    let router = runtime.makeRouter(checks: runtime.readinessChecks(), beforeScrape: {
+        await relay.recordBacklog()
+        await commands.recordLag(consumerName: "catalog-commands")
+    })
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands))

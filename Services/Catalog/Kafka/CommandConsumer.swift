@@ -3,37 +3,50 @@ import Logging
 import Metrics
 import ServiceLifecycle
 import Shared
+import Synchronization
 
 /// Reads `catalog.commands` in the catalog consumer group and hands each command to the handler.
 /// Offsets are committed after the commands' transactions committed; a redelivered command is
 /// recognised by its id and changes nothing.
-struct CommandConsumer: Service {
-    let consumer: KafkaConsumer
+///
+/// The group consumer is made in `run`, after start-up created the topics: a consumer that joins its group
+/// before its topic exists gets no partitions until librdkafka's next metadata refresh (minutes later).
+final class CommandConsumer: Service, Sendable {
+    private let makeConsumer: @Sendable () throws -> KafkaConsumer
+    private let consumer = Mutex<KafkaConsumer?>(nil)
     let handler: CatalogCommandHandler
     let relay: OutboxRelay
     let deadLetters: DeadLetterSink
     let logger: Logger
     private let handled = Counter(label: "itour_commands_handled_total")
 
-    init(consumer: KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay, deadLetters: DeadLetterSink, logger: Logger) {
-        self.consumer = consumer
+    init(makeConsumer: @escaping @Sendable () throws -> KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay,
+         deadLetters: DeadLetterSink, logger: Logger) {
+        self.makeConsumer = makeConsumer
         self.handler = handler
         self.relay = relay
         self.deadLetters = deadLetters
         self.logger = logger
     }
 
+    /// Records the group consumer's lag (before a metrics scrape).
+    func recordLag(consumerName: String) async {
+        await consumer.withLock({ $0 })?.recordLag(consumerName: consumerName)
+    }
+
     func run() async throws {
+        let consumer = try makeConsumer()
+        self.consumer.withLock { $0 = consumer }
         try await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 let messages = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(500))
                 guard !messages.isEmpty else { continue }
                 var offsets: [KafkaTopicPartition: Int64] = [:]
                 for message in messages {
-                    try await process(message)
+                    try await self.process(message)
                     offsets[message.topicPartition] = message.offset + 1
                 }
-                relay.notify()
+                self.relay.notify()
                 try await consumer.commit(offsets: offsets)
             }
         }
