@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // SHA-256 for the admin's stored session tokens; postgres-nio already builds it.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.9.0"..<"5.0.0"),
     ],
     targets: [
         // librdkafka's C API, compiled against Debian's librdkafka-dev headers.
@@ -63,7 +65,8 @@ let package = Package(
                           swiftSettings: swiftSettings),
         .executableTarget(name: "Analytics", dependencies: serviceDependencies, path: "Services/Analytics", swiftSettings: swiftSettings),
         .executableTarget(name: "Admin",
-                          dependencies: serviceDependencies + [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth")],
+                          dependencies: serviceDependencies + [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                                                                .product(name: "Crypto", package: "swift-crypto")],
                           path: "Services/Admin", swiftSettings: swiftSettings),
         .executableTarget(name: "Bench", dependencies: ["Shared"], path: "Benchmarks", swiftSettings: swiftSettings),
         .target(name: "TestSupport", dependencies: ["Shared",
@@ -74,7 +77,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: testDependencies + ["Catalog", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/CatalogTests"),
         .testTarget(name: "FeedTests", dependencies: testDependencies + ["Feed"], path: "Tests/FeedTests"),
         .testTarget(name: "AnalyticsTests", dependencies: testDependencies + ["Analytics", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/AnalyticsTests"),
-        .testTarget(name: "AdminTests", dependencies: testDependencies + ["Admin", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/AdminTests"),
+        .testTarget(name: "AdminTests", dependencies: testDependencies + ["Admin", "Catalog", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/AdminTests"),
         .testTarget(name: "EndToEndTests",
                     dependencies: testDependencies + ["Catalog", "Feed"],
                     path: "Tests/EndToEndTests"),

@@ -4,15 +4,75 @@ import Logging
 import ServiceLifecycle
 import Shared
 
-/// Admin: the staff's web site. Reads content from its projection of `catalog.events`, writes through
-/// catalog commands.
-func buildApplication(settings: ServiceSettings) throws -> some ApplicationProtocol {
+/// Admin: the staff's web site (server-rendered HTML, no JavaScript needed). It reads content from its own
+/// projection of `catalog.events` and changes content only through catalog commands, waiting for each
+/// command's result; users, sessions, tour editors and import jobs live in its `admin` schema.
+func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: true)
-    let router = runtime.makeRouter(checks: runtime.readinessChecks())
-    var app = Application(router: router, configuration: runtime.httpConfiguration, logger: runtime.logger)
+    let logger = runtime.logger
+    let repository = PostgresAdminRepository(client: runtime.postgres!, logger: logger)
+    let projection = AdminCatalogProjection()
+    let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
+                                        source: "admin", logger: logger)
+    let events = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands,
+                                  deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "admin", logger: logger),
+                                  source: "admin", logger: logger,
+                                  handler: { envelope in projection.apply(envelope.data) },
+                                  categoryHandler: { envelope in projection.apply(envelope.data) })
+    let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
+    let hasher = PasswordHasher(cost: admin.bcryptCost)
+    let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
+
+    let router = runtime.makeRouter(context: AdminRequestContext.self,
+                                    checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }]))
+    // Every page: security headers, the session, HTML error pages, and the CSRF check of every POST.
+    // Routes check the role themselves (Auth/Access.swift).
+    let pages = router.group()
+        .add(middleware: SecurityHeadersMiddleware())
+        .add(middleware: SessionMiddleware(sessions: repository))
+        .add(middleware: AdminErrorMiddleware())
+        .add(middleware: CSRFMiddleware(secureCookies: admin.secureCookies))
+    AuthController(users: repository, sessions: repository,
+                   throttle: LoginThrottle(repository: repository, perAccount: admin.failuresPerAccount, perAddress: admin.failuresPerAddress),
+                   hasher: hasher, sessionLifetime: admin.sessionLifetime, secureCookies: admin.secureCookies).register(on: pages)
+    ToursController(projection: projection, writer: writer, editors: repository, users: repository).register(on: pages)
+    PoisController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
+    ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
+    // Reports (issue 5) plug in here, one line: `ReportsController(...).register(on: pages)`, with its pages under
+    // Services/Admin/Reports/. The nav's "Reports" link (Templates/Layout.swift) already points at /reports for
+    // owners and viewers; a route checks the role with `try await context.access(repository)` and
+    // `access.user.role`, and renders with `AdminPage(title:context:body:).response()`. `admin.analyticsURL`
+    // and `admin.reportsToken` say where analytics is and how to ask it.
+    pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }
+
+    var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
+    app.addServices(commands, events, AfterStartup(runtime.startup, imports))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: AdminMigrations.runner)
+        try await OwnerBootstrap(users: repository, hasher: hasher, owner: admin.bootstrapOwner, logger: logger).run()
+        try await repository.failUnfinishedJobs(message: "Interrupted by a restart of the admin service; check the content before importing again.")
     }
     return app
+}
+
+/// The first owner, from ADMIN_EMAIL / ADMIN_PASSWORD (demo values in demo mode). An existing account is
+/// left as it is (its password may have been changed since); with no owner and no credentials, start-up fails.
+struct OwnerBootstrap {
+    let users: any UserRepository
+    let hasher: PasswordHasher
+    let owner: (email: String, password: String)?
+    let logger: Logger
+
+    func run() async throws {
+        if let owner {
+            let created = try await users.createIfAbsent(AdminUser(id: UUID(), email: owner.email, role: .owner),
+                                                         passwordHash: try await hasher.hash(owner.password))
+            if created { logger.info("first owner created", metadata: ["email": "\(owner.email)"]) }
+        } else if try await users.ownerCount() == 0 {
+            throw ConfigurationError(name: "ADMIN_EMAIL / ADMIN_PASSWORD", message: "are required to create the first owner (there is no owner yet)")
+        }
+    }
 }

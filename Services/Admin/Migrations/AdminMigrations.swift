@@ -18,5 +18,39 @@ enum AdminMigrations {
                 expires_at timestamptz NOT NULL
             );
             """),
+        Migration(2, "tour editors, login throttling, import jobs", """
+            -- Emails are compared without regard to case.
+            CREATE UNIQUE INDEX users_email_lower ON users (lower(email));
+            ALTER TABLE sessions ADD COLUMN created_at timestamptz NOT NULL DEFAULT now();
+            CREATE INDEX sessions_user ON sessions (user_id);
+            -- Which editors may edit which tour (tours live in catalog; their ids are catalog's).
+            CREATE TABLE tour_editors (
+                tour_id uuid NOT NULL,
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                assigned_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (tour_id, user_id)
+            );
+            CREATE INDEX tour_editors_user ON tour_editors (user_id);
+            -- Failed log-ins per account ('email:...') and per client address ('ip:...').
+            CREATE TABLE login_failures (
+                key text PRIMARY KEY,
+                failures integer NOT NULL,
+                last_failure_at timestamptz NOT NULL,
+                locked_until timestamptz
+            );
+            -- Bulk imports: the page polls the job's phase and, at the end, shows its per-row report.
+            CREATE TABLE import_jobs (
+                id uuid PRIMARY KEY,
+                user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                file_name text NOT NULL,
+                skip_bad_rows boolean NOT NULL,
+                phase text NOT NULL,
+                total_rows integer NOT NULL DEFAULT 0,
+                message text,
+                report jsonb,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            );
+            """),
     ])
 }

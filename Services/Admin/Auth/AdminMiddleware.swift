@@ -1,0 +1,157 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Cookie names; the session cookie is HttpOnly and SameSite=Lax (and Secure when configured).
+enum AdminCookie {
+    static let session = "itour_session"
+    /// Double-submit CSRF token for forms shown before log-in (the log-in form itself).
+    static let anonymousCSRF = "itour_csrf"
+    /// The hidden field every form carries.
+    static let csrfField = "csrf_token"
+}
+
+/// Finds the session named by the cookie, if it is live.
+struct SessionMiddleware: RouterMiddleware {
+    typealias Context = AdminRequestContext
+    let sessions: any SessionRepository
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        if let token = request.cookies[AdminCookie.session]?.value, !token.isEmpty, token.count <= 100 {
+            context.session = try await sessions.session(tokenHash: SecureToken.hash(token), now: Date())
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Every POST carries the CSRF token of the page that showed the form, or is refused with 403. Signed in,
+/// the token is the session's (synchronizer token); before log-in, it must match the `itour_csrf` cookie
+/// (double submit). A cross-site `Origin` is refused too. Reads the form once and leaves it in the context.
+struct CSRFMiddleware: RouterMiddleware {
+    typealias Context = AdminRequestContext
+    let secureCookies: Bool
+    /// Bodies larger than this are refused (the import page allows more).
+    static let formLimit = 1 << 20
+    static let uploadLimit = 8 << 20
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        var newAnonymousToken: String?
+        if context.session == nil {
+            if let token = request.cookies[AdminCookie.anonymousCSRF]?.value, token.count >= 32, token.count <= 100 {
+                context.anonymousCSRFToken = token
+            } else if request.method == .get || request.method == .head {
+                newAnonymousToken = SecureToken.make()
+                context.anonymousCSRFToken = newAnonymousToken
+            }
+        }
+        if request.method != .get && request.method != .head {
+            if let origin = request.headers[.origin], origin != "null" {
+                let requestHost = request.head.authority?.split(separator: ":").first.map(String.init)
+                guard let originHost = URL(string: origin)?.host, originHost == requestHost else { throw AdminError.csrf }
+            }
+            var request = request
+            let isUpload = request.headers[.contentType]?.lowercased().hasPrefix("multipart/form-data") == true
+            let body = try await request.collectBody(upTo: isUpload ? Self.uploadLimit : Self.formLimit)
+            context.form = try Self.parse(body, contentType: request.headers[.contentType])
+            let expected = context.session?.csrfToken ?? context.anonymousCSRFToken ?? ""
+            guard SecureToken.equal(context.form[AdminCookie.csrfField], expected) else { throw AdminError.csrf }
+            return try await next(request, context)
+        }
+        var response = try await next(request, context)
+        if let token = newAnonymousToken {
+            response.setCookie(Cookie(name: AdminCookie.anonymousCSRF, value: token, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
+        }
+        return response
+    }
+
+    static func parse(_ body: ByteBuffer, contentType: String?) throws -> FormData {
+        let type = contentType?.lowercased() ?? ""
+        let bytes = Array(buffer: body)
+        if type.hasPrefix("multipart/form-data") {
+            guard let boundary = contentType?.components(separatedBy: ";").compactMap({ piece -> String? in
+                let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard pair.count == 2, pair[0].lowercased() == "boundary" else { return nil }
+                return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }).first, let form = FormData.multipart(bytes, boundary: boundary) else {
+                throw AdminError.badRequest("The uploaded form could not be read.")
+            }
+            return form
+        }
+        return FormData.urlEncoded(String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+/// Headers every admin page gets: no caching of private pages, no framing, and a content security policy
+/// that allows no script at all (the site needs none), so even a missed escape could not run one.
+struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] =
+            "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        response.headers[.xFrameOptions] = "DENY"
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.referrerPolicy] = "same-origin"
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        return response
+    }
+}
+
+/// Renders errors as HTML pages in the site's layout (the API's problem+json would mean nothing to staff).
+struct AdminErrorMiddleware: RouterMiddleware {
+    typealias Context = AdminRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as AdminError {
+            switch error {
+            case .notSignedIn:
+                if request.method == .get {
+                    let target = request.uri.path == "/" ? "/login" : "/login?next=\(percentEncoded(request.uri.string))"
+                    return Response.redirect(to: target)
+                }
+                return ErrorPage.response(.unauthorized, "Please log in again", "Your session has ended.", context: context)
+            case .forbidden(let message):
+                return ErrorPage.response(.forbidden, "Not allowed", message, context: context)
+            case .notFound(let message):
+                return ErrorPage.response(.notFound, "Not found", message, context: context)
+            case .badRequest(let message):
+                return ErrorPage.response(.badRequest, "Bad request", message, context: context)
+            case .csrf:
+                return ErrorPage.response(.forbidden, "Form refused",
+                                          "This form is missing its security token, or it belongs to an older session. Go back, reload the page and try again.",
+                                          context: context)
+            }
+        } catch let error as HTTPError {
+            let message = error.status == .notFound ? "There is no such page." : (error.body ?? error.status.reasonPhrase)
+            return ErrorPage.response(error.status, error.status.reasonPhrase, message, context: context)
+        } catch let error as any HTTPResponseError {
+            return ErrorPage.response(error.status, error.status.reasonPhrase, error.status.reasonPhrase, context: context)
+        } catch {
+            context.logger.error("page failed", metadata: ["error": "\(String(reflecting: error))"])
+            return ErrorPage.response(.internalServerError, "Something went wrong",
+                                      "The page could not be shown; the error is in the admin service's log.", context: context)
+        }
+    }
+}
+
+func percentEncoded(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? ""
+}
+
+extension HTTPField.Name {
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+}
+
+extension Response {
+    /// 303 See Other: after a POST, the browser GETs the target.
+    static func redirect(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+}

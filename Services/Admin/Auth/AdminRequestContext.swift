@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The admin's request context: who is signed in (SessionMiddleware) and the posted form (CSRFMiddleware
+/// reads the body once, checks its token, and leaves the fields here for the route).
+struct AdminRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The signed-in user, if any.
+    var session: AdminSession?
+    /// The fields of a POSTed form (url-encoded or multipart).
+    var form = FormData()
+    /// The client's address, for log-in throttling.
+    let remoteAddress: String
+    /// A CSRF token for forms shown before log-in (double-submit cookie), set by CSRFMiddleware.
+    var anonymousCSRFToken: String?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
+    /// The token forms on this page carry.
+    var csrfToken: String { session?.csrfToken ?? anonymousCSRFToken ?? "" }
+
+    /// The signed-in user, or a redirect to the log-in page.
+    func requireUser() throws -> AdminUser {
+        guard let user = session?.user else { throw AdminError.notSignedIn }
+        return user
+    }
+}
+
+/// The fields of a posted form: text values by name (a name may repeat), and uploaded files.
+struct FormData: Sendable {
+    struct File: Sendable {
+        var fileName: String
+        var contentType: String?
+        var data: [UInt8]
+    }
+
+    var fields: [String: [String]] = [:]
+    var files: [String: File] = [:]
+
+    /// The first value of a field, or "" when it is absent.
+    subscript(_ name: String) -> String { fields[name]?.first ?? "" }
+
+    func all(_ name: String) -> [String] { fields[name] ?? [] }
+
+    func has(_ name: String) -> Bool { fields[name] != nil }
+
+    func int(_ name: String) -> Int? { Int(self[name].trimmingCharacters(in: .whitespaces)) }
+
+    func uuid(_ name: String) -> UUID? { UUID(uuidString: self[name].trimmingCharacters(in: .whitespaces)) }
+
+    /// Parses `application/x-www-form-urlencoded`.
+    static func urlEncoded(_ text: String) -> FormData {
+        var form = FormData()
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = decode(parts[0])
+            let value = parts.count > 1 ? decode(parts[1]) : ""
+            form.fields[name, default: []].append(value)
+        }
+        return form
+    }
+
+    private static func decode(_ text: Substring) -> String {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+    }
+
+    /// Parses `multipart/form-data` (RFC 7578) with the given boundary; nil when malformed.
+    static func multipart(_ body: [UInt8], boundary: String) -> FormData? {
+        let delimiter = Array("--\(boundary)".utf8)
+        var form = FormData()
+        var parts: [ArraySlice<UInt8>] = []
+        var index = body.startIndex
+        guard var start = body.firstRange(of: delimiter, from: index)?.upperBound else { return nil }
+        index = start
+        while let range = body.firstRange(of: delimiter, from: index) {
+            // Each part ends with CRLF before the next delimiter.
+            var end = range.lowerBound
+            if end - start >= 2, body[end - 2] == 13, body[end - 1] == 10 { end -= 2 }
+            parts.append(body[start..<end])
+            start = range.upperBound
+            index = start
+            if body[start...].starts(with: [45, 45]) { break } // "--": the last delimiter
+        }
+        for var part in parts {
+            if part.starts(with: [13, 10]) { part = part.dropFirst(2) }
+            guard let split = Array(part).firstRange(of: [13, 10, 13, 10], from: 0) else { continue }
+            let headerBytes = Array(part)[0..<split.lowerBound]
+            let content = Array(Array(part)[split.upperBound...])
+            let headers = String(decoding: headerBytes, as: UTF8.self).components(separatedBy: "\r\n")
+            var name: String?
+            var fileName: String?
+            var contentType: String?
+            for header in headers {
+                let lower = header.lowercased()
+                if lower.hasPrefix("content-disposition:") {
+                    name = parameter("name", in: header)
+                    fileName = parameter("filename", in: header)
+                } else if lower.hasPrefix("content-type:") {
+                    contentType = header.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces)
+                }
+            }
+            guard let name else { continue }
+            if let fileName {
+                form.files[name] = File(fileName: fileName, contentType: contentType, data: content)
+            } else {
+                form.fields[name, default: []].append(String(decoding: content, as: UTF8.self))
+            }
+        }
+        return form
+    }
+
+    private static func parameter(_ key: String, in header: String) -> String? {
+        for piece in header.split(separator: ";").dropFirst() {
+            let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, pair[0].lowercased() == key else { continue }
+            var value = pair[1]
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            return value
+        }
+        return nil
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// The first occurrence of `pattern` at or after `from`.
+    func firstRange(of pattern: [UInt8], from: Int) -> Range<Int>? {
+        guard !pattern.isEmpty, count >= pattern.count, from <= count - pattern.count else { return nil }
+        var i = from
+        let first = pattern[0]
+        while i <= count - pattern.count {
+            if self[i] == first && self[i..<(i + pattern.count)].elementsEqual(pattern) { return i..<(i + pattern.count) }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Shared
+import Synchronization
+
+/// The admin's own view of the content, fed by `catalog.events` (CatalogEventFeed) and by the results of
+/// its own commands (so an editor sees their change at once, before its event arrives). Every entity
+/// keeps the highest version seen, so an older event never undoes a newer state, whichever came first.
+final class AdminCatalogProjection: Sendable {
+    struct Content: Sendable {
+        var tours: [UUID: TourState] = [:]
+        var pois: [UUID: PoiState] = [:]
+        var categories: [UUID: CategoryState] = [:]
+        /// Version of each entity seen, deleted ones included.
+        var versions: [UUID: Int] = [:]
+
+        /// Tours by name (all statuses).
+        var sortedTours: [TourState] {
+            tours.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }
+        }
+
+        var sortedPois: [PoiState] {
+            pois.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }
+        }
+
+        /// Categories by path, so parents come before their children.
+        var sortedCategories: [CategoryState] {
+            categories.values.sorted { $0.path.lowercased() < $1.path.lowercased() }
+        }
+
+        /// The tours that stop at a POI.
+        func tours(stoppingAt poiId: UUID) -> [TourState] {
+            sortedTours.filter { $0.stops.contains(poiId) }
+        }
+
+        /// A tour's stops that exist, in walking order.
+        func stops(of tour: TourState) -> [PoiState] {
+            tour.stops.compactMap { pois[$0] }
+        }
+    }
+
+    private let state = Mutex(Content())
+
+    var content: Content { state.withLock { $0 } }
+
+    func tour(_ id: UUID) -> TourState? { state.withLock { $0.tours[id] } }
+    func poi(_ id: UUID) -> PoiState? { state.withLock { $0.pois[id] } }
+    func category(_ id: UUID) -> CategoryState? { state.withLock { $0.categories[id] } }
+
+    /// Applies a `catalog.events` event if it is newer than what is held.
+    @discardableResult
+    func apply(_ event: CatalogEvent) -> Bool {
+        guard let id = event.entityId, let version = event.version else { return false }
+        return update(id, version) { content in
+            switch event.kind {
+            case .tourChanged: content.tours[id] = event.tour
+            case .tourDeleted: content.tours[id] = nil
+            case .poiChanged: content.pois[id] = event.poi
+            case .poiDeleted: content.pois[id] = nil
+            case .snapshotMarker: break
+            }
+        }
+    }
+
+    @discardableResult
+    func apply(_ event: CategoryEvent) -> Bool {
+        update(event.entityId, event.version) { content in
+            switch event.kind {
+            case .changed: content.categories[event.entityId] = event.category
+            case .deleted: content.categories[event.entityId] = nil
+            }
+        }
+    }
+
+    /// Applies what an applied command's result says (read-your-writes); its events, arriving later, then change nothing.
+    func apply(_ result: CatalogCommandResult) {
+        guard result.outcome == .applied else { return }
+        if let tour = result.tour { _ = update(tour.id, tour.version) { $0.tours[tour.id] = tour } }
+        if let poi = result.poi { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
+        if let category = result.category { _ = update(category.id, category.version) { $0.categories[category.id] = category } }
+        if result.tour == nil, result.poi == nil, result.category == nil, let id = result.entityId, let version = result.version {
+            // A delete: the result carries only the id and the tombstone's version.
+            switch result.action {
+            case .deleteTour: _ = update(id, version) { $0.tours[id] = nil }
+            case .deletePoi:
+                _ = update(id, version) { content in
+                    content.pois[id] = nil
+                    // Catalog took the POI out of its tours too; their events follow with the new versions.
+                    for (tourId, var tour) in content.tours where tour.stops.contains(id) {
+                        tour.stops.removeAll { $0 == id }
+                        content.tours[tourId] = tour
+                    }
+                }
+            case .deleteCategory: _ = update(id, version) { $0.categories[id] = nil }
+            default: break
+            }
+        }
+    }
+
+    private func update(_ id: UUID, _ version: Int, _ change: (inout Content) -> Void) -> Bool {
+        state.withLock { content in
+            if let seen = content.versions[id], seen >= version { return false }
+            content.versions[id] = version
+            change(&content)
+            return true
+        }
+    }
+}

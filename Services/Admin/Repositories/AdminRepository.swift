@@ -1,0 +1,110 @@
+import Foundation
+import Shared
+
+/// A staff member's role. Every route checks it on the server (Auth/Access.swift).
+enum Role: String, Codable, Sendable, CaseIterable, Comparable {
+    /// Manages users, editors, categories, imports and every tour.
+    case owner
+    /// Edits the tours assigned to them, and those tours' POIs.
+    case editor
+    /// Reads reports only (admissions).
+    case viewer
+
+    var title: String {
+        switch self {
+        case .owner: "Owner"
+        case .editor: "Editor"
+        case .viewer: "Viewer"
+        }
+    }
+
+    static func < (lhs: Role, rhs: Role) -> Bool { allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)! }
+}
+
+struct AdminUser: Sendable, Equatable {
+    var id: UUID
+    var email: String
+    var role: Role
+}
+
+/// A signed-in user and the CSRF token of their session.
+struct AdminSession: Sendable {
+    var user: AdminUser
+    var csrfToken: String
+}
+
+/// Users, their password hashes and sessions.
+protocol UserRepository: Sendable {
+    func users() async throws -> [AdminUser]
+    func user(id: UUID) async throws -> AdminUser?
+    /// The user and their password hash, by email (compared without regard to case).
+    func credentials(email: String) async throws -> (user: AdminUser, passwordHash: String)?
+    /// Creates a user; false when the email is taken.
+    func create(_ user: AdminUser, passwordHash: String) async throws -> Bool
+    /// Creates the user unless one with that email exists; returns whether it did.
+    func createIfAbsent(_ user: AdminUser, passwordHash: String) async throws -> Bool
+    func setRole(_ role: Role, of id: UUID) async throws
+    /// Sets the password and ends the user's sessions, so an old password's sessions do not live on.
+    func setPasswordHash(_ hash: String, of id: UUID) async throws
+    func delete(id: UUID) async throws
+    func ownerCount() async throws -> Int
+}
+
+protocol SessionRepository: Sendable {
+    func createSession(tokenHash: String, userId: UUID, csrfToken: String, expiresAt: Date) async throws
+    /// The live session with this token hash.
+    func session(tokenHash: String, now: Date) async throws -> AdminSession?
+    func deleteSession(tokenHash: String) async throws
+    func deleteExpiredSessions(now: Date) async throws
+}
+
+/// Which editors may edit which tours.
+protocol TourEditorRepository: Sendable {
+    func editors(of tourId: UUID) async throws -> [AdminUser]
+    func tours(editedBy userId: UUID) async throws -> Set<UUID>
+    func assign(userId: UUID, to tourId: UUID) async throws
+    func unassign(userId: UUID, from tourId: UUID) async throws
+    func removeTour(_ tourId: UUID) async throws
+}
+
+/// Failed log-in counts, shared by every admin instance.
+protocol LoginFailureRepository: Sendable {
+    func failures(key: String) async throws -> LoginFailures?
+    func saveFailures(key: String, _ failures: LoginFailures) async throws
+    func clearFailures(key: String) async throws
+}
+
+struct LoginFailures: Sendable, Equatable {
+    var count: Int
+    var lastFailureAt: Date
+    var lockedUntil: Date?
+}
+
+/// A bulk import as the import page shows it.
+struct ImportJob: Sendable {
+    enum Phase: String, Sendable {
+        case reading, sending, applying, done, failed
+    }
+
+    var id: UUID
+    var userId: UUID
+    var fileName: String
+    var skipBadRows: Bool
+    var phase: Phase
+    var totalRows: Int
+    var message: String?
+    var report: [CatalogBatchRowResult]
+    var createdAt: Date
+}
+
+protocol ImportJobRepository: Sendable {
+    func createJob(_ job: ImportJob) async throws
+    func updateJob(id: UUID, phase: ImportJob.Phase, message: String?, report: [CatalogBatchRowResult]?) async throws
+    func job(id: UUID) async throws -> ImportJob?
+    func recentJobs(limit: Int) async throws -> [ImportJob]
+    /// Marks imports left unfinished by a restart as failed (their command may or may not have been applied).
+    func failUnfinishedJobs(message: String) async throws
+}
+
+/// Everything the admin keeps in its own schema.
+typealias AdminRepository = UserRepository & SessionRepository & TourEditorRepository & LoginFailureRepository & ImportJobRepository

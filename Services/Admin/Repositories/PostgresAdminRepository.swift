@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// The admin's SQL: every statement the admin runs is in this file, parameterised by `PostgresQuery`
+/// interpolation.
+struct PostgresAdminRepository: AdminRepository {
+    let client: PostgresClient
+    let logger: Logger
+
+    // MARK: users
+
+    private func users(_ query: PostgresQuery) async throws -> [AdminUser] {
+        try await client.fetch(query, as: (UUID, String, String).self, logger: logger).map {
+            AdminUser(id: $0.0, email: $0.1, role: Role(rawValue: $0.2) ?? .viewer)
+        }
+    }
+
+    func users() async throws -> [AdminUser] {
+        try await users("SELECT id, email, role FROM admin.users ORDER BY lower(email)")
+    }
+
+    func user(id: UUID) async throws -> AdminUser? {
+        try await users("SELECT id, email, role FROM admin.users WHERE id = \(id)").first
+    }
+
+    func credentials(email: String) async throws -> (user: AdminUser, passwordHash: String)? {
+        let rows = try await client.fetch("""
+            SELECT id, email, role, password_hash FROM admin.users WHERE lower(email) = lower(\(email))
+            """, as: (UUID, String, String, String).self, logger: logger)
+        return rows.first.map { (AdminUser(id: $0.0, email: $0.1, role: Role(rawValue: $0.2) ?? .viewer), $0.3) }
+    }
+
+    func create(_ user: AdminUser, passwordHash: String) async throws -> Bool {
+        try await createIfAbsent(user, passwordHash: passwordHash)
+    }
+
+    func createIfAbsent(_ user: AdminUser, passwordHash: String) async throws -> Bool {
+        let inserted = try await client.fetch("""
+            INSERT INTO admin.users (id, email, password_hash, role) VALUES (\(user.id), \(user.email), \(passwordHash), \(user.role.rawValue))
+            ON CONFLICT DO NOTHING RETURNING id
+            """, as: UUID.self, logger: logger)
+        return !inserted.isEmpty
+    }
+
+    func setRole(_ role: Role, of id: UUID) async throws {
+        try await client.query("UPDATE admin.users SET role = \(role.rawValue) WHERE id = \(id)", logger: logger)
+        if role != .editor {
+            try await client.query("DELETE FROM admin.tour_editors WHERE user_id = \(id)", logger: logger)
+        }
+    }
+
+    func setPasswordHash(_ hash: String, of id: UUID) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("UPDATE admin.users SET password_hash = \(hash) WHERE id = \(id)", logger: logger)
+            try await connection.query("DELETE FROM admin.sessions WHERE user_id = \(id)", logger: logger)
+        }
+    }
+
+    func delete(id: UUID) async throws {
+        try await client.query("DELETE FROM admin.users WHERE id = \(id)", logger: logger)
+    }
+
+    func ownerCount() async throws -> Int {
+        try await client.fetch("SELECT count(*)::bigint FROM admin.users WHERE role = 'owner'", as: Int.self, logger: logger).first ?? 0
+    }
+
+    // MARK: sessions
+
+    func createSession(tokenHash: String, userId: UUID, csrfToken: String, expiresAt: Date) async throws {
+        try await client.query("""
+            INSERT INTO admin.sessions (token_hash, user_id, csrf_token, expires_at) VALUES (\(tokenHash), \(userId), \(csrfToken), \(expiresAt))
+            """, logger: logger)
+    }
+
+    func session(tokenHash: String, now: Date) async throws -> AdminSession? {
+        let rows = try await client.fetch("""
+            SELECT u.id, u.email, u.role, s.csrf_token FROM admin.sessions s JOIN admin.users u ON u.id = s.user_id
+            WHERE s.token_hash = \(tokenHash) AND s.expires_at > \(now)
+            """, as: (UUID, String, String, String).self, logger: logger)
+        return rows.first.map { AdminSession(user: AdminUser(id: $0.0, email: $0.1, role: Role(rawValue: $0.2) ?? .viewer), csrfToken: $0.3) }
+    }
+
+    func deleteSession(tokenHash: String) async throws {
+        try await client.query("DELETE FROM admin.sessions WHERE token_hash = \(tokenHash)", logger: logger)
+    }
+
+    func deleteExpiredSessions(now: Date) async throws {
+        try await client.query("DELETE FROM admin.sessions WHERE expires_at <= \(now)", logger: logger)
+    }
+
+    // MARK: tour editors
+
+    func editors(of tourId: UUID) async throws -> [AdminUser] {
+        try await users("""
+            SELECT u.id, u.email, u.role FROM admin.tour_editors e JOIN admin.users u ON u.id = e.user_id
+            WHERE e.tour_id = \(tourId) ORDER BY lower(u.email)
+            """)
+    }
+
+    func tours(editedBy userId: UUID) async throws -> Set<UUID> {
+        Set(try await client.fetch("SELECT tour_id FROM admin.tour_editors WHERE user_id = \(userId)", as: UUID.self, logger: logger))
+    }
+
+    func assign(userId: UUID, to tourId: UUID) async throws {
+        try await client.query("""
+            INSERT INTO admin.tour_editors (tour_id, user_id) VALUES (\(tourId), \(userId)) ON CONFLICT DO NOTHING
+            """, logger: logger)
+    }
+
+    func unassign(userId: UUID, from tourId: UUID) async throws {
+        try await client.query("DELETE FROM admin.tour_editors WHERE tour_id = \(tourId) AND user_id = \(userId)", logger: logger)
+    }
+
+    func removeTour(_ tourId: UUID) async throws {
+        try await client.query("DELETE FROM admin.tour_editors WHERE tour_id = \(tourId)", logger: logger)
+    }
+
+    // MARK: login throttling
+
+    func failures(key: String) async throws -> LoginFailures? {
+        try await client.fetch("""
+            SELECT failures, last_failure_at, locked_until FROM admin.login_failures WHERE key = \(key)
+            """, as: (Int, Date, Date?).self, logger: logger).first.map { LoginFailures(count: $0.0, lastFailureAt: $0.1, lockedUntil: $0.2) }
+    }
+
+    func saveFailures(key: String, _ failures: LoginFailures) async throws {
+        try await client.query("""
+            INSERT INTO admin.login_failures (key, failures, last_failure_at, locked_until)
+            VALUES (\(key), \(failures.count), \(failures.lastFailureAt), \(failures.lockedUntil))
+            ON CONFLICT (key) DO UPDATE SET failures = EXCLUDED.failures, last_failure_at = EXCLUDED.last_failure_at,
+                locked_until = EXCLUDED.locked_until
+            """, logger: logger)
+    }
+
+    func clearFailures(key: String) async throws {
+        try await client.query("DELETE FROM admin.login_failures WHERE key = \(key)", logger: logger)
+    }
+
+    // MARK: import jobs
+
+    func createJob(_ job: ImportJob) async throws {
+        let report = try String(decoding: JSONCoding.encoder.encode(job.report), as: UTF8.self)
+        try await client.query("""
+            INSERT INTO admin.import_jobs (id, user_id, file_name, skip_bad_rows, phase, total_rows, message, report, created_at, updated_at)
+            VALUES (\(job.id), \(job.userId), \(job.fileName), \(job.skipBadRows), \(job.phase.rawValue), \(job.totalRows), \(job.message),
+                    \(report)::jsonb, \(job.createdAt), \(job.createdAt))
+            """, logger: logger)
+    }
+
+    func updateJob(id: UUID, phase: ImportJob.Phase, message: String?, report: [CatalogBatchRowResult]?) async throws {
+        let reportText = try report.map { String(decoding: try JSONCoding.encoder.encode($0), as: UTF8.self) }
+        try await client.query("""
+            UPDATE admin.import_jobs SET phase = \(phase.rawValue), message = \(message),
+                report = COALESCE(\(reportText)::jsonb, report), updated_at = now()
+            WHERE id = \(id)
+            """, logger: logger)
+    }
+
+    func job(id: UUID) async throws -> ImportJob? {
+        try await jobs("""
+            SELECT id, user_id, file_name, skip_bad_rows, phase, total_rows, message, report::text, created_at
+            FROM admin.import_jobs WHERE id = \(id)
+            """).first
+    }
+
+    func recentJobs(limit: Int) async throws -> [ImportJob] {
+        try await jobs("""
+            SELECT id, user_id, file_name, skip_bad_rows, phase, total_rows, message, report::text, created_at
+            FROM admin.import_jobs ORDER BY created_at DESC LIMIT \(limit)
+            """)
+    }
+
+    func failUnfinishedJobs(message: String) async throws {
+        try await client.query("""
+            UPDATE admin.import_jobs SET phase = 'failed', message = \(message), updated_at = now() WHERE phase NOT IN ('done', 'failed')
+            """, logger: logger)
+    }
+
+    private func jobs(_ query: PostgresQuery) async throws -> [ImportJob] {
+        try await client.fetch(query, as: (UUID, UUID, String, Bool, String, Int, String?, String?, Date).self, logger: logger).map { row in
+            let report = row.7.flatMap { try? JSONCoding.decoder.decode([CatalogBatchRowResult].self, from: Data($0.utf8)) } ?? []
+            return ImportJob(id: row.0, userId: row.1, fileName: row.2, skipBadRows: row.3, phase: ImportJob.Phase(rawValue: row.4) ?? .failed,
+                             totalRows: row.5, message: row.6, report: report, createdAt: row.8)
+        }
+    }
+}

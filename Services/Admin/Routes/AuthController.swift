@@ -1,0 +1,121 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// Log in, log out, the start page, the account page and the stylesheet.
+struct AuthController {
+    let users: any UserRepository
+    let sessions: any SessionRepository
+    let throttle: LoginThrottle
+    let hasher: PasswordHasher
+    let sessionLifetime: Duration
+    let secureCookies: Bool
+
+    func register(on router: RouterGroup<AdminRequestContext>) {
+        router.get("/assets/admin.css") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: Stylesheet.css)))
+        }
+        router.get("/") { _, context -> Response in
+            let user = try context.requireUser()
+            if user.role == .viewer {
+                return AdminPage(title: "Welcome", context: context, body: AdminPages.home(user: user)).response()
+            }
+            return .redirect(to: "/tours")
+        }
+        router.get("/login") { request, context -> Response in
+            if context.session != nil { return .redirect(to: "/") }
+            let next = Self.safeNext(request.uri.queryParameters.get("next"))
+            return AdminPage(title: "Log In", context: context, notice: Notice.from(request),
+                             body: AdminPages.login(email: "", next: next, error: nil, csrf: context.csrfToken)).response()
+        }
+        router.post("/login", use: login)
+        router.post("/logout") { request, context -> Response in
+            if let token = request.cookies[AdminCookie.session]?.value {
+                try await sessions.deleteSession(tokenHash: SecureToken.hash(token))
+            }
+            var response = Response.redirect(to: "/login?notice=loggedout")
+            response.setCookie(Cookie(name: AdminCookie.session, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
+            return response
+        }
+        router.get("/account") { request, context -> Response in
+            let user = try context.requireUser()
+            return AdminPage(title: "Account", context: context, notice: Notice.from(request),
+                             body: AdminPages.account(user: user, errors: [:], csrf: context.csrfToken)).response()
+        }
+        router.post("/account/password", use: changePassword)
+    }
+
+    /// Only a path on this site: never an absolute URL (an open redirect) or a protocol-relative one.
+    static func safeNext(_ next: String?) -> String {
+        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\"), !next.hasPrefix("/login") else { return "/" }
+        return next
+    }
+
+    @Sendable func login(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let email = context.form["email"].trimmingCharacters(in: .whitespaces).lowercased()
+        let password = context.form["password"]
+        let next = Self.safeNext(context.form["next"])
+        func refuse(_ message: String, status: HTTPResponse.Status) -> Response {
+            AdminPage(title: "Log In", context: context, body: AdminPages.login(email: email, next: next, error: message, csrf: context.csrfToken),
+                      status: status).response()
+        }
+        if let wait = try await throttle.waitSeconds(email: email, address: context.remoteAddress) {
+            var response = refuse("Too many failed log-ins. Try again in \(wait) seconds.", status: .tooManyRequests)
+            response.headers[.retryAfter] = String(wait)
+            return response
+        }
+        let found = try await users.credentials(email: email)
+        let valid: Bool
+        if let found {
+            valid = try await hasher.verify(password, hash: found.passwordHash)
+        } else {
+            try await hasher.dummyVerify(password)
+            valid = false
+        }
+        guard valid, let user = found?.user else {
+            context.logger.notice("failed log-in", metadata: ["email": "\(email)", "address": "\(context.remoteAddress)"])
+            if let wait = try await throttle.recordFailure(email: email, address: context.remoteAddress) {
+                var response = refuse("User and password combination is invalid. Too many failed log-ins: try again in \(wait) seconds.",
+                                      status: .tooManyRequests)
+                response.headers[.retryAfter] = String(wait)
+                return response
+            }
+            return refuse("User and password combination is invalid.", status: .unauthorized)
+        }
+        try await throttle.recordSuccess(email: email)
+        let token = SecureToken.make()
+        let expires = Date().addingTimeInterval(TimeInterval(sessionLifetime.components.seconds))
+        try await sessions.createSession(tokenHash: SecureToken.hash(token), userId: user.id, csrfToken: SecureToken.make(), expiresAt: expires)
+        try? await sessions.deleteExpiredSessions(now: Date())
+        context.logger.info("logged in", metadata: ["user": "\(user.email)", "role": "\(user.role.rawValue)"])
+        var response = Response.redirect(to: next)
+        response.setCookie(Cookie(name: AdminCookie.session, value: token, maxAge: Int(sessionLifetime.components.seconds), path: "/",
+                                  secure: secureCookies, httpOnly: true, sameSite: .lax))
+        return response
+    }
+
+    @Sendable func changePassword(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let form = context.form
+        var errors: [String: String] = [:]
+        if let found = try await users.credentials(email: user.email), try await hasher.verify(form["current"], hash: found.passwordHash) {
+            if form["password"].count < PasswordHasher.minimumLength {
+                errors["password"] = "New password must be at least \(PasswordHasher.minimumLength) characters"
+            } else if form["password"] != form["repeat"] {
+                errors["repeat"] = "The two new passwords must be the same"
+            }
+        } else {
+            errors["current"] = "Current password is not right"
+        }
+        guard errors.isEmpty else {
+            return AdminPage(title: "Account", context: context, body: AdminPages.account(user: user, errors: errors, csrf: context.csrfToken),
+                             status: .unprocessableContent).response()
+        }
+        // Setting the password ends every session of the user, this one included: log in again with the new one.
+        try await users.setPasswordHash(try await hasher.hash(form["password"]), of: user.id)
+        var response = Response.redirect(to: "/login?notice=password")
+        response.setCookie(Cookie(name: AdminCookie.session, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
+        return response
+    }
+}

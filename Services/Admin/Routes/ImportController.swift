@@ -1,0 +1,134 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Shared
+
+/// Bulk import (owners): the upload form, and a page per import that shows its progress and, at the end,
+/// its per-row report. The file is read here; its rows go to catalog as one `catalog.import` command.
+struct ImportController {
+    let jobs: any ImportJobRepository
+    let editors: any TourEditorRepository
+    let runner: ImportRunner
+
+    func register(on router: RouterGroup<AdminRequestContext>) {
+        router.get("/import", use: form)
+        router.post("/import", use: start)
+        router.get("/import/:id", use: show)
+    }
+
+    func formPage(context: AdminRequestContext, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        AdminPage(title: "Import", context: context, breadcrumbs: [("Import", nil)],
+                  body: ImportPages.form(recent: try await jobs.recentJobs(limit: 10), error: error, csrf: context.csrfToken), status: status).response()
+    }
+
+    @Sendable func form(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await context.access(editors).requireOwner("import content")
+        return try await formPage(context: context)
+    }
+
+    @Sendable func start(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireOwner("import content")
+        let skipBadRows = context.form["skipBadRows"] == "1"
+        let data: Data
+        let fileName: String
+        let format: ContentImportFile.Format
+        if let file = context.form.files["file"], !file.data.isEmpty {
+            guard let byName = ContentImportFile.Format(fileName: file.fileName) else {
+                return try await formPage(context: context, error: "The file's name must end in .json or .csv.", status: .unprocessableContent)
+            }
+            (data, fileName, format) = (Data(file.data), file.fileName, byName)
+        } else if !context.form["content"].trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            guard let chosen = ContentImportFile.Format(rawValue: context.form["format"]) else {
+                return try await formPage(context: context, error: "Choose the format of the pasted content.", status: .unprocessableContent)
+            }
+            (data, fileName, format) = (Data(context.form["content"].utf8), "pasted \(chosen.rawValue.uppercased())", chosen)
+        } else {
+            return try await formPage(context: context, error: "Choose a file, or paste its content.", status: .unprocessableContent)
+        }
+        let plan: ContentImportFile.Plan
+        do {
+            plan = try ContentImportFile.plan(data, format: format, actor: access.user.email)
+        } catch {
+            return try await formPage(context: context, error: "\(fileName): \(error.message)", status: .unprocessableContent)
+        }
+        let job = ImportJob(id: UUID(), userId: access.user.id, fileName: fileName, skipBadRows: skipBadRows, phase: .reading,
+                            totalRows: plan.rowCount, message: nil, report: plan.unreadable, createdAt: Date())
+        try await jobs.createJob(job)
+        runner.enqueue(ImportRunner.Work(job: job, plan: plan, actor: access.user.email, requestId: RequestIdMiddleware.id(of: context)))
+        return .redirect(to: "/import/\(job.id.uuidString.lowercased())")
+    }
+
+    @Sendable func show(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await context.access(editors).requireOwner("import content")
+        guard let job = try await jobs.job(id: try context.id("id")) else { throw AdminError.notFound("There is no such import.") }
+        let running = job.phase != .done && job.phase != .failed
+        return AdminPage(title: "Import", context: context, breadcrumbs: [("Import", "/import"), (job.fileName, nil)],
+                         body: ImportPages.job(job), refreshSeconds: running ? 1 : nil).response()
+    }
+}
+
+/// Runs imports one at a time in the background, recording each phase so the import's page can show it.
+final class ImportRunner: Service, Sendable {
+    struct Work: Sendable {
+        let job: ImportJob
+        let plan: ContentImportFile.Plan
+        let actor: String
+        let requestId: String?
+    }
+
+    private let jobs: any ImportJobRepository
+    private let writer: any CatalogWriter
+    private let logger: Logger
+    private let queue: AsyncStream<Work>
+    private let input: AsyncStream<Work>.Continuation
+
+    init(jobs: any ImportJobRepository, writer: any CatalogWriter, logger: Logger) {
+        self.jobs = jobs
+        self.writer = writer
+        self.logger = logger
+        (queue, input) = AsyncStream.makeStream(of: Work.self)
+    }
+
+    func enqueue(_ work: Work) { input.yield(work) }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await work in self.queue {
+                await self.process(work)
+            }
+        }
+    }
+
+    func process(_ work: Work) async {
+        let job = work.job
+        let plan = work.plan
+        do {
+            if !plan.unreadable.isEmpty && !job.skipBadRows {
+                let notSent = plan.rows.map { CatalogBatchRowResult(label: $0.label, outcome: .notApplied) }
+                try await jobs.updateJob(id: job.id, phase: .failed,
+                                         message: "Nothing imported: \(plan.unreadable.count) rows cannot be read. Fix them, or import again with “Skip bad rows”.",
+                                         report: plan.unreadable + notSent)
+                return
+            }
+            guard !plan.rows.isEmpty else {
+                try await jobs.updateJob(id: job.id, phase: .failed, message: "Nothing to import: no row could be read.", report: plan.unreadable)
+                return
+            }
+            try await jobs.updateJob(id: job.id, phase: .sending, message: "Sending \(plan.rows.count) rows to catalog…", report: nil)
+            let command = plan.command(actor: work.actor, skipInvalidRows: job.skipBadRows)
+            try await jobs.updateJob(id: job.id, phase: .applying, message: "Catalog is checking and applying \(plan.rows.count) rows…", report: nil)
+            // A big import takes catalog a while: one transaction for every row.
+            let result = try await writer.execute(command, requestId: work.requestId, timeout: .seconds(120))
+            let report = plan.unreadable + (result.rows ?? [])
+            let phase: ImportJob.Phase = result.outcome == .applied ? .done : .failed
+            try await jobs.updateJob(id: job.id, phase: phase, message: result.message ?? result.outcome.rawValue, report: report)
+        } catch let error as CatalogWriteError {
+            try? await jobs.updateJob(id: job.id, phase: .failed, message: error.description, report: nil)
+        } catch {
+            logger.error("import failed", metadata: ["job": "\(job.id)", "error": "\(error)"])
+            try? await jobs.updateJob(id: job.id, phase: .failed, message: "The import failed: \(error)", report: nil)
+        }
+    }
+}

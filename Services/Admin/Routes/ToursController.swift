@@ -1,0 +1,235 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// "Tours Administration" and "Manage Tour": the tour list, create, edit, publish, stops, editors, delete.
+/// Reads from the projection; every change is a catalog command.
+struct ToursController {
+    let projection: AdminCatalogProjection
+    let writer: any CatalogWriter
+    let editors: any TourEditorRepository
+    let users: any UserRepository
+
+    func register(on router: RouterGroup<AdminRequestContext>) {
+        router.get("/tours", use: list)
+        router.get("/tours/new", use: newForm)
+        router.post("/tours", use: create)
+        router.get("/tours/:id", use: manage)
+        router.post("/tours/:id", use: save)
+        router.post("/tours/:id/status", use: setStatus)
+        router.post("/tours/:id/stops", use: changeStops)
+        router.post("/tours/:id/editors", use: changeEditors)
+        router.get("/tours/:id/delete", use: confirmDelete)
+        router.post("/tours/:id/delete", use: delete)
+    }
+
+    static func path(_ id: UUID) -> String { "/tours/\(id.uuidString.lowercased())" }
+
+    func tour(_ context: AdminRequestContext) throws -> TourState {
+        guard let tour = projection.tour(try context.id("id")) else { throw AdminError.notFound("There is no such tour (it may have been deleted).") }
+        return tour
+    }
+
+    @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireContentRole()
+        let tours = projection.content.sortedTours.filter { access.canEdit(tour: $0.id) }
+        return AdminPage(title: "Tours Administration", context: context, notice: Notice.from(request),
+                         body: TourPages.list(tours: tours, access: access)).response()
+    }
+
+    @Sendable func newForm(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await context.access(editors).requireOwner("create tours")
+        return newPage(TourForm(), errors: [:], problem: nil, context: context)
+    }
+
+    func newPage(_ form: TourForm, errors: [String: String], problem: String?, context: AdminRequestContext,
+                 status: HTTPResponse.Status = .ok) -> Response {
+        AdminPage(title: "Create New Tour", context: context, breadcrumbs: [("Tours Administration", "/tours"), ("Create New Tour", nil)],
+                  body: TourPages.new(form, errors: errors, problem: problem, csrf: context.csrfToken), status: status).response()
+    }
+
+    @Sendable func create(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireOwner("create tours")
+        let form = TourForm(context.form)
+        let command = CatalogCommand(action: .createTour, actor: access.user.email, entityId: UUID(), tour: form.content(legacyId: nil))
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+        } catch {
+            return newPage(form, errors: [:], problem: error.description, context: context, status: .serviceUnavailable)
+        }
+        guard result.outcome == .applied, let id = result.entityId else {
+            return newPage(form, errors: fieldErrors(result.errors), problem: nil, context: context, status: .unprocessableContent)
+        }
+        return .redirect(to: "\(Self.path(id))?notice=created")
+    }
+
+    @Sendable func manage(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        return try await managePage(tour: tour, form: TourForm(tour), access: access, context: context, notice: Notice.from(request))
+    }
+
+    func managePage(tour: TourState, form: TourForm, errors: [String: String] = [:], conflict: TourState? = nil, problem: String? = nil,
+                    access: Access, context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
+        let content = projection.content
+        let stops = content.stops(of: tour)
+        // Editors may add POIs that are in no tour or already in one of theirs; owners any POI.
+        let addable = content.sortedPois.filter { poi in
+            !tour.stops.contains(poi.id) && (access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy { access.canEdit(tour: $0.id) })
+        }
+        var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, conflict: conflict, problem: problem,
+                                          addable: addable, access: access, csrf: context.csrfToken)
+        model.deletablePois = Set(stops.filter { access.canDelete(poi: $0.id, in: content) }.map(\.id))
+        if access.isOwner {
+            model.editors = try await editors.editors(of: tour.id)
+            let assigned = Set(model.editors.map(\.id))
+            model.assignable = try await users.users().filter { $0.role == .editor && !assigned.contains($0.id) }
+        }
+        return AdminPage(title: "Manage Tour", context: context, breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", nil)],
+                         notice: notice, body: TourPages.manage(model), status: status).response()
+    }
+
+    /// Runs a command for this tour's page: a redirect with a notice when applied, else the page again with
+    /// the typed values and what went wrong.
+    func run(_ command: CatalogCommand, tour: TourState, form: TourForm, access: Access, context: AdminRequestContext,
+             notice: String) async throws -> Response {
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+        } catch {
+            return try await managePage(tour: tour, form: form, problem: error.description, access: access, context: context,
+                                        status: .serviceUnavailable)
+        }
+        switch result.outcome {
+        case .applied:
+            return .redirect(to: "\(Self.path(tour.id))?notice=\(notice)")
+        case .rejected:
+            var errors = fieldErrors(result.errors)
+            if errors.isEmpty, let message = result.message { errors["general"] = message }
+            return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, errors: errors, access: access, context: context,
+                                        status: .unprocessableContent)
+        case .conflict:
+            // Keep what was typed; the form now carries the newer version, so Save again replaces it knowingly.
+            let current = result.tour ?? projection.tour(tour.id) ?? tour
+            var kept = form
+            kept.version = current.version
+            return try await managePage(tour: current, form: kept, conflict: current, access: access, context: context, status: .conflict)
+        }
+    }
+
+    @Sendable func save(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        let form = TourForm(context.form)
+        let command = CatalogCommand(action: .updateTour, actor: access.user.email, entityId: tour.id, expectedVersion: form.version ?? tour.version,
+                                     tour: form.content(legacyId: tour.content.legacyId))
+        return try await run(command, tour: tour, form: form, access: access, context: context, notice: "saved")
+    }
+
+    @Sendable func setStatus(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        guard let status = ContentStatus(rawValue: context.form["status"]) else { throw AdminError.badRequest("Unknown status.") }
+        let command = CatalogCommand(action: .setTourStatus, actor: access.user.email, entityId: tour.id,
+                                     expectedVersion: context.form.int("version") ?? tour.version, status: status)
+        let notice = switch status {
+        case .published: "published"
+        case .draft: "unpublished"
+        case .archived: "archived"
+        }
+        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: notice)
+    }
+
+    /// Move a stop up or down, take it out of the tour, or add an existing POI as the last stop.
+    @Sendable func changeStops(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        guard let poiId = context.form.uuid("poi") else { throw AdminError.badRequest("Choose a POI.") }
+        var stops = tour.stops
+        switch context.form["move"] {
+        case "add":
+            guard let poi = projection.poi(poiId) else { throw AdminError.notFound("There is no such POI.") }
+            let content = projection.content
+            guard access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy({ access.canEdit(tour: $0.id) }) else {
+                throw AdminError.forbidden("That POI belongs to tours you do not edit.")
+            }
+            if !stops.contains(poiId) { stops.append(poiId) }
+        case let move:
+            guard let index = stops.firstIndex(of: poiId) else {
+                // The page was older than the tour: show the conflict rather than guess.
+                return try await managePage(tour: tour, form: TourForm(tour), conflict: tour, access: access, context: context, status: .conflict)
+            }
+            switch move {
+            case "up" where index > 0: stops.swapAt(index, index - 1)
+            case "down" where index < stops.count - 1: stops.swapAt(index, index + 1)
+            case "remove": stops.remove(at: index)
+            case "up", "down": break
+            default: throw AdminError.badRequest("Unknown change to the stops.")
+            }
+        }
+        let command = CatalogCommand(action: .setTourStops, actor: access.user.email, entityId: tour.id,
+                                     expectedVersion: context.form.int("version") ?? tour.version, stops: stops)
+        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "stops")
+    }
+
+    @Sendable func changeEditors(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        try await context.access(editors).requireOwner("assign editors")
+        guard let userId = context.form.uuid("user"), let user = try await users.user(id: userId) else {
+            throw AdminError.badRequest("Choose an editor.")
+        }
+        switch context.form["action"] {
+        case "add":
+            guard user.role == .editor else { throw AdminError.badRequest("\(user.email) is not an editor; change their role on the Users page first.") }
+            try await editors.assign(userId: userId, to: tour.id)
+        case "remove":
+            try await editors.unassign(userId: userId, from: tour.id)
+        default:
+            throw AdminError.badRequest("Unknown change to the editors.")
+        }
+        return .redirect(to: "\(Self.path(tour.id))?notice=editors")
+    }
+
+    @Sendable func confirmDelete(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        try await context.access(editors).requireOwner("delete tours")
+        let detail: HTML = "<p>The tour <strong>\(tour.content.name)</strong> will be deleted. Its POIs stay (they may be stops of other tours).</p>"
+        return AdminPage(title: "Delete tour", context: context, breadcrumbs: [("Tours Administration", "/tours"), ("Delete", nil)],
+                         body: CommonPages.confirmDelete(what: "tour", detail: detail, action: "\(Self.path(tour.id))/delete", cancel: "/tours",
+                                                         version: tour.version, csrf: context.csrfToken)).response()
+    }
+
+    @Sendable func delete(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireOwner("delete tours")
+        let command = CatalogCommand(action: .deleteTour, actor: access.user.email, entityId: tour.id,
+                                     expectedVersion: context.form.int("version") ?? tour.version)
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+        } catch {
+            return AdminPage(title: "Delete tour", context: context, notice: .error(error.description),
+                             body: CommonPages.confirmDelete(what: "tour", action: "\(Self.path(tour.id))/delete", cancel: "/tours",
+                                                             version: tour.version, csrf: context.csrfToken), status: .serviceUnavailable).response()
+        }
+        switch result.outcome {
+        case .applied:
+            try await editors.removeTour(tour.id)
+            return .redirect(to: "/tours?notice=deleted")
+        case .conflict:
+            return try await managePage(tour: result.tour ?? tour, form: TourForm(result.tour ?? tour), conflict: result.tour, access: access,
+                                        context: context, notice: .warning("Not deleted: the tour changed since you opened it. Check it and delete again."),
+                                        status: .conflict)
+        case .rejected:
+            throw AdminError.badRequest(result.message ?? "Catalog refused to delete the tour.")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Shared
+
+/// Pieces several pages share: the delete confirmation, the conflict box, status badges.
+enum CommonPages {
+    /// "Are you sure you want to delete?" as a page: deleting works without JavaScript, and a Cancel goes back.
+    static func confirmDelete(what: String, detail: HTML = .empty, action: String, cancel: String, version: Int?, csrf: String) -> HTML {
+        let versionField: HTML = version.map { Forms.hidden("version", String($0)) } ?? .empty
+        return """
+            <h1>Delete \(what)</h1>
+            <p class="confirm-question"><strong>Are you sure you want to delete?</strong></p>
+            \(detail)
+            <div class="actions">
+            \(Forms.post(action, csrf: csrf, class: "inline", versionField + Forms.submit("Delete", class: "danger")))
+            <a class="button" href="\(cancel)">Cancel</a>
+            </div>
+            """
+    }
+
+    /// The edit lost a race: say so, and show the newer version beside the typed one.
+    static func conflictBox(entity: String, version: Int?, current: [(String, String)]) -> HTML {
+        let rows: [HTML] = current.map { "<dt>\($0.0)</dt><dd>\($0.1.isEmpty ? "(empty)" : $0.1)</dd>" }
+        return """
+            <div class="conflict" role="alert">
+            <p><strong>This \(entity) was changed by someone else while you were editing it\(version.map { " (it is now version \($0))" } ?? "").</strong>
+            Your changes were not saved; they are still in the form below. The newer version is:</p>
+            <dl class="current">\(rows)</dl>
+            <p>Save again to replace it with yours, or <a href="">reload the page</a> to start from the newer version.</p>
+            </div>
+            """
+    }
+
+    /// A problem talking to catalog (down, or the broker unreachable), above the form that keeps what was typed.
+    static func unavailableBox(_ message: String) -> HTML {
+        "<div class=\"notice error\" role=\"alert\"><p><strong>Not saved yet.</strong> \(message)</p></div>"
+    }
+
+    static func statusBadge(_ status: ContentStatus) -> HTML {
+        let label = switch status {
+        case .draft: "Draft"
+        case .published: "Published"
+        case .archived: "Archived"
+        }
+        return "<span class=\"status \(status.rawValue)\">\(label)</span>"
+    }
+
+    static func coordinates(_ poi: PoiContent) -> String {
+        String(format: "%.6f, %.6f", poi.latitude, poi.longitude)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Shared
+
+/// The bulk import form, its progress and its per-row report.
+enum ImportPages {
+    static func form(recent: [ImportJob], error: String?, csrf: String) -> HTML {
+        let rows: [HTML] = recent.map { job in
+            "<tr><td><a href=\"/import/\(job.id.uuidString.lowercased())\">\(job.fileName)</a></td><td>\(RFC3339.format(job.createdAt))</td><td>\(phaseLabel(job.phase))</td><td>\(job.message ?? "")</td></tr>"
+        }
+        let formats = ContentImportFile.Format.allCases.map { ($0.rawValue, $0.rawValue.uppercased()) }
+        return """
+            <h1>Import Tours and POIs</h1>
+            <p>Upload a JSON file in the demo file's format (<code>{"tours": [...], "pois": [...]}</code>) or a CSV file.
+            Every row goes through the same checks as the forms. If any row fails, nothing is imported, unless you choose to skip bad rows.
+            Importing the same file again changes nothing.</p>
+            \(error.map { "<div class=\"notice error\" role=\"alert\"><p>\($0)</p></div>" as HTML })
+            \(Forms.post("/import", csrf: csrf, multipart: true, """
+                <div class="field"><label for="field-file">File (.json or .csv)</label><input type="file" id="field-file" name="file" accept=".json,.csv"></div>
+                \(Forms.textarea("Or paste the file's content", name: "content", value: "", rows: 6))
+                \(Forms.select("Format of pasted content", name: "format", options: formats, selected: "csv"))
+                \(Forms.checkbox("Skip bad rows (import the good rows and report the bad ones)", name: "skipBadRows", checked: false))
+                <div class="actions">\(Forms.submit("Import"))</div>
+                """))
+            <h2>CSV columns</h2>
+            <p>A header row names the columns, in any order: \(ContentImportFile.csvColumns.joined(separator: ", ")).
+            <code>kind</code> is poi (the default), tour or category. POIs need name, latitude and longitude; lists in a cell are separated by ";";
+            a link is <code>name|type|url</code>; a tour's <code>stops</code> are POI legacyIds or ids.</p>
+            \(rows.isEmpty ? .empty : """
+                <h2>Recent imports</h2>
+                <table><thead><tr><th scope="col">File</th><th scope="col">Started</th><th scope="col">State</th><th scope="col">Result</th></tr></thead>
+                <tbody>\(rows)</tbody></table>
+                """ as HTML)
+            """
+    }
+
+    static func phaseLabel(_ phase: ImportJob.Phase) -> String {
+        switch phase {
+        case .reading: "Reading the file"
+        case .sending: "Sending to catalog"
+        case .applying: "Catalog is applying the rows"
+        case .done: "Done"
+        case .failed: "Not imported"
+        }
+    }
+
+    static func job(_ job: ImportJob) -> HTML {
+        let steps: [ImportJob.Phase] = [.reading, .sending, .applying, .done]
+        let current = steps.firstIndex(of: job.phase) ?? steps.count
+        let progress: [HTML] = steps.enumerated().map { index, phase in
+            let mark = job.phase == .failed ? "" : index < current ? "✓ " : index == current ? "→ " : ""
+            return "<li>\(mark)\(phaseLabel(phase))</li>"
+        }
+        let applied = job.report.filter { $0.outcome == .applied }.count
+        let failed = job.report.filter { $0.outcome == .failed }.count
+        let rows: [HTML] = job.report.map { row in
+            let problem = row.message ?? row.errors.map(\.message).joined(separator: "; ")
+            let outcome: String = switch row.outcome {
+            case .applied: "Imported"
+            case .failed: "Failed"
+            case .notApplied: "Not imported (another row failed)"
+            }
+            return "<tr class=\"\(row.outcome.rawValue)\"><td>\(row.label)</td><td>\(outcome)</td><td>\(problem)</td></tr>"
+        }
+        let finished = job.phase == .done || job.phase == .failed
+        return """
+            <h1>Import of \(job.fileName)</h1>
+            <p>\(job.totalRows) rows, \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
+            <ol class="progress">\(progress)</ol>
+            \(finished ? .empty : "<p class=\"muted\">This page refreshes itself until the import is done.</p>" as HTML)
+            \(job.message.map { "<p class=\"notice \(job.phase == .done && failed == 0 ? "success" : "warning")\" role=\"status\">\($0)</p>" as HTML })
+            \(rows.isEmpty ? .empty : """
+                <h2>Report</h2>
+                <p>\(applied) imported, \(failed) failed.</p>
+                <table><thead><tr><th scope="col">Row</th><th scope="col">Outcome</th><th scope="col">Problem</th></tr></thead><tbody>\(rows)</tbody></table>
+                """ as HTML)
+            <p><a href="/import">Import another file</a></p>
+            """
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The page shell every admin page shares: title, navigation for the signed-in role, breadcrumbs, notices.
+/// Pages render their body as `HTML` and hand it here; reports pages (issue 5) do the same:
+///
+///     return AdminPage(title: "Reports", context: context, breadcrumbs: [("Reports", nil)], body: body).response()
+struct AdminPage {
+    var title: String
+    var context: AdminRequestContext
+    /// Trail from the home page, e.g. [("Tours Administration", "/tours"), ("Manage Tour", nil)].
+    var breadcrumbs: [(String, String?)] = []
+    var notice: Notice? = nil
+    var body: HTML
+    var status: HTTPResponse.Status = .ok
+    /// Reloads the page every so many seconds (an import's progress), without script.
+    var refreshSeconds: Int? = nil
+
+    func render() -> HTML {
+        let session = context.session
+        var nav: [HTML] = []
+        if let user = session?.user {
+            for item in NavigationItem.allCases where item.roles.contains(user.role) {
+                nav.append("<li><a href=\"\(item.path)\">\(item.title)</a></li>")
+            }
+        }
+        let account: HTML = session.map { session in
+            """
+            <div class="account"><span class="who">\(session.user.email) (\(session.user.role.title))</span>
+            <a href="/account">Account</a>
+            <form method="post" action="/logout" class="inline">\(Forms.csrf(session.csrfToken))<button type="submit" class="link">Log Out</button></form></div>
+            """
+        } ?? .empty
+        let trail: HTML = breadcrumbs.isEmpty ? .empty : """
+            <nav class="breadcrumbs" aria-label="You are here">\(breadcrumbs.enumerated().map { index, crumb -> HTML in
+                let separator: HTML = index == 0 ? .empty : " &gt; "
+                if let link = crumb.1 { return "\(separator)<a href=\"\(link)\">\(crumb.0)</a>" }
+                return "\(separator)<span aria-current=\"page\">\(crumb.0)</span>"
+            })</nav>
+            """
+        return """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>iTour UNCW – \(title)</title>
+            <link rel="stylesheet" href="/assets/admin.css">
+            \(refreshSeconds.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" as HTML })
+            </head>
+            <body>
+            <header class="site">
+            <a class="brand" href="/">iTour <span>admin</span></a>
+            <nav class="main" aria-label="Main"><ul>\(nav)</ul></nav>
+            \(account)
+            </header>
+            <main>
+            \(trail)
+            \(notice.map { "<p class=\"notice \($0.kind.rawValue)\" role=\"status\">\($0.text)</p>" as HTML })
+            \(body)
+            </main>
+            </body>
+            </html>
+            """
+    }
+
+    func response() -> Response {
+        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(string: render().rendered)))
+    }
+}
+
+/// The main navigation, each entry with the roles that see it (the routes check the roles again).
+enum NavigationItem: CaseIterable {
+    case tours, pois, categories, importContent, users, reports
+
+    var title: String {
+        switch self {
+        case .tours: "Tours Administration"
+        case .pois: "Points of Interest"
+        case .categories: "Categories"
+        case .importContent: "Import"
+        case .users: "Users"
+        case .reports: "Reports"
+        }
+    }
+
+    var path: String {
+        switch self {
+        case .tours: "/tours"
+        case .pois: "/pois"
+        case .categories: "/categories"
+        case .importContent: "/import"
+        case .users: "/users"
+        case .reports: "/reports"
+        }
+    }
+
+    var roles: Set<Role> {
+        switch self {
+        case .tours: [.owner, .editor]
+        case .pois, .categories, .importContent, .users: [.owner]
+        case .reports: [.owner, .viewer]
+        }
+    }
+}
+
+/// A message above the page. After a POST the redirect names one by key (`?notice=saved`), so no
+/// user text travels in URLs.
+struct Notice {
+    enum Kind: String { case success, error, warning }
+
+    var kind: Kind
+    var text: String
+
+    static func success(_ text: String) -> Notice { Notice(kind: .success, text: text) }
+    static func error(_ text: String) -> Notice { Notice(kind: .error, text: text) }
+    static func warning(_ text: String) -> Notice { Notice(kind: .warning, text: text) }
+
+    static let byKey: [String: Notice] = [
+        "saved": .success("Saved."),
+        "created": .success("Created."),
+        "deleted": .success("Deleted."),
+        "published": .success("Published: the tour is on the phones' feed."),
+        "unpublished": .success("Unpublished: the tour is no longer on the feed."),
+        "archived": .success("Archived."),
+        "stops": .success("Stops saved."),
+        "editors": .success("Editors saved."),
+        "password": .success("Password changed."),
+        "user": .success("User saved."),
+        "link": .success("Links saved."),
+        "loggedout": .success("You have logged out."),
+    ]
+
+    /// The notice a `?notice=` key names, if any.
+    static func from(_ request: Request) -> Notice? {
+        request.uri.queryParameters.get("notice").flatMap { byKey[$0] }
+    }
+}
+
+/// A page for an error, in the layout.
+enum ErrorPage {
+    static func response(_ status: HTTPResponse.Status, _ title: String, _ message: String, context: AdminRequestContext) -> Response {
+        let home: HTML = context.session == nil ? "<a href=\"/login\">Log in</a>" : "<a href=\"/\">Back to the start page</a>"
+        let body: HTML = """
+            <h1>\(title)</h1>
+            <p class="error-message">\(message)</p>
+            <p>\(home)</p>
+            """
+        return AdminPage(title: title, context: context, body: body, status: status).response()
+    }
+}

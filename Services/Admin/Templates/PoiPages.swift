@@ -1,0 +1,329 @@
+import Foundation
+import Shared
+
+/// What the POI form holds, as typed (a latitude that is not a number stays in the field with its error).
+struct PoiForm: Sendable {
+    var name = ""
+    var summary = ""
+    var description = ""
+    var latitude = ""
+    var longitude = ""
+    var category = ""
+    var buildings = ""
+    var pictures = ""
+    var address = ""
+    var phone = ""
+    var website = ""
+    var openingHours = ""
+    var version: Int?
+
+    init() {}
+
+    init(_ poi: PoiState) {
+        let content = poi.content
+        name = content.name
+        summary = content.summary
+        description = content.description
+        latitude = Self.number(content.latitude)
+        longitude = Self.number(content.longitude)
+        category = content.category ?? ""
+        buildings = content.buildings.joined(separator: "\n")
+        pictures = content.pictures.joined(separator: "\n")
+        address = content.address ?? ""
+        phone = content.phone ?? ""
+        website = content.website ?? ""
+        openingHours = content.openingHours ?? ""
+        version = poi.version
+    }
+
+    init(_ form: FormData) {
+        name = form["name"]
+        summary = form["summary"]
+        description = form["description"]
+        latitude = form["latitude"]
+        longitude = form["longitude"]
+        category = form["category"]
+        buildings = form["buildings"]
+        pictures = form["pictures"]
+        address = form["address"]
+        phone = form["phone"]
+        website = form["website"]
+        openingHours = form["openingHours"]
+        version = form.int("version")
+    }
+
+    static func number(_ value: Double) -> String {
+        var text = String(format: "%.7f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    static let fields: Set<String> = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures",
+                                      "address", "phone", "website", "openingHours"]
+
+    /// The content to send, keeping what the form does not edit (links, legacy id) from `base`; or the
+    /// errors of fields that cannot even be sent (a coordinate that is not a number).
+    func content(base: PoiContent?) -> Result<PoiContent, FieldErrors> {
+        var errors: [String: String] = [:]
+        func coordinate(_ text: String, _ label: String, _ limit: Int) -> Double {
+            let cleaned = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ".")
+            guard let value = Double(cleaned), value.isFinite else {
+                errors[label.lowercased()] = "\(label) must be a number between -\(limit) and \(limit)"
+                return 0
+            }
+            return value
+        }
+        let lat = coordinate(latitude, "Latitude", 90)
+        let lon = coordinate(longitude, "Longitude", 180)
+        guard errors.isEmpty else { return .failure(FieldErrors(byField: errors)) }
+        func lines(_ text: String) -> [String] {
+            text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        func optional(_ text: String) -> String? {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        return .success(PoiContent(name: name.trimmingCharacters(in: .whitespacesAndNewlines), summary: summary.trimmingCharacters(in: .whitespacesAndNewlines),
+                                   description: description.trimmingCharacters(in: .whitespacesAndNewlines), latitude: lat, longitude: lon,
+                                   category: optional(category), buildings: lines(buildings), pictures: lines(pictures), links: base?.links ?? [],
+                                   address: optional(address), phone: optional(phone), website: optional(website),
+                                   openingHours: optional(openingHours), legacyId: base?.legacyId))
+    }
+}
+
+struct FieldErrors: Error {
+    var byField: [String: String]
+}
+
+/// "Manage Point of Interest", "Manage Multimedia Links", "Preview POI" and the list of all POIs.
+enum PoiPages {
+    /// Breadcrumbs from the tour the user came from, when there is one.
+    static func breadcrumbs(tour: TourState?, poi: PoiState?, last: String?) -> [(String, String?)] {
+        var crumbs: [(String, String?)] = [("Tours Administration", "/tours")]
+        if let tour { crumbs.append(("Manage Tour", "/tours/\(tour.id.uuidString.lowercased())")) } else { crumbs = [("Points of Interest", "/pois")] }
+        if let poi {
+            crumbs.append(("Manage POI", last == nil ? nil : "/pois/\(poi.id.uuidString.lowercased())\(query(tour))"))
+        } else {
+            crumbs.append(("Manage POI", nil))
+        }
+        if let last { crumbs.append((last, nil)) }
+        return crumbs
+    }
+
+    /// `?tour=ID`, to keep the way back to the tour.
+    static func query(_ tour: TourState?) -> String {
+        tour.map { "?tour=\($0.id.uuidString.lowercased())" } ?? ""
+    }
+
+    static func list(pois: [PoiState], content: AdminCatalogProjection.Content) -> HTML {
+        let rows: [HTML] = pois.map { poi in
+            let tours = content.tours(stoppingAt: poi.id).map(\.content.name).joined(separator: ", ")
+            return """
+                <tr><td><a href="/pois/\(poi.id.uuidString.lowercased())">\(poi.content.name)</a></td><td>\(poi.content.category ?? "")</td>
+                <td>\(CommonPages.coordinates(poi.content))</td><td>\(tours.isEmpty ? "(no tour)" : tours)</td>
+                <td><a href="/pois/\(poi.id.uuidString.lowercased())/delete">Delete</a></td></tr>
+                """
+        }
+        return """
+            <h1>Points of Interest</h1>
+            <p><a class="button primary" href="/pois/new">Create New POI</a></p>
+            \(rows.isEmpty ? "<p class=\"muted\">No POIs yet.</p>" : """
+                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>
+                <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>\(rows)</tbody></table>
+                """ as HTML)
+            """
+    }
+
+    struct ManageModel {
+        var poi: PoiState?
+        var tour: TourState?
+        var form: PoiForm
+        var errors: [String: String] = [:]
+        var conflict: PoiState? = nil
+        var problem: String? = nil
+        var categories: [CategoryState]
+        var canDelete: Bool
+        var action: String
+        var csrf: String
+    }
+
+    static func manage(_ model: ManageModel) -> HTML {
+        let form = model.form
+        let errors = model.errors
+        var categoryOptions: [(value: String, label: String)] = [("", "(none)")]
+        categoryOptions += model.categories.map { ($0.path, $0.path.replacingOccurrences(of: "/", with: " → ")) }
+        if !form.category.isEmpty, !categoryOptions.contains(where: { $0.value == form.category }) {
+            categoryOptions.append((form.category, "\(form.category) (not in the category tree)"))
+        }
+        let fields: HTML = Forms.text("Name", name: "name", value: form.name, error: errors["name"], required: true)
+            + Forms.textarea("Summary", name: "summary", value: form.summary, error: errors["summary"], rows: 2,
+                             hint: "A line for lists and the map's callout.")
+            + """
+            <fieldset><legend>Coordinates</legend>
+            \(Forms.text("Latitude", name: "latitude", value: form.latitude, error: errors["latitude"], required: true,
+                         hint: "Decimal degrees, -90 to 90 (north is positive), e.g. 34.226101", attributes: " inputmode=\"decimal\""))
+            \(Forms.text("Longitude", name: "longitude", value: form.longitude, error: errors["longitude"], required: true,
+                         hint: "Decimal degrees, -180 to 180 (east is positive), e.g. -77.876705", attributes: " inputmode=\"decimal\""))
+            </fieldset>
+            """
+            + Forms.textarea("Description", name: "description", value: form.description, error: errors["description"], rows: 6)
+            + Forms.select("Category", name: "category", options: categoryOptions, selected: form.category, error: errors["category"],
+                           hint: "Owners manage the category tree on the Categories page.")
+            + Forms.textarea("Buildings or landmarks", name: "buildings", value: form.buildings, error: errors["buildings"], rows: 3,
+                             hint: "One per line.")
+            + Forms.textarea("Main Pictures (URL)", name: "pictures", value: form.pictures, error: errors["pictures"], rows: 3,
+                             hint: "One http(s) address per line.")
+            + Forms.text("Address", name: "address", value: form.address, error: errors["address"])
+            + Forms.text("Phone", name: "phone", value: form.phone, error: errors["phone"], type: "tel")
+            + Forms.text("Website", name: "website", value: form.website, error: errors["website"], type: "url")
+            + Forms.text("Opening hours", name: "openingHours", value: form.openingHours, error: errors["openingHours"])
+        let version: HTML = form.version.map { Forms.hidden("version", String($0)) } ?? .empty
+        let conflict: HTML = model.conflict.map { current in
+            CommonPages.conflictBox(entity: "point of interest", version: current.version, current: [
+                ("Name", current.content.name), ("Latitude", PoiForm.number(current.content.latitude)),
+                ("Longitude", PoiForm.number(current.content.longitude)), ("Summary", current.content.summary),
+                ("Description", current.content.description), ("Category", current.content.category ?? ""),
+            ])
+        } ?? .empty
+        var more: HTML = .empty
+        if let poi = model.poi {
+            let path = "/pois/\(poi.id.uuidString.lowercased())"
+            let delete: HTML = model.canDelete ? "<a class=\"button danger\" href=\"\(path)/delete\(query(model.tour))\">Delete</a>" : .empty
+            more = """
+                <div class="actions"><a class="button" href="\(path)/links\(query(model.tour))">Manage Multimedia Links</a>
+                <a class="button" href="\(path)/preview\(query(model.tour))">Preview POI</a> \(delete)</div>
+                <p class="muted">Version \(poi.version).\(model.tour == nil ? "" : " Stop of \(model.tour!.content.name).")</p>
+                """
+        }
+        let cancel = model.tour.map { "/tours/\($0.id.uuidString.lowercased())" } ?? "/pois"
+        return """
+            <h1>Manage Point of Interest</h1>
+            \(more)
+            \(model.problem.map(CommonPages.unavailableBox))
+            \(conflict)
+            \(Forms.errorSummary(errors, fields: PoiForm.fields))
+            \(Forms.post(model.action, csrf: model.csrf, version + fields + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"\(cancel)\">Cancel</a></div>"))
+            """
+    }
+
+    // MARK: links
+
+    struct LinkForm {
+        var name = ""
+        var type = MediaType.page.rawValue
+        var url = ""
+
+        init() {}
+        init(_ link: MediaLink) { name = link.name; type = link.type.rawValue; url = link.url }
+        init(_ form: FormData) { name = form["name"]; type = form["type"]; url = form["url"] }
+    }
+
+    static func linkFields(_ form: LinkForm, errors: [String: String]) -> HTML {
+        Forms.text("Link Name", name: "name", value: form.name, error: errors["name"], required: true)
+            + Forms.select("Media Type", name: "type", options: MediaType.allCases.map { ($0.rawValue, mediaLabel($0)) }, selected: form.type,
+                           error: errors["type"])
+            + Forms.text("URL", name: "url", value: form.url, error: errors["url"], type: "url", required: true, hint: "An http or https address.")
+    }
+
+    static func mediaLabel(_ type: MediaType) -> String {
+        switch type {
+        case .page: "Web Page"
+        case .video: "Video"
+        case .audio: "Audio"
+        case .image: "Image"
+        }
+    }
+
+    struct LinksModel {
+        var poi: PoiState
+        var tour: TourState?
+        var form: LinkForm
+        var errors: [String: String] = [:]
+        var problem: String? = nil
+        var conflict: Bool = false
+        var canEdit: Bool
+        var csrf: String
+    }
+
+    static func links(_ model: LinksModel) -> HTML {
+        let poi = model.poi
+        let path = "/pois/\(poi.id.uuidString.lowercased())/links"
+        func table(_ title: String, _ filter: (MediaType) -> Bool) -> HTML {
+            let rows: [HTML] = poi.content.links.enumerated().filter { filter($0.element.type) }.map { index, link in
+                let actions: HTML = model.canEdit ? """
+                    <td><a href="\(path)/\(index)/edit\(query(model.tour))">Edit</a></td><td><a href="\(path)/\(index)/delete\(query(model.tour))">Delete</a></td>
+                    """ : "<td></td><td></td>"
+                return """
+                    <tr><td>\(link.name)</td><td>\(link.type.rawValue)</td><td><a href="\(safeURL(link.url))" rel="noopener noreferrer">\(link.url)</a></td>\(actions)</tr>
+                    """
+            }
+            return """
+                <h2>\(title)</h2>
+                \(rows.isEmpty ? "<p class=\"muted\">None.</p>" : """
+                    <table><thead><tr><th scope="col">Link Name</th><th scope="col">Media Type</th><th scope="col">URL Address</th>
+                    <th scope="col"><span class="visually-hidden">Edit</span></th><th scope="col"><span class="visually-hidden">Delete</span></th></tr></thead>
+                    <tbody>\(rows)</tbody></table>
+                    """ as HTML)
+                """
+        }
+        let add: HTML = model.canEdit ? """
+            <h2>Add New Link</h2>
+            \(model.problem.map(CommonPages.unavailableBox))
+            \(model.conflict ? "<div class=\"conflict\" role=\"alert\"><p><strong>This point of interest was changed by someone else while you were editing it.</strong> The links above are the newer version; your link was not added. Save again to add it.</p></div>" as HTML : .empty)
+            \(Forms.errorSummary(model.errors, fields: ["name", "type", "url"]))
+            \(Forms.post("\(path)\(query(model.tour))", csrf: model.csrf, Forms.hidden("version", String(poi.version)) + linkFields(model.form, errors: model.errors)
+                + "<div class=\"actions\">\(Forms.submit("Save"))</div>"))
+            """ : .empty
+        return """
+            <h1>Manage Point of Interest - Multimedia Links</h1>
+            <p>Links of <strong>\(poi.content.name)</strong>. <a href="/pois/\(poi.id.uuidString.lowercased())/preview\(query(model.tour))">Preview POI</a></p>
+            \(table("Related Links") { $0 == .page })
+            \(table("Multimedia Links") { $0 != .page })
+            \(add)
+            """
+    }
+
+    static func editLink(poi: PoiState, tour: TourState?, index: Int, form: LinkForm, errors: [String: String], problem: String?,
+                         conflict: Bool, csrf: String) -> HTML {
+        let path = "/pois/\(poi.id.uuidString.lowercased())/links"
+        return """
+            <h1>Edit Link</h1>
+            \(problem.map(CommonPages.unavailableBox))
+            \(conflict ? "<div class=\"conflict\" role=\"alert\"><p><strong>This point of interest was changed by someone else while you were editing it.</strong> Your change was not saved; check the links and try again.</p></div>" as HTML : .empty)
+            \(Forms.errorSummary(errors, fields: ["name", "type", "url"]))
+            \(Forms.post("\(path)/\(index)\(query(tour))", csrf: csrf, Forms.hidden("version", String(poi.version)) + linkFields(form, errors: errors)
+                + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"\(path)\(query(tour))\">Cancel</a></div>"))
+            """
+    }
+
+    // MARK: preview
+
+    /// The POI as the phone shows it (the feed's POI page): name, pictures, summary, description, details, links.
+    static func preview(poi: PoiState, tour: TourState?) -> HTML {
+        let content = poi.content
+        let pictures: [HTML] = content.pictures.map { "<img src=\"\(safeURL($0))\" alt=\"\(content.name)\">" }
+        var details: [HTML] = []
+        if !content.buildings.isEmpty { details.append("<p><strong>Buildings:</strong> \(content.buildings.joined(separator: ", "))</p>") }
+        if let address = content.address { details.append("<p><strong>Address:</strong> \(address)</p>") }
+        if let phone = content.phone { details.append("<p><strong>Phone:</strong> \(phone)</p>") }
+        if let website = content.website { details.append("<p><a href=\"\(safeURL(website))\" rel=\"noopener noreferrer\">Website</a></p>") }
+        if let hours = content.openingHours { details.append("<p><strong>Opening hours:</strong> \(hours)</p>") }
+        let links: [HTML] = content.links.map {
+            "<li><a href=\"\(safeURL($0.url))\" rel=\"noopener noreferrer\">\($0.name)</a> <span class=\"muted\">(\(mediaLabel($0.type)))</span></li>"
+        }
+        return """
+            <h1>Preview POI</h1>
+            <p class="muted">As the phone shows it.</p>
+            <div class="phone">
+            <h2>\(content.name)</h2>
+            \(pictures)
+            \(content.summary.isEmpty ? .empty : "<p><em>\(content.summary)</em></p>" as HTML)
+            \(content.description.isEmpty ? .empty : "<p>\(content.description)</p>" as HTML)
+            \(details)
+            \(links.isEmpty ? .empty : "<ul>\(links)</ul>" as HTML)
+            </div>
+            <p><a class="button" href="/pois/\(poi.id.uuidString.lowercased())\(query(tour))">Back to Manage POI</a></p>
+            """
+    }
+}

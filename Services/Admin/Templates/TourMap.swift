@@ -1,0 +1,79 @@
+import Foundation
+import Shared
+
+/// A tour's stops plotted as inline SVG: each stop a numbered dot at its coordinates, a dashed line in
+/// walking order, a scale bar. No map tiles, so it works offline; a stop typed with a wrong coordinate
+/// stands far from the others at a glance.
+enum TourMap {
+    static let width = 640.0
+    static let height = 400.0
+    static let padding = 40.0
+
+    static func svg(stops: [PoiState]) -> HTML {
+        guard !stops.isEmpty else { return "<p class=\"muted\">No stops yet: the map appears when the tour has stops.</p>" }
+        let latitudes = stops.map(\.content.latitude)
+        let longitudes = stops.map(\.content.longitude)
+        let (minLat, maxLat) = (latitudes.min()!, latitudes.max()!)
+        let (minLon, maxLon) = (longitudes.min()!, longitudes.max()!)
+        // Equirectangular around the middle latitude: near enough at campus scale, and angles look right.
+        let xFactor = cos((minLat + maxLat) / 2 * .pi / 180)
+        let spanX = max((maxLon - minLon) * xFactor, 1e-9)
+        let spanY = max(maxLat - minLat, 1e-9)
+        let scale = min((width - 2 * padding) / spanX, (height - 2 * padding) / spanY)
+        let offsetX = (width - spanX * scale) / 2
+        let offsetY = (height - spanY * scale) / 2
+        func point(_ poi: PoiState) -> (x: Double, y: Double) {
+            let x = maxLon == minLon ? width / 2 : offsetX + (poi.content.longitude - minLon) * xFactor * scale
+            let y = maxLat == minLat ? height / 2 : height - (offsetY + (poi.content.latitude - minLat) * scale)
+            return (x, y)
+        }
+        let points = stops.map(point)
+        let route = points.map { String(format: "%.1f,%.1f", $0.x, $0.y) }.joined(separator: " ")
+        var marks: [HTML] = []
+        for (index, poi) in stops.enumerated() {
+            let (x, y) = points[index]
+            let title = "\(index + 1). \(poi.content.name) (\(format(poi.content.latitude)), \(format(poi.content.longitude)))"
+            let labelX = x + 12 > width - 120 ? x - 12 : x + 12
+            let anchor = x + 12 > width - 120 ? "end" : "start"
+            marks.append("""
+                <g><title>\(title)</title>
+                <circle class="stop" cx="\(String(format: "%.1f", x))" cy="\(String(format: "%.1f", y))" r="9"></circle>
+                <text class="number" x="\(String(format: "%.1f", x))" y="\(String(format: "%.1f", y))">\(index + 1)</text>
+                <text class="label" x="\(String(format: "%.1f", labelX))" y="\(String(format: "%.1f", y - 10))" text-anchor="\(anchor)">\(poi.content.name)</text></g>
+                """)
+        }
+        let coordinates = stops.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
+        let length = Geo.pathLengthMeters(coordinates)
+        return """
+            <figure>
+            <svg class="map" viewBox="0 0 \(Int(width)) \(Int(height))" width="\(Int(width))" height="\(Int(height))" role="img" aria-labelledby="map-title">
+            <title id="map-title">Map of the tour's \(stops.count) stops in walking order</title>
+            <polyline class="route" points="\(route)"></polyline>
+            \(marks)
+            \(scaleBar(metersPerUnit: 1 / scale * 111_320))
+            </svg>
+            <figcaption class="muted">Stops in walking order; walking distance along them \(distance(length)).</figcaption>
+            </figure>
+            """
+    }
+
+    /// A bar of a round length near 120 units, bottom left.
+    static func scaleBar(metersPerUnit: Double) -> HTML {
+        let target = metersPerUnit * 120
+        guard target.isFinite, target > 0 else { return .empty }
+        let magnitude = pow(10, floor(log10(target)))
+        let round = [1.0, 2, 5, 10].map { $0 * magnitude }.last { $0 <= target } ?? magnitude
+        let units = round / metersPerUnit
+        let y = height - 14
+        return """
+            <line class="scale" x1="14" y1="\(String(format: "%.1f", y))" x2="\(String(format: "%.1f", 14 + units))" y2="\(String(format: "%.1f", y))"></line>
+            <text class="label" x="14" y="\(String(format: "%.1f", y - 6))">\(distance(round))</text>
+            """
+    }
+
+    static func distance(_ meters: Double) -> String {
+        meters >= 1_000 ? String(format: "%.1f km", meters / 1_000) : String(format: "%.0f m", meters)
+    }
+
+    static func format(_ degrees: Double) -> String { String(format: "%.6f", degrees) }
+}

@@ -1,0 +1,59 @@
+"""Bulk import from the admin: a CSV upload with its progress page and per-row report; all or nothing,
+unless bad rows are skipped."""
+import uuid
+
+from selenium.webdriver.common.by import By
+
+from adminsite import eventually, site  # noqa: F401 (fixture)
+
+
+def wait_done(site) -> None:
+    """The job page refreshes itself until the import is done."""
+    def finished():
+        site.browser.refresh()
+        return "refreshes itself" not in site.text
+    assert eventually(finished, timeout=30, interval=0.5)
+
+
+def test_csv_import_all_or_nothing_then_skipping_bad_rows(site, tmp_path):
+    tag = uuid.uuid4().hex[:6]
+    csv = tmp_path / f"shops-{tag}.csv"
+    csv.write_text(
+        "kind,name,latitude,longitude,category,links\n"
+        f"poi,Corn Exchange {tag},53.7961,-1.5404,Shop {tag}/Market,Site|page|https://example.com\n"
+        f"poi,Off the map {tag},95,-1.5,,\n"
+        f"poi,Kirkgate Market {tag},53.7975,-1.5395,Shop {tag}/Market,\n")
+    site.open("/import")
+    assert site.heading == "Import Tours and POIs"
+    site.field("File (.json or .csv)").send_keys(str(csv))
+    site.click_button("Import")
+    wait_done(site)
+    assert "Not imported" in site.text
+    assert "1 of 4 rows failed, so nothing was imported" in site.text
+    failed = site.row("line 3")
+    assert "Failed" in failed.text and "Latitude must be between -90 and 90" in failed.text
+    assert "Not imported (another row failed)" in site.row("line 2").text
+    site.open("/pois")
+    assert f"Corn Exchange {tag}" not in site.text, "nothing half-imported"
+
+    site.open("/import")
+    site.field("File (.json or .csv)").send_keys(str(csv))
+    site.field("Skip bad rows (import the good rows and report the bad ones)").click()
+    site.click_button("Import")
+    wait_done(site)
+    assert "imported 3 of 4 rows; 1 rows failed and were skipped" in site.text
+    assert "3 imported, 1 failed." in site.text
+    site.open("/pois")
+    assert f"Corn Exchange {tag}" in site.text and f"Kirkgate Market {tag}" in site.text
+    assert f"Off the map {tag}" not in site.text
+    assert f"Shop {tag}/Market" in site.row(f"Corn Exchange {tag}").text
+
+    # A file that cannot even be read is refused on the form, with the reason.
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,colour\nx,red\n")
+    site.open("/import")
+    site.field("File (.json or .csv)").send_keys(str(bad))
+    site.click_button("Import")
+    assert 'unknown column "colour"' in site.text
+    rows = site.browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")
+    assert len(rows) >= 2, "recent imports are listed"

@@ -1,0 +1,128 @@
+"""Manage Point of Interest, Manage Multimedia Links, Preview POI and categories."""
+import uuid
+
+from selenium.webdriver.common.by import By
+
+from adminsite import site  # noqa: F401 (fixture)
+
+
+def unique(name: str) -> str:
+    return f"{name} {uuid.uuid4().hex[:6]}"
+
+
+def test_add_edit_and_delete_a_poi_with_a_refused_latitude(site):
+    tour = site.create_tour(unique("POI tour"))
+    site.click_link("Add New POI")
+    assert site.heading == "Manage Point of Interest"
+    assert "Coordinates" in site.text
+    site.fill("Name", "Randall Library")
+    site.fill("Latitude", "95")
+    site.fill("Longitude", "-77.8736")
+    site.fill("Description", "Typed before the mistake")
+    site.click_button("Save")
+    assert site.error_for("Latitude") == "Latitude must be between -90 and 90"
+    assert site.value("Name") == "Randall Library", "typed values are kept"
+    assert site.value("Description") == "Typed before the mistake"
+    assert site.value("Latitude") == "95"
+
+    site.fill("Latitude", "north")
+    site.click_button("Save")
+    assert site.error_for("Latitude") == "Latitude must be a number between -90 and 90"
+
+    site.fill("Latitude", "34.2275")
+    site.click_button("Save")
+    assert "Created." in site.text
+    assert site.heading == "Manage Point of Interest"
+    site.fill("Description", "The library, open late.")
+    site.fill("Buildings or landmarks", "Randall Library\nLearning Commons")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert site.value("Description") == "The library, open late."
+
+    site.open(f"/tours/{tour}")
+    assert "Randall Library" in site.text
+    site.click_in_row("Randall Library", "Delete")
+    assert "Are you sure you want to delete?" in site.text
+    assert "taken out of the tours" in site.text
+    site.click_button("Delete")
+    assert site.heading == "Manage Tour"
+    assert "Deleted." in site.text
+    assert "Randall Library" not in site.browser.find_element(By.TAG_NAME, "main").text
+
+
+def test_multimedia_links_add_refuse_edit_delete(site):
+    tour = site.create_tour(unique("Links tour"))
+    poi = site.add_poi(tour, "CIS Annex", "34.2262", "-77.8718")
+    site.click_link("Manage Multimedia Links")
+    assert site.heading == "Manage Point of Interest - Multimedia Links"
+    site.fill("Link Name", "Department of Computer Science")
+    site.fill("Media Type", "Web Page")
+    site.fill("URL", "http://www.uncw.edu/csc")
+    site.click_button("Save")
+    assert "Links saved." in site.text
+    assert "Department of Computer Science" in site.row("Department of Computer Science").text
+
+    site.fill("Link Name", "Bad link")
+    site.fill("Media Type", "Video")
+    site.fill("URL", "javascript:alert(1)")
+    site.click_button("Save")
+    assert site.error_for("URL") == "URL must be an http or https URL"
+    assert site.value("Link Name") == "Bad link"
+
+    site.fill("URL", "http://www.youtube.com/watch?v=ayPqZKqu80k")
+    site.click_button("Save")
+    # Videos are listed under "Multimedia Links", pages under "Related Links", as in the original screens.
+    tables = site.browser.find_elements(By.CSS_SELECTOR, "main table")
+    assert "Department of Computer Science" in tables[0].text and "Bad link" in tables[1].text
+
+    site.click_in_row("Bad link", "Edit")
+    site.fill("Link Name", "Chancellor's introduction")
+    site.click_button("Save")
+    assert "Chancellor's introduction" in site.text and "Bad link" not in site.text
+
+    site.click_in_row("Chancellor's introduction", "Delete")
+    assert "Are you sure you want to delete?" in site.text
+    site.click_button("Delete")
+    assert "Chancellor's introduction" not in site.text
+    assert "Department of Computer Science" in site.text
+    site.open(f"/pois/{poi}/preview")
+    assert "Department of Computer Science" in site.text
+
+
+def test_preview_shows_the_poi_as_the_phone_will(site):
+    tour = site.create_tour(unique("Preview tour"))
+    poi = site.add_poi(tour, "Preview Hall", "34.2262", "-77.8718", description="Home of the preview.")
+    site.open(f"/pois/{poi}?tour={tour}")
+    site.click_link("Preview POI")
+    assert site.heading == "Preview POI"
+    phone = site.browser.find_element(By.CSS_SELECTOR, ".phone")
+    assert "Preview Hall" in phone.text
+    assert "Home of the preview." in phone.text
+    # The way back keeps the tour.
+    site.click_link("Manage Tour")
+    assert site.heading == "Manage Tour"
+
+
+def test_categories_form_a_tree_that_pois_are_filed_under(site):
+    top = unique("Shop")
+    site.open("/categories")
+    site.fill("Name", top)
+    site.click_button("Save", index=-1)
+    assert top in site.text
+    site.fill("Name", "Fashion")
+    site.fill("Parent", top)
+    site.click_button("Save", index=-1)
+    assert f"{top}/Fashion" in site.text
+    site.fill("Name", "Bad/Name")
+    site.click_button("Save", index=-1)
+    assert site.error_for("Name") == 'Category name must not contain "/" (it separates the levels of a path)'
+
+    tour = site.create_tour(unique("Shops"))
+    poi = site.add_poi(tour, "Bank Fashion", "53.7965", "-1.5426")
+    site.fill("Category", f"{top} → Fashion")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert site.value("Category") == f"{top} → Fashion"
+    site.open("/categories")
+    assert site.row(f"{top}/Fashion").find_elements(By.TAG_NAME, "td")[2].text == "1"
+    site.open(f"/pois/{poi}")

@@ -1,0 +1,118 @@
+"""Tours Administration and Manage Tour: create, edit, delete with confirmation, stops, map, publish, conflicts."""
+import re
+import uuid
+
+from selenium.webdriver.common.by import By
+
+from adminsite import eventually, feed_tours, site  # noqa: F401 (fixture)
+
+
+def unique(name: str) -> str:
+    return f"{name} {uuid.uuid4().hex[:6]}"
+
+
+def test_create_edit_and_delete_a_tour_with_confirmation(site):
+    name = unique("Night Walk")
+    tour = site.create_tour(name, purpose="See the campus after dark.")
+    assert "Created." in site.text
+    assert site.value("Tour's Name") == name
+    assert site.value("Tour's Purpose") == "See the campus after dark."
+
+    site.fill("Tour's Name", name + " (edited)")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert site.value("Tour's Name") == name + " (edited)"
+
+    site.open("/tours")
+    assert site.heading == "Tours Administration"
+    site.click_in_row(name + " (edited)", "Delete")
+    assert "Are you sure you want to delete?" in site.text
+    site.click_link("Cancel")
+    assert name + " (edited)" in site.text, "Cancel keeps the tour"
+
+    site.click_in_row(name + " (edited)", "Delete")
+    assert "Are you sure you want to delete?" in site.text
+    site.click_button("Delete")
+    assert site.heading == "Tours Administration"
+    assert "Deleted." in site.text
+    assert name not in site.text
+    site.open(f"/tours/{tour}")
+    assert site.heading == "Not found"
+
+
+def test_a_refused_tour_shows_the_rule_beside_the_field_and_keeps_what_was_typed(site):
+    site.open("/tours/new")
+    site.fill("Tour's Name", "   ")
+    site.fill("Tour's Purpose", "Purpose typed before the mistake")
+    site.click_button("Save")
+    assert site.heading == "Create New Tour"
+    assert site.error_for("Tour's Name") == "Tour's Name is required"
+    assert site.value("Tour's Purpose") == "Purpose typed before the mistake"
+    site.fill("Tour's Name", "x" * 201)
+    site.click_button("Save")
+    assert site.error_for("Tour's Name") == "Tour's Name must be at most 200 characters"
+
+
+def stop_names(site) -> list[str]:
+    return [row.find_elements(By.TAG_NAME, "td")[1].text for row in site.browser.find_elements(By.CSS_SELECTOR, "table.stops tbody tr")]
+
+
+def test_stops_are_listed_in_walking_order_can_be_reordered_and_are_mapped(site):
+    tour = site.create_tour(unique("Reorder"))
+    for name, latitude, longitude in [("First stop", "34.2261", "-77.8767"), ("Second stop", "34.2277", "-77.8759"),
+                                      ("Third stop", "34.2275", "-77.8736")]:
+        site.add_poi(tour, name, latitude, longitude)
+    site.open(f"/tours/{tour}")
+    assert stop_names(site) == ["First stop", "Second stop", "Third stop"]
+    # The map: one dot per stop and the walking line through them in order.
+    assert len(site.browser.find_elements(By.CSS_SELECTOR, "svg.map circle.stop")) == 3
+    points = site.browser.find_element(By.CSS_SELECTOR, "svg.map polyline.route").get_attribute("points").split()
+    assert len(points) == 3
+
+    site.click_labelled("Move down: First stop")
+    assert "Stops saved." in site.text
+    assert stop_names(site) == ["Second stop", "First stop", "Third stop"]
+    site.click_labelled("Move up: Third stop")
+    assert stop_names(site) == ["Second stop", "Third stop", "First stop"]
+    site.click_labelled("Remove from tour: Third stop")
+    assert stop_names(site) == ["Second stop", "First stop"]
+    # Taken out of the tour, the POI still exists: add it back as the last stop.
+    site.fill("Add an existing POI as the last stop", "Third stop")
+    site.click_button("Add stop")
+    assert stop_names(site) == ["Second stop", "First stop", "Third stop"]
+
+
+def test_publish_puts_the_tour_on_the_feed(site):
+    name = unique("Publish me")
+    tour = site.create_tour(name)
+    site.add_poi(tour, "Publish stop", "34.2262", "-77.8718")
+    site.open(f"/tours/{tour}")
+    assert "Draft" in site.text
+    assert all(t["name"] != name for t in feed_tours(site.suite)), "a draft is not on the feed"
+    site.click_button("Publish")
+    assert "Published" in site.text
+    shown = eventually(lambda: [t for t in feed_tours(site.suite) if t["name"] == name], timeout=5)
+    assert shown and shown[0]["stopCount"] == 1
+    site.click_button("Unpublish")
+    assert eventually(lambda: all(t["name"] != name for t in feed_tours(site.suite)), timeout=5)
+
+
+def test_an_edit_that_lost_a_race_says_so_and_shows_the_newer_version(site):
+    tour = site.create_tour(unique("Race"), purpose="Original purpose")
+    # Someone else saves a new name first (another request with the version this page shows).
+    session = site.http()
+    token = site.csrf_token()
+    version = site.browser.find_element(By.CSS_SELECTOR, "form.tour-form input[name=version]").get_attribute("value")
+    response = session.post(f"{site.base}/tours/{tour}", data={"csrf_token": token, "version": version, "name": "Their newer name",
+                                                               "summary": "", "purpose": "Their purpose"})
+    assert response.status_code == 200 and "Saved." in response.text
+    # This page still shows the old version; the edit made on it must not overwrite theirs silently.
+    site.fill("Tour's Purpose", "My purpose, typed on the old page")
+    site.click_button("Save")
+    assert "changed by someone else" in site.text
+    assert "Their newer name" in site.browser.find_element(By.CSS_SELECTOR, ".conflict").text
+    assert site.value("Tour's Purpose") == "My purpose, typed on the old page", "what I typed is kept"
+    # Saving again, knowingly, replaces theirs.
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert site.value("Tour's Purpose") == "My purpose, typed on the old page"
