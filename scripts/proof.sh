@@ -50,7 +50,7 @@ for bench in feed analytics; do
   fi
 done
 
-PROOF_RC_FAULTS=${rc[faults]} PROOF_RC_HOSTILE=${rc[hostile]} PROOF_BENCH_BIN=$bench_bin PROOF_TIME=$(since "$t0") \
+PROOF_RC_BENCH_FEED=${rc[bench-feed]:-} PROOF_RC_BENCH_ANALYTICS=${rc[bench-analytics]:-} PROOF_RC_FAULTS=${rc[faults]} PROOF_RC_HOSTILE=${rc[hostile]} PROOF_BENCH_BIN=$bench_bin PROOF_TIME=$(since "$t0") \
   .venv/bin/python - "$log_dir" <<'PY'
 import json, os, re, sys
 from pathlib import Path
@@ -111,7 +111,13 @@ if os.environ["PROOF_RC_HOSTILE"] != "0":
 for bench in ("feed", "analytics"):
     text = (log_dir / f"proof-bench-{bench}.log").read_text(errors="replace") if (log_dir / f"proof-bench-{bench}.log").exists() else "not run"
     ratios = [line.strip() for line in text.splitlines() if re.search(r"ratio|x of |p95", line)]
-    value = " | ".join(ratios) if ratios else text.strip().splitlines()[-1] if text.strip() else "no output"
+    code = os.environ.get(f"PROOF_RC_BENCH_{bench.upper()}", "")
+    if ratios:
+        value = " | ".join(ratios)
+    elif code not in ("", "0"):
+        value = f"FAILED (exit {code}); see {log_dir}/proof-bench-{bench}.log"
+    else:
+        value = text.strip().splitlines()[-1] if text.strip() else "no output"
     if "debug" in os.environ["PROOF_BENCH_BIN"] and ratios:
         value += "  (debug build)"
     row(f"benchmark: {bench}", value)
