@@ -37,6 +37,14 @@ export FAULTS_RESULT=${FAULTS_RESULT:-$run_dir/faults-result.json}
 for bin in catalog feed analytics admin; do
   [[ -x $ITOUR_BIN_DIR/$bin ]] || { echo "faults.sh: $ITOUR_BIN_DIR/$bin missing (swift build)" >&2; exit 1; }
 done
+# A copy of the binaries, so a build running meanwhile cannot swap one under a restart mid-run.
+if [[ ${FAULTS_SNAPSHOT:-1} == 1 ]]; then
+  snap=$run_dir/faults-bin
+  mkdir -p "$snap"
+  for bin in catalog feed analytics admin; do cp -p "$ITOUR_BIN_DIR/$bin" "$snap/$bin.tmp" && mv -f "$snap/$bin.tmp" "$snap/$bin"; done
+  echo "==> faults: binaries from $ITOUR_BIN_DIR ($(date -r "$ITOUR_BIN_DIR/feed" +%H:%M)..), copied to $snap"
+  export ITOUR_BIN_DIR=$snap
+fi
 [[ -x .venv/bin/python ]] || { echo "faults.sh: .venv missing (scripts/install.sh)" >&2; exit 1; }
 
 child=

@@ -34,7 +34,7 @@ from conftest import SERVICES, start_suite  # noqa: E402
 BATCH = int(os.environ.get("FAULTS_BATCH", "20"))
 EVENT_INTERVAL = float(os.environ.get("FAULTS_EVENT_INTERVAL", "0.5"))
 MAX_EVENTS = int(os.environ.get("FAULTS_MAX_EVENTS", "8000"))
-EDIT_INTERVAL = float(os.environ.get("FAULTS_EDIT_INTERVAL", "3"))
+EDIT_INTERVAL = float(os.environ.get("FAULTS_EDIT_INTERVAL", "1"))
 MAX_EDITS = int(os.environ.get("FAULTS_MAX_EDITS", "40"))
 SETTLE = float(os.environ.get("FAULTS_SETTLE", "6"))
 PAUSE_SECONDS = float(os.environ.get("FAULTS_BROKER_PAUSE", "6"))
