@@ -41,7 +41,18 @@ done
 if [[ ${FAULTS_SNAPSHOT:-1} == 1 ]]; then
   snap=$run_dir/faults-bin
   mkdir -p "$snap"
-  for bin in catalog feed analytics admin; do cp -p "$ITOUR_BIN_DIR/$bin" "$snap/$bin.tmp" && mv -f "$snap/$bin.tmp" "$snap/$bin"; done
+  for bin in catalog feed analytics admin; do
+    # A binary the linker is still writing is neither stable nor equal to its copy: wait and retry.
+    for attempt in $(seq 1 60); do
+      if (($(date +%s) - $(stat -c %Y "$ITOUR_BIN_DIR/$bin") >= 5)) && cp -p "$ITOUR_BIN_DIR/$bin" "$snap/$bin.tmp" \
+          && cmp -s "$ITOUR_BIN_DIR/$bin" "$snap/$bin.tmp"; then
+        mv -f "$snap/$bin.tmp" "$snap/$bin"
+        break
+      fi
+      ((attempt == 60)) && { echo "faults.sh: $ITOUR_BIN_DIR/$bin keeps changing (a build is running?)" >&2; exit 1; }
+      sleep 3
+    done
+  done
   echo "==> faults: binaries from $ITOUR_BIN_DIR ($(date -r "$ITOUR_BIN_DIR/feed" +%H:%M)..), copied to $snap"
   export ITOUR_BIN_DIR=$snap
 fi

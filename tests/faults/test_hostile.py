@@ -582,6 +582,7 @@ def test_nul_byte_in_a_field_does_not_wedge_catalog(suite, owner):
         deadline = time.monotonic() + 30
         while not (applied := name in owner.get(suite.admin_url + "/tours", timeout=TIMEOUT).text) and time.monotonic() < deadline:
             time.sleep(1)
-    assert applied, (f"after a NUL byte in a tour name, the next tour was not created ({status_of(response)}): "
-                     "catalog is stuck retrying the poison command (see catalog.log)")
+    where = response.headers.get("Location", "") if response is not None else ""
+    assert applied, (f"after a NUL byte in a tour name, the next tour ({name}) was not listed within 30 s "
+                     f"(answer {status_of(response)} to {where}); is catalog stuck on the first? see catalog.log")
     assert_no_failures("admin-nul")
