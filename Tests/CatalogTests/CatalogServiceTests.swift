@@ -83,6 +83,20 @@ struct CatalogServiceTests {
         }
     }
 
+    @Test("a command the database cannot store is answered as rejected, and the commands after it still go through")
+    func poisonCommand() async throws {
+        try await withCatalog { commands, _, _ in
+            // Content is validated (no NUL), but the actor is not: Postgres refuses NUL in text.
+            let poison = try await commands.execute(CatalogCommand(action: .createTour, actor: "x\u{0}y", tour: TourContent(name: "Poison")))
+            #expect(poison.outcome == .rejected)
+            #expect(poison.message?.hasPrefix("catalog could not store this command") == true)
+            let next = try await commands.execute(CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "After the poison")))
+            #expect(next.outcome == .applied)
+            let refused = try await commands.execute(CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "NUL\u{0}name")))
+            #expect(refused.errors == [FieldError(field: "name", message: "Tour's Name must not contain control characters")])
+        }
+    }
+
     @Test("a bulk import over the broker: its result carries the per-row report")
     func importOverTheBroker() async throws {
         try await withCatalog { commands, events, _ in

@@ -36,6 +36,17 @@ struct CatalogCommandHandler: Sendable {
 }
 
 extension CatalogCommandHandler {
+    /// Answers a command the database cannot store as rejected, recording it so a redelivery gets the same answer.
+    func refuse(_ command: CatalogCommand, reason: String, requestId: String?) async throws {
+        let result = CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .rejected, entityId: command.entityId,
+                                          message: reason)
+        try await repository.withTransaction { transaction in
+            guard try await transaction.processedResult(of: command.commandId) == nil else { return }
+            try await transaction.recordProcessed(result)
+            try await transaction.appendOutbox([try resultEntry(result, requestId: requestId)])
+        }
+    }
+
     /// The outbox row that answers a command on `catalog.command-results`.
     func resultEntry(_ result: CatalogCommandResult, requestId: String?) throws -> OutboxEntry {
         let envelope = Envelope(type: "command.\(result.outcome.rawValue)", source: "catalog", data: result)

@@ -27,11 +27,12 @@ enum CommandValidation {
         }
         if let category = poi.category {
             let parts = category.split(separator: "/", omittingEmptySubsequences: false)
-            if category.count > 200 || parts.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            if category.count > 200 || parts.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) || hasControlCharacters(category) {
                 errors.append(FieldError(field: "category", message: "Category must be a path like Shop/Fashion, at most 200 characters"))
             }
         }
-        if poi.buildings.count > 100 || poi.buildings.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.count > maxNameLength }) {
+        if poi.buildings.count > 100
+            || poi.buildings.contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty || $0.count > maxNameLength || hasControlCharacters($0) }) {
             errors.append(FieldError(field: "buildings", message: "Buildings must be at most 100 non-empty names of at most 200 characters"))
         }
         for (index, picture) in poi.pictures.enumerated() where !isWebURL(picture) {
@@ -67,7 +68,7 @@ enum CommandValidation {
     }
 
     static func isWebURL(_ text: String) -> Bool {
-        guard text.count <= 2_048, let components = URLComponents(string: text),
+        guard text.count <= 2_048, !hasControlCharacters(text), let components = URLComponents(string: text),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty else { return false }
         return true
@@ -84,6 +85,14 @@ enum CommandValidation {
     private static func limit(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
         if value.count > max {
             errors.append(FieldError(field: field, message: "\(label) must be at most \(max) characters"))
+        } else if hasControlCharacters(value) {
+            errors.append(FieldError(field: field, message: "\(label) must not contain control characters"))
         }
+    }
+
+    /// NUL and the other C0 controls but tab and line breaks: Postgres cannot store NUL in text or jsonb,
+    /// and the rest have no business in content.
+    static func hasControlCharacters(_ value: String) -> Bool {
+        value.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r" || $0.value == 0x7F }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import PostgresNIO
 import ServiceLifecycle
 import Shared
 import Synchronization
@@ -53,6 +54,14 @@ final class CommandConsumer: Service, Sendable {
         await consumer.close()
     }
 
+    /// Data exceptions (class 22) and integrity violations (class 23) fail again on every retry; connection
+    /// losses and the like do not, and are retried.
+    static func deterministicError(_ error: any Error) -> PSQLError? {
+        let psql = (error as? PSQLError) ?? ((error as? PostgresTransactionError)?.closureError as? PSQLError)
+        guard let psql, let state = psql.serverInfo?[.sqlState], state.hasPrefix("22") || state.hasPrefix("23") else { return nil }
+        return psql
+    }
+
     /// Handles one message. Bad messages are dead-lettered; a database failure is retried, never skipped.
     private func process(_ message: KafkaMessage) async throws {
         let envelope: Envelope<CatalogCommand>
@@ -75,6 +84,15 @@ final class CommandConsumer: Service, Sendable {
                     "commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)",
                     "outcome": "\(result.outcome.rawValue)", "request_id": "\(message.header(MessageHeader.requestId) ?? "-")",
                 ])
+                return
+            } catch let failure where Self.deterministicError(failure) != nil {
+                let error = Self.deterministicError(failure)!
+                // The same command would fail the same way forever and hold up its partition: refuse it instead.
+                logger.error("command refused by the database", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))"])
+                let reason = "catalog could not store this command (\(error.serverInfo?[.message] ?? "database error"))"
+                if (try? await handler.refuse(envelope.data, reason: reason, requestId: message.header(MessageHeader.requestId))) == nil {
+                    await deadLetters.send(message, reason: reason)
+                }
                 return
             } catch {
                 attempt += 1
