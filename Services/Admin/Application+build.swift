@@ -24,7 +24,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
 
     let router = runtime.makeRouter(context: AdminRequestContext.self,
-                                    checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }]))
+                                    checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }]),
+                                    beforeScrape: { await events.recordLag() })
     // Every page: security headers, the session, HTML error pages, and the CSRF check of every POST.
     // Routes check the role themselves (Auth/Access.swift).
     let pages = router.group()
@@ -45,6 +46,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     // owners and viewers; a route checks the role with `try await context.access(repository)` and
     // `access.user.role`, and renders with `AdminPage(title:context:body:).response()`. `admin.analyticsURL`
     // and `admin.reportsToken` say where analytics is and how to ask it.
+    SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)
     pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }
 
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)

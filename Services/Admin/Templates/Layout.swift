@@ -73,7 +73,7 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, importContent, users, reports
+    case tours, pois, categories, importContent, users, reports, status
 
     var title: String {
         switch self {
@@ -83,6 +83,7 @@ enum NavigationItem: CaseIterable {
         case .importContent: "Import"
         case .users: "Users"
         case .reports: "Reports"
+        case .status: "System Status"
         }
     }
 
@@ -94,13 +95,14 @@ enum NavigationItem: CaseIterable {
         case .importContent: "/import"
         case .users: "/users"
         case .reports: "/reports"
+        case .status: "/status"
         }
     }
 
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .importContent, .users: [.owner]
+        case .pois, .categories, .importContent, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }
