@@ -568,7 +568,7 @@ def test_nul_byte_in_a_field_does_not_wedge_catalog(suite, owner):
     """A NUL character (which Postgres text cannot hold) in a name: refused, or stored some other way, and
     either way later commands still apply (the catalog must not retry a poison command forever)."""
     page = owner.get(suite.admin_url + "/tours/new", timeout=TIMEOUT).text
-    form = next(f for f in forms_of(page) if f["method"] == "post")
+    form = next(f for f in forms_of(page) if f["method"] == "post" and not any(x in f["action"] for x in SKIP_ACTIONS))
     data = {**form["fields"], "csrf_token": csrf_of(page), "name": "nul \u0000 byte", "summary": "nul"}
     response = call("POST", suite.admin_url + (form["action"] or "/tours"), data=data, cookies=owner.cookies, timeout=30)
     tally("admin-nul", status_of(response), "tour name with NUL", allow_success=True)
