@@ -7,6 +7,7 @@ import Shared
 
 /// Benchmarks against a running suite (`make up`): prints figures, medians and percentiles.
 /// `itour-bench thin-path [--runs N]`: command-to-feed latency of a published edit.
+/// `itour-bench admin-path [--runs N]`: the same through the admin site's Manage Tour form.
 @main
 struct BenchMain {
     static func main() async throws {
@@ -14,6 +15,7 @@ struct BenchMain {
         let runs = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 100
         switch arguments.first {
         case "thin-path": try await ThinPathBenchmark.run(runs: runs)
+        case "admin-path": try await AdminPathBenchmark.run(runs: runs)
         default:
             print("usage: itour-bench thin-path [--runs N]")
             exit(64)
