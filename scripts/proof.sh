@@ -98,6 +98,10 @@ if hostile:
     row("bad inputs answered 5xx", t["5xx"], t["5xx"] != 0)
     row("bad inputs: connection dropped", t["dropped"], t["dropped"] != 0)
     row("bad inputs: other unexpected status", t["other"], t["other"] != 0)
+    inj = hostile["categories"].get("admin-injection", {})
+    if inj:
+        row("admin fields given script/SQL payloads", f"{inj['tried']} posts: {inj.get('statuses')}; none shown unescaped; "
+            f"{inj.get('served_verbatim_by_feed', '?')} stored payloads served by the feed as plain JSON strings")
     cats = ", ".join(f"{k} {v['tried']}" for k, v in sorted(hostile["categories"].items()))
     row("  by category (tried)", cats)
 else:

@@ -445,6 +445,22 @@ def test_injection_payloads_in_every_admin_field(suite, owner):
             page = call("GET", f"{suite.feed_url}/v1/pois/{stop['id']}/page")
             assert page is not None and page.status_code == 200
             assert not MARKUP.search(page.text), f"unescaped payload on the feed's page of POI {stop['id']}"
+    # Stored payloads come back from the feed verbatim, as JSON strings (the escaping is the page's job).
+    strings = []
+    def walk(value):
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+    for tour in response.json()["tours"]:
+        walk(call("GET", f"{suite.feed_url}/v1/tours/{tour['id']}").json())
+    verbatim = sum(1 for text in strings if any(p in text for p in PAYLOADS))
+    TALLY["admin-injection"]["served_verbatim_by_feed"] = verbatim
+    print(f"payload strings served verbatim as JSON by the feed: {verbatim}")
     search = call("GET", suite.feed_url + "/v1/search", params={"q": "itour-xss"})
     assert status_of(search) == 200 and search.headers["Content-Type"].startswith("application/json")
     search.json()
