@@ -75,7 +75,12 @@ t0=$(now)
 echo "==> faults: postgres on $pg_port, broker on $broker_port"
 POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
   scripts/postgres.sh start "$pg_dir" "$pg_port" || exit 1
-scripts/broker.sh start "$broker_pid" "$broker_port" "$broker_log" || exit 1
+# Right after a previous run's broker stopped, the port can still be held for a moment: retry.
+for attempt in 1 2 3 4 5; do
+  scripts/broker.sh start "$broker_pid" "$broker_port" "$broker_log" && break
+  ((attempt == 5)) && exit 1
+  sleep 3
+done
 
 mode=${1:-run}
 # step COMMAND...: in its own process group, so an interrupt reaches the services it started.
