@@ -28,6 +28,15 @@ struct AdminRequestContext: RequestContext {
         guard let user = session?.user else { throw AdminError.notSignedIn }
         return user
     }
+
+    /// The signed-in user if their role is one of `roles` (e.g. `[.owner, .viewer]` for reports), else a 403 page.
+    func require(_ roles: Set<Role>) throws -> AdminUser {
+        let user = try requireUser()
+        guard roles.contains(user.role) else {
+            throw AdminError.forbidden("Your role (\(user.role.rawValue)) cannot open this page.")
+        }
+        return user
+    }
 }
 
 /// The fields of a posted form: text values by name (a name may repeat), and uploaded files.

@@ -47,6 +47,9 @@ struct HTML: Sendable, Equatable, ExpressibleByStringInterpolation, CustomString
 
 extension Array where Element == HTML {
     func joined() -> HTML { HTML(trusted: map(\.rendered).joined()) }
+
+    /// Fragments with `separator` between them (a literal separator is markup, e.g. ", " or "<br>").
+    func joined(separator: HTML) -> HTML { HTML(trusted: map(\.rendered).joined(separator: separator.rendered)) }
 }
 
 /// The one escape function: text to HTML text or attribute value (attributes are always double-quoted).
