@@ -4,8 +4,10 @@ import Logging
 import ServiceLifecycle
 import Shared
 
-/// Feed: the phones' API. Reads come from an in-memory projection of `catalog.events`.
-func buildApplication(settings: ServiceSettings) throws -> some ApplicationProtocol {
+/// Feed: the phones' API. Reads come from an in-memory projection of `catalog.events`; tracking events
+/// go to `tracking.events`.
+func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) throws -> some ApplicationProtocol {
+    let feed = try feed ?? FeedSettings()
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: false)
     let logger = runtime.logger
     let projection = CatalogProjection()
@@ -16,13 +18,30 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
                                   source: "feed", logger: logger) { envelope in
         projection.apply(envelope.data)
     }
-    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }]))
+    let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
+    let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
+                             rateLimiter: DeviceRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice))
+
+    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }]))
+    router.add(middleware: MethodNotAllowedMiddleware(FeedAPI.routes))
     FeedRoutes(projection: projection).register(on: router)
+    EventRoutes(ingest: ingest).register(on: router)
+    OpenAPIRoutes().register(on: router)
+
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, events)
+    app.addServices(commands, events, publisher)
     app.beforeServerStarts {
         try await runtime.prepare(migrations: nil)
     }
     return app
+}
+
+/// The feed's paths and their methods, for `405` answers.
+enum FeedAPI {
+    static let routes: [(String, [HTTPRequest.Method])] = [
+        ("/v1/tours", [.get]), ("/v1/tours/*", [.get]), ("/v1/pois", [.get]), ("/v1/pois/*", [.get]), ("/v1/pois/*/page", [.get]),
+        ("/v1/search", [.get]), ("/v1/legacy/tours.xml", [.get]), ("/v1/legacy/tours/*/pois.xml", [.get]), ("/v1/events", [.post]),
+        ("/openapi.json", [.get]), ("/health", [.get]), ("/ready", [.get]), ("/metrics", [.get]),
+    ]
 }

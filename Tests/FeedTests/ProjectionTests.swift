@@ -3,31 +3,159 @@ import Shared
 import Testing
 @testable import Feed
 
+/// Builds catalog events the way catalog publishes them.
+enum Fixture {
+    static let campus = Coordinate(latitude: 34.2261, longitude: -77.8767)
+
+    static func poi(_ id: UUID = UUID(), version: Int = 1, name: String, latitude: Double = 34.2261, longitude: Double = -77.8767,
+                    summary: String = "", category: String? = nil, buildings: [String] = [], legacyId: Int? = nil,
+                    description: String = "", links: [MediaLink] = [], pictures: [String] = []) -> PoiState {
+        PoiState(id: id, version: version,
+                 content: PoiContent(name: name, summary: summary, description: description, latitude: latitude, longitude: longitude,
+                                     category: category, buildings: buildings, pictures: pictures, links: links, legacyId: legacyId),
+                 updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+    }
+
+    static func tour(_ id: UUID = UUID(), version: Int = 1, name: String, status: ContentStatus = .published, stops: [UUID] = [],
+                     summary: String = "", legacyId: Int? = nil) -> TourState {
+        TourState(id: id, version: version, status: status, content: TourContent(name: name, summary: summary, legacyId: legacyId),
+                  stops: stops, updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+    }
+
+    static func json(_ resource: RenderedResource) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(resource.identity.readableBytesView))
+        return try #require(object as? [String: Any])
+    }
+}
+
 @Suite("Feed projection")
 struct ProjectionTests {
-    func tour(_ id: UUID, version: Int, name: String, status: ContentStatus = .published) -> CatalogEvent {
-        .changed(TourState(id: id, version: version, status: status, content: TourContent(name: name), stops: [], updatedAt: Date()))
-    }
-
     @Test("an older or repeated version never undoes a newer one; deletes stick")
-    func versionOrder() {
+    func versionOrder() throws {
         let projection = CatalogProjection()
         let id = UUID()
-        #expect(projection.apply(tour(id, version: 2, name: "B")))
-        #expect(!projection.apply(tour(id, version: 1, name: "A")))
-        #expect(!projection.apply(tour(id, version: 2, name: "B again")))
-        #expect(projection.content.publishedTours.map(\.content.name) == ["B"])
+        #expect(projection.apply(.changed(Fixture.tour(id, version: 2, name: "B"))))
+        #expect(!projection.apply(.changed(Fixture.tour(id, version: 1, name: "A"))))
+        #expect(!projection.apply(.changed(Fixture.tour(id, version: 2, name: "B again"))))
+        var snapshot = projection.publish()
+        #expect(try Fixture.json(try #require(snapshot.tours[id]).detail)["name"] as? String == "B")
         #expect(projection.apply(CatalogEvent(kind: .tourDeleted, entityId: id, version: 3)))
-        #expect(!projection.apply(tour(id, version: 2, name: "B")))
-        #expect(projection.content.publishedTours.isEmpty)
+        #expect(!projection.apply(.changed(Fixture.tour(id, version: 2, name: "B"))))
+        snapshot = projection.publish()
+        #expect(snapshot.tours.isEmpty)
+        let list = try Fixture.json(snapshot.tourList)["tours"] as? [Any]
+        #expect(list?.isEmpty == true)
     }
 
-    @Test("only published tours are listed")
-    func publishedOnly() {
+    @Test("only published tours are listed, by name; a POI is visible only while a published tour stops there")
+    func visibility() throws {
         let projection = CatalogProjection()
-        projection.apply(tour(UUID(), version: 1, name: "Draft", status: .draft))
-        projection.apply(tour(UUID(), version: 1, name: "Archived", status: .archived))
-        projection.apply(tour(UUID(), version: 1, name: "Live"))
-        #expect(projection.content.publishedTours.map(\.content.name) == ["Live"])
+        let shared = Fixture.poi(name: "Shared stop"), draftOnly = Fixture.poi(name: "Draft-only stop")
+        let draftId = UUID()
+        for poi in [shared, draftOnly] { projection.apply(.changed(poi)) }
+        projection.apply(.changed(Fixture.tour(draftId, name: "Draft", status: .draft, stops: [shared.id, draftOnly.id])))
+        projection.apply(.changed(Fixture.tour(name: "Archived", status: .archived, stops: [shared.id])))
+        let live = Fixture.tour(name: "Live", stops: [shared.id])
+        projection.apply(.changed(Fixture.tour(name: "Another live", stops: [])))
+        projection.apply(.changed(live))
+        var snapshot = projection.publish()
+        let names = try #require(Fixture.json(snapshot.tourList)["tours"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+        #expect(names == ["Another live", "Live"])
+        #expect(snapshot.pois[shared.id] != nil)
+        #expect(snapshot.pois[draftOnly.id] == nil)
+        #expect(try Fixture.json(try #require(snapshot.pois[shared.id]).detail)["tourIds"] as? [String] == [live.id.uuidString])
+
+        // Publishing the draft makes its other stop visible; unpublishing takes it away again.
+        projection.apply(.changed(Fixture.tour(draftId, version: 2, name: "Draft", status: .published, stops: [shared.id, draftOnly.id])))
+        snapshot = projection.publish()
+        #expect(snapshot.pois[draftOnly.id] != nil)
+        #expect(try Fixture.json(try #require(snapshot.pois[shared.id]).detail)["tourIds"] as? [String] == [draftId.uuidString, live.id.uuidString])
+        projection.apply(.changed(Fixture.tour(draftId, version: 3, name: "Draft", status: .draft, stops: [shared.id, draftOnly.id])))
+        snapshot = projection.publish()
+        #expect(snapshot.pois[draftOnly.id] == nil)
+        #expect(snapshot.poiTextIndex.search("draft-only", limit: 10).isEmpty)
+        #expect(snapshot.spatialIndex.count == 1)
+    }
+
+    @Test("a tour shows its stops in walking order with bounding box and walking distance; POI changes reach it")
+    func tourDetail() throws {
+        let projection = CatalogProjection()
+        let a = Fixture.poi(name: "A", latitude: 34.226101, longitude: -77.876705, category: "See/Hall")
+        let b = Fixture.poi(name: "B", latitude: 34.227696, longitude: -77.875873)
+        let c = Fixture.poi(name: "C", latitude: 34.227463, longitude: -77.873591)
+        let tour = Fixture.tour(name: "Walk", stops: [c.id, a.id, b.id], legacyId: 11)
+        // The tour arrives before its stops, as it may from another partition.
+        projection.apply(.changed(tour))
+        for poi in [a, b, c] { projection.apply(.changed(poi)) }
+        var detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail)
+        let stops = try #require(detail["stops"] as? [[String: Any]])
+        #expect(stops.compactMap { $0["name"] as? String } == ["C", "A", "B"])
+        #expect(stops[1]["category"] as? String == "See/Hall")
+        #expect(stops[0]["category"] is NSNull)
+        #expect(detail["stopCount"] as? Int == 3)
+        #expect(detail["legacyId"] as? Int == 11)
+        let bbox = try #require(detail["bbox"] as? [String: Double])
+        #expect(bbox == ["minLatitude": 34.226101, "maxLatitude": 34.227696, "minLongitude": -77.876705, "maxLongitude": -77.873591])
+        let expected = Geo.pathLengthMeters([c, a, b].map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) })
+        #expect(abs((detail["walkingDistanceMeters"] as? Double ?? 0) - expected) <= 0.05)
+
+        // Renaming a stop re-renders the tour; deleting it drops it from the stops.
+        projection.apply(.changed(Fixture.poi(a.id, version: 2, name: "A renamed", latitude: a.content.latitude, longitude: a.content.longitude)))
+        detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail)
+        #expect((detail["stops"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["C", "A renamed", "B"])
+        projection.apply(CatalogEvent(kind: .poiDeleted, entityId: b.id, version: 2))
+        let snapshot = projection.publish()
+        detail = try Fixture.json(try #require(snapshot.tours[tour.id]).detail)
+        #expect(detail["stopCount"] as? Int == 2)
+        #expect(snapshot.pois[b.id] == nil)
+        let listed = try #require(Fixture.json(snapshot.tourList)["tours"] as? [[String: Any]])
+        #expect(listed.first?["stopCount"] as? Int == 2)
+    }
+
+    @Test("a tour without stops has a null bounding box and zero distance")
+    func emptyTour() throws {
+        let projection = CatalogProjection()
+        let tour = Fixture.tour(name: "Empty")
+        projection.apply(.changed(tour))
+        let detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail)
+        #expect(detail["bbox"] is NSNull)
+        #expect(detail["walkingDistanceMeters"] as? Double == 0)
+        #expect((detail["stops"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test("legacy ids: tours.xml uses the legacy number, else the UUID, and pois.xml is found by that id")
+    func legacyIds() throws {
+        let projection = CatalogProjection()
+        let poi = Fixture.poi(name: "Quad", legacyId: 1011)
+        let numbered = Fixture.tour(name: "Numbered", stops: [poi.id], legacyId: 11)
+        let plain = Fixture.tour(name: "Plain", stops: [poi.id])
+        for event in [CatalogEvent.changed(poi), .changed(numbered), .changed(plain)] { projection.apply(event) }
+        let snapshot = projection.publish()
+        #expect(snapshot.legacyTourIds["11"] == numbered.id)
+        #expect(snapshot.legacyTourIds[plain.id.uuidString] == plain.id)
+        let xml = String(decoding: snapshot.legacyTourList.identity.readableBytesView, as: UTF8.self)
+        #expect(xml.contains("<id>11</id>"))
+        #expect(xml.contains("<id>\(plain.id.uuidString)</id>"))
+        let pois = String(decoding: try #require(snapshot.tours[numbered.id]).legacyPois.identity.readableBytesView, as: UTF8.self)
+        #expect(pois.contains("<poiID>1011</poiID>"))
+        #expect(pois.contains("<latitude>34.2261</latitude>"))
+    }
+
+    @Test("a snapshot's worth of events renders in one publication and every POI is indexed")
+    func bulkLoad() throws {
+        let projection = CatalogProjection()
+        var stops: [UUID] = []
+        for index in 0..<2_000 {
+            let poi = Fixture.poi(name: "Place \(index)", latitude: 53.8 + Double(index % 50) * 0.001, longitude: -1.55 + Double(index / 50) * 0.001)
+            stops.append(poi.id)
+            projection.apply(.changed(poi))
+        }
+        projection.apply(.changed(Fixture.tour(name: "Everything", stops: stops)))
+        let snapshot = projection.publish()
+        #expect(snapshot.pois.count == 2_000)
+        #expect(snapshot.spatialIndex.count == 2_000)
+        #expect(snapshot.poiTextIndex.count == 2_000)
+        #expect(snapshot.poiTextIndex.search("place 1999", limit: 5).count == 1)
+        #expect(!projection.hasPendingChanges)
     }
 }

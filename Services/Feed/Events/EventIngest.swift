@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import Metrics
+import Shared
+
+/// `POST /v1/events` behind the HTTP layer: reads a batch, rejects bad events one by one with their
+/// reason, holds each device to its rate, and produces the good events to `tracking.events` keyed by
+/// deviceId. It returns only after the broker acknowledged every produced event (DESIGN.md
+/// "Guarantees"); if the broker cannot, nothing is reported accepted.
+final class EventIngest: Sendable {
+    struct Outcome: Sendable, Equatable {
+        struct Rejection: Sendable, Equatable {
+            let index: Int
+            let reason: String
+        }
+        let accepted: Int
+        let rejected: [Rejection]
+    }
+
+    private let producer: KafkaProducer
+    private let topic: String
+    let rateLimiter: DeviceRateLimiter
+    private let acceptedCounter = Counter(label: "itour_feed_events_accepted_total")
+    private let rejectedCounter = Counter(label: "itour_feed_events_rejected_total")
+    private let rateLimitedCounter = Counter(label: "itour_feed_events_rate_limited_total")
+    private let unavailableCounter = Counter(label: "itour_feed_events_unavailable_total")
+    private static let decoder = JSONDecoder()
+
+    /// Seconds a phone is asked to wait when the broker is unreachable.
+    static let brokerRetryAfterSeconds = 5
+
+    init(producer: KafkaProducer, topic: String, rateLimiter: DeviceRateLimiter) {
+        self.producer = producer
+        self.topic = topic
+        self.rateLimiter = rateLimiter
+    }
+
+    func ingest(_ body: ByteBuffer, requestId: String?, now: Date = Date()) async throws -> Outcome {
+        let batch: EventBatch
+        do {
+            batch = try Self.decoder.decode(EventBatch.self, from: Data(body.readableBytesView))
+        } catch {
+            throw Problem.badRequest("the body must be a JSON object {\"events\": [...]}: \(Self.describe(error))")
+        }
+        guard batch.events.count <= EventBatch.maxEvents else {
+            throw Problem.badRequest("a batch holds at most \(EventBatch.maxEvents) events; this one has \(batch.events.count). Split it.")
+        }
+
+        var rejected: [Outcome.Rejection] = []
+        var valid: [TrackingEvent] = []
+        valid.reserveCapacity(batch.events.count)
+        for (index, candidate) in batch.events.enumerated() {
+            switch candidate.event {
+            case .failure(let rejection):
+                rejected.append(.init(index: index, reason: rejection.reason))
+            case .success(let event):
+                if let reason = event.validationError(now: now) {
+                    rejected.append(.init(index: index, reason: reason))
+                } else {
+                    valid.append(event)
+                }
+            }
+        }
+
+        let perDevice = Dictionary(valid.map { ($0.deviceId, 1) }, uniquingKeysWith: +)
+        do {
+            try rateLimiter.take(perDevice)
+        } catch {
+            rateLimitedCounter.increment(by: valid.count)
+            let detail = error.batchExceedsAllowance
+                ? "device \(QueryParameters.shown(error.deviceId)) sent more events in one batch than its allowance of \(rateLimiter.eventsPerMinute) per minute; send smaller batches"
+                : "device \(QueryParameters.shown(error.deviceId)) is over its allowance of \(rateLimiter.eventsPerMinute) events per minute; retry after \(error.retryAfterSeconds) s"
+            throw Problem(.tooManyRequests, detail, headers: [.retryAfter: String(error.retryAfterSeconds)])
+        }
+
+        if !valid.isEmpty {
+            let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
+            let messages = valid.map {
+                KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingEnvelope.encode($0), headers: headers)
+            }
+            do {
+                _ = try await producer.send(messages)
+            } catch let error as KafkaError {
+                rateLimiter.refund(perDevice)
+                unavailableCounter.increment(by: valid.count)
+                throw Problem.unavailable("the event broker did not acknowledge the events (\(error.message)); none were accepted, send the batch again",
+                                          retryAfterSeconds: Self.brokerRetryAfterSeconds)
+            }
+        }
+        acceptedCounter.increment(by: valid.count)
+        rejectedCounter.increment(by: rejected.count)
+        return Outcome(accepted: valid.count, rejected: rejected)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        switch error {
+        case .keyNotFound(let key, _): return "missing field \(key.stringValue)"
+        case .typeMismatch(_, let context) where context.codingPath.isEmpty: return "the body is not a JSON object"
+        case .typeMismatch, .valueNotFound: return "events must be an array"
+        case .dataCorrupted: return "malformed JSON"
+        @unknown default: return "malformed JSON"
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Case and accent folding for search: "Musée Café" and "MUSEE cafe" fold to the same bytes. Names,
+/// summaries, buildings and queries all go through `fold`, so matching is a plain byte substring test.
+enum TextFolding {
+    /// The folded text as UTF-8: lowercased, diacritics and width variants removed, letters without a
+    /// decomposition (ø, ł, æ, ß…) spelled the way people type them, control characters dropped and
+    /// whitespace runs collapsed to one space.
+    static func fold(_ text: String) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            // Most catalog text is ASCII: fold it without Foundation.
+            appendCollapsed(text.utf8.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, to: &output)
+            return output
+        }
+        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(folded.utf8.count)
+        for scalar in folded.unicodeScalars {
+            if let replacement = letterReplacements[scalar] {
+                bytes.append(contentsOf: replacement.utf8)
+            } else if scalar.properties.generalCategory == .nonspacingMark {
+                continue
+            } else if scalar.properties.changesWhenLowercased {
+                bytes.append(contentsOf: scalar.properties.lowercaseMapping.utf8)
+            } else {
+                bytes.append(contentsOf: String(scalar).utf8)
+            }
+        }
+        appendCollapsed(bytes, to: &output)
+        return output
+    }
+
+    /// Letters that folding keeps as they are but a visitor types without the stroke or ligature.
+    private static let letterReplacements: [Unicode.Scalar: String] = [
+        "ø": "o", "Ø": "o", "ł": "l", "Ł": "l", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe", "ß": "ss",
+        "đ": "d", "Đ": "d", "ð": "d", "Ð": "d", "þ": "th", "Þ": "th", "ı": "i",
+    ]
+
+    /// Appends bytes, turning control characters and whitespace runs into one space, none at either end.
+    private static func appendCollapsed<S: Sequence<UInt8>>(_ bytes: S, to output: inout [UInt8]) {
+        var pendingSpace = false
+        for byte in bytes {
+            if byte <= 0x20 || byte == 0x7F {
+                pendingSpace = true
+                continue
+            }
+            if pendingSpace && !output.isEmpty { output.append(0x20) }
+            pendingSpace = false
+            output.append(byte)
+        }
+    }
+}

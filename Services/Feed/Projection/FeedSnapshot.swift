@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+import Synchronization
+
+/// Everything a read request needs, immutable once published: rendered responses by id, the lists,
+/// the legacy feeds and the search indexes. The projection builds a new one per batch of changes and
+/// swaps it in whole, so a reader sees each entity at one version and never waits for a writer.
+final class FeedSnapshot: Sendable {
+    let tourList: RenderedResource
+    let legacyTourList: RenderedResource
+    let tours: [UUID: TourResources]
+    let pois: [UUID: PoiResources]
+    /// Tour ids as `tours.xml` gives them (legacy number or UUID text) → tour.
+    let legacyTourIds: [String: UUID]
+    /// Visible POIs and published tours by index slot, for nearby and search results.
+    let poiListings: [PoiListing?]
+    let tourListings: [TourListing?]
+    let spatialIndex: SpatialIndex
+    let poiTextIndex: TextIndex
+    let tourTextIndex: TextIndex
+    /// Increases with every publication.
+    let generation: Int
+
+    init(tourList: RenderedResource, legacyTourList: RenderedResource, tours: [UUID: TourResources], pois: [UUID: PoiResources],
+         legacyTourIds: [String: UUID], poiListings: [PoiListing?], tourListings: [TourListing?], spatialIndex: SpatialIndex,
+         poiTextIndex: TextIndex, tourTextIndex: TextIndex, generation: Int) {
+        self.tourList = tourList
+        self.legacyTourList = legacyTourList
+        self.tours = tours
+        self.pois = pois
+        self.legacyTourIds = legacyTourIds
+        self.poiListings = poiListings
+        self.tourListings = tourListings
+        self.spatialIndex = spatialIndex
+        self.poiTextIndex = poiTextIndex
+        self.tourTextIndex = tourTextIndex
+        self.generation = generation
+    }
+
+    func poiListing(_ slot: Int32) -> PoiListing? {
+        slot >= 0 && Int(slot) < poiListings.count ? poiListings[Int(slot)] : nil
+    }
+
+    func tourListing(_ slot: Int32) -> TourListing? {
+        slot >= 0 && Int(slot) < tourListings.count ? tourListings[Int(slot)] : nil
+    }
+}
+
+/// A published tour's responses.
+final class TourResources: Sendable {
+    let detail: RenderedResource
+    let legacyPois: RenderedResource
+
+    init(detail: RenderedResource, legacyPois: RenderedResource) {
+        self.detail = detail
+        self.legacyPois = legacyPois
+    }
+}
+
+/// A visible POI's responses. The page is rendered on its first request and then kept until the POI
+/// changes (when a new `PoiResources` replaces this one): phones open the page of few POIs, and
+/// rendering all of them up front would triple the feed's memory on a city-sized catalog.
+final class PoiResources: Sendable {
+    let detail: RenderedResource
+    private let pageInput: (poi: PoiState, tourNames: [String])
+    private let renderedPage = Mutex<RenderedResource?>(nil)
+
+    init(detail: RenderedResource, poi: PoiState, tourNames: [String]) {
+        self.detail = detail
+        pageInput = (poi, tourNames)
+    }
+
+    var page: RenderedResource {
+        if let page = renderedPage.withLock({ $0 }) { return page }
+        let page = RenderedResource(bytes: PoiPage.render(pageInput.poi, tourNames: pageInput.tourNames),
+                                    contentType: MediaTypes.html, cacheControl: CachePolicy.content,
+                                    extraHeaders: [.contentSecurityPolicy: PoiPage.contentSecurityPolicy, .xContentTypeOptions: "nosniff"],
+                                    compressor: GzipCompressor())
+        return renderedPage.withLock { cached in
+            if let cached { return cached }
+            cached = page
+            return page
+        }
+    }
+}
+
+/// What nearby and search results show of a POI, pre-encoded.
+final class PoiListing: Sendable {
+    let id: UUID
+    /// Folded category path, for `category=` filters.
+    let foldedCategory: [UInt8]
+    /// JSON members `category` … `summary`, without braces.
+    let members: [UInt8]
+
+    init(id: UUID, foldedCategory: [UInt8], members: [UInt8]) {
+        self.id = id
+        self.foldedCategory = foldedCategory
+        self.members = members
+    }
+
+    /// True when the POI's category is `category` or below it ("Shop" matches "Shop/Fashion").
+    func isInCategory(_ category: [UInt8]) -> Bool {
+        guard foldedCategory.count >= category.count, foldedCategory.starts(with: category) else { return false }
+        return foldedCategory.count == category.count || foldedCategory[category.count] == UInt8(ascii: "/")
+    }
+}
+
+/// What search results show of a tour: its `GET /v1/tours` entry.
+final class TourListing: Sendable {
+    let id: UUID
+    let summary: [UInt8]
+
+    init(id: UUID, summary: [UInt8]) {
+        self.id = id
+        self.summary = summary
+    }
+}
+
+enum MediaTypes {
+    static let json = "application/json"
+    static let html = "text/html; charset=utf-8"
+    static let xml = "application/xml; charset=utf-8"
+    static let problem = "application/problem+json"
+}
+
+enum CachePolicy {
+    /// Content changes take effect within a minute on phones and caches that honour this.
+    static let content = "public, max-age=60"
+    static let document = "public, max-age=300"
+}
+
+extension HTTPField.Name {
+    static let serverTiming = Self("Server-Timing")!
+}

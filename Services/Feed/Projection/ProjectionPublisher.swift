@@ -1,0 +1,50 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// Publishes the projection's changes: once when the catalog snapshot has fully arrived (until then the
+/// feed is not ready and rendering half a catalog would be wasted), then shortly after each change.
+/// Changes arriving while it renders are gathered into the next publication, so a burst of events
+/// costs a few publications, not one per event.
+final class ProjectionPublisher: Service, Sendable {
+    private let projection: CatalogProjection
+    private let isSourceLoaded: @Sendable () -> Bool
+    private let logger: Logger
+    private let ready = Atomic<Bool>(false)
+
+    init(projection: CatalogProjection, isSourceLoaded: @escaping @Sendable () -> Bool, logger: Logger) {
+        self.projection = projection
+        self.isSourceLoaded = isSourceLoaded
+        self.logger = logger
+    }
+
+    /// True once the whole catalog snapshot is published; stays true.
+    var isReady: Bool { ready.load(ordering: .acquiring) }
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            let started = ContinuousClock.now
+            while !self.isSourceLoaded() {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let loaded = ContinuousClock.now
+            let snapshot = self.projection.publish()
+            self.ready.store(true, ordering: .releasing)
+            self.logger.info("projection published", metadata: [
+                "tours": "\(snapshot.tours.count)", "pois": "\(snapshot.pois.count)",
+                "loadSeconds": "\((loaded - started).seconds)", "renderSeconds": "\((ContinuousClock.now - loaded).seconds)",
+            ])
+            for await _ in self.projection.changeSignals {
+                // A moment for the rest of a burst to arrive.
+                try await Task.sleep(for: .milliseconds(2))
+                self.projection.publish()
+            }
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

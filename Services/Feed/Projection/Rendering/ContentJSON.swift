@@ -1,0 +1,135 @@
+import Foundation
+import Shared
+
+/// The JSON bodies of the Feed API (DESIGN.md "Feed API"), keys in sorted order. Absent optional
+/// fields are written as null, so every object of a kind has the same shape.
+enum ContentJSON {
+    /// A tour in `GET /v1/tours` and in search results.
+    static func tourSummary(_ tour: TourState, stopCount: Int) -> [UInt8] {
+        var json = JSONWriter(capacity: 256)
+        json.beginObject()
+        json.key("id"); json.uuid(tour.id)
+        json.key("legacyId"); json.number(tour.content.legacyId)
+        json.key("name"); json.string(tour.content.name)
+        json.key("stopCount"); json.number(stopCount)
+        json.key("summary"); json.string(tour.content.summary)
+        json.key("updatedAt"); json.date(tour.updatedAt)
+        json.endObject()
+        return json.bytes
+    }
+
+    /// `{"tours": [...]}` from rendered tour summaries.
+    static func tourList(_ summaries: [[UInt8]]) -> [UInt8] {
+        var json = JSONWriter(capacity: 64 + summaries.reduce(0) { $0 + $1.count + 1 })
+        json.beginObject()
+        json.key("tours")
+        json.beginArray()
+        for summary in summaries { json.raw(summary) }
+        json.endArray()
+        json.endObject()
+        return json.bytes
+    }
+
+    /// `GET /v1/tours/{id}`: the tour's fields, its stops in walking order, their bounding box and the
+    /// walking distance along them.
+    static func tourDetail(_ tour: TourState, stops: [PoiState]) -> [UInt8] {
+        var json = JSONWriter(capacity: 512 + 256 * stops.count)
+        let points = stops.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
+        json.beginObject()
+        json.key("bbox")
+        if points.isEmpty {
+            json.null()
+        } else {
+            json.beginObject()
+            json.key("maxLatitude"); json.number(points.map(\.latitude).max() ?? 0)
+            json.key("maxLongitude"); json.number(points.map(\.longitude).max() ?? 0)
+            json.key("minLatitude"); json.number(points.map(\.latitude).min() ?? 0)
+            json.key("minLongitude"); json.number(points.map(\.longitude).min() ?? 0)
+            json.endObject()
+        }
+        json.key("id"); json.uuid(tour.id)
+        json.key("legacyId"); json.number(tour.content.legacyId)
+        json.key("name"); json.string(tour.content.name)
+        json.key("purpose"); json.string(tour.content.purpose)
+        json.key("stopCount"); json.number(stops.count)
+        json.key("stops")
+        json.beginArray()
+        for stop in stops {
+            json.beginObject()
+            json.key("category"); json.string(stop.content.category)
+            json.key("id"); json.uuid(stop.id)
+            json.key("latitude"); json.number(stop.content.latitude)
+            json.key("longitude"); json.number(stop.content.longitude)
+            json.key("name"); json.string(stop.content.name)
+            json.key("summary"); json.string(stop.content.summary)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("summary"); json.string(tour.content.summary)
+        json.key("updatedAt"); json.date(tour.updatedAt)
+        json.key("version"); json.number(tour.version)
+        json.key("walkingDistanceMeters"); json.number(Geo.pathLengthMeters(points).rounded(places: 1))
+        json.endObject()
+        return json.bytes
+    }
+
+    /// `GET /v1/pois/{id}`: the whole POI and the published tours that stop there.
+    static func poiDetail(_ poi: PoiState, tourIds: [UUID]) -> [UInt8] {
+        let content = poi.content
+        var json = JSONWriter(capacity: 512 + content.description.utf8.count)
+        json.beginObject()
+        json.key("address"); json.string(content.address)
+        json.key("buildings")
+        json.beginArray()
+        for building in content.buildings { json.string(building) }
+        json.endArray()
+        json.key("category"); json.string(content.category)
+        json.key("description"); json.string(content.description)
+        json.key("id"); json.uuid(poi.id)
+        json.key("latitude"); json.number(content.latitude)
+        json.key("legacyId"); json.number(content.legacyId)
+        json.key("links")
+        json.beginArray()
+        for link in content.links {
+            json.beginObject()
+            json.key("name"); json.string(link.name)
+            json.key("type"); json.string(link.type.rawValue)
+            json.key("url"); json.string(link.url)
+            json.endObject()
+        }
+        json.endArray()
+        json.key("longitude"); json.number(content.longitude)
+        json.key("name"); json.string(content.name)
+        json.key("openingHours"); json.string(content.openingHours)
+        json.key("phone"); json.string(content.phone)
+        json.key("pictures")
+        json.beginArray()
+        for picture in content.pictures { json.string(picture) }
+        json.endArray()
+        json.key("summary"); json.string(content.summary)
+        json.key("tourIds")
+        json.beginArray()
+        for tourId in tourIds { json.uuid(tourId) }
+        json.endArray()
+        json.key("updatedAt"); json.date(poi.updatedAt)
+        json.key("version"); json.number(poi.version)
+        json.key("website"); json.string(content.website)
+        json.endObject()
+        return json.bytes
+    }
+
+    /// The members a POI shows in nearby and search results (`category` … `summary`), without the
+    /// braces, so a nearby result can put its distance and bearing in front.
+    static func poiListingMembers(_ poi: PoiState) -> [UInt8] {
+        var json = JSONWriter(capacity: 256)
+        json.beginObject()
+        json.key("category"); json.string(poi.content.category)
+        json.key("id"); json.uuid(poi.id)
+        json.key("latitude"); json.number(poi.content.latitude)
+        json.key("longitude"); json.number(poi.content.longitude)
+        json.key("name"); json.string(poi.content.name)
+        json.key("summary"); json.string(poi.content.summary)
+        json.endObject()
+        return Array(json.bytes.dropFirst().dropLast())
+    }
+}

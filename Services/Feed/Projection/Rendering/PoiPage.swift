@@ -1,0 +1,101 @@
+import Foundation
+import Shared
+
+/// The POI page for the app's embedded browser (iTour's "POI web view"): one small, self-contained
+/// HTML document with large type, the POI's pictures, text, buildings, visiting details and media
+/// links. Every piece of content is escaped; only http(s) URLs become links or images.
+enum PoiPage {
+    /// Sent with the page: nothing but its own inline style and http(s) images may load.
+    static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+    static let style = """
+        body{font:18px/1.5 -apple-system,system-ui,sans-serif;margin:0 auto;max-width:40em;padding:12px 16px;color:#1d1d1f;background:#fff}\
+        h1{font-size:1.6em;line-height:1.2;margin:.3em 0}h2{font-size:1.1em;margin:1.2em 0 .3em}\
+        .summary{color:#555;margin-top:0}img{display:block;max-width:100%;height:auto;border-radius:8px;margin:8px 0}\
+        ul{padding-left:1.2em}dt{font-weight:600}dd{margin:0 0 .5em}a{color:#0b5cad}
+        """
+
+    static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
+        let content = poi.content
+        var html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        html += "<title>\(escape(content.name))</title><style>\(style)</style></head><body>\n"
+        html += "<h1>\(escape(content.name))</h1>\n"
+        if !content.summary.isEmpty { html += "<p class=\"summary\">\(escape(content.summary))</p>\n" }
+        for picture in content.pictures where isWebURL(picture) {
+            html += "<img src=\"\(escape(picture))\" alt=\"\(escape(content.name))\" loading=\"lazy\">\n"
+        }
+        for paragraph in paragraphs(content.description) {
+            html += "<p>\(escape(paragraph))</p>\n"
+        }
+        if !content.buildings.isEmpty {
+            html += "<h2>Buildings</h2><ul>"
+            for building in content.buildings { html += "<li>\(escape(building))</li>" }
+            html += "</ul>\n"
+        }
+        var details: [(String, String)] = []
+        if let address = content.address, !address.isEmpty { details.append(("Address", escape(address))) }
+        if let phone = content.phone, !phone.isEmpty {
+            let dialable = phone.filter { $0.isNumber || $0 == "+" }
+            details.append(("Phone", dialable.isEmpty ? escape(phone) : "<a href=\"tel:\(escape(dialable))\">\(escape(phone))</a>"))
+        }
+        if let hours = content.openingHours, !hours.isEmpty { details.append(("Opening hours", escape(hours))) }
+        if let website = content.website, isWebURL(website) {
+            details.append(("Website", "<a href=\"\(escape(website))\">\(escape(website))</a>"))
+        }
+        if !details.isEmpty {
+            html += "<h2>Visiting</h2><dl>"
+            for (term, value) in details { html += "<dt>\(term)</dt><dd>\(value)</dd>" }
+            html += "</dl>\n"
+        }
+        let links = content.links.filter { isWebURL($0.url) }
+        if !links.isEmpty {
+            html += "<h2>More</h2><ul>"
+            for link in links {
+                html += "<li><a href=\"\(escape(link.url))\">\(escape(link.name))</a> (\(link.type.rawValue))</li>"
+            }
+            html += "</ul>\n"
+        }
+        if !tourNames.isEmpty {
+            html += "<h2>On the tours</h2><ul>"
+            for name in tourNames { html += "<li>\(escape(name))</li>" }
+            html += "</ul>\n"
+        }
+        html += "</body></html>\n"
+        return Array(html.utf8)
+    }
+
+    /// Text safe in HTML element content and quoted attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default:
+                // Control characters other than tab and newline have no place in a page.
+                if character.value < 0x20 && character != "\t" && character != "\n" || character.value == 0x7F { continue }
+                escaped.unicodeScalars.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// Description text split at blank lines, or at single line breaks when there are no blank lines.
+    static func paragraphs(_ text: String) -> [String] {
+        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n")
+        let blocks = normalized.components(separatedBy: "\n\n")
+        let parts = blocks.count > 1 ? blocks : normalized.components(separatedBy: "\n")
+        return parts.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+    }
+
+    static func isWebURL(_ text: String) -> Bool {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else { return false }
+        return true
+    }
+}

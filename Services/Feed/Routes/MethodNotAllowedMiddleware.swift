@@ -1,0 +1,32 @@
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// Answers a known path asked with a method it does not support with `405` and an `Allow` header
+/// (RFC 9110 15.5.6) instead of the router's `404`, so clients learn the path exists.
+struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Path templates (`*` is one parameter segment) and the methods each supports.
+    let routes: [(template: [Substring], methods: [HTTPRequest.Method])]
+
+    init(_ routes: [(String, [HTTPRequest.Method])]) {
+        self.routes = routes.map { ($0.0.split(separator: "/"), $0.1) }
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let segments = request.uri.path.split(separator: "/")
+            guard let route = routes.first(where: { Self.matches($0.template, segments) }), !route.methods.contains(request.method) else {
+                throw error
+            }
+            let allowed = route.methods.map(\.rawValue).joined(separator: ", ")
+            throw Problem(.methodNotAllowed, "\(request.method.rawValue) is not supported on \(request.uri.path); use \(allowed)",
+                          headers: [.allow: allowed])
+        }
+    }
+
+    private static func matches(_ template: [Substring], _ segments: [Substring]) -> Bool {
+        template.count == segments.count && zip(template, segments).allSatisfy { $0 == "*" || $0 == $1 }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// A request's query string as form decoding reads it (`+` is a space, then percent-decoding), first
+/// value of each name, with typed reads that answer bad values with a `400` naming the parameter.
+struct QueryParameters {
+    private var values: [String: String] = [:]
+
+    init(_ query: String?) throws {
+        guard let query, !query.isEmpty else { return }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]) else {
+                throw Problem.badRequest("the query string is not valid percent-encoded UTF-8")
+            }
+            guard let value = parts.count > 1 ? Self.decode(parts[1]) : "" else {
+                throw Problem.badRequest("query parameter \(name) is not valid percent-encoded UTF-8")
+            }
+            if values[name] == nil { values[name] = value }
+        }
+    }
+
+    private static func decode(_ text: Substring) -> String? {
+        String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    subscript(_ name: String) -> String? { values[name] }
+
+    /// A number in `range`, or `defaultValue` when the parameter is absent.
+    func double(_ name: String, in range: ClosedRange<Double>, default defaultValue: Double) throws -> Double {
+        guard let text = values[name] else { return defaultValue }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw Problem.badRequest("\(name) must be a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound)), got \"\(Self.shown(text))\"")
+        }
+        return value
+    }
+
+    /// A whole number in `range`, or `defaultValue` when the parameter is absent.
+    func int(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws -> Int {
+        guard let text = values[name] else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw Problem.badRequest("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(Self.shown(text))\"")
+        }
+        return value
+    }
+
+    /// `LAT,LON` in decimal degrees, exactly as `OpenAPIDocument.nearPattern` describes it.
+    func coordinate(_ name: String) throws -> Coordinate {
+        guard let text = values[name] else {
+            throw Problem.badRequest("\(name) is required: \(name)=LAT,LON in degrees, e.g. \(name)=34.2261,-77.8767")
+        }
+        let parts = text.split(separator: ",")
+        guard (try? Self.coordinatePattern.wholeMatch(in: text)) != nil, parts.count == 2,
+              let latitude = Double(parts[0]), let longitude = Double(parts[1]) else {
+            throw Problem.badRequest("\(name) must be LAT,LON in decimal degrees (latitude -90 to 90, longitude -180 to 180), got \"\(Self.shown(text))\"")
+        }
+        return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    nonisolated(unsafe) private static let coordinatePattern = try! Regex(OpenAPIDocument.nearPattern)
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// A value quoted back in an error, shortened so a huge parameter does not make a huge answer.
+    static func shown(_ text: String) -> String {
+        text.count > 64 ? String(text.prefix(64)) + "…" : text
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Shared
+import Testing
+import TestSupport
+@testable import Feed
+
+/// `POST /v1/events` against the real broker.
+@Suite("Tracking events over HTTP", .serialized)
+struct EventHTTPTests {
+    static func event(type: String = "poi.viewed", deviceId: String, occurredAt: Date = Date(), extra: String = "") -> String {
+        let poi = DemoContent.poiId(1011).uuidString
+        return """
+            {"id": "\(UUID().uuidString)", "type": "\(type)", "deviceId": "\(deviceId)", "occurredAt": "\(RFC3339.format(occurredAt))",
+             "poiId": "\(poi)", "via": "map"\(extra)}
+            """
+    }
+
+    static func post(_ client: any TestClientProtocol, _ body: String, contentType: String = "application/json") async throws -> TestResponse {
+        try await client.execute(uri: "/v1/events", method: .post, headers: [.contentType: contentType], body: ByteBuffer(string: body))
+    }
+
+    /// Reads `count` messages from `tracking.events`.
+    static func trackingMessages(_ kafka: KafkaConfiguration, count: Int) async throws -> [KafkaMessage] {
+        let consumer = try KafkaConsumer(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.trackingEvents)], from: .beginning),
+                                         logger: TestServices.logger)
+        var messages: [KafkaMessage] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while messages.count < count, ContinuousClock.now < deadline {
+            messages += try await consumer.poll(maxMessages: count, timeout: .milliseconds(500))
+        }
+        await consumer.close()
+        return messages
+    }
+
+    @Test("good events are produced keyed by deviceId before the 202; bad ones are rejected one by one with their reason")
+    func acceptedAndRejected() async throws {
+        let kafka = TestServices.kafka()
+        try await FeedHTTPTests.withFeed(eventsPerMinute: 20, kafka: kafka) { _, client in
+            let old = Date().addingTimeInterval(-40 * 86_400)
+            let body = """
+                {"events": [\(Self.event(deviceId: "phone-1")), \(Self.event(deviceId: "phone-1", occurredAt: old)),
+                            {"id": "\(UUID())", "type": "tour.started", "deviceId": "phone-2", "occurredAt": "\(RFC3339.format(Date()))"},
+                            "not an event", \(Self.event(type: "tour.started", deviceId: "phone-2", extra: ", \"tourId\": \"\(DemoContent.tourId)\""))]}
+                """
+            let response = try await Self.post(client, body)
+            #expect(response.status == .accepted)
+            let outcome = try FeedHTTPTests.json(response)
+            #expect(outcome["accepted"] as? Int == 2)
+            let rejected = try #require(outcome["rejected"] as? [[String: Any]])
+            #expect(rejected.compactMap { $0["index"] as? Int } == [1, 2, 3])
+            #expect(rejected.compactMap { $0["reason"] as? String } == [
+                "occurredAt is more than 30 days old", "missing field tourId for tour.started", "an event must be a JSON object",
+            ])
+
+            // The broker already has them: keyed by deviceId, in the suite's envelope.
+            let messages = try await Self.trackingMessages(kafka, count: 2)
+            #expect(messages.count == 2)
+            let decoded = try messages.map { try EnvelopeDecoder.decode(TrackingEvent.self, from: $0.value) }
+            #expect(Set(messages.compactMap(\.keyString)) == ["phone-1", "phone-2"])
+            for (message, envelope) in zip(messages, decoded) {
+                #expect(message.keyString == envelope.data.deviceId)
+                #expect(envelope.id == envelope.data.id)
+            }
+            #expect(Set(decoded.map(\.data.type)) == [.poiViewed, .tourStarted])
+
+            // An empty batch is fine; a bad body is a 400, a wrong content type 415, too many events 400, too many bytes 413.
+            #expect(try await Self.post(client, #"{"events": []}"#).status == .accepted)
+            for bad in ["{", "[]", #"{"events": 5}"#, #"{"other": []}"#, "", "null"] {
+                try FeedHTTPTests.expectProblem(try await Self.post(client, bad), .badRequest)
+            }
+            try FeedHTTPTests.expectProblem(try await Self.post(client, #"{"events": []}"#, contentType: "text/plain"), .unsupportedMediaType)
+            let tooMany = "{\"events\": [" + Array(repeating: "{}", count: 501).joined(separator: ",") + "]}"
+            try FeedHTTPTests.expectProblem(try await Self.post(client, tooMany), .badRequest)
+            let huge = "{\"events\": [\"" + String(repeating: "x", count: 1 << 20) + "\"]}"
+            try FeedHTTPTests.expectProblem(try await Self.post(client, huge), .contentTooLarge)
+
+            // phone-3 may send 20 per minute: 15 pass, 10 more are refused whole with Retry-After.
+            let fifteen = "{\"events\": [" + (0..<15).map { _ in Self.event(deviceId: "phone-3") }.joined(separator: ",") + "]}"
+            #expect(try FeedHTTPTests.json(try await Self.post(client, fifteen))["accepted"] as? Int == 15)
+            let ten = "{\"events\": [" + (0..<10).map { _ in Self.event(deviceId: "phone-3") }.joined(separator: ",") + "]}"
+            let limited = try await Self.post(client, ten)
+            try FeedHTTPTests.expectProblem(limited, .tooManyRequests)
+            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            // Another device is not affected.
+            #expect(try await Self.post(client, "{\"events\": [\(Self.event(deviceId: "phone-4"))]}").status == .accepted)
+
+            let metrics = FeedHTTPTests.text(try await client.execute(uri: "/metrics", method: .get))
+            #expect(metrics.contains("itour_feed_events_accepted_total"))
+            #expect(metrics.contains("itour_feed_events_rejected_total"))
+            #expect(metrics.contains("itour_feed_projection_entities"))
+        }
+    }
+
+    @Test("503 with Retry-After, and nothing reported accepted, while the broker does not answer")
+    func brokerUnavailable() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        var kafka = TestServices.kafka(deliveryTimeoutMilliseconds: 3_000)
+        kafka.brokers = broker.address
+        try await FeedHTTPTests.withFeed(kafka: kafka) { _, client in
+            #expect(try await Self.post(client, "{\"events\": [\(Self.event(deviceId: "phone-1"))]}").status == .accepted)
+            broker.pause()
+            defer { broker.resume() }
+            let started = ContinuousClock.now
+            let response = try await Self.post(client, "{\"events\": [\(Self.event(deviceId: "phone-1"))]}")
+            try FeedHTTPTests.expectProblem(response, .serviceUnavailable)
+            #expect(response.headers[.retryAfter] == String(EventIngest.brokerRetryAfterSeconds))
+            #expect(ContinuousClock.now - started < .seconds(15))
+        }
+    }
+}
+
+/// A tansu broker of the test's own, on a free port, that the test may pause (SIGSTOP) to simulate an
+/// outage without disturbing the shared test broker.
+/// `@unchecked`: the `Process` is only signalled and stopped, never mutated after start.
+final class PrivateBroker: @unchecked Sendable {
+    let process: Process
+    let address: String
+
+    private init(process: Process, address: String) {
+        self.process = process
+        self.address = address
+    }
+
+    static func start() throws -> PrivateBroker {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = root.appendingPathComponent(".local/bin/tansu")
+        process.arguments = ["broker", "--listener-url", "tcp://127.0.0.1:\(port)", "--advertised-listener-url", "tcp://127.0.0.1:\(port)",
+                             "--storage-engine", "memory://tansu/"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let broker = PrivateBroker(process: process, address: "127.0.0.1:\(port)")
+        let deadline = Date().addingTimeInterval(30)
+        while !isOpen(port) {
+            guard Date() < deadline, process.isRunning else {
+                broker.stop()
+                throw PrivateBrokerError(description: "tansu did not open port \(port) within 30 s")
+            }
+            usleep(100_000)
+        }
+        return broker
+    }
+
+    func pause() { kill(process.processIdentifier, SIGSTOP) }
+    func resume() { kill(process.processIdentifier, SIGCONT) }
+
+    /// SIGTERM, then SIGKILL after 5 s. Polls `isRunning` rather than `waitUntilExit`, which spins a run
+    /// loop and can miss the exit off the main thread.
+    func stop() {
+        resume()
+        process.terminate()
+        for signal in [SIGTERM, SIGKILL] {
+            if signal == SIGKILL { kill(process.processIdentifier, SIGKILL) }
+            for _ in 0..<50 where process.isRunning { usleep(100_000) }
+            if !process.isRunning { return }
+        }
+    }
+
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+        }
+        guard bound else { throw PrivateBrokerError(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func isOpen(_ port: Int) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+struct PrivateBrokerError: Error, CustomStringConvertible {
+    let description: String
+}

@@ -1,0 +1,220 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Shared
+import Testing
+import TestSupport
+@testable import Feed
+
+/// The Feed API over HTTP against the demo content, with the real broker between the feed and a
+/// catalog stand-in (CatalogStandIn) that publishes catalog's events.
+@Suite("Feed API over HTTP", .serialized)
+struct FeedHTTPTests {
+    /// Extras beside the demo content: a second published tour with accents and a category, a draft
+    /// tour whose only stop must stay hidden.
+    static let museum = Fixture.poi(name: "Musée Café", latitude: 34.2265, longitude: -77.8760, summary: "Coffee & art",
+                                    category: "Eat/Café", buildings: ["Crème Hall"])
+    static let secret = Fixture.poi(name: "Secret Garden", latitude: 34.2262, longitude: -77.8766)
+    static let cafeTour = Fixture.tour(name: "Café Crème Walk", stops: [museum.id, DemoContent.poiId(1011)], summary: "Taste the campus")
+    static let draftTour = Fixture.tour(name: "Unfinished", status: .draft, stops: [secret.id])
+    static var content: [CatalogEvent] {
+        DemoContent.events + [.changed(museum), .changed(secret), .changed(cafeTour), .changed(draftTour)]
+    }
+
+    static func withFeed(content: [CatalogEvent] = FeedHTTPTests.content, eventsPerMinute: Int = 600,
+                         kafka: KafkaConfiguration = TestServices.kafka(),
+                         _ body: @escaping @Sendable (CatalogStandIn, any TestClientProtocol) async throws -> Void) async throws {
+        let standIn = try CatalogStandIn(configuration: kafka, content: content)
+        try await standIn.prepare()
+        let settings = try TestServices.serviceSettings(name: "feed", database: DatabaseSettings(port: TestServices.postgresPort), kafka: kafka)
+        let app = try Feed.buildApplication(settings: settings, feed: FeedSettings(eventsPerMinutePerDevice: eventsPerMinute))
+        try await TestServices.withServices([standIn.producer, standIn]) {
+            try await app.test(.router) { client in
+                let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(100)) {
+                    try await client.execute(uri: "/ready", method: .get).status == .ok
+                }
+                try #require(ready, "feed never became ready")
+                try await body(standIn, client)
+            }
+        }
+    }
+
+    static func json(_ response: TestResponse) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any])
+    }
+
+    static func text(_ response: TestResponse) -> String {
+        String(decoding: response.body.readableBytesView, as: UTF8.self)
+    }
+
+    /// A problem+json answer with the status and a detail.
+    static func expectProblem(_ response: TestResponse, _ status: HTTPResponse.Status, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(response.status == status, sourceLocation: sourceLocation)
+        #expect(response.headers[.contentType] == "application/problem+json", sourceLocation: sourceLocation)
+        let problem = try json(response)
+        #expect(problem["status"] as? Int == Int(status.code), sourceLocation: sourceLocation)
+        #expect((problem["detail"] as? String)?.isEmpty == false, sourceLocation: sourceLocation)
+    }
+
+    @Test("tours, a tour, POIs, pages, nearby, search and the legacy feeds answer from the demo content")
+    func readAPI() async throws {
+        try await Self.withFeed { _, client in
+            // GET /v1/tours: published tours by name, each with the listed fields.
+            let list = try await client.execute(uri: "/v1/tours", method: .get)
+            #expect(list.status == .ok)
+            #expect(list.headers[.contentType] == "application/json")
+            let tours = try #require(try Self.json(list)["tours"] as? [[String: Any]])
+            #expect(tours.compactMap { $0["name"] as? String } == ["Café Crème Walk", "Students Tour (Beta)"])
+            let students = try #require(tours.last)
+            #expect(students["id"] as? String == DemoContent.tourId.uuidString)
+            #expect(students["stopCount"] as? Int == 10)
+            #expect(students["summary"] as? String == "Designed for prospective students who are visiting the UNCW campus.")
+            #expect(students["updatedAt"] as? String == "2023-11-14T22:13:20.000Z")
+
+            // GET /v1/tours/{id}: stops in walking order, bbox, walking distance.
+            let detail = try Self.json(try await client.execute(uri: "/v1/tours/\(DemoContent.tourId.uuidString.lowercased())", method: .get))
+            let stops = try #require(detail["stops"] as? [[String: Any]])
+            #expect(stops.compactMap { $0["id"] as? String } == (1011...1020).map { DemoContent.poiId($0).uuidString })
+            #expect(stops.first?["name"] as? String == "Historic Quad")
+            #expect(Set(stops.first?.keys.map { $0 } ?? []) == ["id", "name", "summary", "latitude", "longitude", "category"])
+            let points = DemoContent.pois.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
+            #expect(detail["bbox"] as? [String: Double] == ["minLatitude": 34.222901, "maxLatitude": 34.227696,
+                                                            "minLongitude": -77.876705, "maxLongitude": -77.867296])
+            #expect(abs((detail["walkingDistanceMeters"] as? Double ?? 0) - Geo.pathLengthMeters(points)) < 0.05)
+            #expect(detail["purpose"] as? String == DemoContent.file.tours[0].purpose)
+            try Self.expectProblem(try await client.execute(uri: "/v1/tours/\(Self.draftTour.id)", method: .get), .notFound)
+            try Self.expectProblem(try await client.execute(uri: "/v1/tours/not-a-uuid", method: .get), .badRequest)
+
+            // GET /v1/pois/{id}: the full POI and the published tours that stop there.
+            let cis = try Self.json(try await client.execute(uri: "/v1/pois/\(DemoContent.poiId(1014))", method: .get))
+            #expect(cis["name"] as? String == "CIS Building")
+            #expect((cis["description"] as? String)?.isEmpty == false)
+            #expect((cis["links"] as? [[String: String]])?.isEmpty == false)
+            #expect(cis["tourIds"] as? [String] == [DemoContent.tourId.uuidString])
+            for key in ["summary", "latitude", "longitude", "category", "buildings", "pictures", "address", "phone", "website", "openingHours"] {
+                #expect(cis[key] != nil, "\(key)")
+            }
+            let quad = try Self.json(try await client.execute(uri: "/v1/pois/\(DemoContent.poiId(1011))", method: .get))
+            #expect(quad["tourIds"] as? [String] == [Self.cafeTour.id.uuidString, DemoContent.tourId.uuidString])
+            try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(Self.secret.id)", method: .get), .notFound)
+
+            // GET /v1/pois/{id}/page: escaped mobile HTML.
+            let page = try await client.execute(uri: "/v1/pois/\(DemoContent.poiId(1013))/page", method: .get)
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            #expect(Self.text(page).contains("<h1>Randall &amp; Campus Commons</h1>"))
+            #expect(Self.text(page).contains("<li>Randall Library</li>"))
+            try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(Self.secret.id)/page", method: .get), .notFound)
+
+            // GET /v1/pois?near=: nearest first with great-circle distance and initial bearing.
+            let here = Coordinate(latitude: 34.2261, longitude: -77.8767)
+            let near = try Self.json(try await client.execute(uri: "/v1/pois?near=34.2261,-77.8767&radius=400&limit=3", method: .get))
+            let nearby = try #require(near["pois"] as? [[String: Any]])
+            let expected = (DemoContent.pois + [Self.museum])
+                .map { ($0, Geo.distanceMeters(here, Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude))) }
+                .filter { $0.1 <= 400 }.sorted { $0.1 < $1.1 }.prefix(3)
+            #expect(nearby.compactMap { $0["id"] as? String } == expected.map { $0.0.id.uuidString })
+            for (item, (poi, distance)) in zip(nearby, expected) {
+                let target = Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude)
+                #expect(abs((item["distanceMeters"] as? Double ?? -1) - distance) <= 0.05)
+                #expect(abs((item["bearingDegrees"] as? Double ?? -1) - Geo.initialBearingDegrees(here, target)) <= 0.05)
+            }
+            #expect(nearby.allSatisfy { $0["id"] as? String != Self.secret.id.uuidString })
+            let eat = try Self.json(try await client.execute(uri: "/v1/pois?near=34.2261,-77.8767&radius=5000&category=eat", method: .get))
+            #expect((eat["pois"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Musée Café"])
+            for bad in ["/v1/pois", "/v1/pois?near=91,0", "/v1/pois?near=abc", "/v1/pois?near=34,-77&radius=-1", "/v1/pois?near=34,-77&radius=1e9",
+                        "/v1/pois?near=34,-77&limit=0", "/v1/pois?near=34,-77&limit=many"] {
+                try Self.expectProblem(try await client.execute(uri: bad, method: .get), .badRequest)
+            }
+
+            // GET /v1/search: names, summaries and buildings, case- and accent-insensitive.
+            let halls = try Self.json(try await client.execute(uri: "/v1/search?q=HALL", method: .get))
+            let hallNames = try #require(halls["pois"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+            #expect(hallNames == ["Cahill Drive", "Chancellor's Walk", "Front of Campus", "Historic Quad", "Musée Café", "Price Drive & Rec Center",
+                                  "Randall & Campus Commons"])
+            let cafe = try Self.json(try await client.execute(uri: "/v1/search?q=cafe%20creme", method: .get))
+            #expect((cafe["tours"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Café Crème Walk"])
+            let musee = try Self.json(try await client.execute(uri: "/v1/search?q=MUSEE", method: .get))
+            #expect((musee["pois"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Musée Café"])
+            let secretSearch = try Self.json(try await client.execute(uri: "/v1/search?q=secret", method: .get))
+            #expect((secretSearch["pois"] as? [Any])?.isEmpty == true)
+            try Self.expectProblem(try await client.execute(uri: "/v1/search", method: .get), .badRequest)
+            try Self.expectProblem(try await client.execute(uri: "/v1/search?q=\(String(repeating: "a", count: 201))", method: .get), .badRequest)
+
+            // The legacy XML feeds: tours.xml's id is the one pois.xml takes.
+            let legacy = Self.text(try await client.execute(uri: "/v1/legacy/tours.xml", method: .get))
+            #expect(legacy.contains("<item>\n    <id>11</id>\n    <title>Students Tour (Beta)</title>"))
+            #expect(legacy.contains("<id>\(Self.cafeTour.id.uuidString)</id>"))
+            let legacyPois = try await client.execute(uri: "/v1/legacy/tours/11/pois.xml", method: .get)
+            #expect(legacyPois.headers[.contentType] == "application/xml; charset=utf-8")
+            #expect(Self.text(legacyPois).components(separatedBy: "<poiID>").count == 11)
+            #expect(Self.text(legacyPois).contains("<poiID>1011</poiID>\n    <title>Historic Quad</title>"))
+            #expect(Self.text(legacyPois).contains("<latitude>34.226101</latitude>\n    <longitude>-77.876705</longitude>"))
+            let byUUID = Self.text(try await client.execute(uri: "/v1/legacy/tours/\(Self.cafeTour.id.uuidString)/pois.xml", method: .get))
+            #expect(byUUID.contains("<title>Musée Café</title>"))
+            try Self.expectProblem(try await client.execute(uri: "/v1/legacy/tours/99/pois.xml", method: .get), .notFound)
+        }
+    }
+
+    @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked")
+    func caching() async throws {
+        try await Self.withFeed { _, client in
+            for uri in ["/v1/tours", "/v1/tours/\(DemoContent.tourId)", "/v1/pois/\(DemoContent.poiId(1011))", "/v1/pois/\(DemoContent.poiId(1011))/page",
+                        "/v1/pois?near=34.2261,-77.8767&radius=2000", "/v1/search?q=hall", "/v1/legacy/tours.xml", "/v1/legacy/tours/11/pois.xml",
+                        "/openapi.json"] {
+                let plain = try await client.execute(uri: uri, method: .get)
+                #expect(plain.status == .ok, "\(uri)")
+                let etag = try #require(plain.headers[.eTag], "\(uri)")
+                #expect(plain.headers[.cacheControl]?.contains("max-age") == true, "\(uri)")
+                #expect(plain.headers[.contentEncoding] == nil)
+                let again = try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: etag])
+                #expect(again.status == .notModified, "\(uri)")
+                #expect(again.body.readableBytes == 0)
+                #expect(again.headers[.eTag] == etag)
+                #expect(try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: "\"other\""]).status == .ok)
+
+                let zipped = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip, deflate"])
+                #expect(zipped.headers[.contentEncoding] == "gzip", "\(uri)")
+                #expect(zipped.headers[.vary] == "Accept-Encoding")
+                #expect(RenderingTests.gunzip(Array(zipped.body.readableBytesView)) == Array(plain.body.readableBytesView), "\(uri)")
+                let zippedETag = try #require(zipped.headers[.eTag])
+                #expect(zippedETag != etag)
+                for tag in [zippedETag, etag, "W/\(etag)"] {
+                    let conditional = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip", .ifNoneMatch: tag])
+                    #expect(conditional.status == .notModified, "\(uri) \(tag)")
+                }
+            }
+        }
+    }
+
+    @Test("a live change reaches the responses with a new ETag; unknown methods get 405 with Allow")
+    func liveChangesAndMethods() async throws {
+        try await Self.withFeed { standIn, client in
+            let uri = "/v1/tours/\(DemoContent.tourId)"
+            let before = try await client.execute(uri: uri, method: .get)
+            var renamed = try #require(DemoContent.pois.first)
+            renamed.version = 2
+            renamed.content.name = "Historic Quad (renovated)"
+            try await standIn.publish(.changed(renamed))
+            let shown = try await TestServices.eventually(timeout: .seconds(10)) {
+                Self.text(try await client.execute(uri: uri, method: .get)).contains("Historic Quad (renovated)")
+            }
+            #expect(shown)
+            #expect(try await client.execute(uri: uri, method: .get).headers[.eTag] != before.headers[.eTag])
+            let search = try Self.json(try await client.execute(uri: "/v1/search?q=renovated", method: .get))
+            #expect((search["pois"] as? [Any])?.count == 1)
+
+            let delete = try await client.execute(uri: "/v1/tours", method: .delete)
+            try Self.expectProblem(delete, .methodNotAllowed)
+            #expect(delete.headers[.allow] == "GET")
+            let getEvents = try await client.execute(uri: "/v1/events", method: .get)
+            try Self.expectProblem(getEvents, .methodNotAllowed)
+            #expect(getEvents.headers[.allow] == "POST")
+            try Self.expectProblem(try await client.execute(uri: "/v1/nothing-here", method: .get), .notFound)
+
+            let openapi = try Self.json(try await client.execute(uri: "/openapi.json", method: .get))
+            #expect(openapi["openapi"] as? String == "3.1.0")
+        }
+    }
+}

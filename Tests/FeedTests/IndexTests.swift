@@ -1,0 +1,136 @@
+import Foundation
+import Shared
+import Testing
+@testable import Feed
+
+/// A small deterministic generator, so a failing case can be replayed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Spatial index")
+struct SpatialIndexTests {
+    /// What the index must answer, by brute force over every point.
+    func bruteForce(_ points: [Coordinate], center: Coordinate, radius: Double, limit: Int, include: (Int32) -> Bool = { _ in true }) -> [Int32] {
+        points.enumerated()
+            .map { (slot: Int32($0.offset), distance: Geo.distanceMeters(center, $0.element)) }
+            .filter { $0.distance <= radius && include($0.slot) }
+            .sorted { ($0.distance, $0.slot) < ($1.distance, $1.slot) }
+            .prefix(limit).map(\.slot)
+    }
+
+    @Test("matches a brute-force scan: city queries, huge radii, poles and the antimeridian", arguments: [
+        Coordinate(latitude: 53.7997, longitude: -1.5492), Coordinate(latitude: 89.99, longitude: 10),
+        Coordinate(latitude: -16.5, longitude: 179.999), Coordinate(latitude: 0, longitude: 0),
+    ])
+    func matchesBruteForce(center: Coordinate) {
+        var random = SeededRandom(state: 42)
+        var index = SpatialIndex()
+        var points: [Coordinate] = []
+        for slot in 0..<3_000 {
+            // Most points near the center (wrapped onto the globe), some anywhere.
+            let point: Coordinate
+            if slot % 10 == 0 {
+                point = Coordinate(latitude: Double.random(in: -90...90, using: &random), longitude: Double.random(in: -180...180, using: &random))
+            } else {
+                let latitude = min(90, max(-90, center.latitude + Double.random(in: -0.2...0.2, using: &random)))
+                var longitude = center.longitude + Double.random(in: -0.3...0.3, using: &random)
+                if longitude > 180 { longitude -= 360 }
+                if longitude < -180 { longitude += 360 }
+                point = Coordinate(latitude: latitude, longitude: longitude)
+            }
+            points.append(point)
+            index.insert(slot: Int32(slot), at: point)
+        }
+        for (radius, limit) in [(50.0, 10), (500, 20), (5_000, 200), (100_000, 50), (20_000_000, 5), (0, 3)] {
+            let expected = bruteForce(points, center: center, radius: radius, limit: limit)
+            let found = index.nearest(to: center, radiusMeters: radius, limit: limit)
+            #expect(found.map(\.slot) == expected, "radius \(radius) limit \(limit)")
+            for hit in found {
+                #expect(hit.distanceMeters == Geo.distanceMeters(center, points[Int(hit.slot)]))
+            }
+        }
+        let even = bruteForce(points, center: center, radius: 20_000, limit: 30) { $0 % 2 == 0 }
+        #expect(index.nearest(to: center, radiusMeters: 20_000, limit: 30) { $0 % 2 == 0 }.map(\.slot) == even)
+    }
+
+    @Test("moving and removing points")
+    func updates() {
+        var index = SpatialIndex()
+        index.insert(slot: 1, at: Coordinate(latitude: 10, longitude: 10))
+        index.insert(slot: 1, at: Coordinate(latitude: 20, longitude: 20))
+        index.insert(slot: 2, at: Coordinate(latitude: 20.001, longitude: 20))
+        #expect(index.count == 2)
+        #expect(index.nearest(to: Coordinate(latitude: 10, longitude: 10), radiusMeters: 1_000, limit: 5).isEmpty)
+        #expect(index.nearest(to: Coordinate(latitude: 20, longitude: 20), radiusMeters: 1_000, limit: 5).map(\.slot) == [1, 2])
+        index.remove(slot: 1)
+        #expect(index.nearest(to: Coordinate(latitude: 20, longitude: 20), radiusMeters: 1_000, limit: 5).map(\.slot) == [2])
+    }
+}
+
+@Suite("Text index and folding")
+struct TextIndexTests {
+    @Test("folding removes case and accents and spells special letters out")
+    func folding() {
+        func folded(_ text: String) -> String { String(decoding: TextFolding.fold(text), as: UTF8.self) }
+        #expect(folded("Café CRÈME") == "cafe creme")
+        #expect(folded("Straße") == "strasse")
+        #expect(folded("Øresund Łódź") == "oresund lodz")
+        #expect(folded("  Hoggard\t\nHall  ") == "hoggard hall")
+        #expect(folded("ＦＵＬＬ") == "full")
+        #expect(folded("") == "")
+    }
+
+    @Test("finds substrings of names, summaries and buildings, in name order, like a brute-force scan")
+    func matchesBruteForce() {
+        var random = SeededRandom(state: 7)
+        let words = ["Hall", "Café", "Musée", "Library", "Kenan", "Randall", "Crème", "Student", "Union", "Quad", "Tower", "Straße", "Ærø"]
+        var index = TextIndex()
+        var documents: [(slot: Int32, name: String, fields: [String])] = []
+        for slot in 0..<1_500 {
+            func phrase() -> String { (0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random) ?? "" }.joined(separator: " ") }
+            let name = phrase() + " \(slot)"
+            let fields = [phrase(), phrase()]
+            documents.append((Int32(slot), name, fields))
+            index.insert(slot: Int32(slot), id: UUID(), name: name, fields: fields)
+        }
+        // Replace some and remove some, as live updates do.
+        for slot in stride(from: 0, to: 1_500, by: 7) {
+            let name = "Renamed Tower \(slot)"
+            documents[slot].name = name
+            index.insert(slot: Int32(slot), id: UUID(), name: name, fields: documents[slot].fields)
+        }
+        for slot in stride(from: 3, to: 1_500, by: 11) { index.remove(slot: Int32(slot)) }
+        index.seal()
+        let live = documents.filter { Int($0.slot) % 11 != 3 || $0.slot < 3 }
+        for query in ["hall", "CAFE", "musee", "e", "ll", "tower 7", "strasse", "aero", "crème 1", "zzz", "union quad", "renamed"] {
+            let needle = TextFolding.fold(query)
+            let expected = live.filter { document in
+                ([document.name] + document.fields).contains { TextIndex.contains(TextFolding.fold($0), needle) }
+            }.sorted { TextFolding.fold($0.name).lexicographicallyPrecedes(TextFolding.fold($1.name)) }
+            for limit in [1, 10, 100, 5_000] {
+                let found = index.search(query, limit: limit)
+                #expect(found.count == min(limit, expected.count), "\(query) limit \(limit)")
+                // Names can tie; compare the names in order rather than slots.
+                let foundNames = found.map { slot in documents[Int(slot)].name }.map { TextFolding.fold($0) }
+                #expect(foundNames == expected.prefix(limit).map { TextFolding.fold($0.name) }, "\(query) limit \(limit)")
+            }
+        }
+    }
+
+    @Test("substring test at the edges")
+    func contains() {
+        #expect(TextIndex.contains(Array("abc".utf8), Array("abc".utf8)))
+        #expect(TextIndex.contains(Array("xxabc".utf8), Array("bc".utf8)))
+        #expect(!TextIndex.contains(Array("ab".utf8), Array("abc".utf8)))
+        #expect(!TextIndex.contains(Array("hall\u{0}way".utf8), Array("lw".utf8)))
+        #expect(TextIndex.contains([], []))
+    }
+}

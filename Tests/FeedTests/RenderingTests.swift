@@ -1,0 +1,128 @@
+import CZlib
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Shared
+import Testing
+@testable import Feed
+
+@Suite("Rendering")
+struct RenderingTests {
+    static func gunzip(_ bytes: [UInt8]) -> [UInt8]? {
+        var stream = z_stream()
+        guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: 1 << 20)
+        var input = bytes
+        let status = input.withUnsafeMutableBytes { source in
+            output.withUnsafeMutableBytes { target in
+                stream.next_in = source.bindMemory(to: Bytef.self).baseAddress
+                stream.avail_in = uInt(source.count)
+                stream.next_out = target.bindMemory(to: Bytef.self).baseAddress
+                stream.avail_out = uInt(target.count)
+                return inflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { return nil }
+        return Array(output.prefix(Int(stream.total_out)))
+    }
+
+    let hostile = "<script>alert('x')</script> & \"quotes\" \u{1}\u{0}"
+
+    @Test("the gzip copy inflates to the identity bytes; ETags differ per variant and change with content")
+    func gzipAndETags() throws {
+        let body = Array(String(repeating: "Historic Quad, James Hall, Hoggard Hall. ", count: 20).utf8)
+        let resource = RenderedResource(bytes: body, contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: GzipCompressor())
+        let gzip = try #require(resource.gzip)
+        #expect(gzip.readableBytes < body.count)
+        #expect(Self.gunzip(Array(gzip.readableBytesView)) == body)
+        #expect(resource.etag != resource.gzipETag)
+        #expect(resource.etag.hasPrefix("\"") && resource.etag.hasSuffix("\""))
+        let other = RenderedResource(bytes: body + [0x20], contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: GzipCompressor())
+        #expect(other.etag != resource.etag)
+        // Small bodies are not worth compressing.
+        let small = RenderedResource(bytes: Array("{}".utf8), contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: GzipCompressor())
+        #expect(small.gzip == nil)
+    }
+
+    @Test("Accept-Encoding and If-None-Match parsing")
+    func negotiation() {
+        #expect(ContentNegotiation.acceptsGzip("gzip, deflate, br"))
+        #expect(ContentNegotiation.acceptsGzip("deflate, x-gzip;q=0.5"))
+        #expect(ContentNegotiation.acceptsGzip("*"))
+        #expect(!ContentNegotiation.acceptsGzip("gzip;q=0"))
+        #expect(!ContentNegotiation.acceptsGzip("*, gzip;q=0"))
+        #expect(!ContentNegotiation.acceptsGzip("identity"))
+        #expect(!ContentNegotiation.acceptsGzip(nil))
+        #expect(ContentNegotiation.ifNoneMatch("\"a\", W/\"b\"", matchesAnyOf: ["\"b\""]))
+        #expect(ContentNegotiation.ifNoneMatch("*", matchesAnyOf: ["\"b\""]))
+        #expect(!ContentNegotiation.ifNoneMatch("\"a\"", matchesAnyOf: ["\"b\""]))
+    }
+
+    @Test("JSON escapes control characters and quotes and stays valid")
+    func json() throws {
+        let poi = Fixture.poi(name: hostile, summary: "line\nbreak\ttab \\ slash /", category: "Shop/Fashion",
+                              links: [MediaLink(name: "Tour video", type: .video, url: "https://example.edu/v.mp4")])
+        let bytes = ContentJSON.poiDetail(poi, tourIds: [UUID()])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(object["name"] as? String == hostile)
+        #expect(object["summary"] as? String == "line\nbreak\ttab \\ slash /")
+        #expect((object["links"] as? [[String: String]])?.first == ["name": "Tour video", "type": "video", "url": "https://example.edu/v.mp4"])
+        for key in ["address", "phone", "website", "openingHours", "legacyId"] { #expect(object[key] is NSNull, "\(key)") }
+        let members = ContentJSON.poiListingMembers(poi)
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data([UInt8(ascii: "{")] + members + [UInt8(ascii: "}")])) as? [String: Any])
+        #expect(Set(listing.keys) == ["category", "id", "latitude", "longitude", "name", "summary"])
+    }
+
+    @Test("the POI page escapes everything, links only http(s) and reads well on a phone")
+    func page() {
+        let poi = Fixture.poi(name: hostile, summary: "S", buildings: ["Kenan Hall"], description: "First paragraph.\n\nSecond <b>one</b>.",
+                              links: [MediaLink(name: "Audio", type: .audio, url: "https://example.edu/a.mp3"),
+                                      MediaLink(name: "Bad", type: .page, url: "javascript:alert(1)")],
+                              pictures: ["https://example.edu/p.jpg", "javascript:alert(2)"])
+        let html = String(decoding: PoiPage.render(poi, tourNames: ["Students Tour (Beta)"]), as: UTF8.self)
+        #expect(!html.contains("<script>"))
+        #expect(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;"))
+        #expect(!html.contains("javascript:"))
+        #expect(html.contains("<img src=\"https://example.edu/p.jpg\""))
+        #expect(html.contains("<a href=\"https://example.edu/a.mp3\">Audio</a> (audio)"))
+        #expect(html.contains("<p>Second &lt;b&gt;one&lt;/b&gt;.</p>"))
+        #expect(html.contains("name=\"viewport\""))
+        #expect(html.contains("<li>Kenan Hall</li>"))
+        #expect(html.utf8.count < 4_096)
+    }
+
+    @Test("the legacy XML is well-formed with hostile text and has Appendix E's elements")
+    func legacyXML() throws {
+        let poi = Fixture.poi(name: hostile, summary: "Randall & Campus Commons", legacyId: 1013)
+        let tour = Fixture.tour(name: "Students Tour (Beta)", stops: [poi.id], summary: hostile, legacyId: 11)
+        for bytes in [LegacyXML.tours([("11", tour)]), LegacyXML.pois(of: tour, stops: [poi])] {
+            let parser = XMLParser(data: Data(bytes))
+            #expect(parser.parse(), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        let pois = String(decoding: LegacyXML.pois(of: tour, stops: [poi]), as: UTF8.self)
+        for element in ["<channel>", "<name>", "<description>", "<item>", "<poiID>1013</poiID>", "<title>", "<summary>Randall &amp; Campus Commons</summary>",
+                        "<latitude>", "<longitude>"] {
+            #expect(pois.contains(element), "\(element)")
+        }
+    }
+
+    @Test("the OpenAPI document is valid JSON and its near pattern is the one the handler applies")
+    func openAPI() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+        #expect(document["openapi"] as? String == "3.1.0")
+        let paths = try #require(document["paths"] as? [String: Any])
+        for path in ["/v1/tours", "/v1/tours/{id}", "/v1/pois", "/v1/pois/{id}", "/v1/pois/{id}/page", "/v1/search",
+                     "/v1/legacy/tours.xml", "/v1/legacy/tours/{id}/pois.xml", "/v1/events"] {
+            #expect(paths[path] != nil, "\(path)")
+        }
+        #expect(OpenAPIDocument.json.contains(OpenAPIDocument.nearPattern.replacingOccurrences(of: "\\", with: "\\\\")))
+        for good in ["34.2261,-77.8767", "90,180", "-90.0,-180.000", "0,0", "9.5,99.25"] {
+            #expect(throws: Never.self) { try QueryParameters("near=\(good)").coordinate("near") }
+        }
+        for bad in ["91,0", "0,181", "34.2,", "abc", "34.2261, -77.8767", "1e1,2", "09,1", "90.5,0", "34.,1"] {
+            #expect(throws: Problem.self) { try QueryParameters("near=\(bad)").coordinate("near") }
+        }
+    }
+}

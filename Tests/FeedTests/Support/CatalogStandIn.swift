@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Shared
+import Synchronization
+import TestSupport
+
+/// Plays catalog's part on the real broker, so the feed can be tested without Postgres: it answers the
+/// feed's `catalog.snapshot` command the way catalog does (every entity, then a marker on each
+/// partition of `catalog.events`) and publishes live changes on request.
+final class CatalogStandIn: Service, Sendable {
+    let configuration: KafkaConfiguration
+    let producer: KafkaProducer
+    private let content: Mutex<[UUID: CatalogEvent]>
+    private let logger = TestServices.logger
+
+    init(configuration: KafkaConfiguration, content: [CatalogEvent]) throws {
+        self.configuration = configuration
+        producer = try KafkaProducer(configuration: configuration, logger: TestServices.logger)
+        self.content = Mutex(Dictionary(content.compactMap { event in event.entityId.map { ($0, event) } }, uniquingKeysWith: { $1 }))
+    }
+
+    /// Creates the suite's topics; call before the feed and `run` start.
+    func prepare() async throws {
+        try await producer.createTopics(Topic.all)
+    }
+
+    /// Publishes a change now and keeps it for later snapshots.
+    func publish(_ event: CatalogEvent) async throws {
+        if let id = event.entityId { content.withLock { $0[id] = event } }
+        try await producer.send(message(event))
+    }
+
+    func message(_ event: CatalogEvent, partition: Int32? = nil) throws -> KafkaOutgoingMessage {
+        KafkaOutgoingMessage(topic: configuration.topic(Topic.catalogEvents), key: event.entityId?.uuidString.lowercased(),
+                             value: try Envelope(type: event.kind.rawValue, source: "catalog", data: event).encoded(), partition: partition)
+    }
+
+    func run() async throws {
+        let commands = try KafkaConsumer(configuration: configuration,
+                                         subscription: .allPartitions(topics: [configuration.topic(Topic.catalogCommands)], from: .beginning),
+                                         logger: logger)
+        try await cancelWhenGracefulShutdown {
+            for try await message in commands {
+                guard let command = try? EnvelopeDecoder.decode(CatalogCommand.self, from: message.value).data,
+                      command.action == .snapshot else { continue }
+                try await self.answerSnapshot(command.commandId)
+            }
+        }
+        await commands.close()
+    }
+
+    private func answerSnapshot(_ snapshotId: UUID) async throws {
+        let topic = configuration.topic(Topic.catalogEvents)
+        let partitions = try await producer.partitionCounts(topics: [topic])[topic] ?? 1
+        // POIs first, as catalog does.
+        let events = content.withLock { Array($0.values) }.sorted { ($0.kind == .poiChanged ? 0 : 1) < ($1.kind == .poiChanged ? 0 : 1) }
+        var messages = try events.map { event in
+            var event = event
+            event.snapshotId = snapshotId
+            return try message(event)
+        }
+        for partition in 0..<Int32(partitions) {
+            messages.append(try message(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
+                                        partition: partition))
+        }
+        _ = try await producer.send(messages)
+    }
+}
+
+/// The demo content (deploy/demo/uncw-itour.json) as catalog publishes it after `catalog load-demo`:
+/// the same stable ids, every tour published.
+enum DemoContent {
+    struct File: Decodable {
+        struct Tour: Decodable {
+            var legacyId: Int
+            var name: String
+            var summary: String?
+            var purpose: String?
+            var stops: [Int]
+        }
+
+        struct Poi: Decodable {
+            var legacyId: Int
+            var name: String
+            var summary: String?
+            var description: String?
+            var latitude: Double
+            var longitude: Double
+            var category: String?
+            var buildings: [String]?
+            var pictures: [String]?
+            var links: [MediaLink]?
+        }
+
+        var tours: [Tour]
+        var pois: [Poi]
+    }
+
+    static let file: File = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../deploy/demo/uncw-itour.json")
+        do {
+            return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        } catch {
+            fatalError("demo content unreadable at \(url.path): \(error)")
+        }
+    }()
+
+    /// catalog's ContentImport.stableId: kind 0x01 tours, 0x02 POIs.
+    static func stableId(_ kind: UInt8, _ legacyId: Int) -> UUID {
+        UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", Int(kind), legacyId)) ?? UUID()
+    }
+
+    static var tourId: UUID { stableId(0x01, file.tours[0].legacyId) }
+    static func poiId(_ legacyId: Int) -> UUID { stableId(0x02, legacyId) }
+
+    static var pois: [PoiState] {
+        file.pois.map { poi in
+            PoiState(id: poiId(poi.legacyId), version: 1,
+                     content: PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
+                                         latitude: poi.latitude, longitude: poi.longitude, category: poi.category,
+                                         buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
+                                         legacyId: poi.legacyId),
+                     updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+    }
+
+    static var tours: [TourState] {
+        file.tours.map { tour in
+            TourState(id: stableId(0x01, tour.legacyId), version: 3, status: .published,
+                      content: TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId),
+                      stops: tour.stops.map(poiId), updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+    }
+
+    static var events: [CatalogEvent] { pois.map { .changed($0) } + tours.map { .changed($0) } }
+}
