@@ -64,6 +64,13 @@ cleanup() {
   echo "==> faults: stopping its postgres and broker"
   kill -CONT "$(cat "$broker_pid" 2>/dev/null)" 2>/dev/null || true   # never leave it paused
   scripts/broker.sh stop "$broker_pid" "$broker_port" "$broker_log" || true
+  # A tansu that broker.sh lost track of (its pid file names another pid) but that listens on this
+  # run's own port: stop it by its pid, so the next run can start.
+  local pid
+  for pid in $(ss -ltnpH "sport = :$broker_port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "tansu broker --listener-url tcp://127.0.0.1:$broker_port " \
+      && stop_pid "stray broker" "$pid" 10
+  done
   scripts/postgres.sh stop "$pg_dir" "$pg_port" || true
 }
 trap cleanup EXIT
