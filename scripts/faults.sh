@@ -58,19 +58,23 @@ if [[ ${FAULTS_SNAPSHOT:-1} == 1 ]]; then
 fi
 [[ -x .venv/bin/python ]] || { echo "faults.sh: .venv missing (scripts/install.sh)" >&2; exit 1; }
 
+# A tansu that broker.sh lost track of (its pid file names another pid) but that listens on this run's
+# own port: stop it by its pid, so this or the next run can start one.
+stop_stray_broker() {
+  local pid
+  for pid in $(ss -ltnpH "sport = :$broker_port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "tansu broker --listener-url tcp://127.0.0.1:$broker_port " \
+      && stop_pid "stray broker" "$pid" 10
+  done
+}
+
 child=
 cleanup() {
   [[ -n $child ]] && kill -TERM -- "-$child" 2>/dev/null
   echo "==> faults: stopping its postgres and broker"
   kill -CONT "$(cat "$broker_pid" 2>/dev/null)" 2>/dev/null || true   # never leave it paused
   scripts/broker.sh stop "$broker_pid" "$broker_port" "$broker_log" || true
-  # A tansu that broker.sh lost track of (its pid file names another pid) but that listens on this
-  # run's own port: stop it by its pid, so the next run can start.
-  local pid
-  for pid in $(ss -ltnpH "sport = :$broker_port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "tansu broker --listener-url tcp://127.0.0.1:$broker_port " \
-      && stop_pid "stray broker" "$pid" 10
-  done
+  stop_stray_broker
   scripts/postgres.sh stop "$pg_dir" "$pg_port" || true
 }
 trap cleanup EXIT
@@ -86,7 +90,8 @@ POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
 for attempt in 1 2 3 4 5; do
   scripts/broker.sh start "$broker_pid" "$broker_port" "$broker_log" && break
   ((attempt == 5)) && exit 1
-  sleep 3
+  sleep 2
+  stop_stray_broker
 done
 
 mode=${1:-run}
