@@ -39,10 +39,9 @@ public final class CatalogEventFeed: Service, Sendable {
     /// True once a full snapshot has been applied.
     public var isLoaded: Bool { loaded.value }
 
-    /// Consumer lag per partition, for metrics.
-    public func lag() async throws -> [KafkaTopicPartition: Int64] {
-        guard let consumer = consumer.withLock({ $0 }) else { return [:] }
-        return try await consumer.lag()
+    /// Records consumer lag per partition (before a metrics scrape).
+    public func recordLag() async {
+        await consumer.withLock({ $0 })?.recordLag(consumerName: "\(source)-catalog-events")
     }
 
     public func run() async throws {
