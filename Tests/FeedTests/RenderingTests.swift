@@ -41,7 +41,7 @@ struct RenderingTests {
         #expect(resource.etag.hasPrefix("\"") && resource.etag.hasSuffix("\""))
         let other = RenderedResource(bytes: body + [0x20], contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: GzipCompressor())
         #expect(other.etag != resource.etag)
-        // Small bodies are not worth compressing.
+        // Tiny bodies are not worth compressing.
         let small = RenderedResource(bytes: Array("{}".utf8), contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: GzipCompressor())
         #expect(small.gzip == nil)
     }

@@ -31,7 +31,7 @@ enum OpenAPIDocument {
           "get": {
             "operationId": "getTour",
             "summary": "A published tour with its stops in walking order, their bounding box and the walking distance along them",
-            "parameters": [{"$ref": "#/components/parameters/EntityId"}],
+            "parameters": [{"$ref": "#/components/parameters/TourId"}],
             "responses": {
               "200": {"description": "The tour", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
                       "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tour"}}}},
@@ -65,7 +65,7 @@ enum OpenAPIDocument {
           "get": {
             "operationId": "getPoi",
             "summary": "A visible POI in full, with the published tours that stop there",
-            "parameters": [{"$ref": "#/components/parameters/EntityId"}],
+            "parameters": [{"$ref": "#/components/parameters/PoiId"}],
             "responses": {
               "200": {"description": "The POI", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
                       "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Poi"}}}},
@@ -79,7 +79,7 @@ enum OpenAPIDocument {
           "get": {
             "operationId": "getPoiPage",
             "summary": "A small mobile HTML page about the POI, for the app's embedded browser",
-            "parameters": [{"$ref": "#/components/parameters/EntityId"}],
+            "parameters": [{"$ref": "#/components/parameters/PoiId"}],
             "responses": {
               "200": {"description": "The page", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
                       "content": {"text/html": {"schema": {"type": "string"}}}},
@@ -122,7 +122,7 @@ enum OpenAPIDocument {
             "operationId": "legacyTourPois",
             "summary": "The original iTour app's POI feed of one tour: items with poiID, title, summary, latitude, longitude",
             "parameters": [{"name": "id", "in": "path", "required": true, "description": "The id tours.xml gives (the legacy number, or the UUID of a tour without one)",
-                            "schema": {"type": "string", "minLength": 1, "maxLength": 100}}],
+                            "schema": {"type": "string", "minLength": 1, "maxLength": 100}, "example": "11"}],
             "responses": {
               "200": {"description": "The feed", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
                       "content": {"application/xml": {"schema": {"type": "string"}}}},
@@ -198,7 +198,10 @@ enum OpenAPIDocument {
           "RetryAfter": {"required": true, "description": "Seconds to wait before sending again", "schema": {"type": "string", "pattern": "^[0-9]+$"}}
         },
         "parameters": {
-          "EntityId": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}
+          "TourId": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"},
+                     "example": "00000001-0000-4000-8000-000000000011", "description": "The demo content's Students Tour (Beta) in the example"},
+          "PoiId": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"},
+                    "example": "00000002-0000-4000-8000-000000001014", "description": "The demo content's CIS Building in the example"}
         },
         "responses": {
           "NotModified": {"description": "The content still has the ETag named in If-None-Match",

@@ -5,7 +5,7 @@ import Hummingbird
 /// headers of each variant, so serving a GET is a lookup and a copy of a reference.
 final class RenderedResource: Sendable {
     let identity: ByteBuffer
-    /// Nil when gzip would not make the body smaller.
+    /// Nil when gzip would not make the body smaller (tiny bodies).
     let gzip: ByteBuffer?
     /// The identity variant's strong ETag, quoted; the gzip variant's is the same with "-gzip" inside the quotes.
     let etag: String
@@ -16,7 +16,8 @@ final class RenderedResource: Sendable {
     let notModifiedHeaders: HTTPFields
     let gzipNotModifiedHeaders: HTTPFields
 
-    static let minimumGzipBytes = 256
+    /// Below this, gzip's own header and trailer outweigh anything it could save.
+    static let minimumGzipBytes = 64
 
     init(bytes: [UInt8], contentType: String, cacheControl: String, extraHeaders: HTTPFields = [:], compressor: GzipCompressor) {
         let hash = ContentHash.fnv1a64(bytes)
