@@ -38,18 +38,22 @@ final class CommandConsumer: Service, Sendable {
     func run() async throws {
         let consumer = try makeConsumer()
         self.consumer.withLock { $0 = consumer }
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let messages = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(500))
-                guard !messages.isEmpty else { continue }
-                var offsets: [KafkaTopicPartition: Int64] = [:]
-                for message in messages {
-                    try await self.process(message)
-                    offsets[message.topicPartition] = message.offset + 1
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    let messages = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(500))
+                    guard !messages.isEmpty else { continue }
+                    var offsets: [KafkaTopicPartition: Int64] = [:]
+                    for message in messages {
+                        try await self.process(message)
+                        offsets[message.topicPartition] = message.offset + 1
+                    }
+                    self.relay.notify()
+                    try await consumer.commit(offsets: offsets)
                 }
-                self.relay.notify()
-                try await consumer.commit(offsets: offsets)
             }
+        } catch is CancellationError {
+            // Shutdown while a command was being retried: it is uncommitted and will be redelivered.
         }
         await consumer.close()
     }

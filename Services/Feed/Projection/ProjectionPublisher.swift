@@ -24,6 +24,11 @@ final class ProjectionPublisher: Service, Sendable {
     var isReady: Bool { ready.load(ordering: .acquiring) }
 
     func run() async throws {
+        // Graceful shutdown cancels the sleeps below; that is the normal end, not a failure of the service.
+        do { try await publishUntilShutdown() } catch is CancellationError {}
+    }
+
+    private func publishUntilShutdown() async throws {
         try await cancelWhenGracefulShutdown {
             let started = ContinuousClock.now
             while !self.isSourceLoaded() {
