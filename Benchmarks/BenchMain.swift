@@ -15,8 +15,9 @@ struct BenchMain {
         let runs = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 100
         switch arguments.first {
         case "thin-path": try await ThinPathBenchmark.run(runs: runs)
-        case "generate-city", "feed-queries", "feed-event-bodies": try await FeedBench.run(arguments)
         case "admin-path": try await AdminPathBenchmark.run(runs: runs)
+        case "generate-city", "feed-queries", "feed-event-bodies": try await FeedBench.run(arguments)
+        case "analytics": try await AnalyticsBench.run(Array(arguments.dropFirst()))
         default:
             print("usage: itour-bench thin-path [--runs N]")
             exit(64)

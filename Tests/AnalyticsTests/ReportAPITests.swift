@@ -143,6 +143,43 @@ struct ReportUnitTests {
         }
     }
 
+    @Test("the fast parser reads what JSONDecoder reads, and leaves to it what it is unsure of")
+    func fastParser() throws {
+        for event in Workload(seed: 5, count: 2_000).events {
+            let bytes = try Envelope(id: event.id, type: event.type.rawValue, source: "feed", data: event).encoded()
+            let fast = try #require(FastTrackingParser.parse(bytes), "\(String(decoding: bytes, as: UTF8.self))")
+            #expect(fast.event == event)
+            #expect(fast.type == event.type.rawValue && fast.schemaVersion == 1)
+        }
+        let id = UUID()
+        func message(_ data: String, envelope: String = "") -> [UInt8] {
+            Array(#"{"id":"\#(UUID())","type":"poi.viewed","schemaVersion":1,"occurredAt":"2025-01-01T00:00:00Z","source":"feed"\#(envelope),"data":{\#(data)}}"#.utf8)
+        }
+        let base = #""id":"\#(id)","type":"poi.viewed","deviceId":"d","occurredAt":"2025-01-01T00:00:00.5Z","poiId":"\#(id)","via":"map""#
+        let plain = try #require(FastTrackingParser.parse(message(base)))
+        #expect(plain.event.occurredAt == RFC3339.parse("2025-01-01T00:00:00.500Z"))
+        // Unknown fields and nulls are fine; numbers as JSON writes them.
+        #expect(FastTrackingParser.parse(message(base + #","extra":[1,{"a":"\"x"}],"touristId":null,"dwellSeconds":12.25"#))?.event.dwellSeconds == 12.25)
+        // Left to JSONDecoder: escapes, duplicates, exponents, other date forms, trailing bytes, wrong types.
+        for data in [base + #","model":"a\"b""#, base + #","deviceId":"e""#, base + #","dwellSeconds":1e3"#,
+                     base.replacingOccurrences(of: "00.5Z", with: "00+00:00"), base + #","poiId":"\#(id)""#] {
+            #expect(FastTrackingParser.parse(message(data)) == nil, "\(data)")
+        }
+        #expect(FastTrackingParser.parse(message(base) + Array(" x".utf8)) == nil)
+        #expect(FastTrackingParser.parse(message(base, envelope: #","schemaVersion":2"#)) == nil)
+        // What JSONDecoder makes of those is what the decoder answers.
+        guard case .event(let escaped) = TrackingMessageDecoder.decode(message(base + #","touristId":"t\u00e9""#)) else {
+            Issue.record("an escaped string was not decoded"); return
+        }
+        #expect(escaped.touristId == "té")
+        let numberPoi = base.replacingOccurrences(of: #""poiId":"\#(id)""#, with: #""poiId":5"#)
+        #expect(FastTrackingParser.parse(message(numberPoi)) == nil)
+        guard case .rejected(let rejection) = TrackingMessageDecoder.decode(message(numberPoi)) else {
+            Issue.record("a number as poiId was accepted"); return
+        }
+        #expect(rejection.kind == .undecodable)
+    }
+
     @Test("CSV fields are quoted when they must be")
     func csv() {
         #expect(CSVTable.escape("plain") == "plain")

@@ -63,14 +63,19 @@ struct PostgresIngestStore: IngestStore {
             events.reserveCapacity(batch.events.count)
             var seen = Set<UUID>(minimumCapacity: batch.events.count)
             for event in batch.events where seen.insert(event.id).inserted { events.append(event) }
-            let ids = events.map(\.id)
+            // Sorted ids touch the index in order (and lock in one order); the answer is NULL when every id
+            // was new, the common case, else the new ones as one array.
+            let ids = events.map(\.id).sorted { $0.orderKey < $1.orderKey }
             let fresh = try await connection.fetch("""
-                INSERT INTO \(unescaped: schema).processed_events (event_id) SELECT unnest(\(ids)::uuid[])
-                ON CONFLICT DO NOTHING RETURNING event_id
-                """, as: UUID.self, logger: logger)
-            if fresh.count < events.count {
-                let freshIds = Set(fresh)
-                events.removeAll { !freshIds.contains($0.id) }
+                WITH inserted AS (
+                    INSERT INTO \(unescaped: schema).processed_events (event_id) SELECT unnest(\(ids)::uuid[])
+                    ON CONFLICT DO NOTHING RETURNING event_id
+                )
+                SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(event_id), '{}') END FROM inserted
+                """, as: [UUID]?.self, logger: logger)
+            if let freshIds = fresh.first ?? nil {
+                let freshSet = Set(freshIds)
+                events.removeAll { !freshSet.contains($0.id) }
             }
             try await write(AggregateDelta(events), schema: schema, on: connection)
 

@@ -15,7 +15,7 @@ final class TrackingIngest: Service, Sendable {
     struct Options: Sendable {
         /// Most messages per transaction. Larger batches amortise round trips; a batch is whatever has
         /// arrived when the reader asks, so a quiet topic still gives small batches at once.
-        var batchSize = 10_000
+        var batchSize = 20_000
         var pollTimeout: Duration = .milliseconds(100)
     }
 

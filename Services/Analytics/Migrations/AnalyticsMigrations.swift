@@ -79,6 +79,18 @@ enum AnalyticsMigrations {
                 version integer NOT NULL
             );
             """),
+        Migration(3, "room for in-place updates", """
+            -- Each batch adds to rows already there: with free space on their pages Postgres rewrites them in
+            -- place (HOT updates) instead of adding index entries for every new row version.
+            ALTER TABLE day_poi_stats SET (fillfactor = 70);
+            ALTER TABLE day_tour_stats SET (fillfactor = 70);
+            ALTER TABLE devices SET (fillfactor = 80);
+            ALTER TABLE consumer_offsets SET (fillfactor = 50);
+            -- Ids compared byte by byte whatever the cluster's locale: distinct counts hash and sort them.
+            ALTER TABLE day_devices ALTER COLUMN device_id TYPE text COLLATE "C";
+            ALTER TABLE day_tourists ALTER COLUMN tourist_id TYPE text COLLATE "C";
+            ALTER TABLE devices ALTER COLUMN device_id TYPE text COLLATE "C";
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

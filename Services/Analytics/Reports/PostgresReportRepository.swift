@@ -49,9 +49,12 @@ struct PostgresReportRepository: ReportRepository {
         // Every tour event carries its tour, so the tour's device rows list every tour with any event.
         return try await client.fetch("""
             WITH devices AS (
-                SELECT scope AS tour_id, count(DISTINCT device_id)::bigint AS devices FROM \(unescaped: s).day_devices
-                WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
-                  AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
+                -- Distinct pairs first: a hash, where count(DISTINCT) would sort each tour's rows.
+                SELECT scope AS tour_id, count(*)::bigint AS devices FROM (
+                    SELECT DISTINCT scope, device_id FROM \(unescaped: s).day_devices
+                    WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
+                      AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
+                ) pairs
                 GROUP BY scope
             ), stats AS (
                 SELECT tour_id, sum(starts)::bigint AS starts, sum(completions)::bigint AS completions,
