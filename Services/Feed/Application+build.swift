@@ -22,7 +22,8 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
                              rateLimiter: DeviceRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice))
 
-    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }]))
+    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }]),
+                                    beforeScrape: { await events.recordLag() })
     router.add(middleware: MethodNotAllowedMiddleware(FeedAPI.routes))
     FeedRoutes(projection: projection).register(on: router)
     EventRoutes(ingest: ingest).register(on: router)

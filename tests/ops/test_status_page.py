@@ -76,3 +76,5 @@ def test_every_service_exposes_build_request_and_consumer_figures(own_suite):
     assert "itour_consumer_lag" in metrics(own_suite, "catalog")
     assert "itour_outbox_backlog" in metrics(own_suite, "catalog")
     assert "itour_consumer_lag" in metrics(own_suite, "admin")
+    feed = metrics(own_suite, "feed")
+    assert "itour_consumer_lag" in feed and "itour_feed_projection_entities" in feed
