@@ -125,7 +125,16 @@ final class PrivateBroker: @unchecked Sendable {
         self.address = address
     }
 
+    /// A tansu of this test's own on a free port; a few tries, since the port can be taken in between.
     static func start() throws -> PrivateBroker {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            do { return try startOnce() } catch { lastError = error }
+        }
+        throw lastError!
+    }
+
+    private static func startOnce() throws -> PrivateBroker {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
         let port = try freePort()
         let process = Process()
@@ -143,6 +152,12 @@ final class PrivateBroker: @unchecked Sendable {
                 throw PrivateBrokerError(description: "tansu did not open port \(port) within 30 s")
             }
             usleep(100_000)
+        }
+        // Tests run in parallel: if another process took the port between freePort() and tansu's bind, the
+        // open port is someone else's and this tansu has exited. Pausing it would then pause nothing.
+        usleep(300_000)
+        guard process.isRunning else {
+            throw PrivateBrokerError(description: "tansu exited after start (port \(port) taken by another process?)")
         }
         return broker
     }
