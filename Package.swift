@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "SharedTests", dependencies: testDependencies + [.product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/SharedTests"),
         .testTarget(name: "CatalogTests", dependencies: testDependencies + ["Catalog", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/CatalogTests"),
         .testTarget(name: "FeedTests", dependencies: testDependencies + ["Feed"], path: "Tests/FeedTests"),
-        .testTarget(name: "AnalyticsTests", dependencies: testDependencies + ["Analytics", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/AnalyticsTests"),
+        .testTarget(name: "AnalyticsTests", dependencies: testDependencies + ["Analytics", "Admin", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/AnalyticsTests"),
         .testTarget(name: "AdminTests", dependencies: testDependencies + ["Admin", "Catalog", .product(name: "PostgresNIO", package: "postgres-nio")], path: "Tests/AdminTests"),
         .testTarget(name: "EndToEndTests",
                     dependencies: testDependencies + ["Catalog", "Feed"],

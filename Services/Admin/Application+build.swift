@@ -41,12 +41,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
-    // Reports (issue 5) plug in here, one line: `ReportsController(...).register(on: pages)`, with its pages under
-    // Services/Admin/Reports/. The nav's "Reports" link (Templates/Layout.swift) already points at /reports for
-    // owners and viewers; a route checks the role with `try await context.access(repository)` and
-    // `access.user.role`, and renders with `AdminPage(title:context:body:).response()`. `admin.analyticsURL`
-    // and `admin.reportsToken` say where analytics is and how to ask it.
     SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)
+    ReportsController(analytics: try AnalyticsClient(url: admin.analyticsURL, token: admin.reportsToken), projection: projection).register(on: pages)
     pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }
 
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)

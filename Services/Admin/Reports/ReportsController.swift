@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// The "Reports" pages (owners and viewers): a dashboard over a date range read from the analytics
+/// Reports API, and each report as a CSV download, proxied so the browser never holds the reports token.
+struct ReportsController {
+    let analytics: AnalyticsClient
+    let projection: AdminCatalogProjection
+
+    func register(on router: RouterGroup<AdminRequestContext>) {
+        router.get("/assets/reports.css") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: ReportsPages.stylesheet)))
+        }
+        router.get("/reports", use: dashboard)
+        for name in ReportsPages.csvNames {
+            router.get(RouterPath("/reports/\(name).csv")) { request, context in try await csv(name, request, context: context) }
+        }
+    }
+
+    @Sendable func dashboard(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        _ = try context.require([.owner, .viewer])
+        let now = Date()
+        let today = Self.day(now)
+        let (selection, problem) = Self.selection(request, now: now)
+        var data: Reports.Dashboard?
+        var error = problem
+        if problem == nil {
+            do {
+                data = try await fetch(selection)
+            } catch let failure as AnalyticsClient.Failure {
+                error = failure.description
+            }
+        }
+        // Tours to filter by: every tour the catalog knows, by name.
+        let choices = projection.content.sortedTours.map { (id: $0.id.uuidString.lowercased(), name: $0.content.name) }
+        let presets = [("Last 7 days", 6), ("Last 30 days", 29), ("Last 90 days", 89)].map { (label: $0.0, from: Self.day(now.addingTimeInterval(Double(-$0.1) * 86_400))) }
+        let body = ReportsPages.dashboard(selection, data: data, error: error, tourChoices: choices, today: today, presets: presets)
+        let status: HTTPResponse.Status = problem != nil ? .badRequest : (data == nil ? .serviceUnavailable : .ok)
+        return AdminPage(title: "Reports", context: context, breadcrumbs: [("Reports", nil)], body: body, status: status).response()
+    }
+
+    /// The five reports at once.
+    func fetch(_ selection: Reports.Selection) async throws -> Reports.Dashboard {
+        let query = selection.apiQuery
+        async let summary = analytics.report("summary", query, as: Reports.Summary.self)
+        async let days = analytics.report("daily", query, as: Reports.DayList.self)
+        async let pois = analytics.report("pois", query, as: Reports.PoiList.self)
+        async let tours = analytics.report("tours", query, as: Reports.TourList.self)
+        async let devices = analytics.report("devices", query, as: Reports.Devices.self)
+        return Reports.Dashboard(summary: try await summary, days: try await days.days, pois: try await pois.pois,
+                                 tours: try await tours.tours, devices: try await devices)
+    }
+
+    func csv(_ name: String, _ request: Request, context: AdminRequestContext) async throws -> Response {
+        _ = try context.require([.owner, .viewer])
+        let (selection, problem) = Self.selection(request, now: Date())
+        if let problem { throw AdminError.badRequest(problem) }
+        do {
+            let answer = try await analytics.csv(name, selection.apiQuery)
+            var headers: HTTPFields = [.contentType: "text/csv; charset=utf-8"]
+            headers[.contentDisposition] = answer.header("Content-Disposition") ?? "attachment; filename=\"itour-\(name).csv\""
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        } catch let failure as AnalyticsClient.Failure {
+            if case .refused(400, let detail) = failure { throw AdminError.badRequest(detail) }
+            return ErrorPage.response(.serviceUnavailable, "Reports unavailable", failure.description, context: context)
+        }
+    }
+
+    /// The range, tour and chart the request asks for; the last 30 days by default. A second value is the
+    /// problem with them, if any (the form is shown again with it).
+    static func selection(_ request: Request, now: Date) -> (Reports.Selection, String?) {
+        let parameters = request.uri.queryParameters
+        func value(_ name: String) -> String? {
+            parameters.get(name).map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let selection = Reports.Selection(from: value("from") ?? day(now.addingTimeInterval(-29 * 86_400)), to: value("to") ?? day(now),
+                                          tourId: value("tourId").map { $0.lowercased() },
+                                          metric: value("metric").flatMap(Reports.Metric.init(rawValue:)) ?? .uniqueDevices)
+        for (name, text) in [("From", selection.from), ("To", selection.to)] where !isDay(text) {
+            return (selection, "\(name) must be a date as YYYY-MM-DD.")
+        }
+        if selection.from > selection.to { return (selection, "From must not be after To.") }
+        if let tour = selection.tourId, UUID(uuidString: tour) == nil { return (selection, "Choose a tour from the list.") }
+        return (selection, nil)
+    }
+
+    static func isDay(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else { return false }
+        return RFC3339.parse(text + "T00:00:00Z").map { day($0) == text } ?? false
+    }
+
+    /// The UTC day of `date` as YYYY-MM-DD.
+    static func day(_ date: Date) -> String { String(RFC3339.format(date).prefix(10)) }
+}

@@ -1,0 +1,328 @@
+import Foundation
+
+/// The reports as the analytics Reports API returns them (DESIGN.md "Reports API").
+enum Reports {
+    struct Summary: Decodable, Sendable {
+        var toursStarted: Int
+        var toursCompleted: Int
+        var completionRate: Double
+        var uniqueDevices: Int
+        var uniqueTourists: Int
+        var poiViews: Int
+        var poiVisits: Int
+        var mediaPlays: Int
+    }
+
+    struct Poi: Decodable, Sendable {
+        var poiId: String
+        var name: String?
+        var views: Int
+        var visits: Int
+        var averageDwellSeconds: Double
+        var mediaPlays: Int
+    }
+
+    struct Tour: Decodable, Sendable {
+        var tourId: String
+        var name: String?
+        var starts: Int
+        var completions: Int
+        var completionRate: Double
+        var uniqueDevices: Int
+        var averageDurationSeconds: Double
+    }
+
+    struct Devices: Decodable, Sendable {
+        var platforms: [String: Int]
+        var models: [String: Int]
+        var osVersions: [String: Int]
+        var appVersions: [String: Int]
+    }
+
+    struct DayRow: Decodable, Sendable {
+        var date: String
+        var toursStarted: Int
+        var toursCompleted: Int
+        var uniqueDevices: Int
+        var poiViews: Int
+        var poiVisits: Int
+        var mediaPlays: Int
+    }
+
+    struct PoiList: Decodable, Sendable { var pois: [Poi] }
+    struct TourList: Decodable, Sendable { var tours: [Tour] }
+    struct DayList: Decodable, Sendable { var days: [DayRow] }
+
+    /// Everything the dashboard shows.
+    struct Dashboard: Sendable {
+        var summary: Summary
+        var days: [DayRow]
+        var pois: [Poi]
+        var tours: [Tour]
+        var devices: Devices
+    }
+
+    /// The daily series a chart can show.
+    enum Metric: String, CaseIterable, Sendable {
+        case uniqueDevices, toursStarted, toursCompleted, poiViews, poiVisits, mediaPlays
+
+        var title: String {
+            switch self {
+            case .uniqueDevices: "Unique devices"
+            case .toursStarted: "Tours started"
+            case .toursCompleted: "Tours completed"
+            case .poiViews: "POI views"
+            case .poiVisits: "POI visits"
+            case .mediaPlays: "Media plays"
+            }
+        }
+
+        func value(_ day: DayRow) -> Int {
+            switch self {
+            case .uniqueDevices: day.uniqueDevices
+            case .toursStarted: day.toursStarted
+            case .toursCompleted: day.toursCompleted
+            case .poiViews: day.poiViews
+            case .poiVisits: day.poiVisits
+            case .mediaPlays: day.mediaPlays
+            }
+        }
+    }
+
+    /// What the range form asked for.
+    struct Selection: Sendable, Equatable {
+        var from: String
+        var to: String
+        var tourId: String?
+        var metric: Metric
+
+        /// The query the Reports API takes.
+        var apiQuery: [(String, String)] {
+            [("from", from), ("to", to)] + (tourId.map { [("tourId", $0)] } ?? [])
+        }
+
+        /// This selection as a query string for links (CSV downloads, other charts).
+        func query(metric: Metric? = nil, range: (String, String)? = nil) -> String {
+            var items = [URLQueryItem(name: "from", value: range?.0 ?? from), URLQueryItem(name: "to", value: range?.1 ?? to)]
+            if let tourId { items.append(URLQueryItem(name: "tourId", value: tourId)) }
+            if let metric = metric ?? (self.metric == .uniqueDevices ? nil : self.metric) { items.append(URLQueryItem(name: "metric", value: metric.rawValue)) }
+            var components = URLComponents()
+            components.queryItems = items
+            return components.percentEncodedQuery ?? ""
+        }
+    }
+}
+
+/// The reports pages' HTML (ReportsController fetches, these render).
+enum ReportsPages {
+    static let csvNames = ["summary", "daily", "pois", "tours", "devices"]
+
+    /// The whole dashboard; `error` in place of the figures when analytics could not give them.
+    static func dashboard(_ selection: Reports.Selection, data: Reports.Dashboard?, error: String?, tourChoices: [(id: String, name: String)],
+                          today: String, presets: [(label: String, from: String)]) -> HTML {
+        let scope: HTML = selection.tourId.map { id in
+            "; only events of the tour <strong>\(tourChoices.first { $0.id == id }?.name ?? id)</strong>"
+        } ?? ""
+        var body: HTML = """
+            <link rel="stylesheet" href="/assets/reports.css">
+            <h1>Reports</h1>
+            \(rangeForm(selection, tourChoices: tourChoices, today: today, presets: presets))
+            <p class="muted" id="report-scope">Whole UTC days from \(selection.from) to \(selection.to), both included\(scope). \
+            Each event is counted once, however often a phone sent it.</p>
+            """
+        guard let data else {
+            body += "<p class=\"notice error\" role=\"alert\" id=\"report-error\">\(error ?? "The reports are not available.")</p>"
+            return body
+        }
+        body += summary(data.summary, selection)
+        body += daily(data.days, selection)
+        body += pois(data.pois, selection)
+        body += tours(data.tours, selection)
+        body += devices(data.devices, selection)
+        return body
+    }
+
+    static func rangeForm(_ selection: Reports.Selection, tourChoices: [(id: String, name: String)], today: String,
+                          presets: [(label: String, from: String)]) -> HTML {
+        let tourOptions: [HTML] = ["<option value=\"\"\(selected(selection.tourId == nil))>All tours</option>"]
+            + tourChoices.map { "<option value=\"\($0.id)\"\(selected($0.id == selection.tourId))>\($0.name)</option>" }
+        let metricOptions: [HTML] = Reports.Metric.allCases.map {
+            "<option value=\"\($0.rawValue)\"\(selected($0 == selection.metric))>\($0.title)</option>"
+        }
+        let quick: [HTML] = presets.map { preset in
+            "<a href=\"/reports?\(Reports.Selection(from: preset.from, to: today, tourId: selection.tourId, metric: selection.metric).query())\">\(preset.label)</a>"
+        }
+        return """
+            <form method="get" action="/reports" class="report-range" id="report-range">
+            <div class="field"><label for="from">From (UTC day)</label><input type="date" id="from" name="from" value="\(selection.from)" required></div>
+            <div class="field"><label for="to">To (UTC day)</label><input type="date" id="to" name="to" value="\(selection.to)" required></div>
+            <div class="field"><label for="tourId">Tour</label><select id="tourId" name="tourId">\(tourOptions)</select></div>
+            <div class="field"><label for="metric">Daily chart</label><select id="metric" name="metric">\(metricOptions)</select></div>
+            <div class="field"><button type="submit" class="primary">Show</button></div>
+            </form>
+            <p class="quick-ranges">Quick ranges: \(quick.joined(separator: " · "))</p>
+            """
+    }
+
+    static func selected(_ yes: Bool) -> HTML { yes ? " selected" : "" }
+
+    static func csvLink(_ name: String, _ selection: Reports.Selection, _ what: String) -> HTML {
+        "<a class=\"csv\" id=\"csv-\(name)\" href=\"/reports/\(name).csv?\(selection.query())\" download>Download \(what) as CSV</a>"
+    }
+
+    static func summary(_ summary: Reports.Summary, _ selection: Reports.Selection) -> HTML {
+        let tiles: [(String, String, String)] = [
+            ("toursStarted", "Tours started", grouped(summary.toursStarted)),
+            ("toursCompleted", "Tours completed", grouped(summary.toursCompleted)),
+            ("completionRate", "Completion rate", percent(summary.completionRate)),
+            ("uniqueDevices", "Unique devices", grouped(summary.uniqueDevices)),
+            ("uniqueTourists", "Unique tourists", grouped(summary.uniqueTourists)),
+            ("poiViews", "POI views", grouped(summary.poiViews)),
+            ("poiVisits", "POI visits", grouped(summary.poiVisits)),
+            ("mediaPlays", "Media plays", grouped(summary.mediaPlays)),
+        ]
+        return """
+            <section id="summary" aria-labelledby="summary-heading">
+            <h2 id="summary-heading">Summary</h2>
+            <ul class="tiles">\(tiles.map { key, label, value -> HTML in
+                "<li class=\"tile\" data-metric=\"\(key)\"><span class=\"tile-value\">\(value)</span> <span class=\"tile-label\">\(label)</span></li>"
+            })</ul>
+            <p>\(csvLink("summary", selection, "the summary"))</p>
+            </section>
+            """
+    }
+
+    static func daily(_ days: [Reports.DayRow], _ selection: Reports.Selection) -> HTML {
+        let metric = selection.metric
+        let bars = days.map { day in
+            ReportChart.Bar(label: String(day.date.dropFirst(5)), value: metric.value(day), caption: "\(metric.title.lowercased()) on \(day.date)")
+        }
+        let switches: [HTML] = Reports.Metric.allCases.map { other in
+            other == metric ? "<strong>\(other.title)</strong>" : "<a href=\"/reports?\(selection.query(metric: other))\">\(other.title)</a>"
+        }
+        let rows: [HTML] = days.map { day in
+            """
+            <tr><td>\(day.date)</td><td class="number">\(grouped(day.uniqueDevices))</td><td class="number">\(grouped(day.toursStarted))</td>\
+            <td class="number">\(grouped(day.toursCompleted))</td><td class="number">\(grouped(day.poiViews))</td>\
+            <td class="number">\(grouped(day.poiVisits))</td><td class="number">\(grouped(day.mediaPlays))</td></tr>
+            """
+        }
+        return """
+            <section id="daily" aria-labelledby="daily-heading">
+            <h2 id="daily-heading">\(metric.title) per day</h2>
+            <p class="chart-switch">Chart: \(switches.joined(separator: " · "))</p>
+            <div class="chart-frame">\(ReportChart.bars(bars, id: "daily-chart", title: "\(metric.title) per day, \(selection.from) to \(selection.to)",
+                                                         xAxis: "Day (UTC, month-day)", yAxis: metric.title))</div>
+            <details><summary>Every day's figures</summary>
+            <table id="daily-table"><thead><tr><th>Day</th><th>Unique devices</th><th>Tours started</th><th>Tours completed</th>\
+            <th>POI views</th><th>POI visits</th><th>Media plays</th></tr></thead><tbody>\(rows)</tbody></table></details>
+            <p>\(csvLink("daily", selection, "the daily figures"))</p>
+            </section>
+            """
+    }
+
+    static func pois(_ pois: [Reports.Poi], _ selection: Reports.Selection) -> HTML {
+        let shown = pois.prefix(25)
+        let most = max(1, shown.map(\.views).max() ?? 1)
+        let rows: [HTML] = shown.enumerated().map { index, poi in
+            """
+            <tr><td class="number">\(index + 1)</td><td>\(poi.name ?? "Unnamed POI \(poi.poiId.prefix(8))")</td>\
+            <td class="number">\(grouped(poi.views)) \(meter(poi.views, of: most))</td><td class="number">\(grouped(poi.visits))</td>\
+            <td class="number">\(duration(poi.averageDwellSeconds))</td><td class="number">\(grouped(poi.mediaPlays))</td></tr>
+            """
+        }
+        let more: HTML = pois.count > shown.count ? "<p class=\"muted\">The 25 most viewed of \(grouped(pois.count)); the CSV has them all.</p>" : ""
+        let table: HTML = pois.isEmpty ? "<p class=\"muted\">No POI was viewed or visited in this range.</p>" : """
+            <table id="pois-table"><thead><tr><th>#</th><th>POI</th><th>Views</th><th>Visits</th><th>Average stay</th><th>Media plays</th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            """
+        return """
+            <section id="pois" aria-labelledby="pois-heading">
+            <h2 id="pois-heading">Most visited POIs</h2>
+            \(table)
+            \(more)
+            <p>\(csvLink("pois", selection, "all POIs"))</p>
+            </section>
+            """
+    }
+
+    static func tours(_ tours: [Reports.Tour], _ selection: Reports.Selection) -> HTML {
+        let rows: [HTML] = tours.map { tour in
+            """
+            <tr><td>\(tour.name ?? "Unnamed tour \(tour.tourId.prefix(8))")</td><td class="number">\(grouped(tour.starts))</td>\
+            <td class="number">\(grouped(tour.completions))</td>\
+            <td class="number">\(percent(tour.completionRate)) \(meter(Int((min(tour.completionRate, 1) * 1000).rounded()), of: 1000))</td>\
+            <td class="number">\(grouped(tour.uniqueDevices))</td><td class="number">\(duration(tour.averageDurationSeconds))</td></tr>
+            """
+        }
+        let table: HTML = tours.isEmpty ? "<p class=\"muted\">No tour was started or walked in this range.</p>" : """
+            <table id="tours-table"><thead><tr><th>Tour</th><th>Starts</th><th>Completions</th><th>Completion rate</th><th>Unique devices</th>\
+            <th>Average duration</th></tr></thead><tbody>\(rows)</tbody></table>
+            """
+        return """
+            <section id="tours" aria-labelledby="tours-heading">
+            <h2 id="tours-heading">Tour completion</h2>
+            \(table)
+            <p>\(csvLink("tours", selection, "tour completion"))</p>
+            </section>
+            """
+    }
+
+    static func devices(_ devices: Reports.Devices, _ selection: Reports.Selection) -> HTML {
+        func table(_ id: String, _ title: String, _ counts: [String: Int]) -> HTML {
+            let total = max(1, counts.values.reduce(0, +))
+            let rows: [HTML] = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { value, count in
+                "<tr><td>\(value)</td><td class=\"number\">\(grouped(count))</td><td class=\"number\">\(percent(Double(count) / Double(total)))</td></tr>"
+            }
+            return """
+                <div><h3>\(title)</h3><table id="\(id)"><thead><tr><th>\(title)</th><th>Devices</th><th>Share</th></tr></thead>
+                <tbody>\(rows.isEmpty ? ["<tr><td colspan=\"3\" class=\"muted\">No devices in this range.</td></tr>"] : rows)</tbody></table></div>
+                """
+        }
+        return """
+            <section id="devices" aria-labelledby="devices-heading">
+            <h2 id="devices-heading">Devices</h2>
+            <p class="muted">Devices with any event in the range, by their latest registration; "unknown" never registered.</p>
+            <div class="columns">\(table("platforms-table", "Platform", devices.platforms))\(table("app-versions-table", "App version", devices.appVersions))</div>
+            <p>\(csvLink("devices", selection, "devices by platform, model, OS and app version"))</p>
+            </section>
+            """
+    }
+
+    /// A small horizontal bar for a table cell, its number beside it in the cell.
+    static func meter(_ value: Int, of maximum: Int) -> HTML {
+        let width = maximum > 0 ? (Double(value) / Double(maximum) * 80).rounded() : 0
+        return "<svg class=\"meter\" width=\"80\" height=\"8\" viewBox=\"0 0 80 8\" aria-hidden=\"true\"><rect width=\"80\" height=\"8\" fill=\"#e5e9e9\"/><rect width=\"\(Int(width))\" height=\"8\" fill=\"#006666\"/></svg>"
+    }
+
+    static func percent(_ rate: Double) -> String {
+        String(format: "%.1f %%", rate * 100)
+    }
+
+    /// Seconds as "12 min 5 s", "45 s" or "1 h 2 min".
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        if total >= 3_600 { return "\(total / 3_600) h \(total % 3_600 / 60) min" }
+        if total >= 60 { return "\(total / 60) min \(total % 60) s" }
+        return "\(total) s"
+    }
+
+    static let stylesheet = """
+        .report-range { display: flex; flex-wrap: wrap; gap: .2rem 1rem; align-items: flex-end; }
+        .report-range .field { margin: 0 0 .5rem; }
+        .report-range input, .report-range select { width: auto; }
+        .quick-ranges, .chart-switch { font-size: .9rem; }
+        .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(9.5rem, 1fr)); gap: .7rem; list-style: none; padding: 0; margin: 0 0 .6rem; }
+        .tile { background: #fff; border: 1px solid var(--line); border-top: 4px solid var(--teal); border-radius: 4px; padding: .6rem .8rem; }
+        .tile-value { display: block; font-size: 1.6rem; font-weight: 700; }
+        .tile-label { color: var(--muted); font-size: .9rem; }
+        .chart-frame { background: #fff; border: 1px solid var(--line); padding: .4rem; overflow-x: auto; }
+        .chart { width: 100%; height: auto; }
+        .chart .bar:hover rect { fill: var(--gold); }
+        td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+        .meter { vertical-align: middle; margin-left: .3rem; }
+        details { margin: .6rem 0; }
+        a.csv { font-size: .95rem; }
+        h3 { font-size: 1rem; margin: .6rem 0 .3rem; }
+        """
+}

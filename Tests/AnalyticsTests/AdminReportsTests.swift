@@ -1,0 +1,133 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Shared
+import Testing
+import TestSupport
+@testable import Admin
+@testable import Analytics
+
+/// The admin's Reports pages: the renderers on their own, and the dashboard's data read from a live
+/// analytics service through the admin's client, equal to the truth.
+@Suite("Admin reports pages", .serialized)
+struct AdminReportsTests {
+    static let selection = Reports.Selection(from: "2025-03-01", to: "2025-03-03", tourId: nil, metric: .uniqueDevices)
+
+    static let sample = Reports.Dashboard(
+        summary: .init(toursStarted: 1_234, toursCompleted: 617, completionRate: 0.5, uniqueDevices: 42, uniqueTourists: 7,
+                       poiViews: 90, poiVisits: 80, mediaPlays: 3),
+        days: [.init(date: "2025-03-01", toursStarted: 1, toursCompleted: 0, uniqueDevices: 12, poiViews: 5, poiVisits: 4, mediaPlays: 0),
+               .init(date: "2025-03-02", toursStarted: 0, toursCompleted: 0, uniqueDevices: 0, poiViews: 0, poiVisits: 0, mediaPlays: 0),
+               .init(date: "2025-03-03", toursStarted: 3, toursCompleted: 2, uniqueDevices: 30, poiViews: 85, poiVisits: 76, mediaPlays: 3)],
+        pois: [.init(poiId: "6f1c8a52-0000-4000-8000-000000000001", name: "<script>alert(1)</script> Hall", views: 85, visits: 70,
+                     averageDwellSeconds: 125, mediaPlays: 3),
+               .init(poiId: "6f1c8a52-0000-4000-8000-000000000002", name: nil, views: 5, visits: 10, averageDwellSeconds: 0, mediaPlays: 0)],
+        tours: [.init(tourId: "7a000000-0000-4000-8000-000000000001", name: "Students Tour", starts: 4, completions: 2, completionRate: 0.5,
+                      uniqueDevices: 4, averageDurationSeconds: 3_725)],
+        devices: .init(platforms: ["ios": 30, "android": 10, "unknown": 2], models: [:], osVersions: [:], appVersions: ["2.1.0": 40, "unknown": 2]))
+
+    @Test("the dashboard shows tiles, a labelled chart with every number, the tables and a CSV link each; text is escaped")
+    func dashboard() {
+        let html = ReportsPages.dashboard(Self.selection, data: Self.sample, error: nil, tourChoices: [(id: "7a000000-0000-4000-8000-000000000001", name: "Students Tour")],
+                                          today: "2025-03-03", presets: [(label: "Last 7 days", from: "2025-02-25")]).rendered
+        #expect(html.contains("<li class=\"tile\" data-metric=\"toursStarted\"><span class=\"tile-value\">1,234</span>"))
+        #expect(html.contains("<span class=\"tile-value\">50.0 %</span> <span class=\"tile-label\">Completion rate</span>"))
+        // One bar per day, its number in the tooltip and beside it; axes named.
+        #expect(html.components(separatedBy: "<g class=\"bar\">").count - 1 == 3)
+        for (number, day) in [("12", "2025-03-01"), ("0", "2025-03-02"), ("30", "2025-03-03")] {
+            #expect(html.contains("<title>\(number) unique devices on \(day)</title></rect><text"), "\(day)")
+            #expect(html.contains(">\(number)</text></g>"), "\(day)")
+        }
+        #expect(html.contains(">Day (UTC, month-day)</text>"))
+        #expect(html.contains(">Unique devices</text>\n</svg>"))
+        #expect(html.contains("role=\"img\" aria-labelledby=\"daily-chart-title daily-chart-desc\""))
+        // Tables: names escaped, unnamed ones say so, durations readable, shares of devices.
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; Hall"))
+        #expect(!html.contains("<script>"))
+        #expect(html.contains("Unnamed POI 6f1c8a52"))
+        #expect(html.contains("2 min 5 s"))
+        #expect(html.contains("1 h 2 min"))
+        #expect(html.contains("<td>ios</td><td class=\"number\">30</td><td class=\"number\">71.4 %</td>"))
+        for name in ReportsPages.csvNames {
+            #expect(html.contains("id=\"csv-\(name)\" href=\"/reports/\(name).csv?from=2025-03-01&amp;to=2025-03-03\""), "\(name)")
+        }
+        #expect(html.contains("<option value=\"uniqueDevices\" selected>Unique devices</option>"))
+        #expect(html.contains("href=\"/reports?from=2025-02-25&amp;to=2025-03-03\">Last 7 days</a>"))
+    }
+
+    @Test("when analytics cannot answer, the page says so instead of showing figures")
+    func unavailable() {
+        let html = ReportsPages.dashboard(Self.selection, data: nil, error: "Analytics did not answer (connection refused).", tourChoices: [],
+                                          today: "2025-03-03", presets: []).rendered
+        #expect(html.contains("<p class=\"notice error\" role=\"alert\" id=\"report-error\">Analytics did not answer (connection refused).</p>"))
+        #expect(!html.contains("daily-chart"))
+        #expect(html.contains("id=\"report-range\""), "the form stays, to try another range")
+    }
+
+    @Test("chart axes end on round numbers; a 90-day chart turns its numbers upright")
+    func chartScale() {
+        #expect(ReportChart.scale(0) == (4, 1))
+        #expect(ReportChart.scale(7) == (8, 2))
+        #expect(ReportChart.scale(1_234) == (1_500, 500))
+        #expect(ReportChart.scale(100) == (100, 25) || ReportChart.scale(100) == (100, 50))
+        let bars = (0..<90).map { ReportChart.Bar(label: "d\($0)", value: $0, caption: "on d\($0)") }
+        let svg = ReportChart.bars(bars, id: "c", title: "t", xAxis: "x", yAxis: "y").rendered
+        #expect(svg.components(separatedBy: "transform=\"rotate(-90").count - 1 == 90 + 1)
+        #expect(svg.contains("<title>89 on d89</title>"))
+        #expect(grouped(1_234_567) == "1,234,567" && grouped(-1_000) == "-1,000" && grouped(999) == "999")
+    }
+
+    @Test("the range form's values are checked before analytics is asked")
+    func selection() throws {
+        func parse(_ query: String) -> (Reports.Selection, String?) {
+            ReportsController.selection(Request(head: HTTPRequest(method: .get, scheme: "http", authority: "x", path: "/reports?\(query)"), body: RequestBody(buffer: ByteBuffer())),
+                                        now: RFC3339.parse("2025-03-03T12:00:00Z")!)
+        }
+        #expect(parse("").1 == nil)
+        #expect(parse("").0.to == "2025-03-03")
+        #expect(parse("").0.from == "2025-02-02", "the last 30 days, today included")
+        #expect(parse("from=2025-02-30&to=2025-03-01").1 == "From must be a date as YYYY-MM-DD.")
+        #expect(parse("from=2025-03-02&to=2025-03-01").1 == "From must not be after To.")
+        #expect(parse("from=2025-03-01&to=2025-03-02&tourId=nope").1 == "Choose a tour from the list.")
+        #expect(parse("from=2025-03-01&to=2025-03-02&metric=poiViews").0.metric == .poiViews)
+    }
+
+    @Test("the dashboard's figures, read from a live analytics through the admin's client, equal the truth")
+    func liveAnalytics() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 31, count: 800)
+        let truth = Truth(events: workload.events)
+        try await harness.produce(workload.deliveries(seed: 32))
+        try await harness.app().test(.live) { client in
+            try await harness.waitUntilCounted(truth.all.count)
+            let port = try #require(client.port)
+            let controller = ReportsController(analytics: try AnalyticsClient(url: "http://127.0.0.1:\(port)", token: AnalyticsHarness.token),
+                                               projection: AdminCatalogProjection())
+            let query = ReportQuery(from: workload.firstDay, to: workload.lastDay, tourId: workload.tours[1])
+            let selection = Reports.Selection(from: query.from.description, to: query.to.description, tourId: workload.tours[1].lowercased,
+                                              metric: .poiVisits)
+            let data = try await controller.fetch(selection)
+            let expected = truth.summary(query)
+            #expect(data.summary.toursStarted == expected.toursStarted && data.summary.uniqueDevices == expected.uniqueDevices
+                    && data.summary.uniqueTourists == expected.uniqueTourists && data.summary.poiVisits == expected.poiVisits)
+            #expect(data.days.map(\.poiVisits) == truth.daily(query).map(\.poiVisits))
+            #expect(data.pois.map(\.poiId) == truth.pois(query).map(\.poiId.lowercased))
+            #expect(data.tours.map(\.starts) == truth.tours(query).map(\.starts))
+            #expect(data.devices.platforms == truth.devices(query).platforms)
+            let csv = try await controller.analytics.csv("daily", selection.apiQuery)
+            #expect(csv.header("Content-Disposition")?.contains("attachment") == true)
+            #expect(csv.text.hasPrefix("date,toursStarted,toursCompleted,uniqueDevices,poiViews,poiVisits,mediaPlays\r\n"))
+
+            let wrongToken = ReportsController(analytics: try AnalyticsClient(url: "http://127.0.0.1:\(port)", token: "wrong"),
+                                               projection: AdminCatalogProjection())
+            await #expect(throws: AnalyticsClient.Failure.self) { try await wrongToken.fetch(selection) }
+        }
+        let down = try AnalyticsClient(url: "http://127.0.0.1:1", token: "x")
+        do {
+            _ = try await down.report("summary", [("from", "2025-01-01"), ("to", "2025-01-01")], as: Reports.Summary.self)
+            Issue.record("no error from a closed port")
+        } catch let failure as AnalyticsClient.Failure {
+            #expect(failure.description.hasPrefix("Analytics did not answer"))
+        }
+    }
+}

@@ -1,0 +1,144 @@
+"""The admin's Reports pages in a browser, on the shared suite: a viewer sees the dashboard with the
+figures analytics gives, nobody logged in is sent to log in, an editor is refused, and each table
+downloads as CSV."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import sys
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import requests
+from selenium.webdriver.common.by import By
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "admin"))
+from adminsite import AdminSite  # noqa: E402  (after the path insert on purpose)
+from reports_truth import post_events, report, wait_until, workload  # noqa: E402
+from test_reports_truth import demo_content  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def reports_world(suite, browser):
+    """Events for the demo tours, counted; a viewer and an editor made by the owner."""
+    tours, pois, names = demo_content(suite.feed_url)
+    events = workload(seed=int(uuid.uuid4().int % 10_000), count=400, tours=tours, pois=pois, days=3, devices=200)
+    post_events(suite.feed_url, events)
+    today = datetime.now(timezone.utc).date()
+    ids = {e["id"] for e in events}
+
+    def all_counted():
+        summary = report(suite.analytics_url, "summary", today - timedelta(days=3), today)
+        return summary["uniqueDevices"] >= len({e["deviceId"] for e in events})
+    assert wait_until(all_counted, timeout=60), "analytics did not count the events"
+    site = AdminSite(suite, browser)
+    site.login()
+    viewer = site.create_user("viewer")
+    editor = site.create_user("editor")
+    site.logout()
+    return {"viewer": viewer, "editor": editor, "names": names, "ids": ids, "today": today}
+
+
+def tile(browser, metric: str) -> str:
+    return browser.find_element(By.CSS_SELECTOR, f"li.tile[data-metric='{metric}'] .tile-value").text
+
+
+def test_a_viewer_sees_the_dashboard_with_the_reports_figures(suite, browser, reports_world):
+    site = AdminSite(suite, browser)
+    site.login(*reports_world["viewer"])
+    site.navigate(browser.find_element(By.XPATH, "//nav[@class='main']//a[normalize-space()='Reports']"))
+    assert site.heading == "Reports"
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#daily-chart g.bar")) == 30, "the last 30 days by default"
+    today = reports_world["today"]
+    start = today - timedelta(days=6)
+    site.open(f"/reports?from={start.isoformat()}&to={today.isoformat()}")
+    summary = report(suite.analytics_url, "summary", start, today)
+    assert tile(browser, "toursStarted") == f"{summary['toursStarted']:,}"
+    assert tile(browser, "uniqueDevices") == f"{summary['uniqueDevices']:,}"
+    assert tile(browser, "poiViews") == f"{summary['poiViews']:,}"
+    assert tile(browser, "completionRate") == f"{summary['completionRate'] * 100:.1f} %"
+
+    # The daily chart: an SVG with labelled axes, one bar per day, each with its number in a tooltip and beside it.
+    chart = browser.find_element(By.ID, "daily-chart")
+    assert chart.get_attribute("role") == "img"
+    axis_titles = [t.get_attribute("textContent") for t in chart.find_elements(By.CSS_SELECTOR, "text.axis-title")]
+    assert axis_titles == ["Day (UTC, month-day)", "Unique devices"]
+    bars = chart.find_elements(By.CSS_SELECTOR, "g.bar")
+    assert len(bars) == 7
+    daily = report(suite.analytics_url, "daily", start, today)["days"]
+    tooltips = [bar.find_element(By.TAG_NAME, "title").get_attribute("textContent") for bar in bars]
+    assert tooltips == [f"{d['uniqueDevices']:,} unique devices on {d['date']}" for d in daily]
+    numbers = [bar.find_element(By.TAG_NAME, "text").get_attribute("textContent") for bar in bars]
+    assert numbers == [f"{d['uniqueDevices']:,}" for d in daily]
+
+    # Another series through its link; the form keeps the range.
+    site.click_link("POI views")
+    assert "metric=poiViews" in site.path
+    assert [t.get_attribute("textContent") for t in browser.find_elements(By.CSS_SELECTOR, "#daily-chart g.bar text")] == \
+        [f"{d['poiViews']:,}" for d in daily]
+
+    # Most visited POIs (names from the catalog), tour completion, devices.
+    pois = report(suite.analytics_url, "pois", start, today)["pois"]
+    first_row = browser.find_element(By.CSS_SELECTOR, "#pois-table tbody tr")
+    assert pois[0]["name"] in first_row.text
+    assert f"{pois[0]['views']:,}" in first_row.text
+    tours = report(suite.analytics_url, "tours", start, today)["tours"]
+    tour_rows = browser.find_elements(By.CSS_SELECTOR, "#tours-table tbody tr")
+    assert len(tour_rows) == len(tours)
+    assert tours[0]["name"] in tour_rows[0].text
+    platforms = report(suite.analytics_url, "devices", start, today)["platforms"]
+    platform_text = browser.find_element(By.ID, "platforms-table").text
+    for platform, count in platforms.items():
+        assert re.search(rf"{re.escape(platform)} {count:,} ", platform_text), platform_text
+    assert browser.find_element(By.ID, "app-versions-table").text
+
+    # The date-range picker is a plain GET form.
+    site.fill("From (UTC day)", today.strftime("%m%d%Y"))
+    site.fill("To (UTC day)", today.strftime("%m%d%Y"))
+    site.click_button("Show")
+    assert f"from={today.isoformat()}" in site.path and f"to={today.isoformat()}" in site.path
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#daily-chart g.bar")) == 1
+    assert tile(browser, "uniqueDevices") == f"{report(suite.analytics_url, 'summary', today, today)['uniqueDevices']:,}"
+    site.logout()
+
+
+def test_each_table_downloads_as_csv(suite, browser, reports_world):
+    site = AdminSite(suite, browser)
+    site.login(*reports_world["viewer"])
+    today = reports_world["today"]
+    site.open(f"/reports?from={(today - timedelta(days=2)).isoformat()}&to={today.isoformat()}")
+    session = site.http()
+    headers = {"poiId,name,views,visits,averageDwellSeconds,mediaPlays": "pois",
+               "tourId,name,starts,completions,completionRate,uniqueDevices,averageDurationSeconds": "tours",
+               "dimension,value,devices": "devices", "date,toursStarted,toursCompleted,uniqueDevices,poiViews,poiVisits,mediaPlays": "daily",
+               "toursStarted,toursCompleted,completionRate,uniqueDevices,uniqueTourists,poiViews,poiVisits,mediaPlays": "summary"}
+    for name in ("summary", "daily", "pois", "tours", "devices"):
+        link = browser.find_element(By.ID, f"csv-{name}")
+        response = session.get(link.get_attribute("href"), allow_redirects=False, timeout=10)
+        assert response.status_code == 200, (name, response.status_code, response.text[:200])
+        assert response.headers["Content-Type"].startswith("text/csv")
+        assert "attachment" in response.headers["Content-Disposition"]
+        rows = list(csv.reader(io.StringIO(response.text)))
+        assert headers[",".join(rows[0])] == name
+        expected = report(suite.analytics_url, name, today - timedelta(days=2), today, fmt="csv")
+        assert response.text == expected
+    # Without a session, the download sends you to log in.
+    anonymous = requests.get(browser.find_element(By.ID, "csv-pois").get_attribute("href"), allow_redirects=False, timeout=10)
+    assert anonymous.status_code in (302, 303) and "/login" in anonymous.headers["Location"]
+    site.logout()
+
+
+def test_nobody_logged_in_is_sent_to_log_in_and_an_editor_is_refused(suite, browser, reports_world):
+    site = AdminSite(suite, browser)
+    browser.delete_all_cookies()
+    site.open("/reports")
+    assert site.path.startswith("/login"), site.path
+    assert "Unique devices" not in site.text
+    site.login(*reports_world["editor"])
+    site.open("/reports")
+    assert "Unique devices" not in site.text
+    assert browser.find_elements(By.ID, "summary") == []
+    site.logout()
