@@ -124,4 +124,19 @@ struct CommandHandlerTests {
             #expect(again.tour?.stops == [poiA])
         }
     }
+
+    @Test("characters a URI cannot hold are percent-encoded in links, pictures and website")
+    func urlsEncoded() async throws {
+        try await withHandler { handler, _ in
+            var poi = Self.quad
+            poi.links = [MediaLink(name: "x", type: .page, url: "https://example.edu/?q=<script> x")]
+            poi.pictures = ["https://example.edu/a b.jpg"]
+            poi.website = "https://example.edu/%7Ealready"
+            let result = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi))
+            #expect(result.outcome == .applied)
+            #expect(result.poi?.content.links.first?.url == "https://example.edu/?q=%3Cscript%3E%20x")
+            #expect(result.poi?.content.pictures == ["https://example.edu/a%20b.jpg"])
+            #expect(result.poi?.content.website == "https://example.edu/%7Ealready")
+        }
+    }
 }

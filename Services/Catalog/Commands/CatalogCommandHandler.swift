@@ -210,6 +210,7 @@ struct Work {
     /// and a path that differs only in case takes the tree's spelling.
     func validate(_ content: inout PoiContent) async throws -> [FieldError] {
         if let category = content.category, category.trimmingCharacters(in: .whitespaces).isEmpty { content.category = nil }
+        CommandValidation.encodeURLs(&content)
         var errors = CommandValidation.validate(content)
         if let category = content.category, !errors.contains(where: { $0.field == "category" }) {
             if let known = try await transaction.category(path: category) {

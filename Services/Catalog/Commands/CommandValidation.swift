@@ -67,6 +67,21 @@ enum CommandValidation {
         return errors
     }
 
+    /// Characters RFC 3986 allows in a URI as they are (unreserved, reserved, and `%` of an existing escape).
+    static let uriCharacters = CharacterSet(charactersIn:
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
+
+    /// Percent-encodes what a URI cannot hold as is (`<`, spaces, non-ASCII…), so every stored link, picture
+    /// and website is a valid URI that phones and the feed's `format: uri` can rely on.
+    static func encodeURLs(_ poi: inout PoiContent) {
+        func encoded(_ text: String) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: uriCharacters) ?? text
+        }
+        for index in poi.links.indices { poi.links[index].url = encoded(poi.links[index].url) }
+        poi.pictures = poi.pictures.map(encoded)
+        poi.website = poi.website.map(encoded)
+    }
+
     static func isWebURL(_ text: String) -> Bool {
         guard text.count <= 2_048, !hasControlCharacters(text), let components = URLComponents(string: text),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
