@@ -17,3 +17,33 @@ struct MigrationTests {
         }
     }
 }
+
+@Suite("Analytics schema upgrades")
+struct MigrationUpgradeTests {
+    @Test("v4 turns the per-day device and tourist rows of v2 into day ranges, and the reports read the same")
+    func activityBackfill() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            try await MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= 3 }).run(on: client, logger: logger)
+            let tour = UUID(), all = AggregateDelta.Scope.all
+            for (scope, day, device) in [(all, "2025-03-01", "a"), (all, "2025-03-02", "a"), (all, "2025-03-05", "a"), (all, "2025-03-02", "b"),
+                                         (tour, "2025-03-02", "b")] {
+                try await client.query("INSERT INTO analytics.day_devices VALUES (\(scope), \(day)::date, \(device))", logger: logger)
+            }
+            try await client.query("INSERT INTO analytics.day_tourists VALUES (\(all), '2025-03-02', 't')", logger: logger)
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [4])
+            let rows = try await client.fetch("SELECT device_id, days::text FROM analytics.device_activity WHERE scope = \(all) ORDER BY 1",
+                                              as: (String, String).self, logger: logger)
+            #expect(rows.map(\.0) == ["a", "b"])
+            #expect(rows.map(\.1) == ["{[2025-03-01,2025-03-03),[2025-03-05,2025-03-06)}", "{[2025-03-02,2025-03-03)}"])
+            let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
+            let march = ReportQuery(from: Day("2025-03-01")!, to: Day("2025-03-05")!)
+            #expect(try await reports.summary(march).uniqueDevices == 2)
+            #expect(try await reports.summary(march).uniqueTourists == 1)
+            #expect(try await reports.summary(ReportQuery(from: Day("2025-03-03")!, to: Day("2025-03-04")!)).uniqueDevices == 0)
+            #expect(try await reports.daily(march).map(\.uniqueDevices) == [1, 2, 0, 0, 1])
+            #expect(try await reports.tours(march).map(\.uniqueDevices) == [1])
+        }
+    }
+}

@@ -93,14 +93,18 @@ struct PostgresIngestStore: IngestStore {
     }
 
     private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {
-        for (table, column, members) in [("day_devices", "device_id", delta.devices), ("day_tourists", "tourist_id", delta.tourists)]
+        for (table, column, members) in [("device_activity", "device_id", delta.devices), ("tourist_activity", "tourist_id", delta.tourists)]
         where !members.isEmpty {
-            let rows = members.sorted { ($0.scope.orderKey.0, $0.scope.orderKey.1, $0.day, $0.member) < ($1.scope.orderKey.0, $1.scope.orderKey.1, $1.day, $1.member) }
+            // One row per scope and member, its batch days merged into the days it already had; a row whose
+            // days already cover the batch's is left alone.
             try await connection.query("""
-                INSERT INTO \(unescaped: schema).\(unescaped: table) (scope, day, \(unescaped: column))
-                SELECT s, DATE '1970-01-01' + d, m FROM unnest(\(rows.map(\.scope))::uuid[], \(rows.map(\.day))::integer[],
-                                                                \(rows.map(\.member))::text[]) AS x(s, d, m)
-                ON CONFLICT DO NOTHING
+                INSERT INTO \(unescaped: schema).\(unescaped: table) AS a (scope, \(unescaped: column), days)
+                SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]'))
+                FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::text[], \(members.map(\.day))::integer[]) AS x(s, m, d)
+                GROUP BY s, m
+                ORDER BY s, m
+                ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
+                WHERE NOT a.days @> EXCLUDED.days
                 """, logger: logger)
         }
 

@@ -91,6 +91,29 @@ enum AnalyticsMigrations {
             ALTER TABLE day_tourists ALTER COLUMN tourist_id TYPE text COLLATE "C";
             ALTER TABLE devices ALTER COLUMN device_id TYPE text COLLATE "C";
             """),
+        Migration(4, "activity as day ranges", """
+            -- The UTC days each device (and tourist) had events on, per scope, as one multirange a row:
+            -- a distinct count over any range is then a count of the rows whose days overlap it, with no
+            -- de-duplication at query time, and per-day counts come from expanding the overlapping part.
+            CREATE TABLE device_activity (
+                scope uuid NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (scope, device_id)
+            ) WITH (fillfactor = 70);
+            CREATE TABLE tourist_activity (
+                scope uuid NOT NULL,
+                tourist_id text COLLATE "C" NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (scope, tourist_id)
+            ) WITH (fillfactor = 70);
+            INSERT INTO device_activity (scope, device_id, days)
+                SELECT scope, device_id, range_agg(daterange(day, day, '[]')) FROM day_devices GROUP BY scope, device_id;
+            INSERT INTO tourist_activity (scope, tourist_id, days)
+                SELECT scope, tourist_id, range_agg(daterange(day, day, '[]')) FROM day_tourists GROUP BY scope, tourist_id;
+            DROP TABLE day_devices;
+            DROP TABLE day_tourists;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

@@ -3,8 +3,8 @@ import Logging
 import PostgresNIO
 import Shared
 
-/// The reports' SQL: sums of the per-day aggregate rows over the range, and exact distinct counts over
-/// the per-day device and tourist rows (AnalyticsMigrations v2 describes the tables).
+/// The reports' SQL: sums of the per-day aggregate rows over the range, and exact distinct counts of the
+/// devices and tourists whose active days overlap it (AnalyticsMigrations describes the tables).
 struct PostgresReportRepository: ReportRepository {
     let client: PostgresClient
     let schema: AnalyticsSchema
@@ -14,10 +14,10 @@ struct PostgresReportRepository: ReportRepository {
         let s = schema.name, from = query.from.description, to = query.to.description
         let rows = try await client.fetch("""
             SELECT
-                (SELECT count(*) FROM (SELECT DISTINCT device_id FROM \(unescaped: s).day_devices
-                                       WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) d)::bigint,
-                (SELECT count(*) FROM (SELECT DISTINCT tourist_id FROM \(unescaped: s).day_tourists
-                                       WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) t)::bigint,
+                (SELECT count(*) FROM \(unescaped: s).device_activity
+                 WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]'))::bigint,
+                (SELECT count(*) FROM \(unescaped: s).tourist_activity
+                 WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]'))::bigint,
                 COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
             FROM (SELECT sum(starts)::bigint AS starts, sum(completions)::bigint AS completions FROM \(unescaped: s).day_tour_stats
                   WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))) t,
@@ -46,15 +46,12 @@ struct PostgresReportRepository: ReportRepository {
 
     func tours(_ query: ReportQuery) async throws -> [TourReportRow] {
         let s = schema.name, from = query.from.description, to = query.to.description
-        // Every tour event carries its tour, so the tour's device rows list every tour with any event.
+        // Every tour event carries its tour, so the tours with device activity in the range are every tour with any event.
         return try await client.fetch("""
             WITH devices AS (
-                -- Distinct pairs first: a hash, where count(DISTINCT) would sort each tour's rows.
-                SELECT scope AS tour_id, count(*)::bigint AS devices FROM (
-                    SELECT DISTINCT scope, device_id FROM \(unescaped: s).day_devices
-                    WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
-                      AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
-                ) pairs
+                SELECT scope AS tour_id, count(*)::bigint AS devices FROM \(unescaped: s).device_activity
+                WHERE scope <> \(AggregateDelta.Scope.all) AND days && daterange(\(from)::date, \(to)::date, '[]')
+                  AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
                 GROUP BY scope
             ), stats AS (
                 SELECT tour_id, sum(starts)::bigint AS starts, sum(completions)::bigint AS completions,
@@ -79,9 +76,8 @@ struct PostgresReportRepository: ReportRepository {
         for (platform, model, osVersion, appVersion, count) in try await client.fetch("""
             SELECT COALESCE(r.platform, 'unknown'), COALESCE(r.model, 'unknown'), COALESCE(r.os_version, 'unknown'),
                    COALESCE(r.app_version, 'unknown'), count(*)::bigint
-            FROM (SELECT DISTINCT device_id FROM \(unescaped: s).day_devices
-                  WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date) a
-            LEFT JOIN \(unescaped: s).devices r USING (device_id)
+            FROM \(unescaped: s).device_activity a LEFT JOIN \(unescaped: s).devices r USING (device_id)
+            WHERE a.scope = \(query.scope) AND a.days && daterange(\(from)::date, \(to)::date, '[]')
             GROUP BY 1, 2, 3, 4
             """, as: (String, String, String, String, Int).self, logger: logger) {
             report.platforms[platform, default: 0] += count
@@ -106,9 +102,13 @@ struct PostgresReportRepository: ReportRepository {
                 FROM \(unescaped: s).day_poi_stats WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
                 GROUP BY day
             ), d AS (
-                SELECT day, count(*)::bigint AS devices FROM \(unescaped: s).day_devices
-                WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
-                GROUP BY day
+                -- Each device's days inside the range, one row a day (its ranges never overlap), counted per day.
+                SELECT day::date AS day, count(*)::bigint AS devices
+                FROM \(unescaped: s).device_activity a,
+                     unnest(a.days * datemultirange(daterange(\(from)::date, \(to)::date, '[]'))) AS inside(r),
+                     generate_series(lower(inside.r), upper(inside.r) - 1, interval '1 day') AS day
+                WHERE a.scope = \(query.scope) AND a.days && daterange(\(from)::date, \(to)::date, '[]')
+                GROUP BY 1
             )
             SELECT to_char(days.day, 'YYYY-MM-DD'), COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(d.devices, 0),
                    COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
