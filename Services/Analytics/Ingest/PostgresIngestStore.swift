@@ -107,6 +107,23 @@ struct PostgresIngestStore: IngestStore {
                 WHERE NOT a.days @> EXCLUDED.days
                 """, logger: logger)
         }
+        if !delta.devices.isEmpty {
+            // The triples new to device_days are the devices each day gains.
+            try await connection.query("""
+                WITH added AS (
+                    INSERT INTO \(unescaped: schema).device_days (scope, day, device_id)
+                    SELECT s, DATE '1970-01-01' + d, m
+                    FROM unnest(\(delta.devices.map(\.scope))::uuid[], \(delta.devices.map(\.day))::integer[],
+                                \(delta.devices.map(\.member))::text[]) AS x(s, d, m)
+                    ORDER BY s, d, m
+                    ON CONFLICT DO NOTHING
+                    RETURNING scope, day
+                )
+                INSERT INTO \(unescaped: schema).day_device_counts AS c (scope, day, devices)
+                SELECT scope, day, count(*) FROM added GROUP BY scope, day ORDER BY scope, day
+                ON CONFLICT (scope, day) DO UPDATE SET devices = c.devices + EXCLUDED.devices
+                """, logger: logger)
+        }
 
         if !delta.pois.isEmpty {
             let rows = delta.pois.sorted { ($0.key.scope.orderKey.0, $0.key.scope.orderKey.1, $0.key.day, $0.key.poi.orderKey.0, $0.key.poi.orderKey.1)

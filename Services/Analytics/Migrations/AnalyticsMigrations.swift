@@ -114,6 +114,28 @@ enum AnalyticsMigrations {
             DROP TABLE day_devices;
             DROP TABLE day_tourists;
             """),
+        Migration(5, "devices per day", """
+            -- The daily series' device counts, kept as counters: a (scope, day, device) triple counts once,
+            -- when its insert into device_days is not a conflict, which the unique index makes exact even
+            -- with two writers at once.
+            CREATE TABLE device_days (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                PRIMARY KEY (scope, day, device_id)
+            );
+            CREATE TABLE day_device_counts (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                devices bigint NOT NULL,
+                PRIMARY KEY (scope, day)
+            ) WITH (fillfactor = 70);
+            INSERT INTO device_days (scope, day, device_id)
+                SELECT a.scope, d::date, a.device_id
+                FROM device_activity a, unnest(a.days) AS r, generate_series(lower(r), upper(r) - 1, interval '1 day') AS d;
+            INSERT INTO day_device_counts (scope, day, devices)
+                SELECT scope, day, count(*) FROM device_days GROUP BY scope, day;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)
