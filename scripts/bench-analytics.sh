@@ -15,7 +15,8 @@
 #    output says so).
 #
 # Postgres runs with its default durability (fsync on), in .run/bench-pg on BENCH_PG_PORT (5474); the
-# broker on BENCH_BROKER_PORT (9124). Both are stopped at the end. ITOUR_BIN_DIR skips the build.
+# broker on BENCH_BROKER_PORT (9124). Both are stopped at the end, and the run's database dropped
+# (BENCH_KEEP=1 keeps it). ITOUR_BIN_DIR skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -40,9 +41,15 @@ fi
 bin=$ITOUR_BIN_DIR
 
 pids=()
+database=
 cleanup() {
   for pid in "${pids[@]}"; do stop_pid bench "$pid" 10 >/dev/null || true; done
   scripts/broker.sh stop "$broker_pid" "$broker_port" "$broker_log" >/dev/null || true
+  # The run's database and CSV are large; BENCH_KEEP=1 keeps them for a look (psql -p $pg_port -d $database).
+  if [[ -z ${BENCH_KEEP:-} ]]; then
+    [[ -n $database ]] && psql -h 127.0.0.1 -p "$pg_port" -U itour -d itour -qc "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1
+    rm -f "$work/events.csv"
+  fi
   scripts/postgres.sh stop "$pg_dir" "$pg_port" >/dev/null || true
 }
 trap cleanup EXIT

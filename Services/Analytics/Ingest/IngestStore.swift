@@ -1,10 +1,19 @@
 import Foundation
 import Shared
 
-/// A batch read from `tracking.events`, ready to count.
+/// A batch read from `tracking.events`, ready to count. The work that needs no database (one event per
+/// id, sorted ids, the aggregates' rows) is done when it is made, while the previous batch's transaction
+/// runs, not inside this one's.
 struct IngestBatch: Sendable {
-    /// Decoded, valid events, in the order they were read (the first of two with one id is kept).
-    var events: [TrackingEvent]
+    /// Valid events, one per id (the first of two with one id is kept), in the order they were read.
+    let events: [TrackingEvent]
+    /// How many valid events were read, repeats within the batch included.
+    let received: Int
+    /// The events' ids in byte order: the dedupe insert walks the index in order, and two writers lock
+    /// in one order.
+    let sortedIds: [UUID]
+    /// What the events add if none of them was counted before, the usual case.
+    let delta: AggregateDelta
     var topic: String
     /// Per partition, the next offset to read once this batch is counted.
     var nextOffsets: [Int32: Int64]
@@ -12,6 +21,18 @@ struct IngestBatch: Sendable {
     /// last batch). A stored offset behind it means the tables were replaced under the reader (a replay
     /// was activated): the batch is not applied and the reader starts again from the stored offsets.
     var expectedOffsets: [Int32: Int64] = [:]
+
+    init(events: [TrackingEvent], topic: String, nextOffsets: [Int32: Int64], expectedOffsets: [Int32: Int64] = [:]) {
+        var seen = Set<UUID>(minimumCapacity: events.count)
+        let unique = events.filter { seen.insert($0.id).inserted }
+        self.events = unique
+        received = events.count
+        sortedIds = unique.map(\.id).sorted { $0.orderKey < $1.orderKey }
+        delta = AggregateDelta(unique)
+        self.topic = topic
+        self.nextOffsets = nextOffsets
+        self.expectedOffsets = expectedOffsets
+    }
 }
 
 enum ApplyOutcome: Sendable, Equatable {

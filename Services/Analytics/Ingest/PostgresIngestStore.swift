@@ -42,9 +42,13 @@ struct PostgresIngestStore: IngestStore {
         let logger = self.logger
         let beforeCommit = self.beforeCommit
         return try await client.withTransaction(logger: logger) { connection -> ApplyOutcome in
-            // Shared with every other batch; `replay --activate` takes it exclusively to swap schemas
-            // between batches, never in the middle of one.
-            try await connection.query("SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+            // The lock is shared with every other batch; `replay --activate` takes it exclusively to swap
+            // schemas between batches, never in the middle of one. COMMIT does not wait for the WAL flush:
+            // if Postgres itself crashed, the last batches would be lost whole (aggregates, ids and offsets
+            // together) and read again from the topic, so still counted once.
+            try await connection.query("""
+                SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey))), set_config('synchronous_commit', 'off', true)
+                """, logger: logger)
             if !batch.expectedOffsets.isEmpty {
                 let partitions = Array(batch.expectedOffsets.keys)
                 var stored: [Int32: Int64] = [:]
@@ -59,13 +63,8 @@ struct PostgresIngestStore: IngestStore {
                 }
             }
 
-            var events: [TrackingEvent] = []
-            events.reserveCapacity(batch.events.count)
-            var seen = Set<UUID>(minimumCapacity: batch.events.count)
-            for event in batch.events where seen.insert(event.id).inserted { events.append(event) }
-            // Sorted ids touch the index in order (and lock in one order); the answer is NULL when every id
-            // was new, the common case, else the new ones as one array.
-            let ids = events.map(\.id).sorted { $0.orderKey < $1.orderKey }
+            // The answer is NULL when every id was new, the usual case, else the new ones as one array.
+            let ids = batch.sortedIds
             let fresh = try await connection.fetch("""
                 WITH inserted AS (
                     INSERT INTO \(unescaped: schema).processed_events (event_id) SELECT unnest(\(ids)::uuid[])
@@ -73,11 +72,15 @@ struct PostgresIngestStore: IngestStore {
                 )
                 SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(event_id), '{}') END FROM inserted
                 """, as: [UUID]?.self, logger: logger)
+            var counted = batch.events.count
             if let freshIds = fresh.first ?? nil {
                 let freshSet = Set(freshIds)
-                events.removeAll { !freshSet.contains($0.id) }
+                let events = batch.events.filter { freshSet.contains($0.id) }
+                counted = events.count
+                try await write(AggregateDelta(events), schema: schema, on: connection)
+            } else {
+                try await write(batch.delta, schema: schema, on: connection)
             }
-            try await write(AggregateDelta(events), schema: schema, on: connection)
 
             let partitions = batch.nextOffsets.keys.sorted()
             let offsets = partitions.map { batch.nextOffsets[$0]! }
@@ -88,7 +91,7 @@ struct PostgresIngestStore: IngestStore {
                 ON CONFLICT (topic, partition) DO UPDATE SET next_offset = GREATEST(o.next_offset, EXCLUDED.next_offset)
                 """, logger: logger)
             try await beforeCommit?()
-            return .applied(new: events.count, duplicates: batch.events.count - events.count)
+            return .applied(new: counted, duplicates: batch.received - counted)
         }
     }
 

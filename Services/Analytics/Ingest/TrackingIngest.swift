@@ -74,7 +74,7 @@ final class TrackingIngest: Service, Sendable {
     private func consume(_ consumer: KafkaConsumer) async throws -> Bool {
         var pending: DecodedBatch?
         while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
-            async let following = DecodedBatch.read(from: consumer, max: options.batchSize, timeout: options.pollTimeout)
+            async let following = DecodedBatch.read(from: consumer, topic: topic, max: options.batchSize, timeout: options.pollTimeout)
             if let batch = pending, try await !count(batch) {
                 _ = try? await following
                 return true
@@ -86,20 +86,20 @@ final class TrackingIngest: Service, Sendable {
     }
 
     /// Counts one batch; false when the stored offsets moved back under this reader.
-    private func count(_ batch: DecodedBatch) async throws -> Bool {
-        guard !batch.isEmpty else { return true }
+    private func count(_ decoded: DecodedBatch) async throws -> Bool {
+        guard !decoded.isEmpty else { return true }
         let started = DispatchTime.now()
         // Dead letters first: once the offsets are stored the bad messages are never read again.
         await withTaskGroup(of: Void.self) { group in
-            for case (let message?, let rejection) in batch.rejected {
+            for case (let message?, let rejection) in decoded.rejected {
                 metrics.rejected(rejection.kind).increment()
                 group.addTask { await self.deadLetters.send(message, reason: rejection.reason) }
             }
         }
-        let expectedOffsets = expected.withLock { held in held.filter { batch.nextOffsets[$0.key] != nil } }
-        let outcome = try await Self.apply(IngestBatch(events: batch.events, topic: topic, nextOffsets: batch.nextOffsets,
-                                                       expectedOffsets: expectedOffsets),
-                                           to: store, logger: logger) { self.stopping.load(ordering: .acquiring) }
+        var batch = decoded.batch
+        let partitions = batch.nextOffsets
+        batch.expectedOffsets = expected.withLock { held in held.filter { partitions[$0.key] != nil } }
+        let outcome = try await Self.apply(batch, to: store, logger: logger) { self.stopping.load(ordering: .acquiring) }
         switch outcome {
         case .applied(let new, let duplicates):
             expected.withLock { held in
@@ -108,7 +108,7 @@ final class TrackingIngest: Service, Sendable {
             metrics.counted.increment(by: Int64(new))
             metrics.duplicates.increment(by: Int64(duplicates))
             metrics.batchDuration.recordInterval(since: started)
-            logger.debug("batch counted", metadata: ["messages": "\(batch.messageCount)", "new": "\(new)", "duplicates": "\(duplicates)"])
+            logger.debug("batch counted", metadata: ["messages": "\(decoded.messageCount)", "new": "\(new)", "duplicates": "\(duplicates)"])
             return true
         case .offsetsMovedBack:
             return false
@@ -175,20 +175,26 @@ final class TrackingIngest: Service, Sendable {
     }
 }
 
-/// Messages read in one poll, decoded: the valid events, the rejected messages with their reasons,
-/// and the next offset per partition.
+/// Messages read in one poll, decoded: the batch to count, and the rejected messages with their reasons.
 struct DecodedBatch: Sendable {
-    var events: [TrackingEvent] = []
+    var batch: IngestBatch
     /// Rejected messages (nil when read from a file) and why.
-    var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)] = []
-    var nextOffsets: [Int32: Int64] = [:]
-    var messageCount = 0
+    var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)]
+    var messageCount: Int
 
     var isEmpty: Bool { messageCount == 0 }
 
-    init(_ messages: [KafkaMessage]) {
-        messageCount = messages.count
+    init(batch: IngestBatch, rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)], messageCount: Int) {
+        self.batch = batch
+        self.rejected = rejected
+        self.messageCount = messageCount
+    }
+
+    init(_ messages: [KafkaMessage], topic: String) {
+        var events: [TrackingEvent] = []
         events.reserveCapacity(messages.count)
+        var nextOffsets: [Int32: Int64] = [:]
+        var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)] = []
         for message in messages {
             nextOffsets[message.partition] = max(nextOffsets[message.partition] ?? 0, message.offset + 1)
             switch TrackingMessageDecoder.decode(message.value) {
@@ -196,10 +202,12 @@ struct DecodedBatch: Sendable {
             case .rejected(let rejection): rejected.append((message, rejection))
             }
         }
+        self.init(batch: IngestBatch(events: events, topic: topic, nextOffsets: nextOffsets), rejected: rejected, messageCount: messages.count)
     }
 
-    static func read(from consumer: KafkaConsumer, max: Int, timeout: Duration) async throws -> DecodedBatch {
-        DecodedBatch(try await consumer.poll(maxMessages: max, timeout: timeout))
+    /// Polls and decodes; run beside the previous batch's transaction.
+    static func read(from consumer: KafkaConsumer, topic: String, max: Int, timeout: Duration) async throws -> DecodedBatch {
+        DecodedBatch(try await consumer.poll(maxMessages: max, timeout: timeout), topic: topic)
     }
 }
 

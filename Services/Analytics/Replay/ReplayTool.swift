@@ -118,14 +118,13 @@ struct ReplayTool {
                                          logger: logger)
         var summary = Summary()
         while true {
-            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)))
+            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)), topic: topic)
             if batch.isEmpty {
                 // Lag is measured against each partition's end: zero everywhere and nothing more arriving means done.
                 if try await consumer.lag().values.allSatisfy({ $0 == 0 }) { break }
                 continue
             }
-            let outcome = try await TrackingIngest.apply(IngestBatch(events: batch.events, topic: topic, nextOffsets: batch.nextOffsets),
-                                                         to: store, logger: logger)
+            let outcome = try await TrackingIngest.apply(batch.batch, to: store, logger: logger)
             summary.add(batch, outcome)
             FileHandle.standardError.write(Data("\rreplay: \(summary.read) messages".utf8))
         }
@@ -144,7 +143,7 @@ struct ReplayTool {
         func flush() async throws {
             guard !lines.isEmpty else { return }
             let batch = DecodedBatch(lines: lines)
-            let outcome = try await TrackingIngest.apply(IngestBatch(events: batch.events, topic: "file", nextOffsets: [:]), to: store, logger: logger)
+            let outcome = try await TrackingIngest.apply(batch.batch, to: store, logger: logger)
             summary.add(batch, outcome)
             lines.removeAll(keepingCapacity: true)
         }
@@ -184,18 +183,24 @@ struct ReplayTool {
 extension DecodedBatch {
     /// Lines of a replay file: envelopes as on the topic, or bare events (wrapped as the feed would).
     init(lines: [[UInt8]]) {
-        self.init([])
-        messageCount = lines.count
+        var wrapped: [[UInt8]] = []
+        wrapped.reserveCapacity(lines.count)
         for line in lines {
-            var outcome = TrackingMessageDecoder.decode(line)
-            if case .rejected = outcome, let event = try? JSONCoding.decoder.decode(TrackingEvent.self, from: Data(line)),
-               let wrapped = try? Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt, source: "replay", data: event).encoded() {
-                outcome = TrackingMessageDecoder.decode(wrapped)
+            if case .rejected = TrackingMessageDecoder.decode(line), let event = try? JSONCoding.decoder.decode(TrackingEvent.self, from: Data(line)),
+               let envelope = try? Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt, source: "replay", data: event).encoded() {
+                wrapped.append(envelope)
+            } else {
+                wrapped.append(line)
             }
-            switch outcome {
+        }
+        var events: [TrackingEvent] = []
+        var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)] = []
+        for line in wrapped {
+            switch TrackingMessageDecoder.decode(line) {
             case .event(let event): events.append(event)
             case .rejected(let rejection): rejected.append((nil, rejection))
             }
         }
+        self.init(batch: IngestBatch(events: events, topic: "file", nextOffsets: [:]), rejected: rejected, messageCount: lines.count)
     }
 }
