@@ -16,8 +16,11 @@ struct DeadLetterAndReplayTests {
         let now = Date()
         var wrongType = TrackingEvent(type: .poiViewed, deviceId: "d", occurredAt: now, poiId: UUID(), via: .list)
         wrongType.via = nil
+        var withNul = TrackingEvent(type: .tourStarted, deviceId: "phone\u{0}1", occurredAt: now, tourId: UUID())
+        withNul.touristId = "t"
         let bad = [
             "{ not json",
+            String(decoding: try Envelope(id: withNul.id, type: "tour.started", source: "feed", data: withNul).encoded(), as: UTF8.self),
             #"{"id":"\#(UUID())","type":"tour.started","schemaVersion":1,"occurredAt":"2025-01-01T00:00:00Z","source":"feed","data":{"id":"\#(UUID())","type":"tour.started","occurredAt":"2025-01-01T00:00:00Z"}}"#,
             String(decoding: try Envelope(type: "poi.viewed", source: "feed", data: wrongType).encoded(), as: UTF8.self),
         ]
@@ -33,6 +36,7 @@ struct DeadLetterAndReplayTests {
             #expect(reasons.contains { $0.contains("malformed JSON") })
             #expect(reasons.contains { $0.contains("deviceId") })
             #expect(reasons.contains("missing field via for poi.viewed"))
+            #expect(reasons.contains("deviceId must not contain NUL characters"))
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"invalid\"}"))
             #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"undecodable\"}"))

@@ -69,6 +69,13 @@ enum TrackingMessageDecoder {
         if let reason = event.validationError(now: event.occurredAt) {
             return reject(.invalid, reason)
         }
+        // Postgres text cannot hold NUL: such an event could never be stored, and retrying its batch
+        // forever would stop the ingest behind it.
+        for (name, value) in [("deviceId", event.deviceId), ("touristId", event.touristId), ("platform", event.platform),
+                              ("osVersion", event.osVersion), ("model", event.model), ("appVersion", event.appVersion), ("url", event.url)]
+        where value?.utf8.contains(0) == true {
+            return reject(.invalid, "\(name) must not contain NUL characters")
+        }
         return .event(event)
     }
 
