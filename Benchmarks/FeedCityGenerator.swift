@@ -11,7 +11,7 @@ import Shared
 /// accents, so search has something to fold. Ids and command ids derive from the indexes, so a second
 /// run applies nothing twice and the other benchmark steps can name entities without asking.
 ///
-/// Commands are pipelined: up to `window` are in flight (sent, result not yet back) at a time.
+/// The category tree is created first (one command per path). Commands are pipelined: up to `window` are in flight (sent, result not yet back) at a time.
 /// Settings from the environment: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX.
 enum FeedCityGenerator {
     static let center = Coordinate(latitude: 53.7997, longitude: -1.5492)
@@ -46,6 +46,11 @@ enum FeedCityGenerator {
         let city = City(pois: poiCount, tours: tourCount, seed: seed)
         let started = ContinuousClock.now
         var failures: [String] = []
+        // The category tree first: catalog accepts only POI categories that exist in it.
+        failures += try await pipeline("categories", Words.categories.enumerated().map { index, path in
+            CatalogCommand(commandId: numberedId(0xC17E_3000, index), action: .createCategory, actor: "itour-bench",
+                           category: .ensuring(path: path))
+        }, client: client, window: 1)
         failures += try await pipeline("POIs", city.poiCommands(), client: client, window: window)
         failures += try await pipeline("tours", city.tourCommands(.createTour), client: client, window: window)
         failures += try await pipeline("stops", city.tourCommands(.setTourStops), client: client, window: window)

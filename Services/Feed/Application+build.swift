@@ -27,9 +27,15 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     router.add(middleware: MethodNotAllowedMiddleware(FeedAPI.routes))
     FeedRoutes(projection: projection).register(on: router)
     EventRoutes(ingest: ingest).register(on: router)
-    OpenAPIRoutes().register(on: router)
+    let openAPI = OpenAPIRoutes<BasicRequestContext>.render()
+    OpenAPIRoutes(document: openAPI).register(on: router)
 
-    var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
+    // Stored responses are answered in the connection pipeline, ahead of the router (StoredResponseHandler).
+    let stored = StoredResponses(projection: projection, openAPI: openAPI)
+    let serverName = runtime.httpConfiguration.serverName ?? "itour-feed"
+    var app = Application(router: router,
+                          server: .http1(configuration: .init(additionalChannelHandlers: [StoredResponseHandler(lookup: stored, serverName: serverName)])),
+                          configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(commands, events, publisher)
     app.beforeServerStarts {

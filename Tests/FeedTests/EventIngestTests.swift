@@ -6,7 +6,18 @@ import Testing
 @Suite("Tracking event batches")
 struct EventBatchTests {
     func candidates(_ json: String) throws -> [Result<TrackingEvent, EventRejection>] {
-        try JSONDecoder().decode(EventBatch.self, from: Data(json.utf8)).events.map(\.event)
+        try Array(json.utf8).withUnsafeBytes { bytes in try EventBatch.parse(bytes) }
+    }
+
+    func failure(_ json: String) -> EventBatch.Failure? {
+        do {
+            _ = try candidates(json)
+            return nil
+        } catch let error as EventBatch.Failure {
+            return error
+        } catch {
+            return nil
+        }
     }
 
     func reason(_ result: Result<TrackingEvent, EventRejection>, now: Date = Date()) -> String? {
@@ -55,6 +66,30 @@ struct EventBatchTests {
         #expect(reasons[12] == nil)
     }
 
+    @Test("the reader takes any valid JSON and refuses anything else as a whole")
+    func reader() throws {
+        let event = #"{"id": "0b5f3c2e-6d1a-4f7e-9c3b-2a1d5e8f7a90", "type": "poi.arrived", "deviceId": "d\u00e9v\ud83d\ude00\n", "occurredAt": "2025-05-01T14:30:00Z", "poiId": "0b5f3c2e-6d1a-4f7e-9c3b-2a1d5e8f7a91", "extra": {"deep": [1, 2.5e-3, -0, true, false, null, "x"]}}"#
+        let read = try candidates(" \n{\"other\": [{}], \"events\": [\(event), [1], \"s\", 1e999, null, {\"durationSeconds\": true}]}\t")
+        #expect(read.count == 6)
+        #expect(try read[0].get().deviceId == "dév😀\n")
+        #expect(read[1...4].allSatisfy { if case .failure(let rejection) = $0 { rejection.reason == "an event must be a JSON object" } else { false } })
+        if case .failure(let rejection) = read[5] { #expect(rejection.reason == "missing field id") } else { Issue.record("not rejected") }
+        // Duplicate keys: the last one counts.
+        #expect(try candidates(#"{"events": 1, "events": []}"#).isEmpty)
+        #expect(failure(#"{"events": [], "events": 7}"#) == .eventsNotAnArray)
+        #expect(failure("[]") == .notAnObject)
+        #expect(failure("null") == .notAnObject)
+        #expect(failure(#"{"other": 1}"#) == .missingEvents)
+        for malformed in ["", "{", #"{"events": [}"#, #"{"events": []} x"#, "{\"events\": [\"\u{1}\"]}", #"{"events": ["\x"]}"#,
+                          #"{"events": [01]}"#, #"{"events": [1.]}"#, #"{"events": ["\ud800"]}"#, #"{'events': []}"#,
+                          "{\"events\": [" + String(repeating: "[", count: 100_000) + "]}", #"{"events": [tru]}"#] {
+            if case .malformed = failure(malformed) {} else { Issue.record("not malformed: \(malformed.prefix(40))") }
+        }
+        let invalidUTF8: [UInt8] = Array(#"{"events": [""#.utf8) + [0xFF, 0xFE] + Array(#""]}"#.utf8)
+        let outcome = invalidUTF8.withUnsafeBytes { bytes in Result { () throws(EventBatch.Failure) in try EventBatch.parse(bytes) } }
+        if case .failure(.malformed) = outcome {} else { Issue.record("invalid UTF-8 accepted") }
+    }
+
     @Test("the produced message is the suite's envelope and decodes to the same event")
     func envelope() throws {
         let event = TrackingEvent(type: .mediaPlayed, deviceId: "device \"7\"", touristId: "t1", occurredAt: RFC3339.parse("2025-05-01T14:30:00.123Z") ?? Date(),
@@ -67,6 +102,27 @@ struct EventBatchTests {
         #expect(decoded.occurredAt == event.occurredAt)
         let viaEvent = TrackingEvent(type: .poiViewed, deviceId: "d", occurredAt: Date(timeIntervalSince1970: 1_700_000_000), poiId: UUID(), via: .nearby)
         #expect(try EnvelopeDecoder.decode(TrackingEvent.self, from: TrackingEnvelope.encode(viaEvent)).data == viaEvent)
+    }
+
+    @Test("the fast timestamp formatter and parser agree with RFC3339 exactly")
+    func timestamps() {
+        var random = SeededRandom(state: 99)
+        for _ in 0..<20_000 {
+            // From year 1 to 9999, at whole milliseconds and in between.
+            let date = Date(timeIntervalSince1970: Double.random(in: -62_135_596_800...253_402_300_799, using: &random))
+            #expect(Timestamps.format(date) == RFC3339.format(date))
+            let text = RFC3339.format(date)
+            #expect(Timestamps.parse(text) == RFC3339.parse(text), "\(text)")
+            let shortFraction = String(text.dropLast(3)) + "Z"
+            #expect(Timestamps.parse(shortFraction) == RFC3339.parse(shortFraction), "\(shortFraction)")
+            let noFraction = String(text.prefix(19)) + "Z"
+            #expect(Timestamps.parse(noFraction) == RFC3339.parse(noFraction), "\(noFraction)")
+        }
+        for text in ["2024-02-29T23:59:59.999Z", "2023-02-29T00:00:00Z", "2025-13-01T00:00:00Z", "2025-05-01T25:00:00Z",
+                     "2025-05-01T10:00:00", "2025-05-01T10:00:00+02:00", "2025-05-01T10:00:00.1234Z", "0000-01-01T00:00:00Z",
+                     "1970-01-01T00:00:00Z", "yesterday", "", "2025-05-01T10:00:00.Z", "２０２５-05-01T10:00:00Z"] {
+            #expect(Timestamps.parse(text) == RFC3339.parse(text), "\(text)")
+        }
     }
 
     @Test("per-device rate: a batch passes whole or not at all, tokens come back over time and on refund")

@@ -22,14 +22,14 @@ struct FeedHTTPTests {
     }
 
     static func withFeed(content: [CatalogEvent] = FeedHTTPTests.content, eventsPerMinute: Int = 600,
-                         kafka: KafkaConfiguration = TestServices.kafka(),
+                         kafka: KafkaConfiguration = TestServices.kafka(), testing: TestingSetup = .router,
                          _ body: @escaping @Sendable (CatalogStandIn, any TestClientProtocol) async throws -> Void) async throws {
         let standIn = try CatalogStandIn(configuration: kafka, content: content)
         try await standIn.prepare()
         let settings = try TestServices.serviceSettings(name: "feed", database: DatabaseSettings(port: TestServices.postgresPort), kafka: kafka)
         let app = try Feed.buildApplication(settings: settings, feed: FeedSettings(eventsPerMinutePerDevice: eventsPerMinute))
         try await TestServices.withServices([standIn.producer, standIn]) {
-            try await app.test(.router) { client in
+            try await app.test(testing) { client in
                 let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(100)) {
                     try await client.execute(uri: "/ready", method: .get).status == .ok
                 }
@@ -157,9 +157,11 @@ struct FeedHTTPTests {
         }
     }
 
-    @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked")
-    func caching() async throws {
-        try await Self.withFeed { _, client in
+    /// Live (a real socket), so stored responses come from `StoredResponseHandler` in the pipeline, and
+    /// through the router otherwise.
+    @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked", arguments: [false, true])
+    func caching(live: Bool) async throws {
+        try await Self.withFeed(testing: live ? .live : .router) { _, client in
             for uri in ["/v1/tours", "/v1/tours/\(DemoContent.tourId)", "/v1/pois/\(DemoContent.poiId(1011))", "/v1/pois/\(DemoContent.poiId(1011))/page",
                         "/v1/pois?near=34.2261,-77.8767&radius=2000", "/v1/search?q=hall", "/v1/legacy/tours.xml", "/v1/legacy/tours/11/pois.xml",
                         "/openapi.json"] {
@@ -184,6 +186,22 @@ struct FeedHTTPTests {
                     let conditional = try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip", .ifNoneMatch: tag])
                     #expect(conditional.status == .notModified, "\(uri) \(tag)")
                 }
+                #expect(plain.headers[.xRequestId] != nil)
+                if live { #expect(plain.headers[.date] != nil) }
+            }
+            if live {
+                let metrics = Self.text(try await client.execute(uri: "/metrics", method: .get))
+                #expect(metrics.contains("itour_feed_stored_responses_total"))
+                // Misses and errors still reach the router and get their problem+json.
+                try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(UUID())", method: .get), .notFound)
+                try Self.expectProblem(try await client.execute(uri: "/v1/tours/nope", method: .get), .badRequest)
+                // Any case, a query string and a trailing slash are the same resource, as for the router.
+                let lower = try await client.execute(uri: "/v1/pois/\(DemoContent.poiId(1011).uuidString.lowercased())?x=1", method: .get)
+                #expect(lower.status == .ok)
+                #expect(try await client.execute(uri: "/v1/tours/", method: .get).status == .ok)
+                try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(String(repeating: "g", count: 36))", method: .get), .badRequest)
+                let echoed = try await client.execute(uri: "/v1/tours", method: .get, headers: [.xRequestId: "abc-123"])
+                #expect(echoed.headers[.xRequestId] == "abc-123")
             }
         }
     }

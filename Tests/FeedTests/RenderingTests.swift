@@ -60,6 +60,15 @@ struct RenderingTests {
         #expect(!ContentNegotiation.ifNoneMatch("\"a\"", matchesAnyOf: ["\"b\""]))
     }
 
+    @Test("UUIDs are written as uuidString spells them")
+    func uuids() {
+        for id in (0..<100).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))] {
+            var json = JSONWriter()
+            json.uuid(id)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"\(id.uuidString)\"")
+        }
+    }
+
     @Test("JSON escapes control characters and quotes and stays valid")
     func json() throws {
         let poi = Fixture.poi(name: hostile, summary: "line\nbreak\ttab \\ slash /", category: "Shop/Fashion",

@@ -24,7 +24,6 @@ final class EventIngest: Sendable {
     private let rejectedCounter = Counter(label: "itour_feed_events_rejected_total")
     private let rateLimitedCounter = Counter(label: "itour_feed_events_rate_limited_total")
     private let unavailableCounter = Counter(label: "itour_feed_events_unavailable_total")
-    private static let decoder = JSONDecoder()
 
     /// Seconds a phone is asked to wait when the broker is unreachable.
     static let brokerRetryAfterSeconds = 5
@@ -36,21 +35,24 @@ final class EventIngest: Sendable {
     }
 
     func ingest(_ body: ByteBuffer, requestId: String?, now: Date = Date()) async throws -> Outcome {
-        let batch: EventBatch
-        do {
-            batch = try Self.decoder.decode(EventBatch.self, from: Data(body.readableBytesView))
-        } catch {
+        let parsed = body.withUnsafeReadableBytes { bytes in
+            Result { () throws(EventBatch.Failure) in try EventBatch.parse(bytes) }
+        }
+        let candidates: [Result<TrackingEvent, EventRejection>]
+        switch parsed {
+        case .success(let elements): candidates = elements
+        case .failure(let error):
             throw Problem.badRequest("the body must be a JSON object {\"events\": [...]}: \(Self.describe(error))")
         }
-        guard batch.events.count <= EventBatch.maxEvents else {
-            throw Problem.badRequest("a batch holds at most \(EventBatch.maxEvents) events; this one has \(batch.events.count). Split it.")
+        guard candidates.count <= EventBatch.maxEvents else {
+            throw Problem.badRequest("a batch holds at most \(EventBatch.maxEvents) events; this one has \(candidates.count). Split it.")
         }
 
         var rejected: [Outcome.Rejection] = []
         var valid: [TrackingEvent] = []
-        valid.reserveCapacity(batch.events.count)
-        for (index, candidate) in batch.events.enumerated() {
-            switch candidate.event {
+        valid.reserveCapacity(candidates.count)
+        for (index, candidate) in candidates.enumerated() {
+            switch candidate {
             case .failure(let rejection):
                 rejected.append(.init(index: index, reason: rejection.reason))
             case .success(let event):
@@ -92,14 +94,12 @@ final class EventIngest: Sendable {
         return Outcome(accepted: valid.count, rejected: rejected)
     }
 
-    private static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
+    private static func describe(_ error: EventBatch.Failure) -> String {
         switch error {
-        case .keyNotFound(let key, _): return "missing field \(key.stringValue)"
-        case .typeMismatch(_, let context) where context.codingPath.isEmpty: return "the body is not a JSON object"
-        case .typeMismatch, .valueNotFound: return "events must be an array"
-        case .dataCorrupted: return "malformed JSON"
-        @unknown default: return "malformed JSON"
+        case .malformed(let where_): "malformed JSON (\(where_))"
+        case .notAnObject: "the body is not a JSON object"
+        case .missingEvents: "missing field events"
+        case .eventsNotAnArray: "events must be an array"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -35,7 +36,7 @@ final class ProjectionPublisher: Service, Sendable {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let loaded = ContinuousClock.now
-            let snapshot = self.projection.publish()
+            let snapshot = await self.publishOffTheEventLoops()
             self.ready.store(true, ordering: .releasing)
             self.logger.info("projection published", metadata: [
                 "tours": "\(snapshot.tours.count)", "pois": "\(snapshot.pois.count)",
@@ -44,8 +45,18 @@ final class ProjectionPublisher: Service, Sendable {
             for await _ in self.projection.changeSignals {
                 // A moment for the rest of a burst to arrive.
                 try await Task.sleep(for: .milliseconds(2))
-                self.projection.publish()
+                await self.publishOffTheEventLoops()
             }
+        }
+    }
+
+    /// Rendering a whole catalog takes seconds: do it on a Dispatch thread, not on the threads that
+    /// answer requests (the feed runs Swift concurrency on NIO's event loops, see App.swift).
+    @discardableResult
+    private func publishOffTheEventLoops() async -> FeedSnapshot {
+        let projection = self.projection
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: projection.publish()) }
         }
     }
 }

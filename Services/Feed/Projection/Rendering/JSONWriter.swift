@@ -53,15 +53,27 @@ struct JSONWriter {
         if let value { string(value) } else { null() }
     }
 
+    /// The UUID as `uuidString` spells it (upper case), written from its bytes.
     mutating func uuid(_ value: UUID) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: value.uuidString.utf8)
+        let hex: StaticString = "0123456789ABCDEF"
+        withUnsafeBytes(of: value.uuid) { raw in
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                bytes.append(hex.utf8Start[Int(byte >> 4)])
+                bytes.append(hex.utf8Start[Int(byte & 0x0F)])
+            }
+        }
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// RFC 3339 UTC with milliseconds, as `RFC3339.format` writes it.
     mutating func date(_ value: Date) {
-        string(RFC3339.format(value))
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        Timestamps.append(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     mutating func number(_ value: Double) {

@@ -38,10 +38,12 @@ final class RenderedResource: Sendable {
         gzipNotModifiedHeaders = gzipNotModified
         var identityHeaders = notModified
         identityHeaders[.contentType] = contentType
+        identityHeaders[.contentLength] = String(identity.readableBytes)
         self.identityHeaders = identityHeaders
         var gzipHeaders = gzipNotModified
         gzipHeaders[.contentType] = contentType
         gzipHeaders[.contentEncoding] = "gzip"
+        gzipHeaders[.contentLength] = String(gzip?.readableBytes ?? 0)
         self.gzipHeaders = gzipHeaders
     }
 

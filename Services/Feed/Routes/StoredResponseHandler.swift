@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Metrics
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// Answers GETs of stored responses (tours, POIs, POI pages, the legacy feeds, the OpenAPI document)
+/// right in the connection's NIO pipeline, on the event loop that read the request, before it reaches
+/// Hummingbird's router. A profile of `GET /v1/pois/{id}` showed the router, middleware and the Swift
+/// concurrency task per request costing more than the lookup itself by far; this is how the feed keeps
+/// up with a static file server. Anything else — another path or method, an unknown id (for its
+/// problem+json 404), a body, `Connection: close`, or a request arriving while an earlier one on the
+/// same connection is still with Hummingbird (responses must keep their order) — passes through
+/// untouched to the router, which answers it as before.
+final class StoredResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let lookup: StoredResponses
+    private let serverName: String
+    /// Requests passed on to Hummingbird whose response has not been written completely.
+    private var forwardedInFlight = 0
+    /// The request being answered here: its parts are swallowed until its end, then the answer goes out.
+    private var answering: (resource: RenderedResource, request: HTTPRequest)?
+    private var dateCache = HTTPDateCache()
+
+    init(lookup: StoredResponses, serverName: String) {
+        self.lookup = lookup
+        self.serverName = serverName
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if forwardedInFlight == 0, request.method == .get, request.headerFields[.connection]?.lowercased().contains("close") != true,
+               request.headerFields[.contentLength] ?? "0" == "0", request.headerFields[.transferEncoding] == nil,
+               let path = request.path, let resource = lookup.resource(for: path) {
+                answering = (resource, request)
+                return
+            }
+            forwardedInFlight += 1
+            context.fireChannelRead(data)
+        case .body:
+            // A GET answered here has no body (checked on its head).
+            if answering == nil { context.fireChannelRead(data) }
+        case .end:
+            guard let (resource, request) = answering else {
+                context.fireChannelRead(data)
+                return
+            }
+            answering = nil
+            respond(context: context, resource: resource, request: request)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { forwardedInFlight = max(0, forwardedInFlight - 1) }
+        context.write(data, promise: promise)
+    }
+
+    private func respond(context: ChannelHandlerContext, resource: RenderedResource, request: HTTPRequest) {
+        let useGzip = resource.gzip != nil && ContentNegotiation.acceptsGzip(request.headerFields[.acceptEncoding])
+        var status = HTTPResponse.Status.ok
+        var fields: HTTPFields
+        var body: ByteBuffer?
+        if let condition = request.headerFields[.ifNoneMatch],
+           ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: [resource.etag, resource.gzipETag]) {
+            status = .notModified
+            fields = useGzip ? resource.gzipNotModifiedHeaders : resource.notModifiedHeaders
+        } else if useGzip, let gzip = resource.gzip {
+            fields = resource.gzipHeaders
+            body = gzip
+        } else {
+            fields = resource.identityHeaders
+            body = resource.identity
+        }
+        fields[.xRequestId] = lookup.requestId(given: request.headerFields[.xRequestId])
+        fields[.date] = dateCache.current()
+        fields[.server] = serverName
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        lookup.answered.increment()
+    }
+}
+
+/// What `StoredResponseHandler` may answer: the projection's stored responses by path, and the
+/// OpenAPI document. Shared by every connection's handler.
+final class StoredResponses: Sendable {
+    private let projection: CatalogProjection
+    private let openAPI: RenderedResource
+    let answered = Counter(label: "itour_feed_stored_responses_total")
+    /// Request ids for requests that bring none: a random per-process prefix and a counter.
+    private let requestPrefix = String(UInt32.random(in: .min ... .max), radix: 16)
+    private let requestCounter = Atomic<UInt64>(0)
+
+    init(projection: CatalogProjection, openAPI: RenderedResource) {
+        self.projection = projection
+        self.openAPI = openAPI
+    }
+
+    /// The stored response for a GET of `path` (query ignored, as the router ignores it), or nil when
+    /// the router should answer. Reads the path's bytes without splitting it into strings: this runs
+    /// for every request.
+    func resource(for path: String) -> RenderedResource? {
+        var path = path
+        return path.withUTF8 { bytes in
+            var end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+            guard end <= 160 else { return nil }
+            if end > 1 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }  // the router ignores a trailing slash too
+            let route = UnsafeBufferPointer(rebasing: bytes[0..<end])
+            if Self.equals(route, "/openapi.json") { return openAPI }
+            let snapshot = projection.snapshot
+            if Self.equals(route, "/v1/tours") { return snapshot.tourList }
+            if Self.equals(route, "/v1/legacy/tours.xml") { return snapshot.legacyTourList }
+            if let id = Self.uuid(route, after: "/v1/tours/", suffix: "") { return snapshot.tours[id]?.detail }
+            if let id = Self.uuid(route, after: "/v1/pois/", suffix: "") { return snapshot.pois[id]?.detail }
+            if let id = Self.uuid(route, after: "/v1/pois/", suffix: "/page") { return snapshot.pois[id]?.page }
+            let prefix = "/v1/legacy/tours/", suffix = "/pois.xml"
+            if Self.starts(route, with: prefix), Self.ends(route, with: suffix), route.count > prefix.utf8.count + suffix.utf8.count {
+                let idBytes = UnsafeBufferPointer(rebasing: route[(route.startIndex + prefix.utf8.count)..<(route.endIndex - suffix.utf8.count)])
+                guard !idBytes.contains(UInt8(ascii: "/")), !idBytes.contains(UInt8(ascii: "%")) else { return nil }
+                let given = String(decoding: idBytes, as: UTF8.self)
+                guard let id = snapshot.legacyTourIds[given] ?? UUID(uuidString: given) else { return nil }
+                return snapshot.tours[id]?.legacyPois
+            }
+            return nil
+        }
+    }
+
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount, let start = bytes.baseAddress else { return false }
+        return memcmp(start, text.utf8Start, bytes.count) == 0
+    }
+
+    private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with text: String) -> Bool {
+        bytes.count >= text.utf8.count && zip(bytes, text.utf8).allSatisfy { $0 == $1 }
+    }
+
+    private static func ends(_ bytes: UnsafeBufferPointer<UInt8>, with text: String) -> Bool {
+        bytes.count >= text.utf8.count && zip(bytes.suffix(text.utf8.count), text.utf8).allSatisfy { $0 == $1 }
+    }
+
+    /// The UUID in `bytes` = `prefix` + 36 characters + `suffix`, any case.
+    private static func uuid(_ bytes: UnsafeBufferPointer<UInt8>, after prefix: String, suffix: String) -> UUID? {
+        guard bytes.count == prefix.utf8.count + 36 + suffix.utf8.count, starts(bytes, with: prefix), ends(bytes, with: suffix) else { return nil }
+        var raw = [UInt8](repeating: 0, count: 16)
+        var index = bytes.startIndex + prefix.utf8.count, byte = 0
+        while byte < 16 {
+            if byte == 4 || byte == 6 || byte == 8 || byte == 10 {
+                guard bytes[index] == UInt8(ascii: "-") else { return nil }
+                index += 1
+            }
+            guard let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else { return nil }
+            raw[byte] = high << 4 | low
+            index += 2
+            byte += 1
+        }
+        return UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                           raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The caller's `X-Request-Id` when it is sane (as `RequestIdMiddleware` decides), else a new one.
+    func requestId(given: String?) -> String {
+        if let given, given.count <= 64, given.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) {
+            return given
+        }
+        let number = requestCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        return "\(requestPrefix)-\(String(number, radix: 16))"
+    }
+}
+
+/// The `Date` header value (IMF-fixdate), made at most once a second.
+struct HTTPDateCache {
+    private var second = 0
+    private var text = ""
+
+    mutating func current() -> String {
+        var now = time_t()
+        time(&now)
+        if Int(now) != second || text.isEmpty {
+            second = Int(now)
+            var parts = tm()
+            gmtime_r(&now, &parts)
+            let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"], months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+            func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        }
+        return text
+    }
+}

@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# Feed benchmarks (issue 4), one run on this machine, printing figures, medians and ratios:
+#
+#   scripts/bench-feed.sh            POIS=100000 TOURS=1000 DURATION=10 ROUNDS=3 CONNECTIONS=50
+#
+# What it does, all on private processes it starts and stops itself (never the shared ones):
+#   1. release builds of catalog, feed and itour-bench; a private Postgres and tansu broker on free ports
+#   2. catalog + feed, then `itour-bench generate-city` loads POIS POIs in TOURS tours through catalog
+#      commands; feed RSS with the city loaded, and the feed's rebuild time from a snapshot (restart → /ready)
+#   3. GET /v1/tours/{id} and /v1/pois/{id} over every generated id with wrk, against nginx serving the
+#      feed's own response bytes from disk, and against pgbench doing the equivalent SELECT per request
+#   4. near and search: in-process p50/p99 (Server-Timing) and HTTP p50/p99 one at a time; wrk throughput
+#   5. POST /v1/events, batches of 50 from many devices, with wrk; the broker's own limit from a raw
+#      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
+# Each wrk/pgbench figure is the median of ROUNDS runs taken in turn. KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+source scripts/common.sh
+
+POIS=${POIS:-100000}
+TOURS=${TOURS:-1000}
+DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-3}
+CONNECTIONS=${CONNECTIONS:-50}
+WRK_THREADS=${WRK_THREADS:-1}
+python=$root/.venv/bin/python
+export LD_LIBRARY_PATH=$root/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+for tool in wrk nginx pgbench psql curl; do
+  command -v "$tool" >/dev/null || { echo "bench-feed: $tool is not installed" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/itour-bench-feed.XXXXXX)
+chmod 755 "$work"
+free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+pg_port=$(free_port); broker_port=$(free_port); catalog_port=$(free_port); feed_port=$(free_port); nginx_port=$(free_port)
+feed_url=http://127.0.0.1:$feed_port
+pids=()
+
+cleanup() {
+  set +e
+  for pid in "${pids[@]}"; do alive "$pid" && stop_pid bench-process "$pid" 15 >/dev/null; done
+  [[ -f $work/nginx.pid ]] && kill -QUIT "$(cat "$work/nginx.pid")" 2>/dev/null
+  scripts/broker.sh stop "$work/broker.pid" "$broker_port" "$work/broker.log" >/dev/null
+  scripts/postgres.sh stop "$work/pg" "$pg_port" >/dev/null
+  if [[ ${KEEP:-0} == 1 ]]; then echo "work directory kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+log "release build (catalog, feed, itour-bench)"
+for product in catalog feed itour-bench; do
+  swift build -c release --product "$product" >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; exit 1; }
+  tail -1 "$work/build.log" >&2
+done
+bin=$(swift build -c release --show-bin-path)
+
+log "private Postgres :$pg_port and broker :$broker_port"
+POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" scripts/postgres.sh start "$work/pg" "$pg_port" >&2
+scripts/broker.sh start "$work/broker.pid" "$broker_port" "$work/broker.log" >&2
+
+export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_DB=itour KAFKA_BROKERS=127.0.0.1:$broker_port KAFKA_TOPIC_PREFIX=bench.
+export LOG_FORMAT=json LOG_LEVEL=info HTTP_HOST=127.0.0.1 FEED_URL=$feed_url
+# Many devices post in this benchmark; the per-device limit is not what it measures.
+export FEED_EVENTS_PER_MINUTE_PER_DEVICE=0
+
+start_service() { # NAME PORT: starts the release binary, records its pid in $started_pid
+  HTTP_PORT=$2 "$bin/$1" >>"$work/$1.log" 2>&1 &
+  started_pid=$!
+  pids+=("$started_pid")
+}
+wait_ready() { # URL TIMEOUT_SECONDS
+  local deadline=$((SECONDS + $2))
+  until [[ $(curl -s -o /dev/null -w '%{http_code}' "$1/ready") == 200 ]]; do
+    ((SECONDS < deadline)) || { echo "bench-feed: $1 not ready after $2 s" >&2; exit 1; }
+    sleep 0.05
+  done
+}
+rss_mib() { awk '/VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+
+start_service catalog "$catalog_port"; catalog_pid=$started_pid
+wait_ready "http://127.0.0.1:$catalog_port" 120
+start_service feed "$feed_port"; feed_pid=$started_pid
+wait_ready "$feed_url" 120
+
+log "generating the city: $POIS POIs in $TOURS tours through catalog commands"
+"$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" | tee "$work/generate.txt"
+until [[ $(curl -s "$feed_url/v1/tours" | "$python" -c 'import json,sys; print(len(json.load(sys.stdin)["tours"]))') == "$TOURS" ]]; do sleep 0.5; done
+sleep 2
+rss_live=$(rss_mib "$feed_pid")
+
+log "feed rebuild from a snapshot (restart until /ready)"
+stop_pid feed "$feed_pid" 30 >&2
+t0=$(now)
+start_service feed "$feed_port"; feed_pid=$started_pid
+wait_ready "$feed_url" 600
+rebuild_seconds=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+rss_rebuilt=$(rss_mib "$feed_pid")
+published=$(grep '"projection published"' "$work/feed.log" | tail -1)
+
+log "response bytes for nginx, id lists"
+mkdir -p "$work/www/v1/tours" "$work/www/v1/pois" "$work/lists"
+awk -v n="$TOURS" 'BEGIN { for (i = 0; i < n; i++) printf "/v1/tours/c17e0001-0000-4000-8000-%012d\n", i }' >"$work/lists/tours.txt"
+awk -v n="$POIS" 'BEGIN { for (i = 0; i < n; i++) printf "/v1/pois/c17e0000-0000-4000-8000-%012d\n", i }' >"$work/lists/pois.txt"
+"$python" - "$feed_port" "$work/www" "$work/lists/tours.txt" "$work/lists/pois.txt" <<'PY'
+import http.client, os, sys
+port, root = int(sys.argv[1]), sys.argv[2]
+connection = http.client.HTTPConnection("127.0.0.1", port)
+for name in sys.argv[3:]:
+    for path in open(name).read().split():
+        connection.request("GET", path)
+        response = connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            sys.exit(f"{path}: HTTP {response.status}")
+        with open(root + path, "wb") as out:
+            out.write(body)
+PY
+chmod -R a+rX "$work/www"
+mkdir -p "$work/nginx-temp"
+cat >"$work/nginx.conf" <<EOF
+# The same bytes as the feed, from disk, as fast as nginx serves them: one worker per core like the feed's
+# event loops, no logging, sendfile, keep-alive.
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_requests 10000000;
+  default_type application/json;
+  client_body_temp_path $work/nginx-temp/body;
+  proxy_temp_path $work/nginx-temp/proxy;
+  fastcgi_temp_path $work/nginx-temp/fastcgi;
+  uwsgi_temp_path $work/nginx-temp/uwsgi;
+  scgi_temp_path $work/nginx-temp/scgi;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    root $work/www;
+    location / { add_header Cache-Control "public, max-age=60"; }
+  }
+}
+EOF
+nginx -c "$work/nginx.conf" -p "$work" 2>&1 | grep -v "could not open error log" >&2 || true
+sleep 0.5
+curl -sf -o /dev/null "http://127.0.0.1:$nginx_port$(head -1 "$work/lists/pois.txt")" || { echo "bench-feed: nginx does not serve the files" >&2; cat "$work/nginx-error.log" >&2; exit 1; }
+
+cat >"$work/paths.lua" <<'LUA'
+-- GET a random path of the list file given after --
+local paths = {}
+init = function(args)
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  math.randomseed(os.time() + math.floor(os.clock() * 1000000))
+end
+request = function() return wrk.format("GET", paths[math.random(#paths)]) end
+LUA
+cat >"$work/post.lua" <<'LUA'
+-- POST the bodies of the file given after --, one per line, in turn from a random start
+local bodies = {}
+local next_body = 0
+init = function(args)
+  for line in io.lines(args[1]) do bodies[#bodies + 1] = line end
+  next_body = math.random(#bodies)
+end
+request = function()
+  next_body = next_body % #bodies + 1
+  return wrk.format("POST", "/v1/events", { ["Content-Type"] = "application/json" }, bodies[next_body])
+end
+LUA
+
+# wrk_run URL LUA LIST → "req/s p50_ms p99_ms non2xx requests seconds"
+wrk_run() {
+  local out
+  out=$(wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$2" "$1" -- "$3" 2>&1)
+  echo "$out" >>"$work/wrk.log"
+  echo "$out" | awk '
+    function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+    /Requests\/sec:/ { rps = $2 }
+    /^ +50%/ { p50 = ms($2) }
+    /^ +99%/ { p99 = ms($2) }
+    /Non-2xx or 3xx responses:/ { bad = $5 }
+    / requests in / { requests = $1; seconds = $4; sub(/s,?$/, "", seconds) }
+    END { printf "%s %.3f %.3f %d %d %s\n", rps, p50, p99, bad, requests, seconds }'
+}
+
+# pg_run SCRIPT → "tps p50_ms p99_ms"
+pg_run() {
+  rm -f "$work"/pgbench_log.*
+  pgbench -n -h 127.0.0.1 -p "$pg_port" -U itour -c "$CONNECTIONS" -j 2 -T "$DURATION" -D pois="$POIS" -D tours="$TOURS" \
+    -l --log-prefix="$work/pgbench_log" -f "$1" itour >"$work/pgbench.out" 2>&1 || { cat "$work/pgbench.out" >&2; exit 1; }
+  local tps
+  tps=$(awk '/^tps = / { print $3 }' "$work/pgbench.out")
+  cat "$work"/pgbench_log.* | awk '{ print $3 / 1000 }' | sort -n | awk -v tps="$tps" '
+    { v[NR] = $1 }
+    END { i = int(NR * 0.5); if (i < 1) i = 1; j = int(NR * 0.99); if (j < 1) j = 1; printf "%s %.3f %.3f\n", tps, v[i], v[j] }'
+}
+
+cat >"$work/poi.sql" <<'SQL'
+\set n random(0, :pois - 1)
+SELECT p.id, p.version, p.content, p.updated_at,
+       ARRAY(SELECT s.tour_id FROM catalog.tour_stops s JOIN catalog.tours t ON t.id = s.tour_id
+             WHERE s.poi_id = p.id AND t.status = 'published' AND t.deleted_at IS NULL ORDER BY t.name) AS tour_ids
+FROM catalog.pois p
+WHERE p.id = ('c17e0000-0000-4000-8000-' || lpad(:n::text, 12, '0'))::uuid AND p.deleted_at IS NULL;
+SQL
+cat >"$work/tour.sql" <<'SQL'
+\set n random(0, :tours - 1)
+SELECT t.id, t.version, t.content, t.updated_at,
+       (SELECT json_agg(json_build_object('id', p.id, 'name', p.content->>'name', 'summary', p.content->>'summary',
+                                          'latitude', p.content->'latitude', 'longitude', p.content->'longitude',
+                                          'category', p.content->'category') ORDER BY s.position)
+        FROM catalog.tour_stops s JOIN catalog.pois p ON p.id = s.poi_id WHERE s.tour_id = t.id) AS stops
+FROM catalog.tours t
+WHERE t.id = ('c17e0001-0000-4000-8000-' || lpad(:n::text, 12, '0'))::uuid AND t.status = 'published' AND t.deleted_at IS NULL;
+SQL
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# column N of the rows in FILE, median
+col_median() { awk -v c="$2" '{ print $c }' "$1" | median; }
+
+for kind in tours pois; do
+  log "GET /v1/$kind/{id}: feed vs nginx vs Postgres, $ROUNDS rounds of ${DURATION}s"
+  : >"$work/$kind.feed"; : >"$work/$kind.nginx"; : >"$work/$kind.pg"
+  for ((round = 1; round <= ROUNDS; round++)); do
+    wrk_run "$feed_url" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.feed"
+    wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.nginx"
+    pg_run "$work/${kind%s}.sql" >>"$work/$kind.pg"
+    echo "  round $round: feed $(cut -d' ' -f1 <"$work/$kind.feed" | tail -1) req/s, nginx $(cut -d' ' -f1 <"$work/$kind.nginx" | tail -1) req/s, postgres $(cut -d' ' -f1 <"$work/$kind.pg" | tail -1) tps" >&2
+  done
+  for target in feed nginx; do
+    bad=$(awk '{ s += $4 } END { print s + 0 }' "$work/$kind.$target")
+    ((bad == 0)) || { echo "bench-feed: $bad non-2xx answers from $target on /v1/$kind" >&2; exit 1; }
+  done
+done
+
+log "near and search on the city, one query at a time"
+"$bin/itour-bench" feed-queries --count 3000 --paths "$work/lists" | tee "$work/queries.txt"
+for kind in near search; do
+  : >"$work/$kind.wrk"
+  for ((round = 1; round <= ROUNDS; round++)); do wrk_run "$feed_url" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.wrk"; done
+done
+
+log "POST /v1/events, batches of 50"
+"$bin/itour-bench" feed-event-bodies --batches 4000 --batch-size 50 --out "$work/bodies.txt" --envelopes "$work/envelopes.txt" >&2
+: >"$work/events.wrk"; : >"$work/events.raw"
+for ((round = 1; round <= ROUNDS; round++)); do
+  wrk_run "$feed_url" "$work/post.lua" "$work/bodies.txt" >>"$work/events.wrk"
+  "$python" - "127.0.0.1:$broker_port" "bench.tracking.events" "$work/envelopes.txt" "$DURATION" >>"$work/events.raw" <<'PY'
+# The broker's own limit: a raw librdkafka producer (acks=all, idempotent, like the feed's) sending the
+# same events as tracking.events messages as fast as it can for DURATION seconds; prints acked msgs/s.
+import sys, time
+from confluent_kafka import Producer
+brokers, topic, path, duration = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+messages = [line.rstrip("\n").split("\t", 1) for line in open(path)]
+messages = [(key.encode(), value.encode()) for key, value in messages]
+acked = 0
+def delivered(error, message):
+    global acked
+    if error is None:
+        acked += 1
+producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                     "queue.buffering.max.messages": 500000})
+start = time.monotonic()
+index = 0
+while time.monotonic() - start < duration:
+    for _ in range(1000):
+        key, value = messages[index % len(messages)]
+        index += 1
+        while True:
+            try:
+                producer.produce(topic, value, key, on_delivery=delivered)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    producer.poll(0)
+producer.flush(60)
+print(f"{acked / (time.monotonic() - start):.0f}")
+PY
+  echo "  round $round: feed $(awk '{ printf "%.0f", ($5 - $4) * 50 / $6 }' <(tail -1 "$work/events.wrk")) events/s, raw producer $(tail -1 "$work/events.raw") msgs/s" >&2
+done
+
+# ---- summary ----
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }'; }
+echo
+echo "=== feed benchmarks: $POIS POIs in $TOURS tours; wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s, pgbench -c$CONNECTIONS; medians of $ROUNDS rounds; $(nproc) cores"
+grep -h "generate-city" "$work/generate.txt" || true
+echo "feed RSS with the city loaded: ${rss_live} MiB live-loaded, ${rss_rebuilt} MiB after a rebuild from snapshot"
+echo "feed rebuild from a snapshot (start to /ready): ${rebuild_seconds} s  [$(echo "$published" | "$python" -c 'import json,sys; d=json.loads(sys.stdin.read() or "{}"); print("consume %.1f s, render %.1f s" % (float(d.get("loadSeconds", "nan")), float(d.get("renderSeconds", "nan"))))')]"
+for kind in tours pois; do
+  f_rps=$(col_median "$work/$kind.feed" 1); n_rps=$(col_median "$work/$kind.nginx" 1); p_tps=$(col_median "$work/$kind.pg" 1)
+  printf 'GET /v1/%s/{id}: feed %.0f req/s (p50 %s ms, p99 %s ms) | nginx same bytes %.0f req/s (p50 %s, p99 %s) | postgres SELECT %.0f tps (p50 %s, p99 %s) | feed/nginx %s, feed/postgres %s\n' \
+    "$kind" "$f_rps" "$(col_median "$work/$kind.feed" 2)" "$(col_median "$work/$kind.feed" 3)" \
+    "$n_rps" "$(col_median "$work/$kind.nginx" 2)" "$(col_median "$work/$kind.nginx" 3)" \
+    "$p_tps" "$(col_median "$work/$kind.pg" 2)" "$(col_median "$work/$kind.pg" 3)" \
+    "$(ratio "$f_rps" "$n_rps")" "$(ratio "$f_rps" "$p_tps")"
+done
+cat "$work/queries.txt"
+for kind in near search; do
+  printf '%s over HTTP with wrk: %.0f req/s (p50 %s ms, p99 %s ms)\n' "$kind" "$(col_median "$work/$kind.wrk" 1)" \
+    "$(col_median "$work/$kind.wrk" 2)" "$(col_median "$work/$kind.wrk" 3)"
+done
+events=$(awk '{ printf "%.0f\n", ($5 - $4) * 50 / $6 }' "$work/events.wrk" | median)
+raw=$(median <"$work/events.raw")
+printf 'POST /v1/events (batches of 50): %s accepted events/s (p50 %s ms, p99 %s ms per batch) | raw librdkafka producer %s msgs/s | feed/raw %s\n' \
+  "$events" "$(col_median "$work/events.wrk" 2)" "$(col_median "$work/events.wrk" 3)" "$raw" "$(ratio "$events" "$raw")"
