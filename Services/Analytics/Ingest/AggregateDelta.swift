@@ -66,7 +66,6 @@ struct AggregateDelta: Sendable {
     var pois: [PoiKey: PoiCounts] = [:]
     var tours: [TourKey: TourCounts] = [:]
     var registrations: [String: Registration] = [:]
-    private(set) var eventCount = 0
 
     init() {}
 
@@ -75,7 +74,6 @@ struct AggregateDelta: Sendable {
     }
 
     mutating func add(_ event: TrackingEvent) {
-        eventCount += 1
         let day = Day(containing: event.occurredAt).number
         // A phone that sends the nil UUID as its tour has sent no tour.
         let tour = event.tourId.flatMap { $0 == Scope.all ? nil : $0 }

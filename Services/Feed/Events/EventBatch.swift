@@ -48,17 +48,31 @@ struct EventFields {
         case otherType
     }
 
-    enum Field: String, CaseIterable {
+    enum Field: Int, CaseIterable {
         case id, type, deviceId, touristId, occurredAt, platform, osVersion, model, appVersion
         case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType
+
+        var name: String { Self.names[rawValue] }
+
+        static let names = ["id", "type", "deviceId", "touristId", "occurredAt", "platform", "osVersion", "model", "appVersion",
+                            "tourId", "poiId", "durationSeconds", "dwellSeconds", "via", "url", "mediaType"]
+        private static let nameBytes: [[UInt8]] = names.map { Array($0.utf8) }
+
+        /// The field a key names, compared as bytes (no string is made for a key).
+        static func named(_ key: UnsafeBufferPointer<UInt8>) -> Field? {
+            for (index, name) in nameBytes.enumerated() where name.count == key.count && name.elementsEqual(key) {
+                return Field(rawValue: index)
+            }
+            return nil
+        }
     }
 
-    /// A field given twice keeps its last value; null removes it.
-    private var values: [Field: Value] = [:]
+    /// By field; a field given twice keeps its last value; null removes it.
+    private var values = [Value?](repeating: nil, count: Field.allCases.count)
 
     subscript(field: Field) -> Value? {
-        get { values[field] }
-        set { values[field] = newValue }
+        get { values[field.rawValue] }
+        set { values[field.rawValue] = newValue }
     }
 
     /// The event these fields make, or the first reason they do not make one.
@@ -95,7 +109,7 @@ struct EventFields {
     }
 
     private func required(_ field: Field) throws(EventRejection) -> String {
-        guard let value = try string(field) else { throw EventRejection("missing field \(field.rawValue)") }
+        guard let value = try string(field) else { throw EventRejection("missing field \(field.name)") }
         return value
     }
 
@@ -103,13 +117,13 @@ struct EventFields {
         switch self[field] {
         case nil: return nil
         case .string(let value): return value
-        default: throw EventRejection("\(field.rawValue) must be a string")
+        default: throw EventRejection("\(field.name) must be a string")
         }
     }
 
     private func uuid(_ field: Field) throws(EventRejection) -> UUID? {
         guard let text = try string(field) else { return nil }
-        guard let value = UUID(uuidString: text) else { throw EventRejection("\(field.rawValue) must be a UUID") }
+        guard let value = UUID(uuidString: text) else { throw EventRejection("\(field.name) must be a UUID") }
         return value
     }
 
@@ -117,7 +131,7 @@ struct EventFields {
         switch self[field] {
         case nil: return nil
         case .number(let value): return value
-        default: throw EventRejection("\(field.rawValue) must be a number")
+        default: throw EventRejection("\(field.name) must be a number")
         }
     }
 }
@@ -151,7 +165,7 @@ private struct JSONReader {
         var events: [Result<TrackingEvent, EventRejection>]?
         var sawEventsOfAnotherKind = false
         try members { reader, key throws(Failure) in
-            if key == "events" {
+            if key.equals("events") {
                 if reader.peek() == UInt8(ascii: "[") {
                     events = try reader.eventArray()
                     sawEventsOfAnotherKind = false
@@ -172,7 +186,7 @@ private struct JSONReader {
 
     /// Reads `"key": value` pairs up to the closing brace (the opening one already read), calling
     /// `value` with the reader positioned at each value.
-    private mutating func members(_ value: (inout JSONReader, String) throws(Failure) -> Void) throws(Failure) {
+    private mutating func members(_ value: (inout JSONReader, Key) throws(Failure) -> Void) throws(Failure) {
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             offset += 1
@@ -180,7 +194,7 @@ private struct JSONReader {
         }
         while true {
             skipWhitespace()
-            let key = try string()
+            let key = try self.key()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
@@ -208,7 +222,7 @@ private struct JSONReader {
                 offset += 1
                 var fields = EventFields()
                 try members { reader, key throws(Failure) in
-                    if let field = EventFields.Field(rawValue: key) {
+                    if let field = key.withBytes({ EventFields.Field.named($0) }) {
                         fields[field] = try reader.scalar()
                     } else {
                         try reader.skipValue(depth: 2)
@@ -277,6 +291,41 @@ private struct JSONReader {
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
         default: throw malformed("unexpected character")
         }
+    }
+
+    /// An object key: the bytes of the body when it has no escapes (the usual case), else decoded.
+    enum Key {
+        case raw(UnsafeBufferPointer<UInt8>)
+        case decoded(String)
+
+        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+            switch self {
+            case .raw(let bytes): return body(bytes)
+            case .decoded(let text): return Array(text.utf8).withUnsafeBufferPointer(body)
+            }
+        }
+
+        func equals(_ text: String) -> Bool {
+            withBytes { $0.elementsEqual(text.utf8) }
+        }
+    }
+
+    private mutating func key() throws(Failure) -> Key {
+        let start = offset + 1
+        var index = start
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "\""), peek() == UInt8(ascii: "\"") {
+            let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+            // Keys must be valid UTF-8 like any string.
+            guard raw.allSatisfy({ $0 < 0x80 }) || String(validating: raw, as: UTF8.self) != nil else {
+                throw malformed("invalid UTF-8 in a string")
+            }
+            offset = index + 1
+            return .raw(raw)
+        }
+        return .decoded(try string())
     }
 
     private mutating func string() throws(Failure) -> String {
