@@ -10,17 +10,23 @@ import Shared
 /// `itour-bench admin-path [--runs N]`: the same through the admin site's Manage Tour form.
 @main
 struct BenchMain {
-    static func main() async throws {
+    static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        let runs = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 100
-        switch arguments.first {
-        case "thin-path": try await ThinPathBenchmark.run(runs: runs)
-        case "admin-path": try await AdminPathBenchmark.run(runs: runs)
-        case "generate-city", "feed-queries", "feed-event-bodies": try await FeedBench.run(arguments)
-        case "analytics": try await AnalyticsBench.run(Array(arguments.dropFirst()))
-        default:
-            print("usage: itour-bench thin-path [--runs N]")
-            exit(64)
+        let runs = arguments.firstIndex(of: "--runs").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 100
+        do {
+            switch arguments.first {
+            case "thin-path": try await ThinPathBenchmark.run(runs: runs)
+            case "admin-path": try await AdminPathBenchmark.run(runs: runs)
+            case "generate-city", "feed-queries", "feed-event-bodies": try await FeedBench.run(arguments)
+            case "analytics": try await AnalyticsBench.run(Array(arguments.dropFirst()))
+            default:
+                print("usage: itour-bench thin-path|admin-path [--runs N] | generate-city|feed-queries|feed-event-bodies … | analytics …")
+                exit(64)
+            }
+        } catch {
+            // A failed benchmark says why and exits 1, instead of the runtime's crash report.
+            FileHandle.standardError.write(Data("itour-bench \(arguments.first ?? ""): \(error)\n".utf8))
+            exit(1)
         }
     }
 }

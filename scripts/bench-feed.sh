@@ -50,12 +50,16 @@ trap cleanup EXIT
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
-log "release build (catalog, feed, itour-bench)"
-for product in catalog feed itour-bench; do
-  swift build -c release --product "$product" >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; exit 1; }
-  tail -1 "$work/build.log" >&2
-done
-bin=$(swift build -c release --show-bin-path)
+if [[ -n ${ITOUR_BIN_DIR:-} ]]; then
+  bin=$ITOUR_BIN_DIR
+else
+  log "release build (catalog, feed, itour-bench)"
+  for product in catalog feed itour-bench; do
+    swift build -c release --product "$product" >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; exit 1; }
+    tail -1 "$work/build.log" >&2
+  done
+  bin=$(swift build -c release --show-bin-path)
+fi
 
 log "private Postgres :$pg_port and broker :$broker_port"
 POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" scripts/postgres.sh start "$work/pg" "$pg_port" >&2
@@ -308,3 +312,15 @@ events=$(awk '{ printf "%.0f\n", ($5 - $4) * 50 / $6 }' "$work/events.wrk" | med
 raw=$(median <"$work/events.raw")
 printf 'POST /v1/events (batches of 50): %s accepted events/s (p50 %s ms, p99 %s ms per batch) | raw librdkafka producer %s msgs/s | feed/raw %s\n' \
   "$events" "$(col_median "$work/events.wrk" 2)" "$(col_median "$work/events.wrk" 3)" "$raw" "$(ratio "$events" "$raw")"
+
+# The goals of issue 4 in one place (make proof copies these lines into its table).
+near_p99=$(sed -n 's/^near on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
+search_p99=$(sed -n 's/^search on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
+echo
+for kind in tours pois; do
+  f_rps=$(col_median "$work/$kind.feed" 1)
+  echo "ratio GET /v1/$kind/{id}: $(ratio "$f_rps" "$(col_median "$work/$kind.nginx" 1)")x nginx (goal >= 0.7x), $(ratio "$f_rps" "$(col_median "$work/$kind.pg" 1)")x postgres (goal >= 5x)"
+done
+echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
+echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(ratio "$events" "$raw")x raw producer (goal >= 0.5x)"
+echo "feed RSS ${rss_rebuilt} MiB, rebuild ${rebuild_seconds} s with $POIS POIs"

@@ -44,11 +44,11 @@ struct ReportsController {
     /// The five reports at once.
     func fetch(_ selection: Reports.Selection) async throws -> Reports.Dashboard {
         let query = selection.apiQuery
-        async let summary = analytics.report("summary", query, as: Reports.Summary.self)
-        async let days = analytics.report("daily", query, as: Reports.DayList.self)
-        async let pois = analytics.report("pois", query, as: Reports.PoiList.self)
-        async let tours = analytics.report("tours", query, as: Reports.TourList.self)
-        async let devices = analytics.report("devices", query, as: Reports.Devices.self)
+        async let summary = analytics.report("summary", query, as: SummaryReport.self)
+        async let days = analytics.report("daily", query, as: DailyReport.self)
+        async let pois = analytics.report("pois", query, as: PoiReport.self)
+        async let tours = analytics.report("tours", query, as: TourReport.self)
+        async let devices = analytics.report("devices", query, as: DeviceReport.self)
         return Reports.Dashboard(summary: try await summary, days: try await days.days, pois: try await pois.pois,
                                  tours: try await tours.tours, devices: try await devices)
     }

@@ -1,65 +1,15 @@
 import Foundation
+import Shared
 
 /// The reports as the analytics Reports API returns them (DESIGN.md "Reports API").
 enum Reports {
-    struct Summary: Decodable, Sendable {
-        var toursStarted: Int
-        var toursCompleted: Int
-        var completionRate: Double
-        var uniqueDevices: Int
-        var uniqueTourists: Int
-        var poiViews: Int
-        var poiVisits: Int
-        var mediaPlays: Int
-    }
-
-    struct Poi: Decodable, Sendable {
-        var poiId: String
-        var name: String?
-        var views: Int
-        var visits: Int
-        var averageDwellSeconds: Double
-        var mediaPlays: Int
-    }
-
-    struct Tour: Decodable, Sendable {
-        var tourId: String
-        var name: String?
-        var starts: Int
-        var completions: Int
-        var completionRate: Double
-        var uniqueDevices: Int
-        var averageDurationSeconds: Double
-    }
-
-    struct Devices: Decodable, Sendable {
-        var platforms: [String: Int]
-        var models: [String: Int]
-        var osVersions: [String: Int]
-        var appVersions: [String: Int]
-    }
-
-    struct DayRow: Decodable, Sendable {
-        var date: String
-        var toursStarted: Int
-        var toursCompleted: Int
-        var uniqueDevices: Int
-        var poiViews: Int
-        var poiVisits: Int
-        var mediaPlays: Int
-    }
-
-    struct PoiList: Decodable, Sendable { var pois: [Poi] }
-    struct TourList: Decodable, Sendable { var tours: [Tour] }
-    struct DayList: Decodable, Sendable { var days: [DayRow] }
-
     /// Everything the dashboard shows.
     struct Dashboard: Sendable {
-        var summary: Summary
-        var days: [DayRow]
-        var pois: [Poi]
-        var tours: [Tour]
-        var devices: Devices
+        var summary: SummaryReport
+        var days: [DailyReportRow]
+        var pois: [PoiReportRow]
+        var tours: [TourReportRow]
+        var devices: DeviceReport
     }
 
     /// The daily series a chart can show.
@@ -77,7 +27,7 @@ enum Reports {
             }
         }
 
-        func value(_ day: DayRow) -> Int {
+        func value(_ day: DailyReportRow) -> Int {
             switch self {
             case .uniqueDevices: day.uniqueDevices
             case .toursStarted: day.toursStarted
@@ -170,7 +120,7 @@ enum ReportsPages {
         "<a class=\"csv\" id=\"csv-\(name)\" href=\"/reports/\(name).csv?\(selection.query())\" download>Download \(what) as CSV</a>"
     }
 
-    static func summary(_ summary: Reports.Summary, _ selection: Reports.Selection) -> HTML {
+    static func summary(_ summary: SummaryReport, _ selection: Reports.Selection) -> HTML {
         let tiles: [(String, String, String)] = [
             ("toursStarted", "Tours started", grouped(summary.toursStarted)),
             ("toursCompleted", "Tours completed", grouped(summary.toursCompleted)),
@@ -192,7 +142,7 @@ enum ReportsPages {
             """
     }
 
-    static func daily(_ days: [Reports.DayRow], _ selection: Reports.Selection) -> HTML {
+    static func daily(_ days: [DailyReportRow], _ selection: Reports.Selection) -> HTML {
         let metric = selection.metric
         let bars = days.map { day in
             ReportChart.Bar(label: String(day.date.dropFirst(5)), value: metric.value(day), caption: "\(metric.title.lowercased()) on \(day.date)")
@@ -221,12 +171,12 @@ enum ReportsPages {
             """
     }
 
-    static func pois(_ pois: [Reports.Poi], _ selection: Reports.Selection) -> HTML {
+    static func pois(_ pois: [PoiReportRow], _ selection: Reports.Selection) -> HTML {
         let shown = pois.prefix(25)
         let most = max(1, shown.map(\.views).max() ?? 1)
         let rows: [HTML] = shown.enumerated().map { index, poi in
             """
-            <tr><td class="number">\(index + 1)</td><td>\(poi.name ?? "Unnamed POI \(poi.poiId.prefix(8))")</td>\
+            <tr><td class="number">\(index + 1)</td><td>\(poi.name ?? "Unnamed POI \(poi.poiId.lowercased.prefix(8))")</td>\
             <td class="number">\(grouped(poi.views)) \(meter(poi.views, of: most))</td><td class="number">\(grouped(poi.visits))</td>\
             <td class="number">\(duration(poi.averageDwellSeconds))</td><td class="number">\(grouped(poi.mediaPlays))</td></tr>
             """
@@ -246,10 +196,10 @@ enum ReportsPages {
             """
     }
 
-    static func tours(_ tours: [Reports.Tour], _ selection: Reports.Selection) -> HTML {
+    static func tours(_ tours: [TourReportRow], _ selection: Reports.Selection) -> HTML {
         let rows: [HTML] = tours.map { tour in
             """
-            <tr><td>\(tour.name ?? "Unnamed tour \(tour.tourId.prefix(8))")</td><td class="number">\(grouped(tour.starts))</td>\
+            <tr><td>\(tour.name ?? "Unnamed tour \(tour.tourId.lowercased.prefix(8))")</td><td class="number">\(grouped(tour.starts))</td>\
             <td class="number">\(grouped(tour.completions))</td>\
             <td class="number">\(percent(tour.completionRate)) \(meter(Int((min(tour.completionRate, 1) * 1000).rounded()), of: 1000))</td>\
             <td class="number">\(grouped(tour.uniqueDevices))</td><td class="number">\(duration(tour.averageDurationSeconds))</td></tr>
@@ -268,7 +218,7 @@ enum ReportsPages {
             """
     }
 
-    static func devices(_ devices: Reports.Devices, _ selection: Reports.Selection) -> HTML {
+    static func devices(_ devices: DeviceReport, _ selection: Reports.Selection) -> HTML {
         func table(_ id: String, _ title: String, _ counts: [String: Int]) -> HTML {
             let total = max(1, counts.values.reduce(0, +))
             let rows: [HTML] = counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { value, count in

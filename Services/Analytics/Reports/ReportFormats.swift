@@ -82,8 +82,3 @@ extension DailyReportRow {
                                    .integer($0.poiViews), .integer($0.poiVisits), .integer($0.mediaPlays)] })
     }
 }
-
-extension UUID {
-    /// The lowercase form the suite writes everywhere.
-    var lowercased: String { uuidString.lowercased() }
-}

@@ -22,12 +22,12 @@ struct ReportRoutes<Repository: ReportRepository>: Sendable {
         group.get("pois") { request, _ in
             let query = try Self.query(request)
             let rows = try await repository.pois(query)
-            return try Self.respond(request, query, name: "pois", json: ["pois": rows], csv: PoiReportRow.csv(rows))
+            return try Self.respond(request, query, name: "pois", json: PoiReport(pois: rows), csv: PoiReportRow.csv(rows))
         }
         group.get("tours") { request, _ in
             let query = try Self.query(request)
             let rows = try await repository.tours(query)
-            return try Self.respond(request, query, name: "tours", json: ["tours": rows], csv: TourReportRow.csv(rows))
+            return try Self.respond(request, query, name: "tours", json: TourReport(tours: rows), csv: TourReportRow.csv(rows))
         }
         group.get("devices") { request, _ in
             let query = try Self.query(request)
@@ -37,7 +37,7 @@ struct ReportRoutes<Repository: ReportRepository>: Sendable {
         group.get("daily") { request, _ in
             let query = try Self.query(request)
             let rows = try await repository.daily(query)
-            return try Self.respond(request, query, name: "daily", json: ["days": rows], csv: DailyReportRow.csv(rows))
+            return try Self.respond(request, query, name: "daily", json: DailyReport(days: rows), csv: DailyReportRow.csv(rows))
         }
     }
 

@@ -163,18 +163,22 @@ struct Work {
         tour.updatedAt = now
         try await transaction.saveTour(tour, deleted: true)
         try publish(CatalogEvent(kind: .tourDeleted, entityId: id, version: tour.version))
-        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
-                                    before: try jsonText(stored.state), after: nil)
-        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: id, version: tour.version)
+        return try await applied(id, version: tour.version, before: stored.state, after: nil as TourState?)
     }
 
     mutating func commit(_ tour: TourState, before: TourState?) async throws -> CatalogCommandResult {
         try await transaction.saveTour(tour, deleted: false)
         try publish(.changed(tour))
-        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: tour.id,
-                                    before: try before.map(jsonText), after: try jsonText(tour))
-        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    entityId: tour.id, version: tour.version, tour: tour)
+        var result = try await applied(tour.id, version: tour.version, before: before, after: tour)
+        result.tour = tour
+        return result
+    }
+
+    /// Writes the change's audit row (the states as JSON, nil for none) and answers the command applied.
+    func applied<State: Encodable>(_ id: UUID, version: Int, before: State?, after: State?) async throws -> CatalogCommandResult {
+        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
+                                    before: try before.map(jsonText), after: try after.map(jsonText))
+        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: id, version: version)
     }
 
     func conflict(current: Int, tour: TourState? = nil, poi: PoiState? = nil, category: CategoryState? = nil) -> CatalogCommandResult? {
@@ -243,18 +247,15 @@ struct Work {
         poi.updatedAt = now
         try await transaction.savePoi(poi, deleted: true)
         try publish(CatalogEvent(kind: .poiDeleted, entityId: id, version: poi.version))
-        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
-                                    before: try jsonText(stored.state), after: nil)
-        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: id, version: poi.version)
+        return try await applied(id, version: poi.version, before: stored.state, after: nil as PoiState?)
     }
 
     mutating func commit(_ poi: PoiState, before: PoiState?) async throws -> CatalogCommandResult {
         try await transaction.savePoi(poi, deleted: false)
         try publish(.changed(poi))
-        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: poi.id,
-                                    before: try before.map(jsonText), after: try jsonText(poi))
-        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    entityId: poi.id, version: poi.version, poi: poi)
+        var result = try await applied(poi.id, version: poi.version, before: before, after: poi)
+        result.poi = poi
+        return result
     }
 
     // MARK: snapshot

@@ -111,18 +111,15 @@ extension Work {
         category.updatedAt = now
         try await transaction.saveCategory(category, deleted: true)
         try publish(CategoryEvent(kind: .deleted, entityId: id, version: category.version))
-        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
-                                    before: try jsonText(stored.state), after: nil)
-        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: id, version: category.version)
+        return try await applied(id, version: category.version, before: stored.state, after: nil as CategoryState?)
     }
 
     mutating func commit(_ category: CategoryState, before: CategoryState?) async throws -> CatalogCommandResult {
         try await transaction.saveCategory(category, deleted: false)
         try publish(.changed(category))
-        try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: category.id,
-                                    before: try before.map(jsonText), after: try jsonText(category))
-        return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    entityId: category.id, version: category.version, category: category)
+        var result = try await applied(category.id, version: category.version, before: before, after: category)
+        result.category = category
+        return result
     }
 }
 

@@ -16,7 +16,9 @@ struct TextIndex: Sendable {
         let posting: UInt64
     }
 
-    private var documents: [Int32: Document] = [:]
+    /// By slot (slots are small and dense, reused after removal); nil for a free slot.
+    private var documents: [Document?] = []
+    private(set) var count = 0
     private var postings: [UInt32: [UInt64]] = [:]
     /// Every document, for queries too short to have a trigram.
     private var everyDocument: [UInt64] = []
@@ -25,8 +27,6 @@ struct TextIndex: Sendable {
     private var everyDocumentUnsorted = false
 
     static let separator: UInt8 = 0
-
-    var count: Int { documents.count }
 
     /// Adds or replaces the document in `slot`. Call `seal()` before searching.
     mutating func insert(slot: Int32, id: UUID, name: String, fields: [String]) {
@@ -38,7 +38,9 @@ struct TextIndex: Sendable {
             haystack.append(contentsOf: TextFolding.fold(field))
         }
         let posting = Self.nameKey(foldedName) << 32 | UInt64(UInt32(bitPattern: slot))
-        documents[slot] = Document(id: id, foldedName: foldedName, haystack: haystack, posting: posting)
+        if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
+        documents[Int(slot)] = Document(id: id, foldedName: foldedName, haystack: haystack, posting: posting)
+        count += 1
         for trigram in Self.trigrams(of: haystack) {
             let list = postings[trigram]
             if let last = list?.last, last > posting { unsortedTrigrams.insert(trigram) }
@@ -49,7 +51,9 @@ struct TextIndex: Sendable {
     }
 
     mutating func remove(slot: Int32) {
-        guard let document = documents.removeValue(forKey: slot) else { return }
+        guard Int(slot) < documents.count, let document = documents[Int(slot)] else { return }
+        documents[Int(slot)] = nil
+        count -= 1
         for trigram in Self.trigrams(of: document.haystack) {
             guard var list = postings.removeValue(forKey: trigram) else { continue }
             Self.remove(document.posting, from: &list, sorted: !unsortedTrigrams.contains(trigram))
@@ -85,23 +89,33 @@ struct TextIndex: Sendable {
             }
             lists.sort { $0.count < $1.count }
         }
-        var matches: [Document] = []
+        // The best `limit` matches so far, in order. Once full, only documents whose name key ties with
+        // the last one taken can still enter, and a tied candidate that sorts after the current last is
+        // skipped before the costlier intersection and substring checks (names often share a prefix).
+        var best: [Document] = []
+        best.reserveCapacity(limit + 1)
         var cutoffKey: UInt64?
         var cursors = [Int](repeating: 0, count: lists.count)
         outer: for posting in lists[0] {
             if let cutoffKey, posting >> 32 != cutoffKey { break }
+            guard let document = documents[Int(UInt32(truncatingIfNeeded: posting))] else { continue }
+            if best.count == limit, let last = best.last, !Self.precedes(document, last) { continue }
             for index in 1..<max(1, lists.count) {
                 guard Self.advance(&cursors[index], in: lists[index], to: posting) else { continue outer }
             }
-            guard let document = documents[Int32(bitPattern: UInt32(truncatingIfNeeded: posting))],
-                  Self.contains(document.haystack, query) else { continue }
-            matches.append(document)
-            if matches.count == limit { cutoffKey = posting >> 32 }
+            guard Self.contains(document.haystack, query) else { continue }
+            let position = best.firstIndex { Self.precedes(document, $0) } ?? best.count
+            best.insert(document, at: position)
+            if best.count > limit { best.removeLast() }
+            if best.count == limit, cutoffKey == nil { cutoffKey = posting >> 32 }
         }
-        matches.sort { a, b in
-            a.foldedName.lexicographicallyPrecedes(b.foldedName) || (a.foldedName == b.foldedName && a.id.uuidString < b.id.uuidString)
-        }
-        return matches.prefix(limit).map { Int32(bitPattern: UInt32(truncatingIfNeeded: $0.posting)) }
+        return best.map { Int32(bitPattern: UInt32(truncatingIfNeeded: $0.posting)) }
+    }
+
+    /// Result order: folded name, then id.
+    private static func precedes(_ a: Document, _ b: Document) -> Bool {
+        if a.foldedName != b.foldedName { return a.foldedName.lexicographicallyPrecedes(b.foldedName) }
+        return a.id.uuidString < b.id.uuidString
     }
 
     // MARK: helpers
