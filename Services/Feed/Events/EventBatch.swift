@@ -123,7 +123,7 @@ struct EventFields {
 
     private func uuid(_ field: Field) throws(EventRejection) -> UUID? {
         guard let text = try string(field) else { return nil }
-        guard let value = UUID(uuidString: text) else { throw EventRejection("\(field.name) must be a UUID") }
+        guard let value = UUID(text: text) else { throw EventRejection("\(field.name) must be a UUID") }
         return value
     }
 
