@@ -40,7 +40,8 @@ struct JSONWriter {
         separate()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         afterKey = true
     }
 
@@ -58,12 +59,22 @@ struct JSONWriter {
         separate()
         bytes.append(UInt8(ascii: "\""))
         let hex: StaticString = "0123456789ABCDEF"
-        withUnsafeBytes(of: value.uuid) { raw in
-            for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(hex.utf8Start[Int(byte >> 4)])
-                bytes.append(hex.utf8Start[Int(byte & 0x0F)])
+        // Written into 36 bytes on the stack, then appended at once.
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { out in
+            withUnsafeBytes(of: value.uuid) { raw in
+                var position = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    out[position] = hex.utf8Start[Int(raw[index] >> 4)]
+                    out[position + 1] = hex.utf8Start[Int(raw[index] & 0x0F)]
+                    position += 2
+                }
             }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[0..<36]))
         }
         bytes.append(UInt8(ascii: "\""))
     }
@@ -120,6 +131,17 @@ struct JSONWriter {
     /// A JSON string literal: quotes, backslashes and control characters escaped, the rest as UTF-8.
     static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy their UTF-8 in one go.
+        var value = value
+        let plain = value.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if plain {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
