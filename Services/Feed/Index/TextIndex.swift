@@ -91,23 +91,32 @@ struct TextIndex: Sendable {
         }
         // The best `limit` matches so far, in order. Once full, only documents whose name key ties with
         // the last one taken can still enter, and a tied candidate that sorts after the current last is
-        // skipped before the costlier intersection and substring checks (names often share a prefix).
+        // skipped before the substring check (names often share a prefix).
         var best: [Document] = []
         best.reserveCapacity(limit + 1)
         var cutoffKey: UInt64?
+        // Leapfrog intersection: every list gallops to the largest posting any list is on, so a long list
+        // skips the runs a shorter one does not have (instead of probing the others for each of its postings).
         var cursors = [Int](repeating: 0, count: lists.count)
-        outer: for posting in lists[0] {
-            if let cutoffKey, posting >> 32 != cutoffKey { break }
-            guard let document = documents[Int(UInt32(truncatingIfNeeded: posting))] else { continue }
-            if best.count == limit, let last = best.last, !Self.precedes(document, last) { continue }
-            for index in 1..<max(1, lists.count) {
-                guard Self.advance(&cursors[index], in: lists[index], to: posting) else { continue outer }
+        guard var target = lists[0].first else { return [] }
+        search: while true {
+            if let cutoffKey, target >> 32 != cutoffKey { break }
+            for index in lists.indices where !Self.advance(&cursors[index], in: lists[index], to: target) {
+                guard cursors[index] < lists[index].count else { break search }
+                target = lists[index][cursors[index]]
+                continue search
             }
-            guard Self.contains(document.haystack, query) else { continue }
-            let position = best.firstIndex { Self.precedes(document, $0) } ?? best.count
-            best.insert(document, at: position)
-            if best.count > limit { best.removeLast() }
-            if best.count == limit, cutoffKey == nil { cutoffKey = posting >> 32 }
+            if let document = documents[Int(UInt32(truncatingIfNeeded: target))],
+               best.count < limit || Self.precedes(document, best[best.count - 1]),
+               Self.contains(document.haystack, query) {
+                let position = best.firstIndex { Self.precedes(document, $0) } ?? best.count
+                best.insert(document, at: position)
+                if best.count > limit { best.removeLast() }
+                if best.count == limit, cutoffKey == nil { cutoffKey = target >> 32 }
+            }
+            cursors[0] += 1
+            guard cursors[0] < lists[0].count else { break }
+            target = lists[0][cursors[0]]
         }
         return best.map { Int32(bitPattern: UInt32(truncatingIfNeeded: $0.posting)) }
     }
