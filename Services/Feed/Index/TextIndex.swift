@@ -27,6 +27,8 @@ struct TextIndex: Sendable {
     private var everyDocumentUnsorted = false
 
     static let separator: UInt8 = 0
+    /// How many of a query's trigram lists (the shortest) are intersected.
+    static let intersectedLists = 4
 
     /// Adds or replaces the document in `slot`. Call `seal()` before searching.
     mutating func insert(slot: Int32, id: UUID, name: String, fields: [String]) {
@@ -87,7 +89,10 @@ struct TextIndex: Sendable {
                 guard let list = postings[trigram] else { return [] }
                 lists.append(list)
             }
+            // The rarest few trigrams narrow the candidates about as well as all of them (the substring
+            // check is exact anyway), and a long query would otherwise pay for every list per candidate.
             lists.sort { $0.count < $1.count }
+            if lists.count > Self.intersectedLists { lists.removeLast(lists.count - Self.intersectedLists) }
         }
         // The best `limit` matches so far, in order. Once full, only documents whose name key ties with
         // the last one taken can still enter, and a tied candidate that sorts after the current last is
@@ -101,14 +106,20 @@ struct TextIndex: Sendable {
         guard var target = lists[0].first else { return [] }
         search: while true {
             if let cutoffKey, target >> 32 != cutoffKey { break }
+            // Full, and this document sorts after the last one kept: step past it before any intersecting.
+            if best.count == limit, let document = documents[Int(UInt32(truncatingIfNeeded: target))],
+               !Self.precedes(document, best[best.count - 1]) {
+                _ = Self.advance(&cursors[0], in: lists[0], to: target &+ 1)
+                guard cursors[0] < lists[0].count else { break }
+                target = lists[0][cursors[0]]
+                continue
+            }
             for index in lists.indices where !Self.advance(&cursors[index], in: lists[index], to: target) {
                 guard cursors[index] < lists[index].count else { break search }
                 target = lists[index][cursors[index]]
                 continue search
             }
-            if let document = documents[Int(UInt32(truncatingIfNeeded: target))],
-               best.count < limit || Self.precedes(document, best[best.count - 1]),
-               Self.contains(document.haystack, query) {
+            if let document = documents[Int(UInt32(truncatingIfNeeded: target))], Self.contains(document.haystack, query) {
                 let position = best.firstIndex { Self.precedes(document, $0) } ?? best.count
                 best.insert(document, at: position)
                 if best.count > limit { best.removeLast() }
