@@ -107,7 +107,7 @@ struct ImportAndCategoryTests {
     func jsonPlan() throws {
         let data = try Data(contentsOf: Self.demoFile)
         let plan = try ContentImportFile.plan(data, format: .json, actor: "import")
-        let single = try ContentImport.commands(for: JSONCoding.decoder.decode(ContentImport.File.self, from: data))
+        let single = try ContentImport.commands(for: JSONCoding.decoder.decode(ContentImportFile.JSONFile.self, from: data))
         #expect(plan.rows.flatMap(\.commands).map(\.commandId) == single.map(\.commandId))
         #expect(plan.tours == 1 && plan.pois == 10)
         let bad = try ContentImportFile.plan(Data(#"{"pois": [{"name": "x", "latitude": "n", "longitude": 1}, {"name": "y", "latitude": 1, "longitude": 2}]}"#.utf8),

@@ -74,7 +74,7 @@ struct ThinPathTests {
     func demoContent() async throws {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../deploy/demo/uncw-itour.json")
         let data = try Data(contentsOf: file)
-        let content = try JSONCoding.decoder.decode(ContentImport.File.self, from: data)
+        let content = try JSONCoding.decoder.decode(ContentImportFile.JSONFile.self, from: data)
         let commandList = try ContentImport.commands(for: content)
         try await withSuite { commands, feed in
             for command in commandList {

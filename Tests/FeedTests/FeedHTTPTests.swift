@@ -81,7 +81,7 @@ struct FeedHTTPTests {
             #expect(detail["bbox"] as? [String: Double] == ["minLatitude": 34.222901, "maxLatitude": 34.227696,
                                                             "minLongitude": -77.876705, "maxLongitude": -77.867296])
             #expect(abs((detail["walkingDistanceMeters"] as? Double ?? 0) - Geo.pathLengthMeters(points)) < 0.05)
-            #expect(detail["purpose"] as? String == DemoContent.file.tours[0].purpose)
+            #expect(detail["purpose"] as? String == DemoContent.file.tours?[0].purpose)
             try Self.expectProblem(try await client.execute(uri: "/v1/tours/\(Self.draftTour.id)", method: .get), .notFound)
             try Self.expectProblem(try await client.execute(uri: "/v1/tours/not-a-uuid", method: .get), .badRequest)
 

@@ -1,3 +1,5 @@
+import Shared
+
 /// Markup that is safe to send: every `String` interpolated into an `HTML` literal is escaped, so a name
 /// like `<script>alert(1)</script>` shows as text; only other `HTML` values go in as they are.
 ///
@@ -53,18 +55,4 @@ extension Array where Element == HTML {
 }
 
 /// The one escape function: text to HTML text or attribute value (attributes are always double-quoted).
-func escape(_ text: String) -> String {
-    var output = ""
-    output.reserveCapacity(text.utf8.count)
-    for character in text.unicodeScalars {
-        switch character {
-        case "&": output += "&amp;"
-        case "<": output += "&lt;"
-        case ">": output += "&gt;"
-        case "\"": output += "&quot;"
-        case "'": output += "&#39;"
-        default: output.unicodeScalars.append(character)
-        }
-    }
-    return output
-}
+func escape(_ text: String) -> String { MarkupEscaping.escape(text) }

@@ -8,64 +8,37 @@ import Shared
 /// again applies nothing twice. `commands(for:)` gives the demo file as separate commands, for tests
 /// that drive the command path one command at a time.
 enum ContentImport {
-    struct File: Decodable {
-        struct Tour: Decodable {
-            var legacyId: Int
-            var name: String
-            var summary: String?
-            var purpose: String?
-            var stops: [Int]
-            var status: ContentStatus?
-        }
+    /// The stable id of the `kind` for a legacy number (ContentImportFile's ids).
+    static func stableId(_ kind: ContentImportFile.Kind, _ legacyId: Int) -> UUID { ContentImportFile.stableId(kind.rawValue, legacyId) }
 
-        struct Poi: Decodable {
-            var legacyId: Int
-            var name: String
-            var summary: String?
-            var description: String?
-            var latitude: Double
-            var longitude: Double
-            var category: String?
-            var buildings: [String]?
-            var pictures: [String]?
-            var links: [MediaLink]?
-            var address: String?
-            var phone: String?
-            var website: String?
-            var openingHours: String?
-        }
-
-        var tours: [Tour]
-        var pois: [Poi]
-    }
-
-    /// A stable UUID for a legacy number: `kind` tells entities and command steps apart.
-    static func stableId(_ kind: UInt8, _ legacyId: Int) -> UUID { ContentImportFile.stableId(kind, legacyId) }
-
-    static func commands(for file: File) throws -> [CatalogCommand] {
+    static func commands(for file: ContentImportFile.JSONFile) throws -> [CatalogCommand] {
         var commands: [CatalogCommand] = []
         let actor = "import"
-        for poi in file.pois {
+        let pois = file.pois ?? [], tours = file.tours ?? []
+        for poi in pois {
+            guard let legacyId = poi.legacyId else { throw ImportError(message: "POI \(poi.name) has no legacyId") }
             let content = PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
                                      latitude: poi.latitude, longitude: poi.longitude, category: poi.category,
                                      buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
                                      address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
-                                     legacyId: poi.legacyId)
-            commands.append(CatalogCommand(commandId: stableId(0x11, poi.legacyId), action: .createPoi, actor: actor,
-                                           entityId: stableId(0x02, poi.legacyId), poi: content))
+                                     legacyId: legacyId)
+            commands.append(CatalogCommand(commandId: stableId(.poiCreate, legacyId), action: .createPoi, actor: actor,
+                                           entityId: stableId(.poi, legacyId), poi: content))
         }
-        let knownPois = Set(file.pois.map(\.legacyId))
-        for tour in file.tours {
-            if let unknown = tour.stops.first(where: { !knownPois.contains($0) }) {
-                throw ImportError(message: "tour \(tour.legacyId) (\(tour.name)) stops at POI \(unknown), which the file does not define")
+        let knownPois = Set(pois.compactMap(\.legacyId))
+        for tour in tours {
+            guard let legacyId = tour.legacyId else { throw ImportError(message: "tour \(tour.name) has no legacyId") }
+            let stops = tour.stops ?? []
+            if let unknown = stops.first(where: { !knownPois.contains($0) }) {
+                throw ImportError(message: "tour \(legacyId) (\(tour.name)) stops at POI \(unknown), which the file does not define")
             }
-            let id = stableId(0x01, tour.legacyId)
-            commands.append(CatalogCommand(commandId: stableId(0x21, tour.legacyId), action: .createTour, actor: actor, entityId: id,
+            let id = stableId(.tour, legacyId)
+            commands.append(CatalogCommand(commandId: stableId(.tourCreate, legacyId), action: .createTour, actor: actor, entityId: id,
                                            tour: TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "",
-                                                             legacyId: tour.legacyId)))
-            commands.append(CatalogCommand(commandId: stableId(0x22, tour.legacyId), action: .setTourStops, actor: actor, entityId: id,
-                                           stops: tour.stops.map { stableId(0x02, $0) }))
-            commands.append(CatalogCommand(commandId: stableId(0x23, tour.legacyId), action: .setTourStatus, actor: actor, entityId: id,
+                                                             legacyId: legacyId)))
+            commands.append(CatalogCommand(commandId: stableId(.tourStops, legacyId), action: .setTourStops, actor: actor, entityId: id,
+                                           stops: stops.map { stableId(.poi, $0) }))
+            commands.append(CatalogCommand(commandId: stableId(.tourStatus, legacyId), action: .setTourStatus, actor: actor, entityId: id,
                                            status: tour.status ?? .published))
         }
         return commands

@@ -116,7 +116,8 @@ public enum ContentImportFile {
                            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
-    enum Kind: UInt8 {
+    /// What a stable id stands for: entities, and the command steps that create them.
+    public enum Kind: UInt8, Sendable {
         case tour = 0x01, poi = 0x02, category = 0x03
         case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31
     }

@@ -71,52 +71,21 @@ final class CatalogStandIn: Service, Sendable {
 /// The demo content (deploy/demo/uncw-itour.json) as catalog publishes it after `catalog load-demo`:
 /// the same stable ids, every tour published.
 enum DemoContent {
-    struct File: Decodable {
-        struct Tour: Decodable {
-            var legacyId: Int
-            var name: String
-            var summary: String?
-            var purpose: String?
-            var stops: [Int]
-        }
-
-        struct Poi: Decodable {
-            var legacyId: Int
-            var name: String
-            var summary: String?
-            var description: String?
-            var latitude: Double
-            var longitude: Double
-            var category: String?
-            var buildings: [String]?
-            var pictures: [String]?
-            var links: [MediaLink]?
-        }
-
-        var tours: [Tour]
-        var pois: [Poi]
-    }
-
-    static let file: File = {
+    static let file: ContentImportFile.JSONFile = {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../deploy/demo/uncw-itour.json")
         do {
-            return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+            return try JSONDecoder().decode(ContentImportFile.JSONFile.self, from: Data(contentsOf: url))
         } catch {
             fatalError("demo content unreadable at \(url.path): \(error)")
         }
     }()
 
-    /// catalog's ContentImport.stableId: kind 0x01 tours, 0x02 POIs.
-    static func stableId(_ kind: UInt8, _ legacyId: Int) -> UUID {
-        UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", Int(kind), legacyId)) ?? UUID()
-    }
-
-    static var tourId: UUID { stableId(0x01, file.tours[0].legacyId) }
-    static func poiId(_ legacyId: Int) -> UUID { stableId(0x02, legacyId) }
+    static var tourId: UUID { tours[0].id }
+    static func poiId(_ legacyId: Int) -> UUID { ContentImportFile.stableId(ContentImportFile.Kind.poi.rawValue, legacyId) }
 
     static var pois: [PoiState] {
-        file.pois.map { poi in
-            PoiState(id: poiId(poi.legacyId), version: 1,
+        (file.pois ?? []).map { poi in
+            PoiState(id: poiId(poi.legacyId!), version: 1,
                      content: PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
                                          latitude: poi.latitude, longitude: poi.longitude, category: poi.category,
                                          buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
@@ -126,10 +95,10 @@ enum DemoContent {
     }
 
     static var tours: [TourState] {
-        file.tours.map { tour in
-            TourState(id: stableId(0x01, tour.legacyId), version: 3, status: .published,
+        (file.tours ?? []).map { tour in
+            TourState(id: ContentImportFile.stableId(ContentImportFile.Kind.tour.rawValue, tour.legacyId!), version: 3, status: .published,
                       content: TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId),
-                      stops: tour.stops.map(poiId), updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+                      stops: (tour.stops ?? []).map(poiId), updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
         }
     }
 

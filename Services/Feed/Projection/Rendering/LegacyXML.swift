@@ -44,22 +44,10 @@ enum LegacyXML {
 
     /// Text safe in XML element content; characters XML 1.0 cannot carry at all are dropped.
     static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            default:
-                let value = scalar.value
-                let allowed = value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
-                    || (0xE000...0xFFFD).contains(value) || value >= 0x10000
-                if allowed { escaped.unicodeScalars.append(scalar) }
-            }
+        MarkupEscaping.escape(text, apostrophe: "&apos;") { scalar in
+            let value = scalar.value
+            return value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
+                || (0xE000...0xFFFD).contains(value) || value >= 0x10000
         }
-        return escaped
     }
 }

@@ -65,24 +65,10 @@ enum PoiPage {
         return Array(html.utf8)
     }
 
-    /// Text safe in HTML element content and quoted attribute values.
+    /// Text safe in HTML element content and quoted attribute values. Control characters other than
+    /// tab and newline have no place in a page.
     static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default:
-                // Control characters other than tab and newline have no place in a page.
-                if character.value < 0x20 && character != "\t" && character != "\n" || character.value == 0x7F { continue }
-                escaped.unicodeScalars.append(character)
-            }
-        }
-        return escaped
+        MarkupEscaping.escape(text) { !($0.value < 0x20 && $0 != "\t" && $0 != "\n" || $0.value == 0x7F) }
     }
 
     /// Description text split at blank lines, or at single line breaks when there are no blank lines.
