@@ -40,7 +40,8 @@ start() {
       echo "broker: started (pid $pid, 127.0.0.1:$port, log $log)"
       return 0
     fi
-    if ! live_pid "$pidfile" tansu >/dev/null; then
+    # alive, not live_pid: until the child has exec'd tansu its command line is still this script's.
+    if ! alive "$pid"; then
       rm -f "$pidfile"
       echo "broker.sh: tansu exited at start-up; last lines of $log:" >&2
       tail -n 20 "$log" >&2 || true
