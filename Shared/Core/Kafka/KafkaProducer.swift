@@ -22,8 +22,7 @@ public final class KafkaProducer: Service, Sendable {
                 let pending = Unmanaged<PendingDelivery.Slot>.fromOpaque(opaque).takeRetainedValue()
                 let message = pointer.pointee
                 if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    let topic = String(cString: rd_kafka_topic_name(message.rkt))
-                    pending.delivered(KafkaDeliveryReport(topic: topic, partition: message.partition, offset: message.offset))
+                    pending.delivered(partition: message.partition, offset: message.offset)
                 } else {
                     pending.failed(KafkaError(code: message.err, context: "delivery"))
                 }
@@ -57,7 +56,7 @@ public final class KafkaProducer: Service, Sendable {
         guard !messages.isEmpty else { return [] }
         guard pollThread.isRunning else { throw KafkaError(.closed, "producer is shut down") }
         return try await withCheckedThrowingContinuation { continuation in
-            let pending = PendingDelivery(count: messages.count, continuation: continuation)
+            let pending = PendingDelivery(topics: messages.map(\.topic), continuation: continuation)
             for (index, message) in messages.enumerated() {
                 let opaque = Unmanaged.passRetained(pending.slot(index)).toOpaque()
                 do {
@@ -149,17 +148,24 @@ final class PendingDelivery: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Each message's topic, for its report (not read back from librdkafka: a string per message).
+    private let topics: [String]
 
-    init(count: Int, continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>) {
-        state = Mutex(State(remaining: count, reports: Array(repeating: nil, count: count), continuation: continuation))
+    init(topics: [String], continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>) {
+        self.topics = topics
+        state = Mutex(State(remaining: topics.count, reports: Array(repeating: nil, count: topics.count), continuation: continuation))
     }
 
     func slot(_ index: Int) -> Slot { Slot(index: index, batch: self) }
 
-    func record(index: Int, report: KafkaDeliveryReport?, error: KafkaError?) {
+    func record(index: Int, partition: Int32, offset: Int64) {
+        let report = KafkaDeliveryReport(topic: topics[index], partition: partition, offset: offset)
+        finish(count: 1) { state in state.reports[index] = report }
+    }
+
+    func record(index: Int, error: KafkaError) {
         finish(count: 1) { state in
-            if let report { state.reports[index] = report }
-            if let error, state.error == nil { state.error = error }
+            if state.error == nil { state.error = error }
         }
     }
 
@@ -183,6 +189,6 @@ final class PendingDelivery: Sendable {
 }
 
 extension PendingDelivery.Slot {
-    func delivered(_ report: KafkaDeliveryReport) { batch.record(index: index, report: report, error: nil) }
-    func failed(_ error: KafkaError) { batch.record(index: index, report: nil, error: error) }
+    func delivered(partition: Int32, offset: Int64) { batch.record(index: index, partition: partition, offset: offset) }
+    func failed(_ error: KafkaError) { batch.record(index: index, error: error) }
 }

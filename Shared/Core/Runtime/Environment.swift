@@ -66,6 +66,7 @@ public struct ServiceSettings: Sendable {
                                    clientId: "itour-\(serviceName)")
         kafka.topicPrefix = environment.string("KAFKA_TOPIC_PREFIX", default: "")
         kafka.deliveryTimeoutMilliseconds = try environment.int("KAFKA_DELIVERY_TIMEOUT_MS", default: 10_000)
+        kafka.lingerMilliseconds = try environment.int("KAFKA_LINGER_MS", default: kafka.lingerMilliseconds)
         logLevel = environment.string("LOG_LEVEL", default: "info")
         logFormat = environment.string("LOG_FORMAT", default: "json")
     }

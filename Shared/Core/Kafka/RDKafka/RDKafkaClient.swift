@@ -62,55 +62,44 @@ final class RDKafkaClient: @unchecked Sendable {
         try topic.withCString { topicPointer in
             try value.withUnsafeBytes { valueBytes in
                 try (key ?? []).withUnsafeBytes { keyBytes in
-                    var fields: [rd_kafka_vu_t] = []
-                    var vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_TOPIC
-                    vu.u.cstr = topicPointer
-                    fields.append(vu)
-                    vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_VALUE
-                    vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: valueBytes.baseAddress)
-                    vu.u.mem.size = valueBytes.count
-                    fields.append(vu)
-                    if key != nil {
-                        vu = rd_kafka_vu_t()
-                        vu.vtype = RD_KAFKA_VTYPE_KEY
-                        vu.u.mem.ptr = UnsafeMutableRawPointer(mutating: keyBytes.baseAddress)
-                        vu.u.mem.size = keyBytes.count
-                        fields.append(vu)
-                    }
-                    if let partition {
-                        vu = rd_kafka_vu_t()
-                        vu.vtype = RD_KAFKA_VTYPE_PARTITION
-                        vu.u.i32 = partition
-                        fields.append(vu)
-                    }
-                    vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                    vu.u.i = RD_KAFKA_MSG_F_COPY
-                    fields.append(vu)
-                    vu = rd_kafka_vu_t()
-                    vu.vtype = RD_KAFKA_VTYPE_OPAQUE
-                    vu.u.ptr = opaque
-                    fields.append(vu)
-                    if !headers.isEmpty {
-                        // librdkafka owns the headers list once the message is accepted.
-                        let list = rd_kafka_headers_new(headers.count)!
-                        for (name, value) in headers {
-                            _ = value.withUnsafeBytes { rd_kafka_header_add(list, name, -1, $0.baseAddress, $0.count) }
+                    // At most seven fields, on the stack: this runs for every message.
+                    try withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7) { fields in
+                        var count = 0
+                        func add(_ type: rd_kafka_vtype_t, _ set: (inout rd_kafka_vu_t) -> Void) {
+                            var vu = rd_kafka_vu_t()
+                            vu.vtype = type
+                            set(&vu)
+                            fields.initializeElement(at: count, to: vu)
+                            count += 1
                         }
-                        vu = rd_kafka_vu_t()
-                        vu.vtype = RD_KAFKA_VTYPE_HEADERS
-                        vu.u.headers = list
-                        fields.append(vu)
-                        if let error = rd_kafka_produceva(handle, fields, fields.count) {
-                            rd_kafka_headers_destroy(list)
+                        add(RD_KAFKA_VTYPE_TOPIC) { $0.u.cstr = topicPointer }
+                        add(RD_KAFKA_VTYPE_VALUE) {
+                            $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: valueBytes.baseAddress)
+                            $0.u.mem.size = valueBytes.count
+                        }
+                        if key != nil {
+                            add(RD_KAFKA_VTYPE_KEY) {
+                                $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: keyBytes.baseAddress)
+                                $0.u.mem.size = keyBytes.count
+                            }
+                        }
+                        if let partition { add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition } }
+                        add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+                        add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
+                        // librdkafka owns the headers list once the message is accepted.
+                        var list: OpaquePointer?
+                        if !headers.isEmpty {
+                            let headerList = rd_kafka_headers_new(headers.count)!
+                            for (name, value) in headers {
+                                _ = value.withUnsafeBytes { rd_kafka_header_add(headerList, name, -1, $0.baseAddress, $0.count) }
+                            }
+                            add(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = headerList }
+                            list = headerList
+                        }
+                        if let error = rd_kafka_produceva(handle, fields.baseAddress, count) {
+                            if let list { rd_kafka_headers_destroy(list) }
                             throw Self.consume(error, context: "produce to \(topic)")
                         }
-                        return
-                    }
-                    if let error = rd_kafka_produceva(handle, fields, fields.count) {
-                        throw Self.consume(error, context: "produce to \(topic)")
                     }
                 }
             }
