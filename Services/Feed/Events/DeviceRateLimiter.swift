@@ -27,10 +27,13 @@ final class DeviceRateLimiter: Sendable {
         self.eventsPerMinute = eventsPerMinute
     }
 
+    /// False when the limit is off (`eventsPerMinute` 0): nothing to count.
+    var isLimiting: Bool { eventsPerMinute > 0 }
+
     /// Takes `count` tokens from each device's bucket, or none at all when one device lacks them.
     /// `now` is in seconds on any monotonic clock.
     func take(_ counts: [String: Int], now: Double = DeviceRateLimiter.now()) throws(Limited) {
-        guard eventsPerMinute > 0 else { return }
+        guard isLimiting else { return }
         let capacity = Double(eventsPerMinute), perSecond = capacity / 60
         let refusal: Limited? = buckets.withLock { buckets in
             var updated: [(String, Bucket)] = []
@@ -57,7 +60,7 @@ final class DeviceRateLimiter: Sendable {
 
     /// Gives tokens back for events the broker did not take, so a device is not charged for our outage.
     func refund(_ counts: [String: Int]) {
-        guard eventsPerMinute > 0 else { return }
+        guard isLimiting else { return }
         let capacity = Double(eventsPerMinute)
         buckets.withLock { buckets in
             for (device, count) in counts {

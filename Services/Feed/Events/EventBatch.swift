@@ -39,10 +39,12 @@ struct EventRejection: Error, Sendable {
     init(_ reason: String) { self.reason = reason }
 }
 
-/// The fields of one event object as the reader found them.
+/// The fields of one event object as the reader found them. String values stay where they lie in the body
+/// until the event is built, and ids, times and kinds are read from those bytes: a batch of 50 events
+/// used to make some 300 short-lived strings.
 struct EventFields {
     enum Value {
-        case string(String)
+        case string(JSONString)
         case number(Double)
         /// Present but neither a string nor a number (or null, which counts as absent).
         case otherType
@@ -56,19 +58,28 @@ struct EventFields {
 
         static let names = ["id", "type", "deviceId", "touristId", "occurredAt", "platform", "osVersion", "model", "appVersion",
                             "tourId", "poiId", "durationSeconds", "dwellSeconds", "via", "url", "mediaType"]
-        private static let nameBytes: [[UInt8]] = names.map { Array($0.utf8) }
 
         /// The field a key names, compared as bytes (no string is made for a key).
         static func named(_ key: UnsafeBufferPointer<UInt8>) -> Field? {
-            for (index, name) in nameBytes.enumerated() where name.count == key.count && name.elementsEqual(key) {
-                return Field(rawValue: index)
+            func matches(_ name: StaticString) -> Bool { memcmp(key.baseAddress!, name.utf8Start, key.count) == 0 }
+            switch key.count {
+            case 2: return matches("id") ? .id : nil
+            case 3: return matches("via") ? .via : matches("url") ? .url : nil
+            case 4: return matches("type") ? .type : nil
+            case 5: return matches("poiId") ? .poiId : matches("model") ? .model : nil
+            case 6: return matches("tourId") ? .tourId : nil
+            case 8: return matches("deviceId") ? .deviceId : matches("platform") ? .platform : nil
+            case 9: return matches("touristId") ? .touristId : matches("osVersion") ? .osVersion : matches("mediaType") ? .mediaType : nil
+            case 10: return matches("occurredAt") ? .occurredAt : matches("appVersion") ? .appVersion : nil
+            case 12: return matches("dwellSeconds") ? .dwellSeconds : nil
+            case 15: return matches("durationSeconds") ? .durationSeconds : nil
+            default: return nil
             }
-            return nil
         }
     }
 
     /// By field; a field given twice keeps its last value; null removes it.
-    private var values = [Value?](repeating: nil, count: Field.allCases.count)
+    private var values = InlineArray<16, Value?>(repeating: nil)
 
     subscript(field: Field) -> Value? {
         get { values[field.rawValue] }
@@ -78,25 +89,25 @@ struct EventFields {
     /// The event these fields make, or the first reason they do not make one.
     func event() throws(EventRejection) -> TrackingEvent {
         guard let id = try uuid(.id) else { throw EventRejection("missing field id") }
-        let typeName = try required(.type)
-        guard let type = TrackingEvent.Kind(rawValue: typeName) else {
-            throw EventRejection("unknown type \"\(QueryParameters.shown(typeName))\"; known types: "
+        let typeText = try required(.type)
+        guard let type = typeText.matching(Self.kinds) else {
+            throw EventRejection("unknown type \"\(QueryParameters.shown(typeText.string))\"; known types: "
                                  + TrackingEvent.Kind.allCases.map(\.rawValue).joined(separator: ", "))
         }
-        let deviceId = try required(.deviceId)
-        guard let occurredAt = Timestamps.parse(try required(.occurredAt)) else {
+        let deviceId = try required(.deviceId).string
+        guard let occurredAt = try required(.occurredAt).withUTF8({ Timestamps.parse(utf8: $0) }) else {
             throw EventRejection("occurredAt must be an RFC 3339 date-time such as 2025-05-01T14:30:00Z")
         }
         var via: TrackingEvent.Via?
-        if let text = try string(.via) {
-            guard let value = TrackingEvent.Via(rawValue: text) else {
+        if let text = try text(.via) {
+            guard let value = text.matching(Self.vias) else {
                 throw EventRejection("via must be one of " + TrackingEvent.Via.allCases.map(\.rawValue).joined(separator: ", "))
             }
             via = value
         }
         var mediaType: MediaType?
-        if let text = try string(.mediaType) {
-            guard let value = MediaType(rawValue: text) else {
+        if let text = try text(.mediaType) {
+            guard let value = text.matching(Self.mediaTypes) else {
                 throw EventRejection("mediaType must be one of " + MediaType.allCases.map(\.rawValue).joined(separator: ", "))
             }
             mediaType = value
@@ -108,12 +119,16 @@ struct EventFields {
                              via: via, url: try string(.url), mediaType: mediaType)
     }
 
-    private func required(_ field: Field) throws(EventRejection) -> String {
-        guard let value = try string(field) else { throw EventRejection("missing field \(field.name)") }
+    private static let kinds = TrackingEvent.Kind.allCases.map { (Array($0.rawValue.utf8), $0) }
+    private static let vias = TrackingEvent.Via.allCases.map { (Array($0.rawValue.utf8), $0) }
+    private static let mediaTypes = MediaType.allCases.map { (Array($0.rawValue.utf8), $0) }
+
+    private func required(_ field: Field) throws(EventRejection) -> JSONString {
+        guard let value = try text(field) else { throw EventRejection("missing field \(field.name)") }
         return value
     }
 
-    private func string(_ field: Field) throws(EventRejection) -> String? {
+    private func text(_ field: Field) throws(EventRejection) -> JSONString? {
         switch self[field] {
         case nil: return nil
         case .string(let value): return value
@@ -121,9 +136,13 @@ struct EventFields {
         }
     }
 
+    private func string(_ field: Field) throws(EventRejection) -> String? {
+        try text(field)?.string
+    }
+
     private func uuid(_ field: Field) throws(EventRejection) -> UUID? {
-        guard let text = try string(field) else { return nil }
-        guard let value = UUID(text: text) else { throw EventRejection("\(field.name) must be a UUID") }
+        guard let text = try text(field) else { return nil }
+        guard let value = text.withUTF8({ UUID(bytes: UnsafeRawBufferPointer($0)) }) else { throw EventRejection("\(field.name) must be a UUID") }
         return value
     }
 
@@ -132,6 +151,41 @@ struct EventFields {
         case nil: return nil
         case .number(let value): return value
         default: throw EventRejection("\(field.name) must be a number")
+        }
+    }
+}
+
+/// A JSON string the reader found: its bytes in the body when it has no escapes (checked as UTF-8), else
+/// the decoded text. Valid only while the body is.
+enum JSONString {
+    case raw(UnsafeBufferPointer<UInt8>)
+    case decoded(String)
+
+    func withUTF8<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        switch self {
+        case .raw(let bytes): return body(bytes)
+        case .decoded(var text): return text.withUTF8(body)
+        }
+    }
+
+    var string: String {
+        switch self {
+        case .raw(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .decoded(let text): text
+        }
+    }
+
+    func equals(_ text: StaticString) -> Bool {
+        withUTF8 { $0.count == text.utf8CodeUnitCount && ($0.isEmpty || memcmp($0.baseAddress!, text.utf8Start, $0.count) == 0) }
+    }
+
+    /// The value whose UTF-8 these bytes are, from a table of (UTF-8, value).
+    func matching<T>(_ table: [([UInt8], T)]) -> T? {
+        withUTF8 { utf8 in
+            for (name, value) in table where name.count == utf8.count && name.withUnsafeBufferPointer({ memcmp($0.baseAddress!, utf8.baseAddress!, utf8.count) == 0 }) {
+                return value
+            }
+            return nil
         }
     }
 }
@@ -186,7 +240,7 @@ private struct JSONReader {
 
     /// Reads `"key": value` pairs up to the closing brace (the opening one already read), calling
     /// `value` with the reader positioned at each value.
-    private mutating func members(_ value: (inout JSONReader, Key) throws(Failure) -> Void) throws(Failure) {
+    private mutating func members(_ value: (inout JSONReader, JSONString) throws(Failure) -> Void) throws(Failure) {
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             offset += 1
@@ -194,7 +248,7 @@ private struct JSONReader {
         }
         while true {
             skipWhitespace()
-            let key = try self.key()
+            let key = try string()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
@@ -219,20 +273,7 @@ private struct JSONReader {
         while true {
             skipWhitespace()
             if peek() == UInt8(ascii: "{") {
-                offset += 1
-                var fields = EventFields()
-                try members { reader, key throws(Failure) in
-                    if let field = key.withBytes({ EventFields.Field.named($0) }) {
-                        fields[field] = try reader.scalar()
-                    } else {
-                        try reader.skipValue(depth: 2)
-                    }
-                }
-                do {
-                    events.append(.success(try fields.event()))
-                } catch {
-                    events.append(.failure(error))
-                }
+                events.append(try eventObject())
             } else {
                 try skipValue(depth: 1)
                 events.append(.failure(EventRejection("an event must be a JSON object")))
@@ -243,6 +284,41 @@ private struct JSONReader {
             case UInt8(ascii: "]"): return events
             default: throw malformed("expected , or ] in an array")
             }
+        }
+    }
+
+    /// One element of `events` that is an object: its known fields are kept, the rest read and dropped.
+    /// Written out rather than through `members`, as this runs for every event.
+    private mutating func eventObject() throws(Failure) -> Result<TrackingEvent, EventRejection> {
+        offset += 1
+        var fields = EventFields()
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            offset += 1
+        } else {
+            members: while true {
+                skipWhitespace()
+                let field = try string().withUTF8 { EventFields.Field.named($0) }
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+                if let field {
+                    fields[field] = try scalar()
+                } else {
+                    try skipValue(depth: 2)
+                }
+                skipWhitespace()
+                switch next() {
+                case UInt8(ascii: ","): continue
+                case UInt8(ascii: "}"): break members
+                default: throw malformed("expected , or } in an object")
+                }
+            }
+        }
+        do {
+            return .success(try fields.event())
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -293,55 +369,22 @@ private struct JSONReader {
         }
     }
 
-    /// An object key: the bytes of the body when it has no escapes (the usual case), else decoded.
-    enum Key {
-        case raw(UnsafeBufferPointer<UInt8>)
-        case decoded(String)
-
-        func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-            switch self {
-            case .raw(let bytes): return body(bytes)
-            case .decoded(let text): return Array(text.utf8).withUnsafeBufferPointer(body)
-            }
-        }
-
-        func equals(_ text: String) -> Bool {
-            withBytes { $0.elementsEqual(text.utf8) }
-        }
-    }
-
-    private mutating func key() throws(Failure) -> Key {
-        let start = offset + 1
-        var index = start
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
-            index += 1
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "\""), peek() == UInt8(ascii: "\"") {
-            let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
-            // Keys must be valid UTF-8 like any string.
-            guard raw.allSatisfy({ $0 < 0x80 }) || String(validating: raw, as: UTF8.self) != nil else {
-                throw malformed("invalid UTF-8 in a string")
-            }
-            offset = index + 1
-            return .raw(raw)
-        }
-        return .decoded(try string())
-    }
-
-    private mutating func string() throws(Failure) -> String {
+    private mutating func string() throws(Failure) -> JSONString {
         try expect(UInt8(ascii: "\""))
         let start = offset
-        // Fast path: no escapes.
+        // Fast path: no escapes, the bytes stay in the body.
+        var ascii = true
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(rebasing: bytes[start..<offset])
                 offset += 1
-                guard let text = String(validating: raw, as: UTF8.self) else { throw malformed("invalid UTF-8 in a string") }
-                return text
+                guard ascii || String(validating: raw, as: UTF8.self) != nil else { throw malformed("invalid UTF-8 in a string") }
+                return .raw(raw)
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw malformed("control character in a string") }
+            if byte >= 0x80 { ascii = false }
             offset += 1
         }
         var decoded = Array(bytes[start..<offset])
@@ -351,7 +394,7 @@ private struct JSONReader {
             switch byte {
             case UInt8(ascii: "\""):
                 guard let text = String(validating: decoded, as: UTF8.self) else { throw malformed("invalid UTF-8 in a string") }
-                return text
+                return .decoded(text)
             case UInt8(ascii: "\\"):
                 guard let escape = next() else { throw malformed("unexpected end in a string") }
                 switch escape {
@@ -416,9 +459,13 @@ private struct JSONReader {
             guard let digit = peek(), isDigit(digit) else { throw malformed("invalid number") }
             skipDigits()
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        let digits = UnsafeBufferPointer(rebasing: bytes[start..<offset])
+        // Whole numbers of up to 15 digits (durations, dwell times) are exact as Double: read them here.
+        if digits.count <= 15, digits.allSatisfy(isDigit) {
+            return Double(digits.reduce(0) { $0 * 10 + Int($1 &- UInt8(ascii: "0")) })
+        }
         // Out of Double's range reads as ±infinity, which every numeric check then refuses.
-        return Double(text) ?? .nan
+        return Double(String(decoding: digits, as: UTF8.self)) ?? .nan
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

@@ -47,6 +47,11 @@ enum Timestamps {
         return text.withUTF8 { utf8 in fastParse(utf8) } ?? RFC3339.parse(text)
     }
 
+    /// `parse` over UTF-8 bytes, making a string only off the fast path.
+    static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> Date? {
+        fastParse(text) ?? RFC3339.parse(String(decoding: text, as: UTF8.self))
+    }
+
     private static func fastParse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         guard text.count == 20 || (text.count >= 22 && text.count <= 24) else { return nil }
         func number(_ start: Int, _ count: Int) -> Int? {

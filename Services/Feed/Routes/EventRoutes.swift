@@ -22,7 +22,7 @@ struct EventRoutes<Context: RequestContext> {
             } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
                 throw tooLarge
             }
-            let outcome = try await ingest.ingest(body, requestId: RequestIdMiddleware<Context>.id(of: context))
+            let outcome = try await ingest.ingest(body)
             var json = JSONWriter(capacity: 64 + outcome.rejected.count * 80)
             json.beginObject()
             json.key("accepted"); json.number(outcome.accepted)
@@ -43,6 +43,8 @@ struct EventRoutes<Context: RequestContext> {
 
     /// `application/json` or a `+json` type, any parameters.
     static func isJSON(_ contentType: String) -> Bool {
+        // What nearly every phone sends, without splitting and lower-casing.
+        if contentType == "application/json" { return true }
         let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }

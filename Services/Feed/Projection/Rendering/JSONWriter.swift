@@ -57,6 +57,10 @@ struct JSONWriter {
     /// The UUID as `uuidString` spells it (upper case), written from its bytes.
     mutating func uuid(_ value: UUID) {
         separate()
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    static func appendQuoted(_ value: UUID, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         let hex: StaticString = "0123456789ABCDEF"
         // Written into 36 bytes on the stack, then appended at once.
