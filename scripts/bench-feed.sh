@@ -13,6 +13,8 @@
 #   5. POST /v1/events, batches of 50 from many devices, with wrk; the broker's own limit from a raw
 #      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
 # Each wrk/pgbench figure is the median of ROUNDS runs taken in turn. KEEP=1 keeps the work directory.
+# PARTS picks steps 3-5 (default "gets queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
+# look at the events path alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -24,6 +26,8 @@ DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-50}
 WRK_THREADS=${WRK_THREADS:-1}
+PARTS=${PARTS:-gets queries events}
+wants() { [[ " $PARTS " == *" $1 "* ]]; }
 python=$root/.venv/bin/python
 export LD_LIBRARY_PATH=$root/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
@@ -227,7 +231,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # column N of the rows in FILE, median
 col_median() { awk -v c="$2" '{ print $c }' "$1" | median; }
 
-for kind in tours pois; do
+wants gets && for kind in tours pois; do
   log "GET /v1/$kind/{id}: feed vs nginx vs Postgres, $ROUNDS rounds of ${DURATION}s"
   : >"$work/$kind.feed"; : >"$work/$kind.nginx"; : >"$work/$kind.pg"
   for ((round = 1; round <= ROUNDS; round++)); do
@@ -242,13 +246,16 @@ for kind in tours pois; do
   done
 done
 
+if wants queries; then
 log "near and search on the city, one query at a time"
 "$bin/itour-bench" feed-queries --count 3000 --paths "$work/lists" | tee "$work/queries.txt"
 for kind in near search; do
   : >"$work/$kind.wrk"
   for ((round = 1; round <= ROUNDS; round++)); do wrk_run "$feed_url" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.wrk"; done
 done
+fi
 
+if wants events; then
 log "POST /v1/events, batches of 50"
 "$bin/itour-bench" feed-event-bodies --batches 4000 --batch-size 50 --out "$work/bodies.txt" --envelopes "$work/envelopes.txt" >&2
 : >"$work/events.wrk"; : >"$work/events.raw"
@@ -287,6 +294,7 @@ print(f"{acked / (time.monotonic() - start):.0f}")
 PY
   echo "  round $round: feed $(awk '{ printf "%.0f", ($5 - $4) * 50 / $6 }' <(tail -1 "$work/events.wrk")) events/s, raw producer $(tail -1 "$work/events.raw") msgs/s" >&2
 done
+fi
 
 # ---- summary ----
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }'; }
@@ -295,7 +303,7 @@ echo "=== feed benchmarks: $POIS POIs in $TOURS tours; wrk -t$WRK_THREADS -c$CON
 grep -h "generate-city" "$work/generate.txt" || true
 echo "feed RSS with the city loaded: ${rss_live} MiB live-loaded, ${rss_rebuilt} MiB after a rebuild from snapshot"
 echo "feed rebuild from a snapshot (start to /ready): ${rebuild_seconds} s  [$(echo "$published" | "$python" -c 'import json,sys; d=json.loads(sys.stdin.read() or "{}"); print("consume %.1f s, render %.1f s" % (float(d.get("loadSeconds", "nan")), float(d.get("renderSeconds", "nan"))))')]"
-for kind in tours pois; do
+wants gets && for kind in tours pois; do
   f_rps=$(col_median "$work/$kind.feed" 1); n_rps=$(col_median "$work/$kind.nginx" 1); p_tps=$(col_median "$work/$kind.pg" 1)
   printf 'GET /v1/%s/{id}: feed %.0f req/s (p50 %s ms, p99 %s ms) | nginx same bytes %.0f req/s (p50 %s, p99 %s) | postgres SELECT %.0f tps (p50 %s, p99 %s) | feed/nginx %s, feed/postgres %s\n' \
     "$kind" "$f_rps" "$(col_median "$work/$kind.feed" 2)" "$(col_median "$work/$kind.feed" 3)" \
@@ -303,24 +311,26 @@ for kind in tours pois; do
     "$p_tps" "$(col_median "$work/$kind.pg" 2)" "$(col_median "$work/$kind.pg" 3)" \
     "$(ratio "$f_rps" "$n_rps")" "$(ratio "$f_rps" "$p_tps")"
 done
-cat "$work/queries.txt"
-for kind in near search; do
+wants queries && cat "$work/queries.txt"
+wants queries && for kind in near search; do
   printf '%s over HTTP with wrk: %.0f req/s (p50 %s ms, p99 %s ms)\n' "$kind" "$(col_median "$work/$kind.wrk" 1)" \
     "$(col_median "$work/$kind.wrk" 2)" "$(col_median "$work/$kind.wrk" 3)"
 done
+if wants events; then
 events=$(awk '{ printf "%.0f\n", ($5 - $4) * 50 / $6 }' "$work/events.wrk" | median)
 raw=$(median <"$work/events.raw")
 printf 'POST /v1/events (batches of 50): %s accepted events/s (p50 %s ms, p99 %s ms per batch) | raw librdkafka producer %s msgs/s | feed/raw %s\n' \
   "$events" "$(col_median "$work/events.wrk" 2)" "$(col_median "$work/events.wrk" 3)" "$raw" "$(ratio "$events" "$raw")"
+fi
 
 # The goals of issue 4 in one place (make proof copies these lines into its table).
-near_p99=$(sed -n 's/^near on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
-search_p99=$(sed -n 's/^search on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
+wants queries && near_p99=$(sed -n 's/^near on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
+wants queries && search_p99=$(sed -n 's/^search on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
 echo
-for kind in tours pois; do
+wants gets && for kind in tours pois; do
   f_rps=$(col_median "$work/$kind.feed" 1)
   echo "ratio GET /v1/$kind/{id}: $(ratio "$f_rps" "$(col_median "$work/$kind.nginx" 1)")x nginx (goal >= 0.7x), $(ratio "$f_rps" "$(col_median "$work/$kind.pg" 1)")x postgres (goal >= 5x)"
 done
-echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
-echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(ratio "$events" "$raw")x raw producer (goal >= 0.5x)"
+wants queries && echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
+wants events && echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(ratio "$events" "$raw")x raw producer (goal >= 0.5x)"
 echo "feed RSS ${rss_rebuilt} MiB, rebuild ${rebuild_seconds} s with $POIS POIs"
