@@ -25,20 +25,25 @@ enum Timestamps {
             return
         }
         let secondOfDay = Int(seconds - days * 86_400), fraction = Int(milliseconds - seconds * 1_000)
-        appendDigits(Int(year), count: 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(month, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        appendDigits(day, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        appendDigits(secondOfDay / 3_600, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "."))
-        appendDigits(fraction, count: 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
+        // Written into 24 bytes on the stack, then appended at once.
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { out in
+            func digits(_ value: Int, _ count: Int, at start: Int) {
+                var rest = value
+                for index in (start..<(start + count)).reversed() {
+                    out[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                    rest /= 10
+                }
+            }
+            digits(Int(year), 4, at: 0); out[4] = UInt8(ascii: "-")
+            digits(month, 2, at: 5); out[7] = UInt8(ascii: "-")
+            digits(day, 2, at: 8); out[10] = UInt8(ascii: "T")
+            digits(secondOfDay / 3_600, 2, at: 11); out[13] = UInt8(ascii: ":")
+            digits(secondOfDay / 60 % 60, 2, at: 14); out[16] = UInt8(ascii: ":")
+            digits(secondOfDay % 60, 2, at: 17); out[19] = UInt8(ascii: ".")
+            digits(fraction, 3, at: 20); out[23] = UInt8(ascii: "Z")
+            bytes.append(contentsOf: out)
+        }
     }
 
     /// As `RFC3339.parse`: UTC `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z` here, everything else by `RFC3339`.
@@ -75,22 +80,11 @@ enum Timestamps {
             // ".f", ".ff" or ".fff"
             let digits = text.count - 21
             guard text[19] == UInt8(ascii: "."), let fraction = number(20, digits) else { return nil }
-            milliseconds = fraction * [100, 10, 1][digits - 1]
+            milliseconds = digits == 1 ? fraction * 100 : digits == 2 ? fraction * 10 : fraction
         }
         let days = days(fromCivil: Int64(year), month, day)
         let total = (days * 86_400 + Int64(hour * 3_600 + minute * 60 + second)) * 1_000 + Int64(milliseconds)
         return Date(timeIntervalSince1970: Double(total) / 1_000)
-    }
-
-    private static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<count { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(48 + rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {

@@ -19,12 +19,11 @@ public final class KafkaProducer: Service, Sendable {
             RDKafkaCallbackContext.installErrorCallback(on: conf)
             rd_kafka_conf_set_dr_msg_cb(conf) { _, message, _ in
                 guard let pointer = message, let opaque = pointer.pointee._private else { return }
-                let pending = Unmanaged<PendingDelivery.Slot>.fromOpaque(opaque).takeRetainedValue()
                 let message = pointer.pointee
                 if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    pending.delivered(partition: message.partition, offset: message.offset)
+                    PendingDelivery.delivered(opaque, partition: message.partition, offset: message.offset)
                 } else {
-                    pending.failed(KafkaError(code: message.err, context: "delivery"))
+                    PendingDelivery.failed(opaque, KafkaError(code: message.err, context: "delivery"))
                 }
             }
         }
@@ -58,13 +57,13 @@ public final class KafkaProducer: Service, Sendable {
         return try await withCheckedThrowingContinuation { continuation in
             let pending = PendingDelivery(topics: messages.map(\.topic), continuation: continuation)
             for (index, message) in messages.enumerated() {
-                let opaque = Unmanaged.passRetained(pending.slot(index)).toOpaque()
+                let opaque = pending.retainedSlot(index)
                 do {
                     try client.produce(topic: message.topic, partition: message.partition, key: message.key,
                                        value: message.value, headers: message.headers, opaque: opaque)
                 } catch let error as KafkaError {
                     // This message and the rest were never queued: release their references and fail them.
-                    Unmanaged<PendingDelivery.Slot>.fromOpaque(opaque).release()
+                    PendingDelivery.release(opaque)
                     pending.failUnsent(count: messages.count - index, error: error)
                     return
                 } catch {
@@ -129,16 +128,16 @@ public struct KafkaTopicSpec: Sendable {
 }
 
 /// Collects the delivery reports of one `send` call and resumes its caller once all arrived.
-final class PendingDelivery: Sendable {
-    /// What each message's opaque pointer retains: its index in the batch and the batch.
-    final class Slot: Sendable {
+/// Each queued message's opaque pointer is the address of its slot (the batch and the message's index),
+/// all slots in one allocation, and holds one retain on the batch: no object per message.
+final class PendingDelivery: @unchecked Sendable {
+    private struct Slot {
+        let batch: Unmanaged<PendingDelivery>
         let index: Int
-        let batch: PendingDelivery
-        init(index: Int, batch: PendingDelivery) {
-            self.index = index
-            self.batch = batch
-        }
     }
+
+    /// Written once in init, read-only after: the unchecked Sendable.
+    private let slots: UnsafeMutableBufferPointer<Slot>
 
     private struct State {
         var remaining: Int
@@ -154,9 +153,33 @@ final class PendingDelivery: Sendable {
     init(topics: [String], continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>) {
         self.topics = topics
         state = Mutex(State(remaining: topics.count, reports: Array(repeating: nil, count: topics.count), continuation: continuation))
+        slots = .allocate(capacity: topics.count)
+        let batch = Unmanaged.passUnretained(self)
+        for index in slots.indices { slots.initializeElement(at: index, to: Slot(batch: batch, index: index)) }
     }
 
-    func slot(_ index: Int) -> Slot { Slot(index: index, batch: self) }
+    deinit { slots.deallocate() }
+
+    /// The opaque pointer for message `index`, holding a retain on this batch until its report.
+    func retainedSlot(_ index: Int) -> UnsafeMutableRawPointer {
+        _ = Unmanaged.passUnretained(self).retain()
+        return UnsafeMutableRawPointer(slots.baseAddress! + index)
+    }
+
+    static func delivered(_ opaque: UnsafeMutableRawPointer, partition: Int32, offset: Int64) {
+        let slot = opaque.load(as: Slot.self)
+        slot.batch.takeRetainedValue().record(index: slot.index, partition: partition, offset: offset)
+    }
+
+    static func failed(_ opaque: UnsafeMutableRawPointer, _ error: KafkaError) {
+        let slot = opaque.load(as: Slot.self)
+        slot.batch.takeRetainedValue().record(index: slot.index, error: error)
+    }
+
+    /// Gives back the retain of a message that was never queued.
+    static func release(_ opaque: UnsafeMutableRawPointer) {
+        opaque.load(as: Slot.self).batch.release()
+    }
 
     func record(index: Int, partition: Int32, offset: Int64) {
         let report = KafkaDeliveryReport(topic: topics[index], partition: partition, offset: offset)
@@ -186,9 +209,4 @@ final class PendingDelivery: Sendable {
         }
         if let (continuation, result) = resume { continuation.resume(with: result) }
     }
-}
-
-extension PendingDelivery.Slot {
-    func delivered(partition: Int32, offset: Int64) { batch.record(index: index, partition: partition, offset: offset) }
-    func failed(_ error: KafkaError) { batch.record(index: index, error: error) }
 }
