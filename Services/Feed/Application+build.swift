@@ -30,11 +30,11 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let openAPI = OpenAPIRoutes<BasicRequestContext>.render()
     OpenAPIRoutes(document: openAPI).register(on: router)
 
-    // Stored responses are answered in the connection pipeline, ahead of the router (StoredResponseHandler).
+    // Stored responses and event batches are answered in the connection pipeline, ahead of the router (PipelineResponder).
     let stored = StoredResponses(projection: projection, openAPI: openAPI)
     let serverName = runtime.httpConfiguration.serverName ?? "itour-feed"
     var app = Application(router: router,
-                          server: .http1(configuration: .init(additionalChannelHandlers: [StoredResponseHandler(lookup: stored, serverName: serverName)])),
+                          server: .http1(configuration: .init(additionalChannelHandlers: [PipelineResponder(lookup: stored, events: ingest, serverName: serverName)])),
                           configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(commands, events, publisher)

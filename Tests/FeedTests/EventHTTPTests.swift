@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
@@ -35,10 +36,13 @@ struct EventHTTPTests {
         return messages
     }
 
-    @Test("good events are produced keyed by deviceId before the 202; bad ones are rejected one by one with their reason")
-    func acceptedAndRejected() async throws {
+    /// Live (a real socket), batches are answered by `PipelineResponder` ahead of the router; through the
+    /// router otherwise. Both must answer the same.
+    @Test("good events are produced keyed by deviceId before the 202; bad ones are rejected one by one with their reason",
+          arguments: [false, true])
+    func acceptedAndRejected(live: Bool) async throws {
         let kafka = TestServices.kafka()
-        try await FeedHTTPTests.withFeed(eventsPerMinute: 20, kafka: kafka) { _, client in
+        try await FeedHTTPTests.withFeed(eventsPerMinute: 20, kafka: kafka, testing: live ? .live : .router) { _, client in
             let old = Date().addingTimeInterval(-40 * 86_400)
             let body = """
                 {"events": [\(Self.event(deviceId: "phone-1")), \(Self.event(deviceId: "phone-1", occurredAt: old)),
@@ -91,16 +95,45 @@ struct EventHTTPTests {
             #expect(metrics.contains("itour_feed_events_accepted_total"))
             #expect(metrics.contains("itour_feed_events_rejected_total"))
             #expect(metrics.contains("itour_feed_projection_entities"))
+            #expect(metrics.contains("http_route=\"/v1/events\""))
         }
     }
 
-    @Test("503 with Retry-After, and nothing reported accepted, while the broker does not answer")
-    func brokerUnavailable() async throws {
+    /// HTTP/1.1 pipelining on one connection: a batch waiting for the broker holds back the requests
+    /// behind it, so the answers come in the order of the requests, whoever answers each.
+    @Test("pipelined requests behind a batch are answered in order")
+    func pipelinedInOrder() async throws {
+        let kafka = TestServices.kafka()
+        try await FeedHTTPTests.withFeed(kafka: kafka, testing: .live) { _, client in
+            let port = try #require(client.port)
+            func post(_ body: String, chunked: Bool = false) -> String {
+                if chunked {
+                    let hex = String(body.utf8.count, radix: 16)
+                    return "POST /v1/events HTTP/1.1\r\nHost: feed\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(hex)\r\n\(body)\r\n0\r\n\r\n"
+                }
+                return "POST /v1/events HTTP/1.1\r\nHost: feed\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            }
+            let one = "{\"events\": [\(Self.event(deviceId: "pipe-1"))]}"
+            let two = "{\"events\": [\(Self.event(deviceId: "pipe-2")), \(Self.event(deviceId: "pipe-2"))]}"
+            let requests = post(one) + "GET /v1/tours HTTP/1.1\r\nHost: feed\r\n\r\n" + post("{") + post(two, chunked: true)
+                + "GET /health HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n"
+            let answer = try RawHTTP.exchange(port: port, send: requests)
+            // Each answer starts with its status line (right after the previous body, which has no line end).
+            let statuses = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+            #expect(statuses == ["202", "200", "400", "202", "200"], "\(answer.prefix(2_000))")
+            let accepted = answer.components(separatedBy: "{\"accepted\":").dropFirst().map { $0.prefix(1) }
+            #expect(accepted == ["1", "2"])
+            #expect(try await Self.trackingMessages(kafka, count: 3).count == 3)
+        }
+    }
+
+    @Test("503 with Retry-After, and nothing reported accepted, while the broker does not answer", arguments: [false, true])
+    func brokerUnavailable(live: Bool) async throws {
         let broker = try PrivateBroker.start()
         defer { broker.stop() }
         var kafka = TestServices.kafka(deliveryTimeoutMilliseconds: 3_000)
         kafka.brokers = broker.address
-        try await FeedHTTPTests.withFeed(kafka: kafka) { _, client in
+        try await FeedHTTPTests.withFeed(kafka: kafka, testing: live ? .live : .router) { _, client in
             #expect(try await Self.post(client, "{\"events\": [\(Self.event(deviceId: "phone-1"))]}").status == .accepted)
             broker.pause()
             defer { broker.resume() }
@@ -110,6 +143,40 @@ struct EventHTTPTests {
             #expect(response.headers[.retryAfter] == String(EventIngest.brokerRetryAfterSeconds))
             #expect(ContinuousClock.now - started < .seconds(15))
         }
+    }
+}
+
+/// One TCP connection to 127.0.0.1:`port`: sends `text` at once, reads until the server closes.
+enum RawHTTP {
+    static func exchange(port: Int, send text: String, timeoutSeconds: Int = 20) throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw POSIXError(.EPIPE) }
+            sent += count
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
     }
 }
 

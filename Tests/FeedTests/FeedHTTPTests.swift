@@ -157,7 +157,7 @@ struct FeedHTTPTests {
         }
     }
 
-    /// Live (a real socket), so stored responses come from `StoredResponseHandler` in the pipeline, and
+    /// Live (a real socket), so stored responses come from `PipelineResponder` in the pipeline, and
     /// through the router otherwise.
     @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked", arguments: [false, true])
     func caching(live: Bool) async throws {

@@ -372,10 +372,14 @@ private struct JSONReader {
     private mutating func string() throws(Failure) -> JSONString {
         try expect(UInt8(ascii: "\""))
         let start = offset
-        // Fast path: no escapes, the bytes stay in the body.
+        // Fast path: no escapes, the bytes stay in the body. Printable ASCII first: nearly every byte.
         var ascii = true
         while offset < bytes.count {
             let byte = bytes[offset]
+            if byte &- 0x20 < 0x60, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
+                offset += 1
+                continue
+            }
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(rebasing: bytes[start..<offset])
                 offset += 1
@@ -384,7 +388,7 @@ private struct JSONReader {
             }
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw malformed("control character in a string") }
-            if byte >= 0x80 { ascii = false }
+            ascii = false
             offset += 1
         }
         var decoded = Array(bytes[start..<offset])

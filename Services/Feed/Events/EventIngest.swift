@@ -34,7 +34,55 @@ final class EventIngest: Sendable {
         self.rateLimiter = rateLimiter
     }
 
+    /// `submit`, awaited.
     func ingest(_ body: ByteBuffer, now: Date = Date()) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(body, now: now) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Answers a batch: `completion` gets the outcome once the broker acknowledged every accepted event,
+    /// or the problem to answer (400 not a batch, 429 over a device's rate, 503 the broker did not
+    /// acknowledge). Reading and checks run on the caller's thread; `completion` runs once, on librdkafka's
+    /// poll thread, or at once when nothing is to be produced.
+    func submit(_ body: ByteBuffer, now: Date = Date(), completion: @escaping @Sendable (Result<Outcome, Problem>) -> Void) {
+        let batch: Batch
+        do {
+            batch = try prepare(body, now: now)
+        } catch {
+            return completion(.failure(error))
+        }
+        let outcome = Outcome(accepted: batch.messages.count, rejected: batch.rejected)
+        guard !batch.messages.isEmpty else {
+            rejectedCounter.increment(by: outcome.rejected.count)
+            return completion(.success(outcome))
+        }
+        // The callback keeps what it needs only: the messages are freed here, not on the poll thread.
+        let perDevice = batch.perDevice
+        producer.send(batch.messages) { [self] result in
+            switch result {
+            case .success:
+                acceptedCounter.increment(by: outcome.accepted)
+                rejectedCounter.increment(by: outcome.rejected.count)
+                completion(.success(outcome))
+            case .failure(let error):
+                rateLimiter.refund(perDevice)
+                unavailableCounter.increment(by: outcome.accepted)
+                let reason = (error as? KafkaError)?.message ?? "\(error)"
+                completion(.failure(.unavailable("the event broker did not acknowledge the events (\(reason)); none were accepted, send the batch again",
+                                                 retryAfterSeconds: Self.brokerRetryAfterSeconds)))
+            }
+        }
+    }
+
+    /// What a batch sends and answers, once read and checked.
+    private struct Batch {
+        let messages: [KafkaOutgoingMessage]
+        let rejected: [Outcome.Rejection]
+        let perDevice: [String: Int]
+    }
+
+    private func prepare(_ body: ByteBuffer, now: Date) throws(Problem) -> Batch {
         let parsed = body.withUnsafeReadableBytes { bytes in
             Result { () throws(EventBatch.Failure) in try EventBatch.parse(bytes) }
         }
@@ -75,23 +123,10 @@ final class EventIngest: Sendable {
                 : "device \(QueryParameters.shown(error.deviceId)) is over its allowance of \(rateLimiter.eventsPerMinute) events per minute; retry after \(error.retryAfterSeconds) s"
             throw Problem(.tooManyRequests, detail, headers: [.retryAfter: String(error.retryAfterSeconds)])
         }
-
-        if !valid.isEmpty {
-            // No request-id header per message: nothing downstream reads it, and librdkafka and the broker
-            // paid for one on every event (about a tenth of the batch's cost).
-            let messages = valid.map { KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingEnvelope.encode($0)) }
-            do {
-                _ = try await producer.send(messages)
-            } catch let error as KafkaError {
-                rateLimiter.refund(perDevice)
-                unavailableCounter.increment(by: valid.count)
-                throw Problem.unavailable("the event broker did not acknowledge the events (\(error.message)); none were accepted, send the batch again",
-                                          retryAfterSeconds: Self.brokerRetryAfterSeconds)
-            }
-        }
-        acceptedCounter.increment(by: valid.count)
-        rejectedCounter.increment(by: rejected.count)
-        return Outcome(accepted: valid.count, rejected: rejected)
+        // No request-id header per message: nothing downstream reads it, and librdkafka and the broker
+        // paid for one on every event (about a tenth of the batch's cost).
+        let messages = valid.map { KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingEnvelope.encode($0)) }
+        return Batch(messages: messages, rejected: rejected, perDevice: perDevice)
     }
 
     private static func describe(_ error: EventBatch.Failure) -> String {

@@ -1,18 +1,21 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Metrics
 import Shared
+import Synchronization
 
 /// `POST /v1/events` (DESIGN.md "Feed API", "Tracking events"): `202` with what was accepted and what
-/// was rejected and why, once the broker has the accepted events.
+/// was rejected and why, once the broker has the accepted events. `PipelineResponder` answers the
+/// common shape of this request ahead of the router, through the same `EventIngest` and `EventsEndpoint`;
+/// the route answers the rest (chunked bodies, a wrong content type or size, pipelined behind another).
 struct EventRoutes<Context: RequestContext> {
     let ingest: EventIngest
 
     func register(on router: Router<Context>) {
-        router.post("/v1/events") { request, context -> Response in
-            let tooLarge = Problem(.contentTooLarge, "a batch body is at most \(EventBatch.maxBytes) bytes (1 MiB); send fewer events per request")
-            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > EventBatch.maxBytes { throw tooLarge }
-            if let type = request.headers[.contentType], !Self.isJSON(type) {
+        router.post(RouterPath(EventsEndpoint.path)) { request, context -> Response in
+            if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > EventBatch.maxBytes { throw EventsEndpoint.tooLarge }
+            if let type = request.headers[.contentType], !EventsEndpoint.isJSON(type) {
                 throw Problem(.unsupportedMediaType, "send the batch as application/json, not \(QueryParameters.shown(type))")
             }
             var request = request
@@ -20,26 +23,56 @@ struct EventRoutes<Context: RequestContext> {
             do {
                 body = try await request.collectBody(upTo: EventBatch.maxBytes)
             } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-                throw tooLarge
+                throw EventsEndpoint.tooLarge
             }
             let outcome = try await ingest.ingest(body)
-            var json = JSONWriter(capacity: 64 + outcome.rejected.count * 80)
-            json.beginObject()
-            json.key("accepted"); json.number(outcome.accepted)
-            json.key("rejected")
-            json.beginArray()
-            for rejection in outcome.rejected {
-                json.beginObject()
-                json.key("index"); json.number(rejection.index)
-                json.key("reason"); json.string(rejection.reason)
-                json.endObject()
-            }
-            json.endArray()
-            json.endObject()
-            return Response(status: .accepted, headers: [.contentType: MediaTypes.json, .cacheControl: "no-store"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
+            return Response(status: .accepted, headers: EventsEndpoint.acceptedHeaders, body: ResponseBody(byteBuffer: EventsEndpoint.body(outcome)))
         }
     }
+}
+
+/// The HTTP shape of `POST /v1/events`, for the route and for `PipelineResponder`.
+enum EventsEndpoint {
+    static let path = "/v1/events"
+
+    static var tooLarge: Problem {
+        Problem(.contentTooLarge, "a batch body is at most \(EventBatch.maxBytes) bytes (1 MiB); send fewer events per request")
+    }
+
+    static var acceptedHeaders: HTTPFields { [.contentType: MediaTypes.json, .cacheControl: "no-store"] }
+
+    /// The `202` body: `{"accepted": n, "rejected": [{"index": i, "reason": "..."}]}`.
+    static func body(_ outcome: EventIngest.Outcome) -> ByteBuffer {
+        var json = JSONWriter(capacity: 64 + outcome.rejected.count * 80)
+        json.beginObject()
+        json.key("accepted"); json.number(outcome.accepted)
+        json.key("rejected")
+        json.beginArray()
+        for rejection in outcome.rejected {
+            json.beginObject()
+            json.key("index"); json.number(rejection.index)
+            json.key("reason"); json.string(rejection.reason)
+            json.endObject()
+        }
+        json.endArray()
+        json.endObject()
+        return ByteBuffer(bytes: json.bytes)
+    }
+
+    /// `http.server.request.duration` for the route, as Hummingbird's `MetricsMiddleware` records it, for
+    /// the batches `PipelineResponder` answers (the router never sees them); one timer per status.
+    static func durationTimer(status: HTTPResponse.Status) -> Timer {
+        timers.withLock { timers in
+            if let timer = timers[status.code] { return timer }
+            let timer = Timer(label: "http.server.request.duration",
+                              dimensions: [("http.route", path), ("http.request.method", "POST"), ("http.response.status_code", String(status.code))],
+                              preferredDisplayUnit: .seconds)
+            timers[status.code] = timer
+            return timer
+        }
+    }
+
+    private static let timers = Mutex<[Int: Timer]>([:])
 
     /// `application/json` or a `+json` type, any parameters.
     static func isJSON(_ contentType: String) -> Bool {

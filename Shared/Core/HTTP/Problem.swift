@@ -25,6 +25,18 @@ public struct Problem: HTTPResponseError, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        Response(status: status, headers: responseHeaders, body: .init(byteBuffer: try responseBody()))
+    }
+
+    /// The answer's headers: `headers` and the problem+json content type.
+    public var responseHeaders: HTTPFields {
+        var fields = headers
+        fields[.contentType] = "application/problem+json"
+        return fields
+    }
+
+    /// The problem+json document.
+    public func responseBody() throws -> ByteBuffer {
         var body: [String: String] = extra
         body["type"] = "about:blank"
         body["title"] = status.reasonPhrase
@@ -34,9 +46,7 @@ public struct Problem: HTTPResponseError, Sendable {
         var object = body.mapValues { $0 as Any }
         object["status"] = status.code
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        var fields = headers
-        fields[.contentType] = "application/problem+json"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return ByteBuffer(bytes: data)
     }
 }
 

@@ -52,23 +52,28 @@ public final class KafkaProducer: Service, Sendable {
     /// or throws the first failure. A failure means some of them may still have been stored:
     /// consumers dedupe by message id.
     public func send(_ messages: [KafkaOutgoingMessage]) async throws -> [KafkaDeliveryReport] {
-        guard !messages.isEmpty else { return [] }
-        guard pollThread.isRunning else { throw KafkaError(.closed, "producer is shut down") }
-        return try await withCheckedThrowingContinuation { continuation in
-            let pending = PendingDelivery(topics: messages.map(\.topic), continuation: continuation)
-            for (index, message) in messages.enumerated() {
-                let opaque = pending.retainedSlot(index)
-                do {
-                    try client.produce(topic: message.topic, partition: message.partition, key: message.key,
-                                       value: message.value, headers: message.headers, opaque: opaque)
-                } catch let error as KafkaError {
-                    // This message and the rest were never queued: release their references and fail them.
-                    PendingDelivery.release(opaque)
-                    pending.failUnsent(count: messages.count - index, error: error)
-                    return
-                } catch {
-                    fatalError("unexpected error \(error)")
-                }
+        try await withCheckedThrowingContinuation { continuation in
+            send(messages) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `send` for callers on an event loop that must not wait in a task: `completion` runs once, on
+    /// librdkafka's poll thread (or at once when nothing could be queued), and must be quick.
+    public func send(_ messages: [KafkaOutgoingMessage],
+                     completion: @escaping @Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void) {
+        guard !messages.isEmpty else { return completion(.success([])) }
+        guard pollThread.isRunning else { return completion(.failure(KafkaError(.closed, "producer is shut down"))) }
+        let pending = PendingDelivery(topics: messages.map(\.topic), completion: completion)
+        for (index, message) in messages.enumerated() {
+            let opaque = pending.retainedSlot(index)
+            do {
+                try client.produce(topic: message.topic, partition: message.partition, key: message.key,
+                                   value: message.value, headers: message.headers, opaque: opaque)
+            } catch {
+                // This message and the rest were never queued: release their references and fail them.
+                PendingDelivery.release(opaque)
+                pending.failUnsent(count: messages.count - index, error: error as? KafkaError ?? KafkaError(.message, "\(error)"))
+                return
             }
         }
     }
@@ -127,7 +132,7 @@ public struct KafkaTopicSpec: Sendable {
     }
 }
 
-/// Collects the delivery reports of one `send` call and resumes its caller once all arrived.
+/// Collects the delivery reports of one `send` call and completes it once all arrived.
 /// Each queued message's opaque pointer is the address of its slot (the batch and the message's index),
 /// all slots in one allocation, and holds one retain on the batch: no object per message.
 final class PendingDelivery: @unchecked Sendable {
@@ -143,16 +148,16 @@ final class PendingDelivery: @unchecked Sendable {
         var remaining: Int
         var reports: [KafkaDeliveryReport?]
         var error: KafkaError?
-        var continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>?
+        var completion: (@Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void)?
     }
 
     private let state: Mutex<State>
     /// Each message's topic, for its report (not read back from librdkafka: a string per message).
     private let topics: [String]
 
-    init(topics: [String], continuation: CheckedContinuation<[KafkaDeliveryReport], any Error>) {
+    init(topics: [String], completion: @escaping @Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void) {
         self.topics = topics
-        state = Mutex(State(remaining: topics.count, reports: Array(repeating: nil, count: topics.count), continuation: continuation))
+        state = Mutex(State(remaining: topics.count, reports: Array(repeating: nil, count: topics.count), completion: completion))
         slots = .allocate(capacity: topics.count)
         let batch = Unmanaged.passUnretained(self)
         for index in slots.indices { slots.initializeElement(at: index, to: Slot(batch: batch, index: index)) }
@@ -199,14 +204,14 @@ final class PendingDelivery: @unchecked Sendable {
     }
 
     private func finish(count: Int, _ update: (inout State) -> Void) {
-        let resume: (CheckedContinuation<[KafkaDeliveryReport], any Error>, Result<[KafkaDeliveryReport], any Error>)? = state.withLock { state in
+        let done: (@Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void, Result<[KafkaDeliveryReport], any Error>)? = state.withLock { state in
             update(&state)
             state.remaining -= count
-            guard state.remaining == 0, let continuation = state.continuation else { return nil }
-            state.continuation = nil
-            if let error = state.error { return (continuation, .failure(error)) }
-            return (continuation, .success(state.reports.map { $0! }))
+            guard state.remaining == 0, let completion = state.completion else { return nil }
+            state.completion = nil
+            if let error = state.error { return (completion, .failure(error)) }
+            return (completion, .success(state.reports.map { $0! }))
         }
-        if let (continuation, result) = resume { continuation.resume(with: result) }
+        if let (completion, result) = done { completion(result) }
     }
 }

@@ -4,62 +4,119 @@ import Hummingbird
 import Metrics
 import NIOCore
 import NIOHTTPTypes
+import Shared
 import Synchronization
 
-/// Answers GETs of stored responses (tours, POIs, POI pages, the legacy feeds, the OpenAPI document)
-/// right in the connection's NIO pipeline, on the event loop that read the request, before it reaches
-/// Hummingbird's router. A profile of `GET /v1/pois/{id}` showed the router, middleware and the Swift
-/// concurrency task per request costing more than the lookup itself by far; this is how the feed keeps
-/// up with a static file server. Anything else — another path or method, an unknown id (for its
-/// problem+json 404), a body, `Connection: close`, or a request arriving while an earlier one on the
-/// same connection is still with Hummingbird (responses must keep their order) — passes through
-/// untouched to the router, which answers it as before.
-final class StoredResponseHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// Answers the feed's hot requests right in the connection's NIO pipeline, on the event loop that read
+/// them, before they reach Hummingbird's router: GETs of stored responses (tours, POIs, POI pages, the
+/// legacy feeds, the OpenAPI document), at once, and `POST /v1/events` with a JSON body of known length,
+/// once `EventIngest` has the broker's acknowledgement. Profiles of both showed the router, middleware
+/// and the Swift concurrency task per request costing more than the work itself (for a batch of events,
+/// about a fifth of the feed's CPU); this is how the feed keeps up with a static file server and near
+/// the broker's own rate. Anything else — another path or method, an unknown id (for its problem+json
+/// 404), a chunked or oversized body, another content type, `Connection: close`, `Expect`, or a request
+/// arriving while an earlier one on the same connection is still with Hummingbird — passes through
+/// untouched to the router, which answers it as before. Responses keep the order of their requests:
+/// while a batch waits for the broker, later requests on the connection wait here (and reading pauses).
+final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    private enum Answering {
+        case stored(RenderedResource, HTTPRequest)
+        /// A batch of events, its body as it arrives.
+        case events(HTTPRequest, ByteBuffer?)
+    }
+
     private let lookup: StoredResponses
+    private let events: EventIngest
     private let serverName: String
     /// Requests passed on to Hummingbird whose response has not been written completely.
     private var forwardedInFlight = 0
-    /// The request being answered here: its parts are swallowed until its end, then the answer goes out.
-    private var answering: (resource: RenderedResource, request: HTTPRequest)?
+    /// The request being read to be answered here: its parts are kept or swallowed until its end.
+    private var answering: Answering?
+    /// True while a batch waits for the broker: what arrives meanwhile waits in `held`.
+    private var waiting = false
+    private var held = CircularBuffer<NIOAny>()
+    /// A read the channel asked for while waiting, made once the answer is out.
+    private var readPending = false
     private var dateCache = HTTPDateCache()
 
-    init(lookup: StoredResponses, serverName: String) {
+    init(lookup: StoredResponses, events: EventIngest, serverName: String) {
         self.lookup = lookup
+        self.events = events
         self.serverName = serverName
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if waiting {
+            held.append(data)
+        } else {
+            read(context: context, data: data)
+        }
+    }
+
+    private func read(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if forwardedInFlight == 0, request.method == .get, request.headerFields[.connection]?.lowercased().contains("close") != true,
-               request.headerFields[.contentLength] ?? "0" == "0", request.headerFields[.transferEncoding] == nil,
-               let path = request.path, let resource = lookup.resource(for: path) {
-                answering = (resource, request)
+            if forwardedInFlight == 0, let answer = answer(for: request) {
+                answering = answer
                 return
             }
             forwardedInFlight += 1
             context.fireChannelRead(data)
-        case .body:
-            // A GET answered here has no body (checked on its head).
-            if answering == nil { context.fireChannelRead(data) }
+        case .body(var part):
+            switch answering {
+            case nil: context.fireChannelRead(data)
+            case .stored: break  // a GET answered here has no body (checked on its head)
+            case .events(let request, var body):
+                answering = nil  // so the body below is not copied on write
+                if body == nil { body = part } else { body!.writeBuffer(&part) }
+                answering = .events(request, body)
+            }
         case .end:
-            guard let (resource, request) = answering else {
+            guard let answer = answering else {
                 context.fireChannelRead(data)
                 return
             }
             answering = nil
-            respond(context: context, resource: resource, request: request)
+            switch answer {
+            case .stored(let resource, let request): respond(context: context, resource: resource, request: request)
+            case .events(let request, let body): submit(context: context, request: request, body: body ?? ByteBuffer())
+            }
+        }
+    }
+
+    /// What this handler answers of a request, judged on its head; nil passes it to the router.
+    private func answer(for request: HTTPRequest) -> Answering? {
+        let fields = request.headerFields
+        guard fields[.connection]?.lowercased().contains("close") != true, fields[.transferEncoding] == nil, let path = request.path else { return nil }
+        switch request.method {
+        case .get:
+            guard fields[.contentLength] ?? "0" == "0", let resource = lookup.resource(for: path) else { return nil }
+            return .stored(resource, request)
+        case .post:
+            guard path == EventsEndpoint.path, fields[.expect] == nil, let length = fields[.contentLength].flatMap({ Int($0) }),
+                  length <= EventBatch.maxBytes, let type = fields[.contentType], EventsEndpoint.isJSON(type) else { return nil }
+            return .events(request, nil)
+        default:
+            return nil
         }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) { forwardedInFlight = max(0, forwardedInFlight - 1) }
         context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if waiting {
+            readPending = true
+        } else {
+            context.read()
+        }
     }
 
     private func respond(context: ChannelHandlerContext, resource: RenderedResource, request: HTTPRequest) {
@@ -78,17 +135,61 @@ final class StoredResponseHandler: ChannelDuplexHandler, RemovableChannelHandler
             fields = resource.identityHeaders
             body = resource.identity
         }
+        write(context: context, request: request, status: status, fields: fields, body: body)
+        lookup.answered.increment()
+    }
+
+    private func submit(context: ChannelHandlerContext, request: HTTPRequest, body: ByteBuffer) {
+        waiting = true
+        let started = DispatchTime.now().uptimeNanoseconds
+        let loop = context.eventLoop
+        let handler = NIOLoopBound((self, context), eventLoop: loop)
+        events.submit(body) { result in
+            loop.execute {
+                let (self_, context) = handler.value
+                self_.answered(context: context, request: request, result: result, started: started)
+            }
+        }
+    }
+
+    private func answered(context: ChannelHandlerContext, request: HTTPRequest, result: Result<EventIngest.Outcome, Problem>, started: UInt64) {
+        let status: HTTPResponse.Status
+        switch result {
+        case .success(let outcome):
+            status = .accepted
+            write(context: context, request: request, status: status, fields: EventsEndpoint.acceptedHeaders, body: EventsEndpoint.body(outcome))
+        case .failure(let problem):
+            status = problem.status
+            write(context: context, request: request, status: status, fields: problem.responseHeaders, body: try? problem.responseBody())
+        }
+        EventsEndpoint.durationTimer(status: status).recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
+        waiting = false
+        // What arrived meanwhile, in order; it may start another wait. What goes on to Hummingbird needs
+        // a read-complete too: its async channel hands reads over on that.
+        let replaying = !held.isEmpty
+        while !waiting, let data = held.popFirst() {
+            read(context: context, data: data)
+        }
+        if replaying { context.fireChannelReadComplete() }
+        if !waiting, readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
+        var fields = fields
+        if let body, fields[.contentLength] == nil { fields[.contentLength] = String(body.readableBytes) }
         fields[.xRequestId] = lookup.requestId(given: request.headerFields[.xRequestId])
         fields[.date] = dateCache.current()
         fields[.server] = serverName
         context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        lookup.answered.increment()
     }
 }
 
-/// What `StoredResponseHandler` may answer: the projection's stored responses by path, and the
+/// What `PipelineResponder` may answer: the projection's stored responses by path, and the
 /// OpenAPI document. Shared by every connection's handler.
 final class StoredResponses: Sendable {
     private let projection: CatalogProjection
