@@ -6,6 +6,7 @@ fresh database and a fresh topic prefix, with the demo content loaded. `browser`
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -146,11 +147,28 @@ def start_suite(tmp_root: Path, services=SERVICES, demo: bool = True, wait: bool
             result = suite.run_tool("catalog", "load-demo", str(ROOT / "deploy" / "demo" / "uncw-itour.json"))
             if result.returncode != 0:
                 raise RuntimeError(f"load-demo failed: {result.stdout}\n{result.stderr}")
+            if wait and "feed" in services:
+                # load-demo returns once catalog applied it; the feed shows it a moment later.
+                wait_for_demo_on_feed(suite.feed_url)
     except Exception:
         for name in list(suite.processes):
             suite.stop(name)
         raise
     return suite
+
+
+def wait_for_demo_on_feed(feed_url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(feed_url + "/v1/tours", timeout=5) as response:
+                if any(tour["name"] == "Students Tour (Beta)" for tour in json.load(response)["tours"]):
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the demo tour did not reach {feed_url}/v1/tours within {timeout} s")
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")
