@@ -90,6 +90,32 @@ struct EventBatchTests {
         if case .failure(.malformed) = outcome {} else { Issue.record("invalid UTF-8 accepted") }
     }
 
+    /// The reader scans plain ASCII eight bytes at a time: whatever ends or breaks a run must be seen
+    /// at every position of a word.
+    @Test("strings read the same wherever a quote, escape, control or non-ASCII byte falls")
+    func stringScanning() throws {
+        func deviceId(_ raw: String) throws -> String {
+            let event = #"{"id": "0b5f3c2e-6d1a-4f7e-9c3b-2a1d5e8f7a90", "type": "tour.started", "occurredAt": "2025-05-01T14:30:00Z", "deviceId": "\#(raw)"}"#
+            return try candidates("{\"events\": [\(event)]}")[0].get().deviceId
+        }
+        for position in 0..<20 {
+            let before = String(repeating: "a", count: position), after = String(repeating: "b", count: 19 - position)
+            #expect(try deviceId(before + after) == before + after)
+            #expect(try deviceId(before + "é" + after) == before + "é" + after)
+            #expect(try deviceId(before + #"\""# + after) == before + "\"" + after)
+            #expect(try deviceId(before + #"\\"# + after) == before + "\\" + after)
+            #expect(try deviceId(before + "\u{7F}" + after) == before + "\u{7F}" + after)
+            for control in ["\u{1}", "\t", "\u{1F}"] {
+                if case .malformed = failure("{\"events\": [\"" + before + control + after + "\"]}") {} else {
+                    Issue.record("control character at \(position) accepted")
+                }
+            }
+            let invalid = Array("{\"events\": [\"\(before)".utf8) + [0xFF] + Array("\(after)\"]}".utf8)
+            let outcome = invalid.withUnsafeBytes { bytes in Result { () throws(EventBatch.Failure) in try EventBatch.parse(bytes) } }
+            if case .failure(.malformed) = outcome {} else { Issue.record("invalid UTF-8 at \(position) accepted") }
+        }
+    }
+
     @Test("the produced message is the suite's envelope and decodes to the same event")
     func envelope() throws {
         let event = TrackingEvent(type: .mediaPlayed, deviceId: "device \"7\"", touristId: "t1", occurredAt: RFC3339.parse("2025-05-01T14:30:00.123Z") ?? Date(),

@@ -372,8 +372,12 @@ private struct JSONReader {
     private mutating func string() throws(Failure) -> JSONString {
         try expect(UInt8(ascii: "\""))
         let start = offset
-        // Fast path: no escapes, the bytes stay in the body. Printable ASCII first: nearly every byte.
+        // Fast path: no escapes, the bytes stay in the body. Printable ASCII first: nearly every byte,
+        // eight at a time while none of them ends the run.
         var ascii = true
+        while offset + 8 <= bytes.count, Self.plainASCII(UnsafeRawPointer(bytes.baseAddress! + offset).loadUnaligned(as: UInt64.self)) {
+            offset += 8
+        }
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte &- 0x20 < 0x60, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
@@ -427,6 +431,17 @@ private struct JSONReader {
             }
         }
         throw malformed("unterminated string")
+    }
+
+    /// True when none of the eight bytes is a quote, a backslash, a control character or non-ASCII
+    /// (the SWAR zero-byte test: a lane's high bit is set in `(x - 0x01…) & ~x & 0x80…` when the lane is 0,
+    /// and the lowest such lane is exact, which is all a yes/no needs).
+    private static func plainASCII(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs  // a lane below 0x20 (or at/above 0x80, caught next)
+        return word & highs == 0 && control == 0
+            && !hasZeroByte(word ^ (ones &* 0x22)) && !hasZeroByte(word ^ (ones &* 0x5C))
     }
 
     private mutating func hex4() throws(Failure) -> UInt32 {
