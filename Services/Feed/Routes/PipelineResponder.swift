@@ -42,6 +42,9 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     private var held = CircularBuffer<NIOAny>()
     /// A read the channel asked for while waiting, made once the answer is out.
     private var readPending = false
+    /// A close asked for while waiting (Hummingbird closes a connection it thinks idle on graceful
+    /// shutdown), made once the answer is out: the phone gets its 202 rather than a reset.
+    private var closePending: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
     private var dateCache = HTTPDateCache()
 
     init(lookup: StoredResponses, events: EventIngest, serverName: String) {
@@ -119,6 +122,14 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if waiting, closePending == nil {
+            closePending = (mode, promise)
+        } else {
+            context.close(mode: mode, promise: promise)
+        }
+    }
+
     private func respond(context: ChannelHandlerContext, resource: RenderedResource, request: HTTPRequest) {
         let useGzip = resource.gzip != nil && ContentNegotiation.acceptsGzip(request.headerFields[.acceptEncoding])
         var status = HTTPResponse.Status.ok
@@ -164,6 +175,12 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
         EventsEndpoint.durationTimer(status: status).recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
         waiting = false
+        if let (mode, promise) = closePending {
+            closePending = nil
+            held.removeAll()
+            context.close(mode: mode, promise: promise)
+            return
+        }
         // What arrived meanwhile, in order; it may start another wait. What goes on to Hummingbird needs
         // a read-complete too: its async channel hands reads over on that.
         let replaying = !held.isEmpty
