@@ -90,13 +90,16 @@ enum FeedQueryBench {
             // Warm up the connection and caches, then measure one request at a time.
             for path in paths.prefix(100) { _ = try client.get(path) }
             var samples = Samples()
+            var slowest: [(milliseconds: Double, path: String)] = []
             for path in paths {
                 let started = ContinuousClock.now
                 let response = try client.get(path)
                 samples.http.append((ContinuousClock.now - started).benchSeconds * 1_000)
                 guard response.status == 200 else { throw BenchError("\(path): HTTP \(response.status)") }
                 if let timing = response.headers["server-timing"], let range = timing.range(of: "dur=") {
-                    samples.inProcess.append(Double(timing[range.upperBound...].prefix { $0 != ";" && $0 != "," }) ?? .nan)
+                    let milliseconds = Double(timing[range.upperBound...].prefix { $0 != ";" && $0 != "," }) ?? .nan
+                    samples.inProcess.append(milliseconds)
+                    slowest.append((milliseconds, path))
                 }
                 samples.results += response.body.split(separator: UInt8(ascii: "{")).count - 1
             }
@@ -104,6 +107,9 @@ enum FeedQueryBench {
                          label, paths.count, Statistics.percentile(samples.inProcess, 50), Statistics.percentile(samples.inProcess, 99),
                          samples.inProcess.max() ?? .nan, Statistics.percentile(samples.http, 50), Statistics.percentile(samples.http, 99),
                          Double(samples.results) / Double(paths.count)))
+            // Where the tail comes from, for whoever tunes the index next (stderr: the summary stays as it is).
+            let tail = slowest.sorted { $0.milliseconds > $1.milliseconds }.prefix(5).map { String(format: "%.3f ms %@", $0.milliseconds, $0.path) }
+            FileHandle.standardError.write(Data("\(label) slowest in-process: \(tail.joined(separator: " | "))\n".utf8))
         }
     }
 }
