@@ -19,6 +19,9 @@ struct TextIndex: Sendable {
     /// By slot (slots are small and dense, reused after removal); nil for a free slot.
     private var documents: [Document?] = []
     private(set) var count = 0
+    /// By slot: folded name bytes 4 to 11, big-endian, zero-padded. Orders two documents whose name keys
+    /// tie without touching either document (a common first word ties thousands of names).
+    private var secondNameKeys: [UInt64] = []
     private var postings: [UInt32: [UInt64]] = [:]
     /// Every document, for queries too short to have a trigram.
     private var everyDocument: [UInt64] = []
@@ -42,6 +45,8 @@ struct TextIndex: Sendable {
         let posting = Self.nameKey(foldedName) << 32 | UInt64(UInt32(bitPattern: slot))
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
         documents[Int(slot)] = Document(id: id, foldedName: foldedName, haystack: haystack, posting: posting)
+        if Int(slot) >= secondNameKeys.count { secondNameKeys.append(contentsOf: repeatElement(0, count: Int(slot) - secondNameKeys.count + 1)) }
+        secondNameKeys[Int(slot)] = Self.nameKey(foldedName, from: 4, bytes: 8)
         count += 1
         for trigram in Self.trigrams(of: haystack) {
             let list = postings[trigram]
@@ -107,8 +112,7 @@ struct TextIndex: Sendable {
         search: while true {
             if let cutoffKey, target >> 32 != cutoffKey { break }
             // Full, and this document sorts after the last one kept: step past it before any intersecting.
-            if best.count == limit, let document = documents[Int(UInt32(truncatingIfNeeded: target))],
-               !Self.precedes(document, best[best.count - 1]) {
+            if best.count == limit, sortsAfter(target, best[best.count - 1]) {
                 _ = Self.advance(&cursors[0], in: lists[0], to: target &+ 1)
                 guard cursors[0] < lists[0].count else { break }
                 target = lists[0][cursors[0]]
@@ -132,9 +136,30 @@ struct TextIndex: Sendable {
         return best.map { Int32(bitPattern: UInt32(truncatingIfNeeded: $0.posting)) }
     }
 
+    /// Whether the document of `posting` sorts after `last`: by name key, then the next eight name bytes,
+    /// and only when those tie too by the documents themselves.
+    private func sortsAfter(_ posting: UInt64, _ last: Document) -> Bool {
+        let key = posting >> 32, lastKey = last.posting >> 32
+        if key != lastKey { return key > lastKey }
+        let slot = Int(UInt32(truncatingIfNeeded: posting)), lastSlot = Int(UInt32(truncatingIfNeeded: last.posting))
+        let second = secondNameKeys[slot], lastSecond = secondNameKeys[lastSlot]
+        if second != lastSecond { return second > lastSecond }
+        guard let document = documents[slot] else { return true }
+        return !Self.precedes(document, last)
+    }
+
     /// Result order: folded name, then id.
     private static func precedes(_ a: Document, _ b: Document) -> Bool {
-        if a.foldedName != b.foldedName { return a.foldedName.lexicographicallyPrecedes(b.foldedName) }
+        // memcmp, not the generic sequence comparisons: a query whose matches share their first four name
+        // bytes compares every tied candidate with the last result kept.
+        let order = a.foldedName.withUnsafeBufferPointer { left in
+            b.foldedName.withUnsafeBufferPointer { right in
+                let common = min(left.count, right.count)
+                let bytes = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                return bytes != 0 ? Int(bytes) : left.count - right.count
+            }
+        }
+        if order != 0 { return order < 0 }
         return a.id.uuidString < b.id.uuidString
     }
 
@@ -142,8 +167,13 @@ struct TextIndex: Sendable {
 
     /// The first four folded name bytes, big-endian, so integer order is name order on those bytes.
     static func nameKey(_ foldedName: [UInt8]) -> UInt64 {
+        nameKey(foldedName, from: 0, bytes: 4)
+    }
+
+    /// `bytes` folded name bytes from `start`, big-endian, zero-padded past the end.
+    static func nameKey(_ foldedName: [UInt8], from start: Int, bytes: Int) -> UInt64 {
         var key: UInt64 = 0
-        for index in 0..<4 {
+        for index in start..<(start + bytes) {
             key = key << 8 | UInt64(index < foldedName.count ? foldedName[index] : 0)
         }
         return key
