@@ -111,17 +111,64 @@ struct TextIndexTests {
         index.seal()
         let live = documents.filter { Int($0.slot) % 11 != 3 || $0.slot < 3 }
         for query in ["hall", "CAFE", "musee", "e", "ll", "tower 7", "strasse", "aero", "crème 1", "zzz", "union quad", "renamed"] {
-            let needle = TextFolding.fold(query)
-            let expected = live.filter { document in
-                ([document.name] + document.fields).contains { TextIndex.contains(TextFolding.fold($0), needle) }
-            }.sorted { TextFolding.fold($0.name).lexicographicallyPrecedes(TextFolding.fold($1.name)) }
-            for limit in [1, 10, 100, 5_000] {
-                let found = index.search(query, limit: limit)
-                #expect(found.count == min(limit, expected.count), "\(query) limit \(limit)")
-                // Names can tie; compare the names in order rather than slots.
-                let foundNames = found.map { slot in documents[Int(slot)].name }.map { TextFolding.fold($0) }
-                #expect(foundNames == expected.prefix(limit).map { TextFolding.fold($0.name) }, "\(query) limit \(limit)")
+            expectBruteForceResults(of: query, in: index, documents: live)
+        }
+    }
+
+    @Test("live updates sealed one at a time keep result order, also where new names crowd one spot and ranks run out")
+    func liveUpdatesKeepOrder() {
+        var random = SeededRandom(state: 11)
+        let words = ["Hall", "Café", "Library", "Kenan", "Quad", "Tower", "Ærø"]
+        var index = TextIndex()
+        var documents: [Int32: (name: String, fields: [String])] = [:]
+        func phrase() -> String { (0..<Int.random(in: 1...3, using: &random)).map { _ in words.randomElement(using: &random) ?? "" }.joined(separator: " ") }
+        for slot in Int32(0)..<2_000 {
+            documents[slot] = (phrase() + " \(slot)", [phrase()])
+            index.insert(slot: slot, id: UUID(), name: documents[slot]!.name, fields: documents[slot]!.fields)
+        }
+        index.seal()
+        // Each new name sorts just after the previous one and before every other: it always takes the
+        // middle of the same shrinking gap, which runs out after about 21 of the 2 000 documents' ranks.
+        for step in 1...40 {
+            let slot = Int32(2_000 + step)
+            documents[slot] = ("Hall" + String(repeating: "a", count: step), ["crowded \(step)"])
+            index.insert(slot: slot, id: UUID(), name: documents[slot]!.name, fields: documents[slot]!.fields)
+            index.seal()
+        }
+        // Renames, removals and reused slots, a few per publication.
+        for round in 0..<30 {
+            for _ in 0..<3 {
+                let slot = Int32.random(in: 0..<2_040, using: &random)
+                if Bool.random(using: &random) {
+                    documents[slot] = ("Renamed " + phrase() + " \(round)", [phrase()])
+                    index.insert(slot: slot, id: UUID(), name: documents[slot]!.name, fields: documents[slot]!.fields)
+                } else {
+                    documents[slot] = nil
+                    index.remove(slot: slot)
+                }
             }
+            index.seal()
+        }
+        #expect(index.count == documents.count)
+        let live = documents.map { (slot: $0.key, name: $0.value.name, fields: $0.value.fields) }
+        for query in ["hall", "halla", "crowded", "renamed", "e", "aero", "quad 1", "zzz"] {
+            expectBruteForceResults(of: query, in: index, documents: live)
+        }
+    }
+
+    /// The index's results for `query`, at several limits, are the brute-force scan's in folded-name order.
+    private func expectBruteForceResults(of query: String, in index: TextIndex, documents: [(slot: Int32, name: String, fields: [String])],
+                                         sourceLocation: SourceLocation = #_sourceLocation) {
+        let needle = TextFolding.fold(query)
+        let expected = documents.filter { document in
+            ([document.name] + document.fields).contains { TextIndex.contains(TextFolding.fold($0), needle) }
+        }.map { TextFolding.fold($0.name) }.sorted { $0.lexicographicallyPrecedes($1) }
+        let names = Dictionary(uniqueKeysWithValues: documents.map { ($0.slot, TextFolding.fold($0.name)) })
+        for limit in [1, 10, 100, 5_000] {
+            let found = index.search(query, limit: limit)
+            #expect(found.count == min(limit, expected.count), "\(query) limit \(limit)", sourceLocation: sourceLocation)
+            // Names can tie; compare the names in order rather than slots.
+            #expect(found.map { names[$0] ?? [] } == Array(expected.prefix(limit)), "\(query) limit \(limit)", sourceLocation: sourceLocation)
         }
     }
 

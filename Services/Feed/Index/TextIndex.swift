@@ -2,38 +2,41 @@ import Foundation
 
 /// Case- and accent-insensitive substring search over a few text fields per document, by trigram
 /// postings. A query's trigrams narrow the candidates to documents holding all of them; each candidate
-/// is then checked for the whole folded query. Results come in name order: every posting is
-/// `nameKey << 32 | slot`, where `nameKey` is the first four bytes of the folded name, so the intersection
-/// walks documents roughly alphabetically and can stop once it has `limit` matches (plus any that tie
-/// on those four bytes, sorted exactly at the end). A value type: the projection mutates its copy,
-/// readers keep theirs.
+/// is then checked for the whole folded query.
+///
+/// Results come in name order, and a search stops at its `limit`-th match: every posting is
+/// `rank << 32 | slot`, where `rank` is the document's place in (folded name, id) order, spread over 32
+/// bits so a new document usually fits between its neighbours without renumbering the others. An
+/// intersection of posting lists therefore walks documents in result order. A value type: the
+/// projection mutates its copy, readers keep theirs.
 struct TextIndex: Sendable {
     struct Document: Sendable {
         let id: UUID
         let foldedName: [UInt8]
         /// Folded fields separated by 0, so no match spans two fields.
         let haystack: [UInt8]
-        let posting: UInt64
+        /// `rank << 32 | slot`; nil until `seal()` ranks the document.
+        var posting: UInt64?
     }
 
     /// By slot (slots are small and dense, reused after removal); nil for a free slot.
     private var documents: [Document?] = []
     private(set) var count = 0
-    /// By slot: folded name bytes 4 to 11, big-endian, zero-padded. Orders two documents whose name keys
-    /// tie without touching either document (a common first word ties thousands of names).
-    private var secondNameKeys: [UInt64] = []
+    /// Trigram → postings of the documents containing it, ascending.
     private var postings: [UInt32: [UInt64]] = [:]
-    /// Every document, for queries too short to have a trigram.
+    /// Every ranked document's posting, ascending: the result order itself, and the candidates of a
+    /// query too short to have a trigram.
     private var everyDocument: [UInt64] = []
-    /// Lists appended to out of order since the last `seal()`.
-    private var unsortedTrigrams: Set<UInt32> = []
-    private var everyDocumentUnsorted = false
+    /// Slots inserted since the last `seal()`, not yet ranked or posted.
+    private var unranked: [Int32] = []
 
     static let separator: UInt8 = 0
     /// How many of a query's trigram lists (the shortest) are intersected.
     static let intersectedLists = 4
+    /// Ranks live in the posting's upper 32 bits.
+    private static let rankLimit: UInt64 = 1 << 32
 
-    /// Adds or replaces the document in `slot`. Call `seal()` before searching.
+    /// Adds or replaces the document in `slot`. Searchable after `seal()`.
     mutating func insert(slot: Int32, id: UUID, name: String, fields: [String]) {
         remove(slot: slot)
         let foldedName = TextFolding.fold(name)
@@ -42,41 +45,82 @@ struct TextIndex: Sendable {
             haystack.append(Self.separator)
             haystack.append(contentsOf: TextFolding.fold(field))
         }
-        let posting = Self.nameKey(foldedName) << 32 | UInt64(UInt32(bitPattern: slot))
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
-        documents[Int(slot)] = Document(id: id, foldedName: foldedName, haystack: haystack, posting: posting)
-        if Int(slot) >= secondNameKeys.count { secondNameKeys.append(contentsOf: repeatElement(0, count: Int(slot) - secondNameKeys.count + 1)) }
-        secondNameKeys[Int(slot)] = Self.nameKey(foldedName, from: 4, bytes: 8)
+        documents[Int(slot)] = Document(id: id, foldedName: foldedName, haystack: haystack, posting: nil)
         count += 1
-        for trigram in Self.trigrams(of: haystack) {
-            let list = postings[trigram]
-            if let last = list?.last, last > posting { unsortedTrigrams.insert(trigram) }
-            postings[trigram, default: []].append(posting)
-        }
-        if let last = everyDocument.last, last > posting { everyDocumentUnsorted = true }
-        everyDocument.append(posting)
+        unranked.append(slot)
     }
 
     mutating func remove(slot: Int32) {
         guard Int(slot) < documents.count, let document = documents[Int(slot)] else { return }
         documents[Int(slot)] = nil
         count -= 1
+        guard let posting = document.posting else {
+            unranked.removeAll { $0 == slot }
+            return
+        }
         for trigram in Self.trigrams(of: document.haystack) {
             guard var list = postings.removeValue(forKey: trigram) else { continue }
-            Self.remove(document.posting, from: &list, sorted: !unsortedTrigrams.contains(trigram))
+            if let index = Self.position(of: posting, in: list), list[index] == posting { list.remove(at: index) }
             if !list.isEmpty { postings[trigram] = list }
         }
-        Self.remove(document.posting, from: &everyDocument, sorted: !everyDocumentUnsorted)
+        if let index = Self.position(of: posting, in: everyDocument), everyDocument[index] == posting { everyDocument.remove(at: index) }
     }
 
-    /// Restores posting order after inserts; cheap when nothing was inserted out of order.
+    /// Ranks and posts the documents inserted since the last call. A few new documents take ranks between
+    /// their neighbours' and go into the lists in place; a bulk load, or a spot where ranks ran out, ranks
+    /// every document afresh.
     mutating func seal() {
-        for trigram in unsortedTrigrams {
-            postings[trigram]?.sort()
+        guard !unranked.isEmpty else { return }
+        defer { unranked = [] }
+        if unranked.count * 8 > count { return renumber() }
+        var placed: [(slot: Int32, posting: UInt64)] = []
+        placed.reserveCapacity(unranked.count)
+        for slot in unranked {
+            guard let document = documents[Int(slot)] else { continue }
+            // The first ranked document that sorts after this one.
+            var low = 0, high = everyDocument.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Self.precedes(self.document(everyDocument[middle]), document) { low = middle + 1 } else { high = middle }
+            }
+            let below = low == 0 ? 0 : everyDocument[low - 1] >> 32
+            let above = low == everyDocument.count ? Self.rankLimit : everyDocument[low] >> 32
+            guard above - below >= 2 else { return renumber() }
+            let posting = (below + (above - below) / 2) << 32 | UInt64(UInt32(bitPattern: slot))
+            everyDocument.insert(posting, at: low)
+            documents[Int(slot)]?.posting = posting
+            placed.append((slot, posting))
         }
-        unsortedTrigrams.removeAll()
-        if everyDocumentUnsorted { everyDocument.sort() }
-        everyDocumentUnsorted = false
+        for (slot, posting) in placed {
+            guard let document = documents[Int(slot)] else { continue }
+            for trigram in Self.trigrams(of: document.haystack) {
+                var list = postings.removeValue(forKey: trigram) ?? []
+                list.insert(posting, at: Self.position(of: posting, in: list) ?? list.count)
+                postings[trigram] = list
+            }
+        }
+    }
+
+    /// Ranks every document evenly over the rank space, in result order, and rebuilds the lists (appended
+    /// to in that order, so they come out sorted).
+    private mutating func renumber() {
+        var slots: [Int32] = []
+        slots.reserveCapacity(count)
+        for (slot, document) in documents.enumerated() where document != nil { slots.append(Int32(slot)) }
+        slots.sort { Self.precedes(documents[Int($0)]!, documents[Int($1)]!) }
+        let step = Self.rankLimit / UInt64(slots.count + 1)
+        postings.removeAll(keepingCapacity: true)
+        everyDocument.removeAll(keepingCapacity: true)
+        everyDocument.reserveCapacity(slots.count)
+        for (index, slot) in slots.enumerated() {
+            let posting = UInt64(index + 1) * step << 32 | UInt64(UInt32(bitPattern: slot))
+            documents[Int(slot)]!.posting = posting
+            everyDocument.append(posting)
+            for trigram in Self.trigrams(of: documents[Int(slot)]!.haystack) {
+                postings[trigram, default: []].append(posting)
+            }
+        }
     }
 
     /// Slots of the documents containing `query` (folded), in name order, at most `limit`.
@@ -99,59 +143,38 @@ struct TextIndex: Sendable {
             lists.sort { $0.count < $1.count }
             if lists.count > Self.intersectedLists { lists.removeLast(lists.count - Self.intersectedLists) }
         }
-        // The best `limit` matches so far, in order. Once full, only documents whose name key ties with
-        // the last one taken can still enter, and a tied candidate that sorts after the current last is
-        // skipped before the substring check (names often share a prefix).
-        var best: [Document] = []
-        best.reserveCapacity(limit + 1)
-        var cutoffKey: UInt64?
+        var found: [Int32] = []
+        found.reserveCapacity(min(limit, 64))
         // Leapfrog intersection: every list gallops to the largest posting any list is on, so a long list
         // skips the runs a shorter one does not have (instead of probing the others for each of its postings).
         var cursors = [Int](repeating: 0, count: lists.count)
         guard var target = lists[0].first else { return [] }
         search: while true {
-            if let cutoffKey, target >> 32 != cutoffKey { break }
-            // Full, and this document sorts after the last one kept: step past it before any intersecting.
-            if best.count == limit, sortsAfter(target, best[best.count - 1]) {
-                _ = Self.advance(&cursors[0], in: lists[0], to: target &+ 1)
-                guard cursors[0] < lists[0].count else { break }
-                target = lists[0][cursors[0]]
-                continue
-            }
             for index in lists.indices where !Self.advance(&cursors[index], in: lists[index], to: target) {
                 guard cursors[index] < lists[index].count else { break search }
                 target = lists[index][cursors[index]]
                 continue search
             }
-            if let document = documents[Int(UInt32(truncatingIfNeeded: target))], Self.contains(document.haystack, query) {
-                let position = best.firstIndex { Self.precedes(document, $0) } ?? best.count
-                best.insert(document, at: position)
-                if best.count > limit { best.removeLast() }
-                if best.count == limit, cutoffKey == nil { cutoffKey = target >> 32 }
+            let slot = Int32(bitPattern: UInt32(truncatingIfNeeded: target))
+            if let document = documents[Int(slot)], Self.contains(document.haystack, query) {
+                found.append(slot)
+                if found.count == limit { break }
             }
             cursors[0] += 1
             guard cursors[0] < lists[0].count else { break }
             target = lists[0][cursors[0]]
         }
-        return best.map { Int32(bitPattern: UInt32(truncatingIfNeeded: $0.posting)) }
+        return found
     }
 
-    /// Whether the document of `posting` sorts after `last`: by name key, then the next eight name bytes,
-    /// and only when those tie too by the documents themselves.
-    private func sortsAfter(_ posting: UInt64, _ last: Document) -> Bool {
-        let key = posting >> 32, lastKey = last.posting >> 32
-        if key != lastKey { return key > lastKey }
-        let slot = Int(UInt32(truncatingIfNeeded: posting)), lastSlot = Int(UInt32(truncatingIfNeeded: last.posting))
-        let second = secondNameKeys[slot], lastSecond = secondNameKeys[lastSlot]
-        if second != lastSecond { return second > lastSecond }
-        guard let document = documents[slot] else { return true }
-        return !Self.precedes(document, last)
+    /// The ranked document of a posting.
+    private func document(_ posting: UInt64) -> Document {
+        documents[Int(UInt32(truncatingIfNeeded: posting))]!
     }
 
     /// Result order: folded name, then id.
     private static func precedes(_ a: Document, _ b: Document) -> Bool {
-        // memcmp, not the generic sequence comparisons: a query whose matches share their first four name
-        // bytes compares every tied candidate with the last result kept.
+        // memcmp, not the generic sequence comparison: ranking a bulk load sorts every document by name.
         let order = a.foldedName.withUnsafeBufferPointer { left in
             b.foldedName.withUnsafeBufferPointer { right in
                 let common = min(left.count, right.count)
@@ -164,20 +187,6 @@ struct TextIndex: Sendable {
     }
 
     // MARK: helpers
-
-    /// The first four folded name bytes, big-endian, so integer order is name order on those bytes.
-    static func nameKey(_ foldedName: [UInt8]) -> UInt64 {
-        nameKey(foldedName, from: 0, bytes: 4)
-    }
-
-    /// `bytes` folded name bytes from `start`, big-endian, zero-padded past the end.
-    static func nameKey(_ foldedName: [UInt8], from start: Int, bytes: Int) -> UInt64 {
-        var key: UInt64 = 0
-        for index in start..<(start + bytes) {
-            key = key << 8 | UInt64(index < foldedName.count ? foldedName[index] : 0)
-        }
-        return key
-    }
 
     /// Distinct trigrams of the text, none spanning a field separator.
     static func trigrams(of text: [UInt8]) -> [UInt32] {
@@ -214,17 +223,14 @@ struct TextIndex: Sendable {
         return low < list.count && list[low] == target
     }
 
-    private static func remove(_ posting: UInt64, from list: inout [UInt64], sorted: Bool) {
-        if sorted {
-            var low = 0, high = list.count
-            while low < high {
-                let middle = (low + high) / 2
-                if list[middle] < posting { low = middle + 1 } else { high = middle }
-            }
-            if low < list.count && list[low] == posting { list.remove(at: low) }
-        } else if let index = list.firstIndex(of: posting) {
-            list.remove(at: index)
+    /// Index of the first element of the sorted `list` not below `posting`; nil when there is none.
+    private static func position(of posting: UInt64, in list: [UInt64]) -> Int? {
+        var low = 0, high = list.count
+        while low < high {
+            let middle = (low + high) / 2
+            if list[middle] < posting { low = middle + 1 } else { high = middle }
         }
+        return low < list.count ? low : nil
     }
 
     /// Whether `needle` occurs in `haystack`: memchr to each candidate first byte, memcmp for the rest.
