@@ -47,6 +47,14 @@ struct FeedHTTPTests {
         String(decoding: response.body.readableBytesView, as: UTF8.self)
     }
 
+    /// `http.server.request.duration`'s count for GETs of a route with a status, from a Prometheus page.
+    static func requestCount(_ metrics: String, route: String, status: Int) -> Int {
+        metrics.split(separator: "\n").filter { line in
+            line.hasPrefix("http_server_request_duration_count{") && line.contains("http_route=\"\(route)\"")
+                && line.contains("http_request_method=\"GET\"") && line.contains("http_response_status_code=\"\(status)\"")
+        }.reduce(0) { $0 + (Int($1.split(separator: " ").last ?? "") ?? 0) }
+    }
+
     /// A problem+json answer with the status and a detail.
     static func expectProblem(_ response: TestResponse, _ status: HTTPResponse.Status, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(response.status == status, sourceLocation: sourceLocation)
@@ -192,6 +200,11 @@ struct FeedHTTPTests {
             if live {
                 let metrics = Self.text(try await client.execute(uri: "/metrics", method: .get))
                 #expect(metrics.contains("itour_feed_stored_responses_total"))
+                // Answered in the pipeline, yet counted in the request metrics under the router's route names.
+                #expect(Self.requestCount(metrics, route: "/v1/pois/{id}/page", status: 304) > 0)
+                for _ in 0..<3 { _ = try await client.execute(uri: "/v1/legacy/tours.xml", method: .get) }
+                let after = Self.text(try await client.execute(uri: "/metrics", method: .get))
+                #expect(Self.requestCount(after, route: "/v1/legacy/tours.xml", status: 200) >= Self.requestCount(metrics, route: "/v1/legacy/tours.xml", status: 200) + 3)
                 // Misses and errors still reach the router and get their problem+json.
                 try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(UUID())", method: .get), .notFound)
                 try Self.expectProblem(try await client.execute(uri: "/v1/tours/nope", method: .get), .badRequest)

@@ -25,7 +25,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private enum Answering {
-        case stored(RenderedResource, HTTPRequest)
+        /// A stored response, its route, and when its head arrived (uptime nanoseconds).
+        case stored(StoredResponses.Match, HTTPRequest, started: UInt64)
         /// A batch of events, its body as it arrives.
         case events(HTTPRequest, ByteBuffer?)
     }
@@ -86,7 +87,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             }
             answering = nil
             switch answer {
-            case .stored(let resource, let request): respond(context: context, resource: resource, request: request)
+            case .stored(let match, let request, let started): respond(context: context, match: match, request: request, started: started)
             case .events(let request, let body): submit(context: context, request: request, body: body ?? ByteBuffer())
             }
         }
@@ -98,8 +99,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         guard fields[.connection]?.lowercased().contains("close") != true, fields[.transferEncoding] == nil, let path = request.path else { return nil }
         switch request.method {
         case .get:
-            guard fields[.contentLength] ?? "0" == "0", let resource = lookup.resource(for: path) else { return nil }
-            return .stored(resource, request)
+            guard fields[.contentLength] ?? "0" == "0", let match = lookup.match(path) else { return nil }
+            return .stored(match, request, started: DispatchTime.now().uptimeNanoseconds)
         case .post:
             guard path == EventsEndpoint.path, fields[.expect] == nil, let length = fields[.contentLength].flatMap({ Int($0) }),
                   length <= EventBatch.maxBytes, let type = fields[.contentType], EventsEndpoint.isJSON(type) else { return nil }
@@ -130,7 +131,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func respond(context: ChannelHandlerContext, resource: RenderedResource, request: HTTPRequest) {
+    private func respond(context: ChannelHandlerContext, match: StoredResponses.Match, request: HTTPRequest, started: UInt64) {
+        let resource = match.resource
         let useGzip = resource.gzip != nil && ContentNegotiation.acceptsGzip(request.headerFields[.acceptEncoding])
         var status = HTTPResponse.Status.ok
         var fields: HTTPFields
@@ -148,6 +150,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
         write(context: context, request: request, status: status, fields: fields, body: body)
         lookup.answered.increment()
+        match.route.durationTimer(notModified: status == .notModified).recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
     }
 
     private func submit(context: ChannelHandlerContext, request: HTTPRequest, body: ByteBuffer) {
@@ -221,30 +224,70 @@ final class StoredResponses: Sendable {
         self.openAPI = openAPI
     }
 
-    /// The stored response for a GET of `path` (query ignored, as the router ignores it), or nil when
-    /// the router should answer. Reads the path's bytes without splitting it into strings: this runs
-    /// for every request.
-    func resource(for path: String) -> RenderedResource? {
+    /// The router's routes whose answers can be stored ones, as `FeedRoutes` registers them.
+    enum Route: CaseIterable, Sendable {
+        case openAPI, tourList, legacyTourList, tour, poi, poiPage, legacyPois
+
+        var template: String {
+            switch self {
+            case .openAPI: "/openapi.json"
+            case .tourList: "/v1/tours"
+            case .legacyTourList: "/v1/legacy/tours.xml"
+            case .tour: "/v1/tours/{id}"
+            case .poi: "/v1/pois/{id}"
+            case .poiPage: "/v1/pois/{id}/page"
+            case .legacyPois: "/v1/legacy/tours/{id}/pois.xml"
+            }
+        }
+
+        /// `http.server.request.duration` as Hummingbird's `MetricsMiddleware` records it for the same
+        /// route, so the feed's request metrics (and the admin status page) count what is answered here.
+        func durationTimer(notModified: Bool) -> Timer {
+            (notModified ? Self.notModifiedTimers : Self.okTimers)[self]!
+        }
+
+        private static let okTimers = timers(status: .ok)
+        private static let notModifiedTimers = timers(status: .notModified)
+
+        private static func timers(status: HTTPResponse.Status) -> [Route: Timer] {
+            Dictionary(uniqueKeysWithValues: allCases.map { route in
+                (route, Timer(label: "http.server.request.duration",
+                              dimensions: [("http.route", route.template), ("http.request.method", "GET"),
+                                           ("http.response.status_code", String(status.code))],
+                              preferredDisplayUnit: .seconds))
+            })
+        }
+    }
+
+    struct Match {
+        let resource: RenderedResource
+        let route: Route
+    }
+
+    /// The stored response for a GET of `path` (query ignored, as the router ignores it) and its route,
+    /// or nil when the router should answer. Reads the path's bytes without splitting it into strings:
+    /// this runs for every request.
+    func match(_ path: String) -> Match? {
         var path = path
         return path.withUTF8 { bytes in
             var end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
             guard end <= 160 else { return nil }
             if end > 1 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }  // the router ignores a trailing slash too
             let route = UnsafeBufferPointer(rebasing: bytes[0..<end])
-            if Self.equals(route, "/openapi.json") { return openAPI }
+            if Self.equals(route, "/openapi.json") { return Match(resource: openAPI, route: .openAPI) }
             let snapshot = projection.snapshot
-            if Self.equals(route, "/v1/tours") { return snapshot.tourList }
-            if Self.equals(route, "/v1/legacy/tours.xml") { return snapshot.legacyTourList }
-            if let id = Self.uuid(route, after: "/v1/tours/", suffix: "") { return snapshot.tours[id]?.detail }
-            if let id = Self.uuid(route, after: "/v1/pois/", suffix: "") { return snapshot.pois[id]?.detail }
-            if let id = Self.uuid(route, after: "/v1/pois/", suffix: "/page") { return snapshot.pois[id]?.page }
+            if Self.equals(route, "/v1/tours") { return Match(resource: snapshot.tourList, route: .tourList) }
+            if Self.equals(route, "/v1/legacy/tours.xml") { return Match(resource: snapshot.legacyTourList, route: .legacyTourList) }
+            if let id = Self.uuid(route, after: "/v1/tours/", suffix: "") { return snapshot.tours[id].map { Match(resource: $0.detail, route: .tour) } }
+            if let id = Self.uuid(route, after: "/v1/pois/", suffix: "") { return snapshot.pois[id].map { Match(resource: $0.detail, route: .poi) } }
+            if let id = Self.uuid(route, after: "/v1/pois/", suffix: "/page") { return snapshot.pois[id].map { Match(resource: $0.page, route: .poiPage) } }
             let prefix = "/v1/legacy/tours/", suffix = "/pois.xml"
             if Self.starts(route, with: prefix), Self.ends(route, with: suffix), route.count > prefix.utf8.count + suffix.utf8.count {
                 let idBytes = UnsafeBufferPointer(rebasing: route[(route.startIndex + prefix.utf8.count)..<(route.endIndex - suffix.utf8.count)])
                 guard !idBytes.contains(UInt8(ascii: "/")), !idBytes.contains(UInt8(ascii: "%")) else { return nil }
                 let given = String(decoding: idBytes, as: UTF8.self)
                 guard let id = snapshot.legacyTourIds[given] ?? UUID(uuidString: given) else { return nil }
-                return snapshot.tours[id]?.legacyPois
+                return snapshot.tours[id].map { Match(resource: $0.legacyPois, route: .legacyPois) }
             }
             return nil
         }
