@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Shared
+import Synchronization
 import Testing
 import TestSupport
 @testable import Feed
@@ -143,6 +144,40 @@ struct EventHTTPTests {
             #expect(response.headers[.retryAfter] == String(EventIngest.brokerRetryAfterSeconds))
             #expect(ContinuousClock.now - started < .seconds(15))
         }
+    }
+}
+
+extension EventHTTPTests {
+    /// On graceful shutdown Hummingbird closes connections it thinks idle, which includes one whose batch
+    /// `PipelineResponder` holds while the broker has not acknowledged it: the close must wait for the answer.
+    @Test("a batch waiting for the broker when the feed shuts down still gets its 202 before the connection closes")
+    func answeredThroughGracefulShutdown() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        var kafka = TestServices.kafka(deliveryTimeoutMilliseconds: 20_000)
+        kafka.brokers = broker.address
+        let body = "{\"events\": [\(Self.event(deviceId: "shutdown-1"))]}"
+        let request = "POST /v1/events HTTP/1.1\r\nHost: feed\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let pending = Mutex<Task<String, any Error>?>(nil)
+        try await FeedHTTPTests.withFeed(kafka: kafka, testing: .live) { _, client in
+            // The producer is connected and working before the broker stops answering.
+            #expect(try await Self.post(client, "{\"events\": [\(Self.event(deviceId: "shutdown-0"))]}").status == .accepted)
+            let port = try #require(client.port)
+            broker.pause()
+            let exchange = Task.detached { try RawHTTP.exchange(port: port, send: request) }
+            pending.withLock { $0 = exchange }
+            // Let the batch reach the producer, then return: that starts the feed's graceful shutdown. The broker
+            // answers again a second into it.
+            try await Task.sleep(for: .milliseconds(500))
+            Task.detached {
+                try await Task.sleep(for: .seconds(1))
+                broker.resume()
+            }
+        }
+        broker.resume()
+        let answer = try await #require(pending.withLock { $0 }).value
+        #expect(answer.hasPrefix("HTTP/1.1 202"), "\(answer.prefix(400))")
+        #expect(answer.contains("{\"accepted\":1"), "\(answer.prefix(400))")
     }
 }
 
