@@ -74,8 +74,6 @@ struct TextIndex: Sendable {
         guard !unranked.isEmpty else { return }
         defer { unranked = [] }
         if unranked.count * 8 > count { return renumber() }
-        var placed: [(slot: Int32, posting: UInt64)] = []
-        placed.reserveCapacity(unranked.count)
         for slot in unranked {
             guard let document = documents[Int(slot)] else { continue }
             // The first ranked document that sorts after this one.
@@ -86,14 +84,11 @@ struct TextIndex: Sendable {
             }
             let below = low == 0 ? 0 : everyDocument[low - 1] >> 32
             let above = low == everyDocument.count ? Self.rankLimit : everyDocument[low] >> 32
+            // Renumbering rebuilds every list, including what this loop has posted so far.
             guard above - below >= 2 else { return renumber() }
             let posting = (below + (above - below) / 2) << 32 | UInt64(UInt32(bitPattern: slot))
             everyDocument.insert(posting, at: low)
             documents[Int(slot)]?.posting = posting
-            placed.append((slot, posting))
-        }
-        for (slot, posting) in placed {
-            guard let document = documents[Int(slot)] else { continue }
             for trigram in Self.trigrams(of: document.haystack) {
                 var list = postings.removeValue(forKey: trigram) ?? []
                 list.insert(posting, at: Self.position(of: posting, in: list) ?? list.count)

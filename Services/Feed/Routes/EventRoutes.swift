@@ -64,9 +64,7 @@ enum EventsEndpoint {
     static func durationTimer(status: HTTPResponse.Status) -> Timer {
         timers.withLock { timers in
             if let timer = timers[status.code] { return timer }
-            let timer = Timer(label: "http.server.request.duration",
-                              dimensions: [("http.route", path), ("http.request.method", "POST"), ("http.response.status_code", String(status.code))],
-                              preferredDisplayUnit: .seconds)
+            let timer = RequestDuration.timer(route: path, method: .post, status: status)
             timers[status.code] = timer
             return timer
         }

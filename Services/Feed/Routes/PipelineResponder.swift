@@ -59,9 +59,14 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         // Answers made here skip the HTTP/1 encoders (converting HTTPResponse to NIO's head type and
         // encoding it cost a tenth of the feed's CPU under GET load): they are written as bytes from
-        // the front of the pipeline. Without it (it could not be added) they go through the encoders.
+        // the front of the pipeline. Adding a handler fails only on a channel already closed.
         let writer = SocketWriter()
-        if (try? context.pipeline.syncOperations.addHandler(writer, position: .first)) != nil { socket = writer }
+        do {
+            try context.pipeline.syncOperations.addHandler(writer, position: .first)
+            socket = writer
+        } catch {
+            context.close(promise: nil)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -208,18 +213,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
-        let requestId = lookup.requestId(given: request.headerFields[.xRequestId])
-        guard let socket = socket?.context else {
-            var fields = fields
-            if let body, fields[.contentLength] == nil { fields[.contentLength] = String(body.readableBytes) }
-            fields[.xRequestId] = requestId
-            fields[.date] = dateCache.current()
-            fields[.server] = serverName
-            context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
-            if let body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            return
-        }
+        // No writer: the channel is closing (its handlers are being removed), so there is no one to answer.
+        guard let socket = socket?.context else { return }
         var head = context.channel.allocator.buffer(capacity: 384)
         head.writeStaticString("HTTP/1.1 ")
         head.writeString(String(status.code))
@@ -232,7 +227,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             Self.writeField(field.name.rawName, field.value, to: &head)
         }
         if let body, !hasContentLength { Self.writeField("Content-Length", String(body.readableBytes), to: &head) }
-        Self.writeField(HTTPField.Name.xRequestId.rawName, requestId, to: &head)
+        Self.writeField(HTTPField.Name.xRequestId.rawName, lookup.requestId(given: request.headerFields[.xRequestId]), to: &head)
         Self.writeField("Date", dateCache.current(), to: &head)
         Self.writeField("Server", serverName, to: &head)
         head.writeStaticString("\r\n")
@@ -247,6 +242,16 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         buffer.writeStaticString(": ")
         buffer.writeString(value)
         buffer.writeStaticString("\r\n")
+    }
+}
+
+/// `http.server.request.duration` for requests answered in the pipeline, with the dimensions Hummingbird's
+/// `MetricsMiddleware` gives the router's, so both count in the same series.
+enum RequestDuration {
+    static func timer(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status) -> Timer {
+        Timer(label: "http.server.request.duration",
+              dimensions: [("http.route", route), ("http.request.method", method.rawValue), ("http.response.status_code", String(status.code))],
+              preferredDisplayUnit: .seconds)
     }
 }
 
@@ -303,12 +308,7 @@ final class StoredResponses: Sendable {
         private static let notModifiedTimers = timers(status: .notModified)
 
         private static func timers(status: HTTPResponse.Status) -> [Route: Timer] {
-            Dictionary(uniqueKeysWithValues: allCases.map { route in
-                (route, Timer(label: "http.server.request.duration",
-                              dimensions: [("http.route", route.template), ("http.request.method", "GET"),
-                                           ("http.response.status_code", String(status.code))],
-                              preferredDisplayUnit: .seconds))
-            })
+            Dictionary(uniqueKeysWithValues: allCases.map { ($0, RequestDuration.timer(route: $0.template, method: .get, status: status)) })
         }
     }
 
@@ -347,8 +347,7 @@ final class StoredResponses: Sendable {
     }
 
     private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
-        guard bytes.count == text.utf8CodeUnitCount, let start = bytes.baseAddress else { return false }
-        return memcmp(start, text.utf8Start, bytes.count) == 0
+        bytes.count == text.utf8CodeUnitCount && starts(bytes, with: text)
     }
 
     private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with text: StaticString) -> Bool {
