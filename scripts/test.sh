@@ -20,10 +20,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
 
-test_pg_dir=$run_dir/test-pg
 test_pg_port=${ITOUR_TEST_POSTGRES_PORT:-5434}
 test_broker_port=${ITOUR_TEST_BROKER_PORT:-9094}
-test_broker_pid=$run_dir/test-broker.pid
+# Other ports get their own cluster and pid file, so two runs (ports apart) can go at once.
+suffix=; [[ $test_pg_port != 5434 || $test_broker_port != 9094 ]] && suffix=-$test_pg_port-$test_broker_port
+test_pg_dir=$run_dir/test-pg$suffix
+test_broker_pid=$run_dir/test-broker$suffix.pid
 
 export ITOUR_TEST_POSTGRES_HOST=127.0.0.1
 export ITOUR_TEST_POSTGRES_PORT=$test_pg_port
@@ -65,7 +67,7 @@ phase() {
 cleanup() {
   echo
   echo "==> stopping test postgres and broker"
-  scripts/broker.sh stop "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker.log" || true
+  scripts/broker.sh stop "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker$suffix.log" || true
   scripts/postgres.sh stop "$test_pg_dir" "$test_pg_port" || true
 }
 
@@ -109,7 +111,7 @@ phase install scripts/install.sh || exit 1
 # The test cluster trades durability across OS crashes for speed; process crashes are still safe.
 phase postgres env POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
   scripts/postgres.sh start "$test_pg_dir" "$test_pg_port" || exit 1
-phase broker scripts/broker.sh start "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker.log" || exit 1
+phase broker scripts/broker.sh start "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker$suffix.log" || exit 1
 
 if phase build swift build --build-tests; then
   phase swift-test swift test --skip-build "$@"
