@@ -8,7 +8,7 @@ ARGS ?=
 
 help:
 	@echo "make up      start Postgres, broker and the four services in demo mode (.run/)"
-	@echo "make down    stop everything make up started"
+	@echo "make down    drain the broker, then stop everything make up started"
 	@echo "make test    swift tests + Python tests against a private Postgres/broker"
 	@echo "             ARGS='--filter X' for swift test; PYTEST_ARGS='-k Y' for pytest"
 	@echo "make bench   load test (scripts/bench.sh)"
@@ -30,7 +30,7 @@ bench faults proof:
 
 # Stops what is running first: removing a live cluster's files would leave orphans behind.
 clean:
-	@scripts/down.sh >/dev/null 2>&1 || true
+	@DRAIN=0 scripts/down.sh >/dev/null 2>&1 || true
 	@scripts/broker.sh stop .run/test-broker.pid 9094 .run/logs/test-broker.log >/dev/null 2>&1 || true
 	@scripts/postgres.sh stop .run/test-pg 5434 >/dev/null 2>&1 || true
 	@for d in .run/pg .run/test-pg; do [ -L $$d ] && rm -rf "$$(readlink -f $$d)"; done; true

@@ -60,3 +60,22 @@ stop_pid() {
     echo "$name: stopped (pid $pid)"
   fi
 }
+
+# The pid of service NAME that make up started, if it is alive. The pid file holds the pid and, on
+# its second line, the binary it runs (older pid files: the release binary).
+service_pid() {
+  local pidfile=$pid_dir/$1.pid bin
+  bin=$(sed -n 2p "$pidfile" 2>/dev/null)
+  live_pid "$pidfile" "${bin:-.build/release/$1}"
+}
+
+# stop_stray_broker PORT: a tansu listening on PORT that no pid file names any more (its pid file
+# was removed, or names a newer one that failed), stopped by its pid.
+stop_stray_broker() {
+  local port=$1 pid
+  for pid in $(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "tansu broker --listener-url tcp://127.0.0.1:$port " \
+      && stop_pid "stray broker" "$pid" 10
+  done
+  return 0
+}

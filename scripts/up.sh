@@ -6,6 +6,14 @@
 # (pid files in .run/pids, logs in .run/logs), waits until every /ready answers 200, loads the
 # demo content once and prints where everything is. Idempotent: a second run starts only what
 # is not running. `make down` stops it all.
+#
+# After any kind of stop it succeeds on its first run: pid files naming dead processes are
+# replaced; a tansu that lost its pid file but listens on the broker port is stopped; a broker
+# started here gets the suite's topics with their partition counts (scripts/topics.py, from
+# Topics.swift) before services can auto-create them; services still running from before are left
+# alone (they must reconnect to a broker that came back empty by themselves), and the wait for them
+# is READY_TIMEOUT (90) seconds from the moment they are known to be running.
+# UP_CONFIG=debug runs .build/debug instead of release; UP_BUILD=0 skips the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -38,14 +46,36 @@ scripts/install.sh
 echo "==> postgres and broker"
 t=$(now)
 scripts/postgres.sh start "$pg_dir" "$pg_port"
-scripts/broker.sh start "$run_dir/broker.pid" "$broker_port" "$log_dir/broker.log"
+# A tansu on our port that no pid file names (its pid file was lost): stop it, it holds nothing
+# this script can account for, and start one it knows.
+if ! live_pid "$run_dir/broker.pid" tansu >/dev/null; then
+  rm -f "$run_dir/broker.pid"
+  stop_stray_broker "$broker_port"
+fi
+broker_was_running=0
+live_pid "$run_dir/broker.pid" tansu >/dev/null && broker_was_running=1
+for attempt in 1 2 3 4 5; do
+  # Right after a broker was killed its port can be held for a moment: retry.
+  scripts/broker.sh start "$run_dir/broker.pid" "$broker_port" "$log_dir/broker.log" && break
+  ((attempt == 5)) && { echo "up.sh: the broker did not start (see .run/logs/broker.log)" >&2; exit 1; }
+  sleep 2
+done
+# Topics with their declared partition counts (tansu auto-creates on first produce with 4; services
+# still running from before may win that race: topics.py then warns).
+if ((!broker_was_running)) || [[ ${UP_TOPICS:-1} == always ]]; then
+  .venv/bin/python scripts/topics.py ensure --brokers "127.0.0.1:$broker_port" --prefix "${KAFKA_TOPIC_PREFIX:-}" \
+    || echo "up.sh: creating the topics failed; the services create them at start" >&2
+fi
 echo "    ($(since "$t"))"
 
-echo "==> swift build -c release"
-t=$(now)
-swift build -c release
-echo "    built in $(since "$t")"
-bin_dir=$PWD/.build/release
+config=${UP_CONFIG:-release}
+bin_dir=$PWD/.build/$config
+if [[ ${UP_BUILD:-1} != 0 ]]; then
+  echo "==> swift build -c $config"
+  t=$(now)
+  swift build -c "$config"
+  echo "    built in $(since "$t")"
+fi
 
 echo "==> services"
 t_services=$(now)
@@ -53,7 +83,7 @@ for name in "${services[@]}"; do
   bin=$bin_dir/$name
   pidfile=$pid_dir/$name.pid
   port=$(service_port "$name")
-  if pid=$(live_pid "$pidfile" "$bin"); then
+  if pid=$(service_pid "$name") || pid=$(live_pid "$pidfile" "$bin"); then
     note=""
     [[ $bin -nt $pidfile ]] && note=" — an older build; make down && make up to run the new one"
     echo "$name: already running (pid $pid, port $port)$note"
@@ -61,13 +91,15 @@ for name in "${services[@]}"; do
   fi
   rm -f "$pidfile"
   [[ -x $bin ]] || { echo "up.sh: $bin is missing after the build" >&2; exit 1; }
+  # A service killed a moment ago may still hold its port for a few seconds: wait before refusing.
+  for ((i = 0; i < 50; i++)); do port_open "$port" || break; sleep 0.2; done
   if port_open "$port"; then
     echo "up.sh: port $port for $name is taken by another process (ss -ltnp | grep :$port)" >&2
     exit 1
   fi
   echo "--- $(date -u +%FT%TZ) starting $name" >>"$log_dir/$name.log"
   HTTP_PORT=$port setsid "$bin" </dev/null >>"$log_dir/$name.log" 2>&1 &
-  echo $! >"$pidfile"
+  printf '%s\n%s\n' "$!" "$bin" >"$pidfile"
   echo "$name: started (pid $!, port $port, log .run/logs/$name.log)"
 done
 
@@ -78,7 +110,7 @@ wait_ready() {
   pidfile=$pid_dir/$name.pid
   deadline=$((SECONDS + ready_timeout))
   until curl -fsS -o /dev/null -m 2 "http://127.0.0.1:$port/ready" 2>/dev/null; do
-    if ! live_pid "$pidfile" "$bin_dir/$name" >/dev/null; then
+    if ! service_pid "$name" >/dev/null; then
       echo "up.sh: $name exited before it was ready; last lines of .run/logs/$name.log:" >&2
       tail -n 30 "$log_dir/$name.log" >&2 || true
       exit 1

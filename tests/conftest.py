@@ -113,7 +113,9 @@ def make_database(name: str) -> None:
                     "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
 
 
-def start_suite(tmp_root: Path, services=SERVICES, demo: bool = True, wait: bool = True) -> Suite:
+def start_suite(tmp_root: Path, services=SERVICES, demo: bool = True, wait: bool = True, brokers: str | None = None) -> Suite:
+    """The services on a fresh database and topic prefix; `brokers` (host:port) overrides
+    ITOUR_TEST_KAFKA_BROKERS, for a test that runs (and kills) a broker of its own."""
     database = "py_" + uuid.uuid4().hex[:10]
     make_database(database)
     bin_dir = Path(os.environ.get("ITOUR_BIN_DIR", ROOT / ".build" / "debug"))
@@ -126,7 +128,7 @@ def start_suite(tmp_root: Path, services=SERVICES, demo: bool = True, wait: bool
         "POSTGRES_HOST": "127.0.0.1",
         "POSTGRES_PORT": os.environ.get("ITOUR_TEST_POSTGRES_PORT", "5434"),
         "POSTGRES_DB": database,
-        "KAFKA_BROKERS": os.environ.get("ITOUR_TEST_KAFKA_BROKERS", "127.0.0.1:9094"),
+        "KAFKA_BROKERS": brokers or os.environ.get("ITOUR_TEST_KAFKA_BROKERS", "127.0.0.1:9094"),
         "KAFKA_TOPIC_PREFIX": database + ".",
         "ITOUR_DEMO": "1",
         "LOG_FORMAT": "json",

@@ -9,6 +9,11 @@ Workload: tracking events in batches with unique ids to POST /v1/events; a batch
 again with the same ids until it gets one (the id is the dedupe key). Content edits: `catalog import FILE`
 of a new published tour + POI with unique legacy ids; a failed import is run again with the same file.
 
+Then the restarts and broker losses of tests/faults/restarts.py (issue 14): the whole stack restarted as
+`make down && make up` does it (with the drain), the broker killed with SIGKILL and back empty, and
+tracking.events + catalog.events deleted and re-created. FAULTS_SCENARIOS picks the faults (comma list of
+kill, postgres, pause, overload, restart, broker-loss, topic-reset; default all).
+
 Writes the figures as JSON to FAULTS_RESULT (default .run/faults-result.json) and exits 1 on a violation.
 """
 from __future__ import annotations
@@ -30,16 +35,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from workload import (COUNTED_TYPES, DAILY_FIELDS, ROOT, EventFactory, get_json, import_file,  # noqa: E402
                       post_events, report, request)
 from conftest import SERVICES, start_suite  # noqa: E402
+import restarts  # noqa: E402
 
 BATCH = int(os.environ.get("FAULTS_BATCH", "20"))
 EVENT_INTERVAL = float(os.environ.get("FAULTS_EVENT_INTERVAL", "0.5"))
-MAX_EVENTS = int(os.environ.get("FAULTS_MAX_EVENTS", "8000"))
+MAX_EVENTS = int(os.environ.get("FAULTS_MAX_EVENTS", "16000"))
 EDIT_INTERVAL = float(os.environ.get("FAULTS_EDIT_INTERVAL", "1"))
-MAX_EDITS = int(os.environ.get("FAULTS_MAX_EDITS", "40"))
+MAX_EDITS = int(os.environ.get("FAULTS_MAX_EDITS", "120"))
 SETTLE = float(os.environ.get("FAULTS_SETTLE", "6"))
 PAUSE_SECONDS = float(os.environ.get("FAULTS_BROKER_PAUSE", "6"))
 OVERLOAD_SECONDS = int(os.environ.get("FAULTS_OVERLOAD_SECONDS", "10"))
 RESULT = Path(os.environ.get("FAULTS_RESULT", ROOT / ".run" / "faults-result.json"))
+ALL_SCENARIOS = ("kill", "postgres", "pause", "overload", "restart", "broker-loss", "topic-reset")
+SCENARIOS = [x.strip() for x in os.environ.get("FAULTS_SCENARIOS", ",".join(ALL_SCENARIOS)).split(",") if x.strip()]
+READY_TIMEOUT = float(os.environ.get("FAULTS_READY_TIMEOUT", "120"))
+COUNT_WAIT = 180         # seconds compare_events waits for analytics to catch up
+EDITS_WAIT = 60          # seconds compare_edits waits for acknowledged edits to reach the feed
 T0 = time.monotonic()
 
 
@@ -53,6 +64,9 @@ class Truth:
     def __init__(self):
         self.lock = threading.Lock()
         self.acked: dict[str, dict] = {}          # id -> event, a 202 that did not reject it
+        self.ack_at: dict[str, float] = {}        # id -> monotonic time its 202 arrived
+        self.extra_sent = 0                       # events sent beyond MAX_EVENTS (bursts and markers of restarts.py)
+        self.edit_acked_at: dict[int, float] = {}
         self.rejected: dict[str, str] = {}        # id -> reason given inside a 202 (should stay empty)
         self.pending: list[list[dict]] = []       # batches to send again (same ids)
         self.sent_events = 0
@@ -66,6 +80,7 @@ class Truth:
         self.errors: list[str] = []
 
     def record(self, batch: list[dict], status: int, body: dict) -> bool:
+        at = time.monotonic()
         with self.lock:
             self.posts += 1
             if status == 202:
@@ -75,6 +90,7 @@ class Truth:
                         self.rejected[event["id"]] = rejected[index]
                     else:
                         self.acked[event["id"]] = event
+                        self.ack_at.setdefault(event["id"], at)
                 return True
             self.refusals[status] += 1
             self.pending.append(batch)
@@ -91,12 +107,20 @@ class Probe(threading.Thread):
         self.ok = Counter()
         self.failed = Counter()
         self.stop_flag = threading.Event()
+        self.seen: dict[str, float] = {}          # tour name -> when it was first on /v1/tours
 
     def run(self):
         while not self.stop_flag.is_set():
             phase = self.phase
-            status, _, _ = request("GET", self.feed_url + "/v1/tours", timeout=3)
+            status, _, body = request("GET", self.feed_url + "/v1/tours", timeout=3)
             (self.ok if status == 200 else self.failed)[phase] += 1
+            if status == 200:
+                at = time.monotonic()
+                try:
+                    for tour in json.loads(body).get("tours", []):
+                        self.seen.setdefault(tour.get("name", ""), at)
+                except ValueError:
+                    pass
             time.sleep(0.1)
 
 
@@ -112,7 +136,7 @@ def _event_loop(suite, truth: Truth, factory: EventFactory, stop: threading.Even
     while not stop.is_set():
         with truth.lock:
             retry = truth.pending.pop(0) if truth.pending else None
-            room = MAX_EVENTS - truth.sent_events
+            room = MAX_EVENTS + truth.extra_sent - truth.sent_events
         if retry is not None:
             batch = retry
         elif room > 0:
@@ -141,6 +165,7 @@ def run_edit(suite, work_dir: Path, number: int, truth: Truth) -> bool:
     with truth.lock:
         if ok:
             truth.edits_acked.add(number)
+            truth.edit_acked_at[number] = time.monotonic()
         else:
             truth.edit_failures += 1
             truth.edits_pending.append(number)
@@ -271,7 +296,7 @@ def main() -> int:
         time.sleep(SETTLE)
         progress("steady")
 
-        for svc in SERVICES:
+        for svc in SERVICES if "kill" in SCENARIOS else ():
             def kill_restart(svc=svc):
                 suite.stop(svc, signal.SIGKILL)
                 time.sleep(1)
@@ -282,7 +307,8 @@ def main() -> int:
             subprocess.run([str(ROOT / "scripts/postgres.sh"), "stop", pg_dir, pg_port], check=True, capture_output=True)
             time.sleep(4)
             subprocess.run([str(ROOT / "scripts/postgres.sh"), "start", pg_dir, pg_port], check=True, capture_output=True)
-        fault("restart postgres", postgres_restart)
+        if "postgres" in SCENARIOS:
+            fault("restart postgres", postgres_restart)
 
         def broker_pause():
             pid = int(broker_pidfile.read_text().split()[0])
@@ -292,9 +318,53 @@ def main() -> int:
             finally:
                 os.kill(pid, signal.SIGCONT)
             return {"paused_s": PAUSE_SECONDS}
-        fault("pause broker", broker_pause)
+        if "pause" in SCENARIOS:
+            fault("pause broker", broker_pause)
 
-        fault("overload feed", lambda: overload(suite, truth, factory))
+        if "overload" in SCENARIOS:
+            fault("overload feed", lambda: overload(suite, truth, factory))
+
+        # Restarts and broker loss (restarts.py). No service is restarted by hand: one that is not ready
+        # again is a violation (and is started again only so the run can go on).
+        broker = restarts.Broker(broker_pidfile, int(suite.env["KAFKA_BROKERS"].rsplit(":", 1)[1]),
+                                 Path(os.environ.get("FAULTS_BROKER_LOG", ROOT / ".run" / "logs" / "faults-broker.log")))
+        scenarios = restarts.Restarts(suite, broker, truth, factory, work_dir, log, probe.seen)
+
+        def scenario(label: str, which: str):
+            log(f"fault: {label}")
+            probe.phase = label
+            detail = scenarios.run(which, label)
+            back = detail["_back"]
+            probe.phase = "recovering:" + label
+            try:
+                suite.wait_ready(SERVICES, timeout=READY_TIMEOUT)
+                detail["ready_at"] = time.monotonic()
+                detail["ready_after_s"] = round(time.monotonic() - back, 1)
+                detail["all_ready"] = True
+            except RuntimeError as error:
+                detail["all_ready"] = False
+                detail["error"] = str(error)
+                result["violations"].append(f"{label}: services not ready again within {READY_TIMEOUT:.0f} s: {error}")
+            detail = scenarios.finish(label, detail)
+            detail["name"] = label
+            log(f"{label}: " + ", ".join(f"{k}={v}" for k, v in detail.items() if k not in ("name",)))
+            for svc in SERVICES:
+                process = suite.processes.get(svc)
+                if process is None or process.poll() is not None:
+                    log(f"{svc} is not running: started again so the run can go on (a violation)")
+                    suite.start(svc)
+            result["faults"].append(detail)
+            probe.phase = "steady"
+            time.sleep(SETTLE)
+            progress(f"after {label}")
+
+        if "restart" in SCENARIOS:
+            scenario("restart stack (make down && make up)", "restart_stack")
+        if "broker-loss" in SCENARIOS:
+            scenario("broker kill -9, back empty", "broker_loss")
+        if "topic-reset" in SCENARIOS:
+            scenario("tracking.events + catalog.events deleted and re-created", "topic_reset")
+        result["violations"].extend(scenarios.violations)
 
         # Drain: no new events or edits; everything refused is sent again until acknowledged.
         with truth.lock:
@@ -316,7 +386,8 @@ def main() -> int:
         unacked_events = sum(map(len, truth.pending))
         unacked_edits = sorted(set(truth.edits_pending))
 
-        result.update(compare_events(suite, truth))
+        result.update(compare_events(suite, truth, scenarios.exposed))
+        result.update(edit_latencies(result["faults"], truth, probe.seen))
         result.update(compare_edits(suite, truth))
         result["events_unacked_at_end"] = unacked_events
         result["edits_unacked_at_end"] = len(unacked_edits)
@@ -331,7 +402,7 @@ def main() -> int:
         if outage_failures:
             result["violations"].append(f"feed GET /v1/tours failed {outage_failures} times during the Postgres/broker outages")
         result["violations"].extend(truth.errors)
-        if len(truth.acked) < min(500, MAX_EVENTS):
+        if len(truth.acked) < min(200, MAX_EVENTS):
             result["violations"].append(f"only {len(truth.acked)} events acknowledged: the workload did not run")
         if truth.rejected:
             sample = next(iter(truth.rejected.values()))
@@ -346,20 +417,24 @@ def main() -> int:
     return 1 if result["violations"] else 0
 
 
-def compare_events(suite, truth: Truth) -> dict:
+def compare_events(suite, truth: Truth, exposed: dict[str, set[str]] | None = None) -> dict:
     """Analytics' reports against the acknowledged events: per type in the summary, per day and type in
-    the daily series, and id by id against the processed-events table."""
-    acked = list(truth.acked.values())
-    by_day_type = Counter((e["occurredAt"][:10], e["type"]) for e in acked)
-    by_type = Counter(e["type"] for e in acked)
-    devices = {e["deviceId"] for e in acked}
-    days = sorted({d for d, _ in by_day_type}) or [time.strftime("%Y-%m-%d", time.gmtime())]
-    day_from, day_to = days[0], days[-1]
-    out = {"events_acked": len(acked), "report_range": [day_from, day_to]}
+    the daily series, and id by id against the processed-events table.
+
+    `exposed`: per broker-loss fault, the acknowledged ids analytics had not counted when the broker lost
+    them (restarts.py). Those that are missing at the end are reported as lost with the broker, not as a
+    violation, and are left out of the truth the reports are compared with."""
+    exposed = exposed or {}
+    all_acked = dict(truth.acked)
+    out = {"events_acked": len(all_acked)}
     violations = []
 
-    # Analytics catches up asynchronously: wait until the summary stops moving (or matches).
-    summary, deadline, last = None, time.monotonic() + 180, None
+    days_all = sorted({e["occurredAt"][:10] for e in all_acked.values()}) or [time.strftime("%Y-%m-%d", time.gmtime())]
+    day_from, day_to = days_all[0], days_all[-1]
+    out["report_range"] = [day_from, day_to]
+
+    # Analytics catches up asynchronously: wait until the summary matches, or stops moving (three looks).
+    summary, deadline, last, still = None, time.monotonic() + COUNT_WAIT, None, 0
     while time.monotonic() < deadline:
         try:
             summary = report(suite.analytics_url, "summary", day_from, day_to)
@@ -368,16 +443,47 @@ def compare_events(suite, truth: Truth) -> dict:
             time.sleep(2)
             continue
         counted = sum(summary.get(f, 0) for f in COUNTED_TYPES.values())
-        if counted == len(acked) or (last is not None and counted == last and counted > len(acked)):
+        if counted == len(all_acked):
             break
-        log(f"analytics counted {counted} of {len(acked)} acknowledged events; waiting")
+        still = still + 1 if counted == last else 0
+        if still >= 3:
+            log(f"analytics counted {counted} of {len(all_acked)} acknowledged events and stopped moving")
+            break
+        log(f"analytics counted {counted} of {len(all_acked)} acknowledged events; waiting")
         last = counted
         time.sleep(3)
     if summary is None:
         out["events_counted"] = 0
-        out["events_lost"] = len(acked)
+        out["events_lost"] = len(all_acked)
         out["events_double_counted"] = 0
         return _merge(out, violations + ["no summary report from analytics"])
+
+    # Id by id, straight from analytics' own table: which acknowledged ids are missing, and which of those
+    # a broker loss excuses.
+    missing_ids = None
+    excused: set[str] = set()
+    try:
+        processed = restarts.processed_ids(suite)
+        missing = {i for i in all_acked if i not in processed}
+        unexcused, excused_by = restarts.split_missing(missing, exposed)
+        excused = missing - unexcused
+        missing_ids = len(unexcused)
+        out["processed_ids"] = len(processed)
+        out["events_lost_with_broker"] = len(excused)
+        out["events_lost_with_broker_by_fault"] = excused_by
+        if unexcused:
+            violations.append(f"{len(unexcused)} acknowledged event ids not in analytics.processed_events "
+                              f"(e.g. {sorted(unexcused)[:3]})")
+    except (subprocess.SubprocessError, OSError) as error:
+        out["processed_ids"] = f"unavailable ({error})"
+    out["missing_ids"] = missing_ids
+
+    acked = [e for i, e in all_acked.items() if i not in excused]
+    by_day_type = Counter((e["occurredAt"][:10], e["type"]) for e in acked)
+    by_type = Counter(e["type"] for e in acked)
+    devices = {e["deviceId"] for e in acked}
+    days = sorted({d for d, _ in by_day_type}) or days_all
+    out["events_expected"] = len(acked)
 
     lost = double = 0
     per_type = {}
@@ -406,29 +512,40 @@ def compare_events(suite, truth: Truth) -> dict:
         violations.append(f"daily report unavailable: {error}")
     out["daily_lost"], out["daily_double"] = daily_lost, daily_double
 
-    # Id by id, straight from analytics' own table (diagnostic: which ids, if any, are missing).
-    missing_ids = None
-    try:
-        rows = subprocess.run(["psql", "-h", "127.0.0.1", "-p", suite.env["POSTGRES_PORT"], "-U", "itour", "-d",
-                               suite.env["POSTGRES_DB"], "-tA", "-c", "SELECT event_id FROM analytics.processed_events"],
-                              capture_output=True, text=True, timeout=60, check=True).stdout.split()
-        processed = set(rows)
-        missing = [i for i in truth.acked if i not in processed]
-        missing_ids = len(missing)
-        out["processed_ids"] = len(processed)
-        if missing:
-            violations.append(f"{len(missing)} acknowledged event ids not in analytics.processed_events (e.g. {missing[:3]})")
-    except (subprocess.SubprocessError, OSError) as error:
-        out["processed_ids"] = f"unavailable ({error})"
-    out["missing_ids"] = missing_ids
-
-    out["events_lost"] = max(lost, daily_lost)
+    out["events_lost"] = max(lost, daily_lost, missing_ids or 0)
     out["events_double_counted"] = max(double, daily_double)
     if out["events_lost"]:
         violations.append(f"{out['events_lost']} acknowledged events not counted")
     if out["events_double_counted"]:
         violations.append(f"{out['events_double_counted']} events counted more than once")
     return _merge(out, violations)
+
+
+def edit_latencies(faults: list[dict], truth: Truth, seen: dict[str, float]) -> dict:
+    """Per restart scenario: how long the workload's edits acknowledged in the minute after the services
+    were ready again took to reach the feed (the scenario's own edit is checked in restarts.py)."""
+    out = {}
+    with truth.lock:
+        acked_at = dict(truth.edit_acked_at)
+    for f in faults:
+        if "kind" not in f or f.get("ready_after_s") is None:
+            continue
+        # ready_at is not kept as a time; the scenario's own edit starts once the services are ready.
+        latencies = []
+        for number, at in acked_at.items():
+            if number >= 900 or "ready_at" not in f:
+                continue
+            if f["ready_at"] <= at <= f["ready_at"] + 60:
+                name = f"Fault Tour {number:04d}"
+                latencies.append(round(seen[name] - at, 2) if name in seen else None)
+        if latencies:
+            f["workload_edits_after"] = len(latencies)
+            known = [x for x in latencies if x is not None]
+            f["workload_edits_max_visible_s"] = max(known) if known else None
+            f["workload_edits_not_visible"] = latencies.count(None)
+    for f in faults:
+        f.pop("ready_at", None)
+    return out
 
 
 def _merge(out: dict, violations: list[str]) -> dict:
@@ -439,7 +556,7 @@ def _merge(out: dict, violations: list[str]) -> dict:
 def compare_edits(suite, truth: Truth) -> dict:
     """Every acknowledged edit's tour on the feed exactly once, with its POI."""
     tours = Counter()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + EDITS_WAIT
     acked = sorted(truth.edits_acked)
     applied = duplicated = 0
     lost_numbers = []
@@ -480,7 +597,8 @@ def print_table(result: dict) -> None:
     for f in result["faults"]:
         extra = {k: v for k, v in f.items() if k not in ("name",)}
         rows.append(("  " + f["name"], ", ".join(f"{k}={v}" for k, v in extra.items())))
-    for key in ("event_posts", "event_refusals", "events_acked", "events_counted", "events_lost", "events_double_counted",
+    for key in ("event_posts", "event_refusals", "events_acked", "events_lost_with_broker", "events_lost_with_broker_by_fault",
+                "events_expected", "events_counted", "events_lost", "events_double_counted",
                 "missing_ids", "processed_ids", "daily_days", "events_rejected_in_202", "events_unacked_at_end",
                 "edits_acked", "edits_applied", "edits_lost", "edits_duplicated", "edit_attempts", "edit_failed_attempts",
                 "edits_unacked_at_end", "feed_read_failures_during_outages", "probe_ok", "probe_failed", "report_range"):
