@@ -108,6 +108,28 @@ final class WebClient: @unchecked Sendable {
         return try await send(path, method: .post, body: ByteBuffer(string: body), headers: headers)
     }
 
+    /// Posts `body` as it is, with this `Content-Type` (multipart uploads, hostile bodies).
+    @discardableResult
+    func post(_ path: String, body: [UInt8], contentType: String, headers: HTTPFields = [:]) async throws -> Page {
+        var headers = headers
+        headers[.contentType] = contentType
+        return try await send(path, method: .post, body: ByteBuffer(bytes: body), headers: headers)
+    }
+
+    /// A `multipart/form-data` body with these text fields (and, optionally, one file), delimited by `boundary`.
+    static func multipart(_ fields: [(String, String)], file: (name: String, fileName: String, content: String)? = nil,
+                          boundary: String) -> [UInt8] {
+        var body = ""
+        for (name, value) in fields {
+            body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n"
+        }
+        if let file {
+            body += "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(file.name)\"; filename=\"\(file.fileName)\"\r\n"
+            body += "Content-Type: text/csv\r\n\r\n\(file.content)\r\n"
+        }
+        return Array((body + "--\(boundary)--\r\n").utf8)
+    }
+
     /// Gets `formPath` for its CSRF token, then posts `fields` to `path`.
     @discardableResult
     func submit(_ path: String, _ fields: [String: String], from formPath: String) async throws -> Page {

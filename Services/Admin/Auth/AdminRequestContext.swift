@@ -147,3 +147,32 @@ extension Array where Element == UInt8 {
         return nil
     }
 }
+
+/// A byte pattern to find in a body (a multipart delimiter). Step 1 of the fix: today's naive scan, counted.
+struct BytePattern: Sendable {
+    let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func firstRange(in body: [UInt8], from: Int) -> Range<Int>? {
+        var steps = 0
+        return firstRange(in: body, from: from, steps: &steps)
+    }
+
+    func firstRange(in body: [UInt8], from: Int, steps: inout Int) -> Range<Int>? {
+        let pattern = bytes
+        guard !pattern.isEmpty, body.count >= pattern.count, from <= body.count - pattern.count else { return nil }
+        var i = from
+        while i <= body.count - pattern.count {
+            var j = 0
+            while j < pattern.count {
+                steps += 1
+                if body[i + j] != pattern[j] { break }
+                j += 1
+            }
+            if j == pattern.count { return i..<(i + pattern.count) }
+            i += 1
+        }
+        return nil
+    }
+}

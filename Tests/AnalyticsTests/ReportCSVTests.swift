@@ -1,0 +1,28 @@
+import Testing
+@testable import Analytics
+
+/// The reports' CSV against spreadsheet formula injection (issue 14): text from phones (platform, model, …)
+/// and editors (names) must never open as a formula, whatever the spreadsheet's separator.
+@Suite("Report CSV")
+struct ReportCSVTests {
+    @Test("a formula start is neutralised by its first Unicode scalar, even with a combining mark after it")
+    func firstScalar() {
+        for start in ["=", "+", "-", "@", "\t", "\r"] {
+            let value = start + "\u{0301}1+2"
+            #expect(CSVTable.escape(value) == "\"'" + value + "\"", "\(start.unicodeScalars.map(\.value))")
+        }
+        #expect(CSVTable.escape("=HYPERLINK(\"x\")") == "\"'=HYPERLINK(\"\"x\"\")\"")
+        // A quote with a combining mark is still a quote: doubled, so it cannot end the field.
+        #expect(CSVTable.escape("a\"\u{0301},=1+2") == "\"a\"\"\u{0301},=1+2\"")
+    }
+
+    @Test("every text field is quoted, so `;` and tab separators cannot split off a formula")
+    func everyFieldQuoted() {
+        #expect(CSVTable.escape("x;=1+2") == "\"x;=1+2\"")
+        #expect(CSVTable.escape("x\t=1+2") == "\"x\t=1+2\"")
+        #expect(CSVTable.escape("ios") == "\"ios\"")
+        #expect(CSVTable.escape("") == "\"\"")
+        let table = CSVTable(header: ["dimension", "value", "devices"], rows: [[.text("model"), .text("x;=1+2"), .integer(3)], [.text(nil), .text("a"), .number(1.5)]])
+        #expect(table.text == "dimension,value,devices\r\n\"model\",\"x;=1+2\",3\r\n,\"a\",1.5\r\n")
+    }
+}
