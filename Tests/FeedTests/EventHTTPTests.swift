@@ -148,6 +148,41 @@ struct EventHTTPTests {
 }
 
 extension EventHTTPTests {
+    /// Device ids are the phone's to choose: the address the batches come from is held to its own allowance,
+    /// in the pipeline (live) and in the route (router) alike.
+    @Test("a client address over its allowance gets 429 with Retry-After, whatever device ids its batches carry", arguments: [false, true])
+    func clientAddressLimit(live: Bool) async throws {
+        try await FeedHTTPTests.withFeed(eventsPerMinute: 0, eventsPerMinutePerClient: 10, testing: live ? .live : .router) { _, client in
+            func batch(_ count: Int) -> String {
+                "{\"events\": [" + (0..<count).map { _ in Self.event(deviceId: "fresh-\(UUID())") }.joined(separator: ",") + "]}"
+            }
+            #expect(try FeedHTTPTests.json(try await Self.post(client, batch(6)))["accepted"] as? Int == 6)
+            let limited = try await Self.post(client, batch(6))
+            try FeedHTTPTests.expectProblem(limited, .tooManyRequests)
+            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
+            #expect(FeedHTTPTests.text(limited).contains("client address"))
+            // Refused whole: what is left of the allowance still takes a batch that fits.
+            #expect(try await Self.post(client, batch(3)).status == .accepted)
+            // Junk costs the allowance too (each element, each batch at least one).
+            try FeedHTTPTests.expectProblem(try await Self.post(client, "{\"events\": [1, 2]}"), .tooManyRequests)
+        }
+    }
+
+    /// The 500-event cap is checked while reading: a body of more elements is refused without reading past
+    /// the 501st, so what follows it (here: not JSON at all) cannot make it a parse error.
+    @Test("more than 500 elements is the cap's 400, whatever follows the 501st", arguments: [false, true])
+    func capBeforeContent(live: Bool) async throws {
+        try await FeedHTTPTests.withFeed(testing: live ? .live : .router) { _, client in
+            let junk = Array(repeating: "1", count: 501).joined(separator: ",")
+            for body in ["{\"events\": [\(junk)]}", "{\"events\": [\(junk), {\"id\": ]]]}", "{\"events\": [\(junk),\(junk), x"] {
+                let response = try await Self.post(client, body)
+                try FeedHTTPTests.expectProblem(response, .badRequest)
+                let detail = try FeedHTTPTests.json(response)["detail"] as? String ?? ""
+                #expect(detail.contains("at most \(EventBatch.maxEvents) events"), "\(detail)")
+            }
+        }
+    }
+
     /// On graceful shutdown Hummingbird closes connections it thinks idle, which includes one whose batch
     /// `PipelineResponder` holds while the broker has not acknowledged it: the close must wait for the answer.
     @Test("a batch waiting for the broker when the feed shuts down still gets its 202 before the connection closes")

@@ -151,6 +151,18 @@ struct EventBatchTests {
         }
     }
 
+    @Test("reading stops at the 501st element: the cap's failure, never a parse failure of what follows")
+    func capStopsReading() throws {
+        let five00 = Array(repeating: "{}", count: EventBatch.maxEvents).joined(separator: ",")
+        #expect(try candidates("{\"events\": [\(five00)]}").count == EventBatch.maxEvents)
+        #expect(failure("{\"events\": [\(five00), 1]}") == .tooManyEvents)
+        // The 501st and 502nd elements are malformed, and the body ends early: none of it is read.
+        #expect(failure("{\"events\": [\(five00), {\"id\": ]], tru") == .tooManyEvents)
+        #expect(failure("{\"events\": [\(five00), 1, nonsense") == .tooManyEvents)
+        // Elements 1..500 are still read: a malformed one among them is a parse failure.
+        #expect(failure("{\"events\": [\(Array(repeating: "1", count: 499).joined(separator: ",")), nonsense, 1, 1]}") != .tooManyEvents)
+    }
+
     @Test("per-device rate: a batch passes whole or not at all, tokens come back over time and on refund")
     func rateLimit() throws {
         let limiter = DeviceRateLimiter(eventsPerMinute: 60)

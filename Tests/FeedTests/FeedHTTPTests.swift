@@ -22,12 +22,15 @@ struct FeedHTTPTests {
     }
 
     static func withFeed(content: [CatalogEvent] = FeedHTTPTests.content, eventsPerMinute: Int = 600,
+                         eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient, idleTimeoutSeconds: Int? = nil,
                          kafka: KafkaConfiguration = TestServices.kafka(), testing: TestingSetup = .router,
                          _ body: @escaping @Sendable (CatalogStandIn, any TestClientProtocol) async throws -> Void) async throws {
         let standIn = try CatalogStandIn(configuration: kafka, content: content)
         try await standIn.prepare()
-        let settings = try TestServices.serviceSettings(name: "feed", database: DatabaseSettings(port: TestServices.postgresPort), kafka: kafka)
-        let app = try Feed.buildApplication(settings: settings, feed: FeedSettings(eventsPerMinutePerDevice: eventsPerMinute))
+        var settings = try TestServices.serviceSettings(name: "feed", database: DatabaseSettings(port: TestServices.postgresPort), kafka: kafka)
+        if let idleTimeoutSeconds { settings.httpIdleTimeoutSeconds = idleTimeoutSeconds }
+        let app = try Feed.buildApplication(settings: settings, feed: FeedSettings(eventsPerMinutePerDevice: eventsPerMinute,
+                                                                                   eventsPerMinutePerClient: eventsPerMinutePerClient))
         try await TestServices.withServices([standIn.producer, standIn]) {
             try await app.test(testing) { client in
                 let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(100)) {

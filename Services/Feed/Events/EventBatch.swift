@@ -15,6 +15,8 @@ enum EventBatch {
         case notAnObject
         case missingEvents
         case eventsNotAnArray
+        /// More than `maxEvents` elements in `events`: reading stopped at the first one past the cap.
+        case tooManyEvents
     }
 
     /// Every element of `events`: the event, or why it cannot be one. Checks of content (time window,

@@ -135,6 +135,7 @@ final class EventIngest: Sendable {
         case .notAnObject: "the body is not a JSON object"
         case .missingEvents: "missing field events"
         case .eventsNotAnArray: "events must be an array"
+        case .tooManyEvents: "more than \(EventBatch.maxEvents) events"
         }
     }
 }

@@ -56,6 +56,9 @@ public struct ServiceSettings: Sendable {
     public var kafka: KafkaConfiguration
     public var logLevel: String
     public var logFormat: String
+    /// `HTTP_IDLE_TIMEOUT_SECONDS` (30): how long a connection may stay open with no request part
+    /// arriving and nothing being answered; a request head sent only in part counts as nothing arriving.
+    public var httpIdleTimeoutSeconds: Int
 
     public init(serviceName: String, defaultPort: Int, environment: Environment = Environment()) throws {
         self.serviceName = serviceName
@@ -69,6 +72,8 @@ public struct ServiceSettings: Sendable {
         kafka.lingerMilliseconds = try environment.int("KAFKA_LINGER_MS", default: kafka.lingerMilliseconds)
         logLevel = environment.string("LOG_LEVEL", default: "info")
         logFormat = environment.string("LOG_FORMAT", default: "json")
+        httpIdleTimeoutSeconds = try environment.int("HTTP_IDLE_TIMEOUT_SECONDS", default: 30)
+        guard httpIdleTimeoutSeconds > 0 else { throw ConfigurationError(name: "HTTP_IDLE_TIMEOUT_SECONDS", message: "must be 1 or more") }
     }
 }
 

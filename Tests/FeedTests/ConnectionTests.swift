@@ -1,0 +1,206 @@
+import Foundation
+import Glibc
+import Hummingbird
+import HummingbirdTesting
+import Shared
+import Testing
+import TestSupport
+@testable import Feed
+
+/// What a connection costs the server when its client misbehaves: one that never finishes a request, one
+/// that never reads its answers. Seen from a raw socket, on the real server (`.live`).
+@Suite("Connections", .serialized)
+struct ConnectionTests {
+    /// The feed answers most requests in its own pipeline handler, where Hummingbird's idle timer does not see
+    /// them; the idle timeout must hold there too, without closing a connection that keeps asking.
+    @Test("the feed closes a connection left with half a request line, or silent, after its idle timeout; a busy one stays")
+    func feedIdleTimeout() async throws {
+        try await FeedHTTPTests.withFeed(idleTimeoutSeconds: 1, testing: .live) { _, client in
+            let port = try #require(client.port)
+            try Self.expectClosedWhenIdle(port: port)
+
+            // A GET every 0.4 s for longer than the timeout, answered in the pipeline: the connection stays.
+            let busy = try RawSocket(port: port)
+            for _ in 0..<8 {
+                try busy.sendAll(Array("GET /v1/tours HTTP/1.1\r\nHost: feed\r\n\r\n".utf8))
+                try await Task.sleep(for: .milliseconds(400))
+            }
+            try busy.sendAll(Array("GET /health HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n".utf8))
+            let answers = busy.readUntilClosed(timeout: .seconds(20))
+            #expect(answers.components(separatedBy: "HTTP/1.1 200 ").count - 1 == 9, "\(answers.prefix(600))")
+        }
+    }
+
+    /// Catalog, analytics and admin build their server from `ServiceRuntime.httpConfiguration` alone.
+    @Test("a server built from ServiceRuntime.httpConfiguration closes a connection left with half a request line")
+    func runtimeIdleTimeout() async throws {
+        var settings = try TestServices.serviceSettings(name: "idle-probe", database: DatabaseSettings(port: TestServices.postgresPort),
+                                                        kafka: TestServices.kafka())
+        settings.httpIdleTimeoutSeconds = 1
+        let runtime = try ServiceRuntime(settings: settings, usesPostgres: false)
+        let router = Router()
+        router.get("/hello") { _, _ in "hello" }
+        let app = Application(router: router, configuration: runtime.httpConfiguration, logger: runtime.logger)
+        try await app.test(.live) { client in
+            #expect(try await client.execute(uri: "/hello", method: .get).status == .ok)
+            try Self.expectClosedWhenIdle(port: try #require(client.port))
+        }
+    }
+
+    static func expectClosedWhenIdle(port: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let half = try RawSocket(port: port)
+        try half.sendAll(Array("GET /v1/tou".utf8))
+        let silent = try RawSocket(port: port)
+        let started = ContinuousClock.now
+        // Generous bounds: closed at all within 10 s, and not at once (the timeout is 1 s).
+        #expect(half.waitForClose(timeout: .seconds(10)), "half a request line: still open", sourceLocation: sourceLocation)
+        #expect(silent.waitForClose(timeout: .seconds(10)), "nothing sent: still open", sourceLocation: sourceLocation)
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed > .milliseconds(500) && elapsed < .seconds(8), "closed after \(elapsed)", sourceLocation: sourceLocation)
+    }
+
+    /// 4 000 pipelined GETs of the OpenAPI document, each padded to about 4 KB (16 MB of requests), from a client
+    /// that reads nothing. A server that keeps reading takes all 16 MB and queues every answer; one that stops
+    /// while its channel is not writable leaves the rest in the kernel's buffers, and the client's send stalls.
+    @Test("a client that never reads stops the feed reading its pipelined requests; reading resumes when it reads")
+    func unreadAnswersStopReading() async throws {
+        try await FeedHTTPTests.withFeed(testing: .live) { _, client in
+            let port = try #require(client.port)
+            let socket = try RawSocket(port: port, sendBuffer: 65_536)
+            socket.setNonBlocking()
+            let count = 4_000
+            let request = Array("GET /openapi.json HTTP/1.1\r\nHost: feed\r\nX-Pad: \(String(repeating: "p", count: 4_000))\r\n\r\n".utf8)
+            var requests: [UInt8] = []
+            requests.reserveCapacity(request.count * count)
+            for _ in 0..<count { requests += request }
+
+            // Send without reading until nothing more goes for 3 s (or everything went).
+            var sent = 0
+            var lastProgress = ContinuousClock.now
+            while sent < requests.count, ContinuousClock.now - lastProgress < .seconds(3) {
+                let count = try socket.sendSome(requests, from: sent)
+                if count > 0 {
+                    sent += count
+                    lastProgress = ContinuousClock.now
+                } else {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(sent < requests.count / 2, "the feed read \(sent) of \(requests.count) bytes of requests from a client that reads none of its answers")
+
+            // Now the client reads: the feed reads on and answers every request.
+            var answered = 0
+            var carry: [UInt8] = []
+            let status = Array("HTTP/1.1 200 ".utf8)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while answered < count, ContinuousClock.now < deadline {
+                var progressed = false
+                if sent < requests.count {
+                    let count = try socket.sendSome(requests, from: sent)
+                    sent += count
+                    progressed = count > 0
+                }
+                if let chunk = socket.receiveSome(), !chunk.isEmpty {
+                    progressed = true
+                    let text = carry + chunk
+                    var index = 0
+                    while index + status.count <= text.count {
+                        if text[index] == status[0], Array(text[index..<(index + status.count)]) == status {
+                            answered += 1
+                            index += status.count
+                        } else {
+                            index += 1
+                        }
+                    }
+                    carry = Array(text.suffix(status.count - 1))
+                }
+                if !progressed { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(sent == requests.count)
+            #expect(answered == count)
+        }
+    }
+}
+
+/// A TCP connection to 127.0.0.1, for tests that watch what the server does to a socket.
+final class RawSocket {
+    let fd: Int32
+
+    /// `sendBuffer` fixes the socket's send buffer (no autotuning), so what the kernel holds for it is small.
+    init(port: Int, sendBuffer: Int? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        if var size = sendBuffer.map(Int32.init) {
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    deinit { close(fd) }
+
+    func setNonBlocking() {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    func sendAll(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw POSIXError(.EPIPE) }
+            sent += count
+        }
+    }
+
+    /// What a non-blocking socket takes of `bytes[offset...]` now: 0 when its buffer is full.
+    func sendSome(_ bytes: [UInt8], from offset: Int) throws -> Int {
+        let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if count >= 0 { return count }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return 0 }
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+
+    /// What has arrived (empty when nothing has yet), or nil once the server closed.
+    func receiveSome() -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 262_144)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count > 0 { return Array(buffer[0..<count]) }
+        if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return [] }
+        return nil
+    }
+
+    /// True when the server closes the connection (end of stream or reset) within `timeout`; what it sends
+    /// before is dropped.
+    func waitForClose(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            guard let chunk = receiveSome() else { return true }
+            if chunk.isEmpty, poller.revents & Int16(POLLHUP | POLLERR) != 0 { return true }
+        }
+        return false
+    }
+
+    /// Everything the server sends until it closes (or `timeout`).
+    func readUntilClosed(timeout: Duration) -> String {
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            guard let chunk = receiveSome() else { break }
+            received += chunk
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}
