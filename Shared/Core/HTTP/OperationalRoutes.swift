@@ -19,14 +19,49 @@ public enum MetricsSetup {
     }
 }
 
-/// One readiness check: a name and whether the dependency answers.
+/// One readiness check: a name and whether the dependency answers. A check may also pass while degraded
+/// (working, but a consumer is stuck or slow): `/ready` then stays 200 and says why (DESIGN.md
+/// "Readiness and degraded consumers").
 public struct ReadinessCheck: Sendable {
+    public enum Outcome: Sendable, Equatable {
+        case ready
+        /// Passes, with the reason it is not healthy.
+        case degraded(String)
+        case notReady
+    }
+
     public let name: String
-    public let check: @Sendable () async -> Bool
+    public let evaluate: @Sendable () async -> Outcome
 
     public init(_ name: String, _ check: @escaping @Sendable () async -> Bool) {
         self.name = name
-        self.check = check
+        evaluate = { await check() ? .ready : .notReady }
+    }
+
+    public init(_ name: String, outcome: @escaping @Sendable () async -> Outcome) {
+        self.name = name
+        evaluate = outcome
+    }
+}
+
+/// When this process started, for `/health`'s uptime: read from the kernel (Linux `/proc`), so it does not
+/// depend on when it is first asked; where `/proc` is missing, the first time it is asked.
+public enum ProcessStart {
+    public static let date: Date = fromProc() ?? Date()
+
+    /// The process's age is the system's uptime minus the process's start in clock ticks after boot
+    /// (field 22 of /proc/self/stat, after the parenthesised command name, which may contain spaces).
+    static func fromProc() -> Date? {
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+              let uptimeText = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard fields.count > 19, let startTicks = Double(fields[19]), ticksPerSecond > 0,
+              let uptime = uptimeText.split(separator: " ").first.flatMap({ Double($0) }) else { return nil }
+        let age = uptime - startTicks / ticksPerSecond
+        return age >= 0 ? Date().addingTimeInterval(-age) : nil
     }
 }
 
@@ -41,6 +76,7 @@ public struct OperationalRoutes: Sendable {
         self.serviceName = serviceName
         self.checks = checks
         self.beforeScrape = beforeScrape
+        _ = ProcessStart.date // where /proc is missing, at least from start-up rather than from the first /health
     }
 
     struct Health: ResponseEncodable {
@@ -54,22 +90,32 @@ public struct OperationalRoutes: Sendable {
         let ready: Bool
         let service: String
         let checks: [String: Bool]
+        /// "ready", "degraded" (every check passes, some degraded) or "not ready".
+        let status: String
+        /// Check name → why it is degraded.
+        let degraded: [String: String]
     }
 
     public func register<Context: RequestContext>(on router: Router<Context>) {
         router.get("/health") { _, _ in
             Health(status: "ok", service: serviceName, version: BuildInfo.version,
-                   uptimeSeconds: Int(Date().timeIntervalSince(BuildInfo.startedAt)))
+                   uptimeSeconds: max(0, Int(Date().timeIntervalSince(ProcessStart.date))))
         }
         router.get("/ready") { _, _ -> Response in
-            let results = await withTaskGroup(of: (String, Bool).self) { group in
-                for check in checks { group.addTask { (check.name, await check.check()) } }
-                var results: [String: Bool] = [:]
-                for await (name, ok) in group { results[name] = ok }
-                return results
+            let outcomes = await withTaskGroup(of: (String, ReadinessCheck.Outcome).self) { group in
+                for check in checks { group.addTask { (check.name, await check.evaluate()) } }
+                var outcomes: [String: ReadinessCheck.Outcome] = [:]
+                for await (name, outcome) in group { outcomes[name] = outcome }
+                return outcomes
+            }
+            let results = outcomes.mapValues { $0 != .notReady }
+            let degraded = outcomes.compactMapValues { outcome -> String? in
+                if case .degraded(let reason) = outcome { reason } else { nil }
             }
             let ready = results.values.allSatisfy { $0 }
-            let body = try JSONEncoder().encode(Readiness(ready: ready, service: serviceName, checks: results))
+            let status = !ready ? "not ready" : degraded.isEmpty ? "ready" : "degraded"
+            let body = try JSONEncoder().encode(Readiness(ready: ready, service: serviceName, checks: results, status: status, degraded: degraded))
+            // Degraded is still ready: a probe that failed it would restart or unroute a pod that a restart does not help.
             return Response(status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }

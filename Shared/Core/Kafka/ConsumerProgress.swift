@@ -1,0 +1,245 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// How far a consumer is in one partition: the broker's offsets and the consumer's own.
+public struct PartitionProgress: Sendable, Equatable {
+    /// The partition's first offset on the broker (low watermark).
+    public var start: Int64
+    /// The offset after the partition's last message on the broker (high watermark).
+    public var end: Int64
+    /// The next offset the consumer still has to finish (stored with its work, or handled last + 1).
+    public var done: Int64
+
+    public init(start: Int64, end: Int64, done: Int64) {
+        self.start = start
+        self.end = end
+        self.done = done
+    }
+
+    /// True when the consumer's offset is beyond the partition's end: the log moved under it (a broker
+    /// that came back empty, a topic deleted and re-created), so nothing there now has been handled.
+    public var movedUnder: Bool { done > end }
+    /// The consumer's place in the log as it is now.
+    public var position: Int64 { movedUnder ? start : max(done, start) }
+    /// Messages on the broker the consumer has not finished.
+    public var waiting: Int64 { end - position }
+}
+
+/// A partition's low and high watermarks.
+public struct KafkaWatermarks: Sendable, Equatable {
+    public var low: Int64
+    public var high: Int64
+}
+
+/// Asks the broker for the offsets of a topic's partitions, through a client of its own that joins no group
+/// and reads nothing (so it answers while a consumer is busy or stuck).
+public final class KafkaOffsetQuery: Sendable {
+    private let client: RDKafkaClient
+
+    public init(configuration: KafkaConfiguration) throws {
+        var properties = configuration.common
+        properties["client.id"] = configuration.clientId + "-offsets"
+        client = try RDKafkaClient(role: .producer, properties: properties)
+    }
+
+    /// Every partition of `topic` (the full name, prefix included), as the broker has it now.
+    public func watermarks(topic: String, timeout: Duration = .seconds(2)) async throws -> [Int32: KafkaWatermarks] {
+        let client = self.client
+        return try await runBlocking {
+            guard let count = try client.partitionCounts(topics: [topic], timeoutMilliseconds: timeout.milliseconds)[topic] else {
+                throw KafkaError(.configuration, "topic \(topic) does not exist")
+            }
+            var result: [Int32: KafkaWatermarks] = [:]
+            for partition in 0..<Int32(count) {
+                let marks = try client.watermarks(topic: topic, partition: partition, timeoutMilliseconds: timeout.milliseconds)
+                result[partition] = KafkaWatermarks(low: marks.low, high: marks.high)
+            }
+            return result
+        }
+    }
+}
+
+/// What a consumer that keeps no offsets of its own has handled, for a `LagWatch`: the consumer loop calls
+/// `attach` with its consumer and `handled` after each message.
+public final class ConsumerProgress: Sendable {
+    private let consumer = Mutex<KafkaConsumer?>(nil)
+    private let handledOffsets = Mutex<[KafkaTopicPartition: Int64]>([:])
+    /// Per partition never handled: its end when first seen (the consumer starts there or earlier).
+    private let firstSeenEnds = Mutex<[KafkaTopicPartition: Int64]>([:])
+
+    public init() {}
+
+    public func attach(_ consumer: KafkaConsumer) {
+        self.consumer.withLock { $0 = consumer }
+    }
+
+    public func handled(_ message: KafkaMessage) {
+        handledOffsets.withLock { $0[message.topicPartition] = message.offset + 1 }
+    }
+
+    /// Per assigned partition, the broker's offsets and the next offset after the last message handled.
+    public func sample(_ query: KafkaOffsetQuery) async throws -> [KafkaTopicPartition: PartitionProgress] {
+        guard let consumer = consumer.withLock({ $0 }) else { return [:] }
+        let assigned = consumer.assignment
+        var result: [KafkaTopicPartition: PartitionProgress] = [:]
+        for topic in Set(assigned.map(\.topic)) {
+            let marks = try await query.watermarks(topic: topic)
+            let handled = handledOffsets.withLock { $0 }
+            for partition in assigned where partition.topic == topic {
+                guard let mark = marks[partition.partition] else { continue }
+                let done = handled[partition] ?? firstSeenEnds.withLock { seen in
+                    if let end = seen[partition] { return end }
+                    seen[partition] = mark.high
+                    return mark.high
+                }
+                result[partition] = PartitionProgress(start: mark.low, end: mark.high, done: done)
+            }
+        }
+        return result
+    }
+}
+
+/// Watches one consumer's progress, sampling every `interval`, and says when it is degraded: messages wait
+/// and the lag has not shrunk over the last `window` (DESIGN.md "Readiness and degraded consumers"). It also
+/// knows up to when the consumer has caught up: the newest sample time whose broker ends it has reached
+/// (DESIGN.md "Report semantics", freshness).
+public final class LagWatch: Service, Sendable {
+    public typealias Sampler = @Sendable () async throws -> [KafkaTopicPartition: PartitionProgress]
+
+    public struct Status: Sendable, Equatable {
+        /// Messages waiting at the latest sample; nil before the first.
+        public var waiting: Int64?
+        /// Everything on the broker before this instant has been handled; nil until first known.
+        public var caughtUpTo: Date?
+        /// When the latest sample was taken.
+        public var checkedAt: Date?
+        /// Why the consumer is degraded; nil when it is not.
+        public var degraded: String?
+        /// When the watch was made (what `caughtUpTo` falls back to).
+        public var startedAt: Date
+
+        /// Whole seconds from `caughtUpTo` (else the watch's start) to `now`.
+        public func behindSeconds(now: Date = Date()) -> Int {
+            max(0, Int(now.timeIntervalSince(caughtUpTo ?? startedAt)))
+        }
+    }
+
+    struct Sample: Sendable {
+        let at: ContinuousClock.Instant
+        let wall: Date
+        let progress: [KafkaTopicPartition: PartitionProgress]
+        let waiting: Int64
+    }
+
+    struct State: Sendable {
+        /// Oldest first: the newest sample at least `window` old, and every later one.
+        var history: [Sample] = []
+        /// Samples' ends not yet reached, oldest first.
+        var pending: [(wall: Date, ends: [KafkaTopicPartition: Int64])] = []
+        var status: Status
+    }
+
+    public let name: String
+    public let window: Duration
+    public let interval: Duration
+    private let sampler: Sampler
+    private let state: Mutex<State>
+    private let logger: Logger
+    private let degradedGauge: Gauge
+
+    public init(name: String, window: Duration = .seconds(30), interval: Duration = .seconds(1), logger: Logger,
+                sampler: @escaping Sampler) {
+        self.name = name
+        self.window = window
+        self.interval = interval
+        self.sampler = sampler
+        self.logger = logger
+        state = Mutex(State(status: Status(startedAt: Date())))
+        degradedGauge = Gauge(label: "itour_consumer_degraded", dimensions: [("consumer", name)])
+        degradedGauge.record(0)
+    }
+
+    public var status: Status { state.withLock { $0.status } }
+
+    /// The readiness check `consumer <name>`: passes always (degraded is not unready), degraded with the reason.
+    public var readinessCheck: ReadinessCheck {
+        ReadinessCheck("consumer \(name)") { [self] in status.degraded.map { .degraded($0) } ?? .ready }
+    }
+
+    public func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await self.sampleOnce()
+                try await Task.sleep(for: self.interval)
+            }
+        }
+    }
+
+    /// Takes one sample now; a failed one (broker or Postgres away) changes nothing, the checks of those say so.
+    public func sampleOnce() async {
+        let at = ContinuousClock.now, wall = Date()
+        do {
+            record(try await sampler(), at: at, wall: wall)
+        } catch {
+            logger.debug("consumer progress not sampled", metadata: ["consumer": "\(name)", "error": "\(error)"])
+        }
+    }
+
+    func record(_ progress: [KafkaTopicPartition: PartitionProgress], at: ContinuousClock.Instant, wall: Date) {
+        let waiting = progress.values.reduce(0) { $0 + $1.waiting }
+        let window = self.window
+        let (before, after) = state.withLock { state -> (String?, String?) in
+            let before = state.status.degraded
+            state.history.append(Sample(at: at, wall: wall, progress: progress, waiting: waiting))
+            if let old = state.history.lastIndex(where: { at - $0.at >= window }), old > 0 {
+                state.history.removeFirst(old)
+            }
+            let base = state.history.first.flatMap { at - $0.at >= window ? $0 : nil }
+            state.status.degraded = base.flatMap { Self.degradedReason(progress, waiting: waiting, base: $0, now: at) }
+
+            // Caught up to a sample once every end it saw is reached (an end beyond today's, from a log that was
+            // replaced, counts as reached once today's end is).
+            state.pending.append((wall, progress.mapValues(\.end)))
+            while let first = state.pending.first, first.ends.allSatisfy({ partition, end in
+                guard let now = progress[partition] else { return true }
+                return now.position >= min(end, now.end)
+            }) {
+                state.status.caughtUpTo = first.wall
+                state.pending.removeFirst()
+            }
+            if state.pending.count > 4_096 {
+                // Fewer, older samples only make caughtUpTo coarser, never later than it truly is.
+                state.pending = state.pending.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+            }
+            state.status.waiting = waiting
+            state.status.checkedAt = wall
+            return (before, state.status.degraded)
+        }
+        degradedGauge.record(after == nil ? 0 : 1)
+        if let after, before == nil {
+            logger.warning("consumer degraded", metadata: ["consumer": "\(name)", "reason": "\(after)"])
+        } else if after == nil, before != nil {
+            logger.info("consumer no longer degraded", metadata: ["consumer": "\(name)", "waiting": "\(waiting)"])
+        }
+    }
+
+    /// Degraded: messages wait, no fewer than `window` ago, and some message already on the broker then is still
+    /// waiting now. A backlog being worked off shrinks; a stream read promptly has nothing that old waiting.
+    static func degradedReason(_ progress: [KafkaTopicPartition: PartitionProgress], waiting: Int64, base: Sample,
+                               now: ContinuousClock.Instant) -> String? {
+        guard waiting > 0, waiting >= base.waiting else { return nil }
+        let stuck = progress.filter { partition, current in
+            base.progress[partition].map { current.position < $0.end } ?? false
+        }.sorted { $0.value.waiting > $1.value.waiting }
+        guard let worst = stuck.first else { return nil }
+        let seconds = (now - base.at).components.seconds
+        var reason = "\(waiting) messages waiting, not fewer than \(seconds) s ago (\(base.waiting)): \(worst.key) at offset \(worst.value.position) of \(worst.value.end)"
+        if let moved = progress.filter({ $0.value.movedUnder }).min(by: { $0.key.description < $1.key.description }) {
+            reason += "; offset \(moved.value.done) is beyond the end (\(moved.value.end)) of \(moved.key): the log moved under this consumer"
+        }
+        return reason
+    }
+}
