@@ -20,9 +20,10 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     }
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
-                             rateLimiter: DeviceRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice))
+                             rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),
+                             clientRateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerClient))
 
-    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }]),
+    let router = runtime.makeRouter(context: FeedRequestContext.self, checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }]),
                                     beforeScrape: { await events.recordLag() })
     router.add(middleware: MethodNotAllowedMiddleware(FeedAPI.routes))
     FeedRoutes(projection: projection).register(on: router)
@@ -31,11 +32,15 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     OpenAPIRoutes(document: openAPI).register(on: router)
 
     // Stored responses and event batches are answered in the connection pipeline, ahead of the router (PipelineResponder).
+    // It keeps the connection's idle timeout too: Hummingbird's would not see the requests answered there.
     let stored = StoredResponses(projection: projection, openAPI: openAPI)
-    let serverName = runtime.httpConfiguration.serverName ?? "itour-feed"
+    let http = runtime.httpConfiguration
+    let serverName = http.serverName ?? "itour-feed"
     var app = Application(router: router,
-                          server: .http1(configuration: .init(additionalChannelHandlers: [PipelineResponder(lookup: stored, events: ingest, serverName: serverName)])),
-                          configuration: runtime.httpConfiguration, logger: logger)
+                          server: .http1(configuration: .init(additionalChannelHandlers: [
+                              PipelineResponder(lookup: stored, events: ingest, serverName: serverName, idleTimeout: http.idleTimeout),
+                          ])),
+                          configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(commands, events, publisher)
     app.beforeServerStarts {

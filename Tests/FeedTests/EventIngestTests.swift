@@ -165,16 +165,16 @@ struct EventBatchTests {
 
     @Test("per-device rate: a batch passes whole or not at all, tokens come back over time and on refund")
     func rateLimit() throws {
-        let limiter = DeviceRateLimiter(eventsPerMinute: 60)
+        let limiter = EventRateLimiter(eventsPerMinute: 60)
         try limiter.take(["a": 50, "b": 10], now: 100)
-        #expect(throws: DeviceRateLimiter.Limited.self) { try limiter.take(["b": 1, "a": 20], now: 100) }
+        #expect(throws: EventRateLimiter.Limited.self) { try limiter.take(["b": 1, "a": 20], now: 100) }
         // Nothing was taken from b by the refused batch.
         try limiter.take(["b": 50], now: 100)
         do {
             try limiter.take(["a": 20], now: 101)
             Issue.record("a should be limited")
         } catch {
-            #expect(error.deviceId == "a")
+            #expect(error.key == "a")
             #expect(error.retryAfterSeconds == 9)
             #expect(!error.batchExceedsAllowance)
         }
@@ -187,6 +187,6 @@ struct EventBatchTests {
         } catch {
             #expect(error.batchExceedsAllowance)
         }
-        try DeviceRateLimiter(eventsPerMinute: 0).take(["a": 100_000])
+        try EventRateLimiter(eventsPerMinute: 0).take(["a": 100_000])
     }
 }

@@ -31,6 +31,7 @@ enum EventBatch {
             case .notAnObject: throw .notAnObject
             case .missingEvents: throw .missingEvents
             case .eventsNotAnArray: throw .eventsNotAnArray
+            case .tooManyEvents: throw .tooManyEvents
             }
         }
     }
@@ -196,7 +197,7 @@ enum JSONString {
 private struct JSONReader {
     enum Failure: Error {
         case malformed(offset: Int, what: String)
-        case notAnObject, missingEvents, eventsNotAnArray
+        case notAnObject, missingEvents, eventsNotAnArray, tooManyEvents
     }
 
     /// Nesting deeper than this inside an event is refused rather than followed (no stack exhaustion).
@@ -264,6 +265,8 @@ private struct JSONReader {
         }
     }
 
+    /// Stops at the comma that would start element `maxEvents + 1`: nothing past the cap is read, so a
+    /// body of a million tiny elements costs no more than one of `maxEvents`.
     private mutating func eventArray() throws(Failure) -> [Result<TrackingEvent, EventRejection>] {
         offset += 1
         var events: [Result<TrackingEvent, EventRejection>] = []
@@ -282,7 +285,8 @@ private struct JSONReader {
             }
             skipWhitespace()
             switch next() {
-            case UInt8(ascii: ","): continue
+            case UInt8(ascii: ","):
+                guard events.count < EventBatch.maxEvents else { throw .tooManyEvents }
             case UInt8(ascii: "]"): return events
             default: throw malformed("expected , or ] in an array")
             }

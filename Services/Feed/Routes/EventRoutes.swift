@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Metrics
+import NIOCore
 import Shared
 import Synchronization
 
@@ -9,7 +10,7 @@ import Synchronization
 /// was rejected and why, once the broker has the accepted events. `PipelineResponder` answers the
 /// common shape of this request ahead of the router, through the same `EventIngest` and `EventsEndpoint`;
 /// the route answers the rest (chunked bodies, a wrong content type or size, pipelined behind another).
-struct EventRoutes<Context: RequestContext> {
+struct EventRoutes<Context: RemoteAddressRequestContext> {
     let ingest: EventIngest
 
     func register(on router: Router<Context>) {
@@ -25,7 +26,7 @@ struct EventRoutes<Context: RequestContext> {
             } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
                 throw EventsEndpoint.tooLarge
             }
-            let outcome = try await ingest.ingest(body)
+            let outcome = try await ingest.ingest(body, client: EventIngest.clientKey(context.remoteAddress))
             return Response(status: .accepted, headers: EventsEndpoint.acceptedHeaders, body: ResponseBody(byteBuffer: EventsEndpoint.body(outcome)))
         }
     }
@@ -78,5 +79,17 @@ enum EventsEndpoint {
         if contentType == "application/json" { return true }
         let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+    }
+}
+
+/// The feed's request context: Hummingbird's basic one and the client's address, which `POST /v1/events` is
+/// limited by (`EventIngest.clientKey`), as `PipelineResponder` takes it from its channel.
+struct FeedRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 }

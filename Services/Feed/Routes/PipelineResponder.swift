@@ -18,6 +18,9 @@ import Synchronization
 /// arriving while an earlier one on the same connection is still with Hummingbird — passes through
 /// untouched to the router, which answers it as before. Responses keep the order of their requests:
 /// while a batch waits for the broker, later requests on the connection wait here (and reading pauses).
+/// Reading pauses too while the channel is not writable (a client that does not read its answers), so what
+/// is queued for a connection stays near the channel's high-water mark. Seeing every request part and
+/// answer, this handler also keeps the connection's idle timeout (Hummingbird's would see only the router's).
 final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -40,21 +43,39 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     private var answering: Answering?
     /// True while a batch waits for the broker: what arrives meanwhile waits in `held`.
     private var waiting = false
+    /// True while the channel is not writable: the client is not taking its answers, so what arrives waits
+    /// in `held` and nothing more is read until it is writable again.
+    private var unwritable = false
     private var held = CircularBuffer<NIOAny>()
-    /// A read the channel asked for while waiting, made once the answer is out.
+    /// A read the channel asked for while paused, made once it goes on.
     private var readPending = false
+    /// True while `resume` replays what was held (writing an answer can make the channel writable again,
+    /// which calls `resume` from within).
+    private var resuming = false
     /// A close asked for while waiting (Hummingbird closes a connection it thinks idle on graceful
     /// shutdown), made once the answer is out: the phone gets its 202 rather than a reset.
     private var closePending: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
     private var dateCache = HTTPDateCache()
     /// The handler next to the socket, through which answers made here are written already encoded.
     private var socket: SocketWriter?
+    /// The peer's `EventIngest.clientKey`, made at the connection's first batch.
+    private var client: String?
+    /// The connection is closed when no request part arrives for this long while nothing is being answered.
+    private let idleTimeout: TimeAmount
+    /// When a request part last arrived or an answer was last finished (uptime nanoseconds).
+    private var lastActive = DispatchTime.now().uptimeNanoseconds
+    /// True between a request's head and its end.
+    private var readingRequest = false
+    private var idleCheck: Scheduled<Void>?
 
-    init(lookup: StoredResponses, events: EventIngest, serverName: String) {
+    init(lookup: StoredResponses, events: EventIngest, serverName: String, idleTimeout: TimeAmount) {
         self.lookup = lookup
         self.events = events
         self.serverName = serverName
+        self.idleTimeout = idleTimeout
     }
+
+    private var paused: Bool { waiting || unwritable }
 
     func handlerAdded(context: ChannelHandlerContext) {
         // Answers made here skip the HTTP/1 encoders (converting HTTPResponse to NIO's head type and
@@ -67,19 +88,46 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         } catch {
             context.close(promise: nil)
         }
+        if context.channel.isActive { scheduleIdleCheck(context: context, at: lastActive + UInt64(idleTimeout.nanoseconds)) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        lastActive = DispatchTime.now().uptimeNanoseconds
+        scheduleIdleCheck(context: context, at: lastActive + UInt64(idleTimeout.nanoseconds))
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if waiting {
+        if paused || !held.isEmpty {
             held.append(data)
+            if !paused { resume(context: context) }
         } else {
             read(context: context, data: data)
         }
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        unwritable = !context.channel.isWritable
+        context.fireChannelWritabilityChanged()
+        if !unwritable { resume(context: context) }
+    }
+
     private func read(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
+            lastActive = DispatchTime.now().uptimeNanoseconds
+            readingRequest = true
             if forwardedInFlight == 0, let answer = answer(for: request) {
                 answering = answer
                 return
@@ -87,6 +135,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             forwardedInFlight += 1
             context.fireChannelRead(data)
         case .body(var part):
+            lastActive = DispatchTime.now().uptimeNanoseconds
             switch answering {
             case nil: context.fireChannelRead(data)
             case .stored: break  // a GET answered here has no body (checked on its head)
@@ -96,6 +145,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
                 answering = .events(request, body)
             }
         case .end:
+            readingRequest = false
             guard let answer = answering else {
                 context.fireChannelRead(data)
                 return
@@ -115,7 +165,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         switch request.method {
         case .get:
             guard fields[.contentLength] ?? "0" == "0", let match = lookup.match(path) else { return nil }
-            return .stored(match, request, started: DispatchTime.now().uptimeNanoseconds)
+            return .stored(match, request, started: lastActive)
         case .post:
             guard path == EventsEndpoint.path, fields[.expect] == nil, let length = fields[.contentLength].flatMap({ Int($0) }),
                   length <= EventBatch.maxBytes, let type = fields[.contentType], EventsEndpoint.isJSON(type) else { return nil }
@@ -126,15 +176,60 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { forwardedInFlight = max(0, forwardedInFlight - 1) }
+        if case .end = unwrapOutboundIn(data) {
+            forwardedInFlight = max(0, forwardedInFlight - 1)
+            lastActive = DispatchTime.now().uptimeNanoseconds
+        }
         context.write(data, promise: promise)
     }
 
     func read(context: ChannelHandlerContext) {
-        if waiting {
+        if paused {
             readPending = true
         } else {
             context.read()
+        }
+    }
+
+    /// Goes on with what was held, in order, while nothing pauses it, then makes the read asked for meanwhile.
+    private func resume(context: ChannelHandlerContext) {
+        guard !resuming else { return }
+        resuming = true
+        defer { resuming = false }
+        // What goes on to Hummingbird needs a read-complete too: its async channel hands reads over on that.
+        let replaying = !held.isEmpty
+        while !paused, let data = held.popFirst() {
+            read(context: context, data: data)
+        }
+        if replaying { context.fireChannelReadComplete() }
+        if !paused, readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    /// Closes the connection once no request part has arrived for `idleTimeout` while nothing was being
+    /// answered, as Hummingbird's `HTTPConnectionStateHandler` does for the router's requests: a request
+    /// with the broker or with Hummingbird keeps it open, a client that stopped sending (or reading, which
+    /// stops this handler reading) does not.
+    private func checkIdle(context: ChannelHandlerContext) {
+        idleCheck = nil
+        guard context.channel.isActive else { return }
+        let now = DispatchTime.now().uptimeNanoseconds, timeout = UInt64(idleTimeout.nanoseconds)
+        if !readingRequest && (waiting || forwardedInFlight > 0) {
+            scheduleIdleCheck(context: context, at: now + timeout)
+        } else if now >= lastActive + timeout {
+            context.close(promise: nil)
+        } else {
+            scheduleIdleCheck(context: context, at: lastActive + timeout)
+        }
+    }
+
+    private func scheduleIdleCheck(context: ChannelHandlerContext, at deadline: UInt64) {
+        guard idleCheck == nil else { return }
+        let delay = TimeAmount.nanoseconds(Int64(deadline &- min(deadline, DispatchTime.now().uptimeNanoseconds)))
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            checkIdle(context: context)
         }
     }
 
@@ -173,7 +268,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         let started = DispatchTime.now().uptimeNanoseconds
         let loop = context.eventLoop
         let handler = NIOLoopBound((self, context), eventLoop: loop)
-        events.submit(body) { result in
+        if client == nil { client = EventIngest.clientKey(context.channel.remoteAddress) }
+        events.submit(body, client: client!) { result in
             loop.execute {
                 let (self_, context) = handler.value
                 self_.answered(context: context, request: request, result: result, started: started)
@@ -191,7 +287,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             status = problem.status
             write(context: context, request: request, status: status, fields: problem.responseHeaders, body: try? problem.responseBody())
         }
-        EventsEndpoint.durationTimer(status: status).recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
+        lastActive = DispatchTime.now().uptimeNanoseconds
+        EventsEndpoint.durationTimer(status: status).recordNanoseconds(lastActive - started)
         waiting = false
         if let (mode, promise) = closePending {
             closePending = nil
@@ -199,17 +296,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(mode: mode, promise: promise)
             return
         }
-        // What arrived meanwhile, in order; it may start another wait. What goes on to Hummingbird needs
-        // a read-complete too: its async channel hands reads over on that.
-        let replaying = !held.isEmpty
-        while !waiting, let data = held.popFirst() {
-            read(context: context, data: data)
-        }
-        if replaying { context.fireChannelReadComplete() }
-        if !waiting, readPending {
-            readPending = false
-            context.read()
-        }
+        // What arrived meanwhile, in order; it may start another wait.
+        resume(context: context)
     }
 
     private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 
@@ -81,8 +83,39 @@ public struct ServiceRuntime: Sendable {
         return router
     }
 
-    public var httpConfiguration: ApplicationConfiguration {
-        ApplicationConfiguration(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: "itour-\(settings.serviceName)")
+    /// Where the service listens, its server name, and how long a connection may sit idle
+    /// (`HTTP_IDLE_TIMEOUT_SECONDS`). `Application(router:configuration:logger:)` takes it as it is.
+    public var httpConfiguration: ServiceHTTPConfiguration {
+        ServiceHTTPConfiguration(
+            application: ApplicationConfiguration(address: .hostname(settings.httpHost, port: settings.httpPort), serverName: "itour-\(settings.serviceName)"),
+            idleTimeout: .seconds(Int64(settings.httpIdleTimeoutSeconds)))
+    }
+}
+
+/// A service's HTTP server settings: Hummingbird's `ApplicationConfiguration` and the idle timeout, which
+/// Hummingbird sets on the HTTP/1 channel instead. A connection on which no request part arrives for
+/// `idleTimeout` while nothing is being answered is closed: a client that sent half a request head (no part
+/// arrives until the head is complete), or nothing, or stopped in the middle of a body.
+public struct ServiceHTTPConfiguration: Sendable {
+    public var application: ApplicationConfiguration
+    public var idleTimeout: TimeAmount
+
+    public init(application: ApplicationConfiguration, idleTimeout: TimeAmount) {
+        self.application = application
+        self.idleTimeout = idleTimeout
+    }
+
+    public var serverName: String? { application.serverName }
+
+    /// HTTP/1 with the idle timeout.
+    public var server: HTTPServerBuilder { .http1(configuration: .init(idleTimeout: idleTimeout)) }
+}
+
+extension Application {
+    /// An application serving `router` with a service's HTTP configuration (its address, name and idle timeout).
+    public init<ResponderBuilder: HTTPResponderBuilder>(router: ResponderBuilder, configuration: ServiceHTTPConfiguration, logger: Logger? = nil)
+    where Responder == ResponderBuilder.Responder {
+        self.init(router: router, server: configuration.server, configuration: configuration.application, logger: logger)
     }
 }
 
