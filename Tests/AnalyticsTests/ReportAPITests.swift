@@ -60,7 +60,7 @@ struct ReportAPITests {
             #expect(csv.headers[.contentDisposition]?.contains("attachment") == true)
             #expect(String(buffer: csv.body) == """
                 tourId,name,starts,completions,completionRate,uniqueDevices,averageDurationSeconds\r
-                \(tour.lowercased),,1,1,1.0,2,1800.0\r
+                "\(tour.lowercased)",,1,1,1.0,2,1800.0\r
 
                 """)
             var accept = auth
@@ -68,10 +68,10 @@ struct ReportAPITests {
             let devices = try await client.execute(uri: "/v1/reports/devices?\(range)", method: .get, headers: accept)
             let lines = String(buffer: devices.body).split(separator: "\r\n")
             #expect(lines.first == "dimension,value,devices")
-            #expect(lines.contains("platform,ios,1"))
-            #expect(lines.contains("platform,unknown,1"))
-            // A model that would start a spreadsheet formula is neutralised and quoted.
-            #expect(lines.contains("model,\"'=HYPERLINK(\"\"x\"\")\",1"))
+            #expect(lines.contains("\"platform\",\"ios\",1"))
+            #expect(lines.contains("\"platform\",\"unknown\",1"))
+            // Every text field is quoted; a model that would start a spreadsheet formula is neutralised too.
+            #expect(lines.contains("\"model\",\"'=HYPERLINK(\"\"x\"\")\",1"))
 
             let filtered = try await AnalyticsHarness.get(client, "daily", ReportQuery(from: today.adding(days: -2), to: today, tourId: tour),
                                                           as: AnalyticsHarness.DayList.self)
@@ -180,13 +180,13 @@ struct ReportUnitTests {
         #expect(rejection.kind == .undecodable)
     }
 
-    @Test("CSV fields are quoted when they must be")
+    @Test("CSV text fields are always quoted, quotes doubled, formula starts neutralised")
     func csv() {
-        #expect(CSVTable.escape("plain") == "plain")
+        #expect(CSVTable.escape("plain") == "\"plain\"")
         #expect(CSVTable.escape("a,b") == "\"a,b\"")
         #expect(CSVTable.escape("say \"hi\"") == "\"say \"\"hi\"\"\"")
         #expect(CSVTable.escape("line\nbreak") == "\"line\nbreak\"")
-        #expect(CSVTable.escape("+1") == "'+1")
-        #expect(CSVTable.escape("@x") == "'@x")
+        #expect(CSVTable.escape("+1") == "\"'+1\"")
+        #expect(CSVTable.escape("@x") == "\"'@x\"")
     }
 }

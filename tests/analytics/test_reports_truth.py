@@ -113,10 +113,10 @@ def test_csv_has_the_json_rows(own):
     lines = report(own.analytics_url, "pois", start, today, fmt="csv").strip().split("\r\n")
     assert lines[0] == "poiId,name,views,visits,averageDwellSeconds,mediaPlays"
     assert len(lines) == len(pois) + 1
-    assert [line.split(",")[0] for line in lines[1:]] == [p["poiId"] for p in pois]
+    assert [line.split(",")[0].strip('"') for line in lines[1:]] == [p["poiId"] for p in pois]
     daily = report(own.analytics_url, "daily", start, today, fmt="csv").strip().split("\r\n")
     assert daily[0] == "date,toursStarted,toursCompleted,uniqueDevices,poiViews,poiVisits,mediaPlays"
-    assert [line.split(",")[0] for line in daily[1:]] == [(start + timedelta(days=i)).isoformat() for i in range(8)]
+    assert [line.split(",")[0].strip('"') for line in daily[1:]] == [(start + timedelta(days=i)).isoformat() for i in range(8)]
 
 
 def test_bad_requests_are_problems(own):

@@ -27,14 +27,25 @@ struct CSVTable: Sendable, Equatable {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    /// Quotes a field when it must be. Text from phones (device models) or editors (names) that would
-    /// start a spreadsheet formula is prefixed with an apostrophe, so opening the file runs nothing.
+    /// Quotes every text field (RFC 4180), so no separator a spreadsheet may guess (`,`, `;`, tab) splits one
+    /// into a cell of its own. Text from phones (device models) or editors (names) whose first Unicode scalar
+    /// would start a spreadsheet formula is prefixed with an apostrophe, so opening the file runs nothing, whatever
+    /// combining marks follow it. Quotes are doubled scalar by scalar (a `"` with a combining mark is still a quote).
+    /// Numbers and the header row are ours and stay bare.
     static func escape(_ value: String) -> String {
-        var value = value
-        if let first = value.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) { value = "'" + value }
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        if let first = value.unicodeScalars.first, formulaStarts.contains(first) { quoted.append("'") }
+        for scalar in value.unicodeScalars {
+            if scalar == "\"" { quoted.append("\"") }
+            quoted.append(scalar)
+        }
+        quoted.append("\"")
+        return String(quoted)
     }
+
+    /// First characters that make a spreadsheet read a cell as a formula (OWASP's list, with their fullwidth forms).
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r", "\n", "\u{FF1D}", "\u{FF0B}", "\u{FF0D}", "\u{FF20}"]
 }
 
 extension SummaryReport {
