@@ -16,6 +16,10 @@ struct AdminSettings: Sendable {
     /// Failed log-ins allowed per account, and per client address, before waiting is imposed.
     var failuresPerAccount: Int
     var failuresPerAddress: Int
+    /// `ADMIN_LOGIN_DELAY_SECONDS` (10): the wait once a limit is reached, doubling with each further failure up to
+    /// `ADMIN_LOGIN_MAX_DELAY_SECONDS` (60).
+    var loginFirstDelay: Int
+    var loginMaximumDelay: Int
     /// Where the analytics service answers (`ANALYTICS_URL`), for the reports pages.
     var analyticsURL: String
     /// `REPORTS_TOKEN`, which the reports pages send to analytics; nil outside demo mode when unset.
@@ -42,6 +46,12 @@ struct AdminSettings: Sendable {
         commandTimeout = .seconds(try environment.int("ADMIN_COMMAND_TIMEOUT_SECONDS", default: 8))
         failuresPerAccount = try environment.int("ADMIN_LOGIN_FAILURES_PER_ACCOUNT", default: 5)
         failuresPerAddress = try environment.int("ADMIN_LOGIN_FAILURES_PER_ADDRESS", default: 30)
+        loginFirstDelay = try environment.int("ADMIN_LOGIN_DELAY_SECONDS", default: 10)
+        loginMaximumDelay = try environment.int("ADMIN_LOGIN_MAX_DELAY_SECONDS", default: 60)
+        guard loginFirstDelay >= 1, loginMaximumDelay >= loginFirstDelay, loginMaximumDelay <= 15 * 60 else {
+            throw ConfigurationError(name: "ADMIN_LOGIN_DELAY_SECONDS / ADMIN_LOGIN_MAX_DELAY_SECONDS",
+                                     message: "must be at least 1, the maximum not below the first, and at most 900")
+        }
         analyticsURL = environment.string("ANALYTICS_URL", default: "http://127.0.0.1:8083")
         reportsToken = try? environment.secret("REPORTS_TOKEN", demoValue: "itour-demo-token")
     }

@@ -26,15 +26,17 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     let router = runtime.makeRouter(context: AdminRequestContext.self,
                                     checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }]),
                                     beforeScrape: { await events.recordLag() })
-    // Every page: security headers, the session, HTML error pages, and the CSRF check of every POST.
+    // Every page: security headers, the session, HTML error pages, and the CSRF check of every POST (which reads
+    // multipart bodies only on the upload routes, after the session is known).
     // Routes check the role themselves (Auth/Access.swift).
     let pages = router.group()
         .add(middleware: SecurityHeadersMiddleware())
         .add(middleware: SessionMiddleware(sessions: repository))
         .add(middleware: AdminErrorMiddleware())
-        .add(middleware: CSRFMiddleware(secureCookies: admin.secureCookies))
-    AuthController(users: repository, sessions: repository,
-                   throttle: LoginThrottle(repository: repository, perAccount: admin.failuresPerAccount, perAddress: admin.failuresPerAddress),
+        .add(middleware: CSRFMiddleware(secureCookies: admin.secureCookies, uploadPaths: ImportController.uploadPaths))
+    let throttle = LoginThrottle(repository: repository, perAccount: admin.failuresPerAccount, perAddress: admin.failuresPerAddress,
+                                 firstDelay: TimeInterval(admin.loginFirstDelay), maximumDelay: TimeInterval(admin.loginMaximumDelay))
+    AuthController(users: repository, sessions: repository, throttle: throttle,
                    hasher: hasher, sessionLifetime: admin.sessionLifetime, secureCookies: admin.secureCookies).register(on: pages)
     ToursController(projection: projection, writer: writer, editors: repository, users: repository).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository).register(on: pages)

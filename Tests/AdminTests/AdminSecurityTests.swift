@@ -122,25 +122,48 @@ struct AdminSecurityTests {
         }
     }
 
-    @Test("the wait grows but never beyond 60 s, so guessing cannot lock the owner out for long")
+    @Test("the wait grows but never beyond 60 s, attempts refused meanwhile do not extend it, and a right password takes its count back")
     func boundedDelay() async throws {
         let database = try await TestServices.freshDatabase()
         try await TestServices.withPostgres(database) { client in
             try await AdminMigrations.runner.run(on: client, logger: TestServices.logger)
-            let throttle = LoginThrottle(repository: PostgresAdminRepository(client: client, logger: TestServices.logger), perAccount: 3, perAddress: 1_000)
+            let throttle = LoginThrottle(repository: PostgresAdminRepository(client: client, logger: TestServices.logger), perAccount: 3,
+                                         perAddress: 1_000, firstDelay: 10, maximumDelay: 60)
             var now = Date(timeIntervalSince1970: 1_800_000_000)
             var waits: [Int] = []
             for _ in 0..<30 {
-                if let wait = try await throttle.recordFailure(email: "a@x.edu", address: "1.2.3.4", now: now) {
-                    waits.append(wait)
-                    now.addTimeInterval(TimeInterval(wait))
-                    #expect(try await throttle.waitSeconds(email: "a@x.edu", address: "1.2.3.4", now: now) == nil)
+                // Every attempt here is a wrong password: counted by `begin` alone.
+                guard case .check(let attempt) = try await throttle.begin(.logIn, account: "a@x.edu", address: "1.2.3.4", now: now) else {
+                    Issue.record("refused at \(now) with no wait running")
+                    return
                 }
-                now.addTimeInterval(0.001)
+                if let wait = attempt.waitIfWrong {
+                    waits.append(wait)
+                    for refusedAt in [1.5, 2.5] {
+                        guard case .wait(let left) = try await throttle.begin(.logIn, account: "A@x.edu", address: "5.6.7.8",
+                                                                              now: now.addingTimeInterval(refusedAt)) else {
+                            Issue.record("not refused during the wait")
+                            return
+                        }
+                        #expect(left == wait - Int(refusedAt), "a refused attempt extended the wait")
+                    }
+                    now.addTimeInterval(TimeInterval(wait))
+                }
             }
-            #expect(waits.count >= 20)
-            #expect(waits.max() ?? 0 <= 60, "\(waits)")
-            #expect(waits == waits.sorted(), "the wait grows")
+            #expect(waits.count == 28)
+            #expect(waits.prefix(4) == [10, 20, 40, 60])
+            #expect(waits.max() == 60, "\(waits)")
+            // The right password (once the wait is over) clears the account's count: the next failure imposes nothing.
+            guard case .check(let right) = try await throttle.begin(.logIn, account: "a@x.edu", address: "1.2.3.4", now: now) else {
+                Issue.record("refused after the wait")
+                return
+            }
+            try await throttle.succeeded(right)
+            guard case .check(let next) = try await throttle.begin(.logIn, account: "a@x.edu", address: "1.2.3.4", now: now) else {
+                Issue.record("refused after a right password")
+                return
+            }
+            #expect(next.waitIfWrong == nil)
         }
     }
 

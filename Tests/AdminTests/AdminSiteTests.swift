@@ -83,21 +83,31 @@ struct AdminSiteTests {
         }
     }
 
-    @Test("the throttle's waits double after the limit and reset after a quiet window")
+    @Test("the throttle's waits double after the limit, per account whatever the address, and reset after a quiet window")
     func throttlePolicy() async throws {
         let database = try await TestServices.freshDatabase()
         try await TestServices.withPostgres(database) { client in
             try await AdminMigrations.runner.run(on: client, logger: TestServices.logger)
-            let throttle = LoginThrottle(repository: PostgresAdminRepository(client: client, logger: TestServices.logger), perAccount: 3, perAddress: 100)
+            let throttle = LoginThrottle(repository: PostgresAdminRepository(client: client, logger: TestServices.logger), perAccount: 3,
+                                         perAddress: 100, firstDelay: 30, maximumDelay: 60)
             let start = Date(timeIntervalSince1970: 1_800_000_000)
-            #expect(try await throttle.recordFailure(email: "a@x.edu", address: "1.2.3.4", now: start) == nil)
-            #expect(try await throttle.recordFailure(email: "a@x.edu", address: "1.2.3.4", now: start) == nil)
-            #expect(try await throttle.recordFailure(email: "a@x.edu", address: "1.2.3.4", now: start) == 30)
-            #expect(try await throttle.waitSeconds(email: "A@X.edu", address: "9.9.9.9", now: start.addingTimeInterval(10)) == 20)
-            #expect(try await throttle.recordFailure(email: "a@x.edu", address: "1.2.3.4", now: start.addingTimeInterval(31)) == 60)
-            #expect(try await throttle.waitSeconds(email: "b@x.edu", address: "9.9.9.9", now: start.addingTimeInterval(31)) == nil)
+            func attempt(_ email: String, _ address: String, at seconds: TimeInterval, _ purpose: LoginThrottle.Purpose = .logIn) async throws -> String {
+                switch try await throttle.begin(purpose, account: email, address: address, now: start.addingTimeInterval(seconds)) {
+                case .check(let attempt): attempt.waitIfWrong.map { "check, then wait \($0)" } ?? "check"
+                case .wait(let seconds): "wait \(seconds)"
+                }
+            }
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 0) == "check")
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 0) == "check")
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 0) == "check, then wait 30")
+            #expect(try await attempt("A@X.edu", "9.9.9.9", at: 10) == "wait 20")
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 31) == "check, then wait 60")
+            #expect(try await attempt("b@x.edu", "9.9.9.9", at: 31) == "check")
+            // The password change is counted apart from log-ins.
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 40) == "wait 51")
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 40, .passwordChange) == "check")
             // Sixteen quiet minutes later the count starts again.
-            #expect(try await throttle.recordFailure(email: "a@x.edu", address: "1.2.3.4", now: start.addingTimeInterval(31 + 16 * 60)) == nil)
+            #expect(try await attempt("a@x.edu", "1.2.3.4", at: 31 + 16 * 60) == "check")
         }
     }
 

@@ -29,10 +29,17 @@ struct SessionMiddleware: RouterMiddleware {
 
 /// Every POST carries the CSRF token of the page that showed the form, or is refused with 403. Signed in,
 /// the token is the session's (synchronizer token); before log-in, it must match the `itour_csrf` cookie
-/// (double submit). A cross-site `Origin` is refused too. Reads the form once and leaves it in the context.
+/// (double submit). An `Origin` other than this site's (scheme, host and port) is refused too. Reads the form
+/// once and leaves it in the context.
+///
+/// Multipart bodies are read only on `uploadPaths` (the import page) and only with a session: anywhere else,
+/// or before log-in, they are refused before a byte of the body is read; a boundary that RFC 2046 does not
+/// allow (over 70 characters, say) is refused with 400.
 struct CSRFMiddleware: RouterMiddleware {
     typealias Context = AdminRequestContext
     let secureCookies: Bool
+    /// The routes that take file uploads (`multipart/form-data`).
+    let uploadPaths: Set<String>
     /// Bodies larger than this are refused (the import page allows more).
     static let formLimit = 1 << 20
     static let uploadLimit = 8 << 20
@@ -50,13 +57,23 @@ struct CSRFMiddleware: RouterMiddleware {
         }
         if request.method != .get && request.method != .head {
             if let origin = request.headers[.origin], origin != "null" {
-                let requestHost = request.head.authority?.split(separator: ":").first.map(String.init)
-                guard let originHost = URL(string: origin)?.host, originHost == requestHost else { throw AdminError.csrf }
+                guard Self.sameOrigin(origin, as: request, secure: secureCookies) else { throw AdminError.csrf }
             }
             var request = request
-            let isUpload = request.headers[.contentType]?.lowercased().hasPrefix("multipart/form-data") == true
-            let body = try await request.collectBody(upTo: isUpload ? Self.uploadLimit : Self.formLimit)
-            context.form = try Self.parse(body, contentType: request.headers[.contentType])
+            let contentType = request.headers[.contentType]
+            if contentType?.lowercased().hasPrefix("multipart/form-data") == true {
+                guard uploadPaths.contains(request.uri.path) else { throw AdminError.badRequest("This form cannot be sent as an upload.") }
+                guard context.session != nil else { throw AdminError.notSignedIn }
+                let boundary = try Self.boundary(contentType)
+                let body = try await request.collectBody(upTo: Self.uploadLimit)
+                guard let form = FormData.multipart(Array(buffer: body), boundary: boundary) else {
+                    throw AdminError.badRequest("The uploaded form could not be read.")
+                }
+                context.form = form
+            } else {
+                let body = try await request.collectBody(upTo: Self.formLimit)
+                context.form = FormData.urlEncoded(String(buffer: body))
+            }
             let expected = context.session?.csrfToken ?? context.anonymousCSRFToken ?? ""
             guard SecureToken.equal(context.form[AdminCookie.csrfField], expected) else { throw AdminError.csrf }
             return try await next(request, context)
@@ -68,20 +85,55 @@ struct CSRFMiddleware: RouterMiddleware {
         return response
     }
 
-    static func parse(_ body: ByteBuffer, contentType: String?) throws -> FormData {
-        let type = contentType?.lowercased() ?? ""
-        let bytes = Array(buffer: body)
-        if type.hasPrefix("multipart/form-data") {
-            guard let boundary = contentType?.components(separatedBy: ";").compactMap({ piece -> String? in
-                let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard pair.count == 2, pair[0].lowercased() == "boundary" else { return nil }
-                return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            }).first, let form = FormData.multipart(bytes, boundary: boundary) else {
-                throw AdminError.badRequest("The uploaded form could not be read.")
-            }
-            return form
+    /// The `boundary` parameter of a multipart `Content-Type`, if RFC 2046 allows it: 1 to 70 characters from
+    /// its set, not ending in a space. Anything else is a 400.
+    static func boundary(_ contentType: String?) throws -> String {
+        let value = contentType?.components(separatedBy: ";").dropFirst().compactMap { piece -> String? in
+            let pair = piece.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, pair[0].lowercased() == "boundary" else { return nil }
+            var value = pair[1]
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            return value
+        }.first
+        guard let value, (1...70).contains(value.utf8.count), value.utf8.last != UInt8(ascii: " "),
+              value.utf8.allSatisfy({ boundaryCharacters.contains($0) }) else {
+            throw AdminError.badRequest("The uploaded form could not be read.")
         }
-        return FormData.urlEncoded(String(decoding: bytes, as: UTF8.self))
+        return value
+    }
+
+    /// RFC 2046's `bchars`.
+    private static let boundaryCharacters = Set(Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'()+_,-./:=? ".utf8))
+
+    /// Whether `origin` is the site this request was sent to: the same scheme, host and port (a port left out is the
+    /// scheme's default). The site's scheme is https when it is served over HTTPS (`ADMIN_COOKIE_SECURE`), else the request's.
+    static func sameOrigin(_ origin: String, as request: Request, secure: Bool) -> Bool {
+        guard let authority = request.head.authority, !authority.isEmpty else { return false }
+        let scheme = secure ? "https" : (request.head.scheme?.lowercased() ?? "http")
+        guard let sent = Origin(origin), let site = Origin("\(scheme)://\(authority)") else { return false }
+        return sent == site
+    }
+
+    /// An origin's scheme, host and port, compared without regard to case, the default port filled in.
+    struct Origin: Equatable {
+        let scheme: String
+        let host: String
+        let port: Int
+
+        init?(_ text: String) {
+            guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+                  let host = components.host?.lowercased(), !host.isEmpty,
+                  components.path.isEmpty || components.path == "/", components.query == nil, components.user == nil else { return nil }
+            let defaultPort: Int
+            switch scheme {
+            case "http": defaultPort = 80
+            case "https": defaultPort = 443
+            default: return nil
+            }
+            self.scheme = scheme
+            self.host = host
+            port = components.port ?? defaultPort
+        }
     }
 }
 

@@ -77,29 +77,27 @@ struct FormData: Sendable {
         String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
     }
 
-    /// Parses `multipart/form-data` (RFC 7578) with the given boundary; nil when malformed.
+    /// Parses `multipart/form-data` (RFC 7578) with the given boundary; nil when malformed. Linear in the body's
+    /// length whatever the boundary (each delimiter is found with `BytePattern`, each part copied once).
     static func multipart(_ body: [UInt8], boundary: String) -> FormData? {
-        let delimiter = Array("--\(boundary)".utf8)
+        let delimiter = BytePattern(Array("--\(boundary)".utf8))
+        let headerEnd = BytePattern([13, 10, 13, 10])
         var form = FormData()
-        var parts: [ArraySlice<UInt8>] = []
-        var index = body.startIndex
-        guard var start = body.firstRange(of: delimiter, from: index)?.upperBound else { return nil }
-        index = start
-        while let range = body.firstRange(of: delimiter, from: index) {
+        var parts: [Range<Int>] = []
+        guard var start = delimiter.firstRange(in: body, from: body.startIndex)?.upperBound else { return nil }
+        while let range = delimiter.firstRange(in: body, from: start) {
             // Each part ends with CRLF before the next delimiter.
             var end = range.lowerBound
             if end - start >= 2, body[end - 2] == 13, body[end - 1] == 10 { end -= 2 }
-            parts.append(body[start..<end])
+            parts.append(start..<end)
             start = range.upperBound
-            index = start
             if body[start...].starts(with: [45, 45]) { break } // "--": the last delimiter
         }
         for var part in parts {
-            if part.starts(with: [13, 10]) { part = part.dropFirst(2) }
-            guard let split = Array(part).firstRange(of: [13, 10, 13, 10], from: 0) else { continue }
-            let headerBytes = Array(part)[0..<split.lowerBound]
-            let content = Array(Array(part)[split.upperBound...])
-            let headers = String(decoding: headerBytes, as: UTF8.self).components(separatedBy: "\r\n")
+            if body[part].starts(with: [13, 10]) { part = (part.lowerBound + 2)..<part.upperBound }
+            guard let split = headerEnd.firstRange(in: body, from: part.lowerBound, to: part.upperBound) else { continue }
+            let headers = String(decoding: body[part.lowerBound..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+            let content = body[split.upperBound..<part.upperBound]
             var name: String?
             var fileName: String?
             var contentType: String?
@@ -114,7 +112,7 @@ struct FormData: Sendable {
             }
             guard let name else { continue }
             if let fileName {
-                form.files[name] = File(fileName: fileName, contentType: contentType, data: content)
+                form.files[name] = File(fileName: fileName, contentType: contentType, data: Array(content))
             } else {
                 form.fields[name, default: []].append(String(decoding: content, as: UTF8.self))
             }
@@ -134,44 +132,48 @@ struct FormData: Sendable {
     }
 }
 
-extension Array where Element == UInt8 {
-    /// The first occurrence of `pattern` at or after `from`.
-    func firstRange(of pattern: [UInt8], from: Int) -> Range<Int>? {
-        guard !pattern.isEmpty, count >= pattern.count, from <= count - pattern.count else { return nil }
-        var i = from
-        let first = pattern[0]
-        while i <= count - pattern.count {
-            if self[i] == first && self[i..<(i + pattern.count)].elementsEqual(pattern) { return i..<(i + pattern.count) }
-            i += 1
-        }
-        return nil
-    }
-}
-
-/// A byte pattern to find in a body (a multipart delimiter). Step 1 of the fix: today's naive scan, counted.
+/// A byte pattern to find in a body (a multipart delimiter), by Knuth–Morris–Pratt: at most two steps per byte
+/// searched, whatever the pattern, so a hostile boundary cannot make a body quadratic to read.
 struct BytePattern: Sendable {
     let bytes: [UInt8]
+    /// `border[j]`: the length of the longest proper prefix of `bytes[0...j]` that is also a suffix of it.
+    private let border: [Int]
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func firstRange(in body: [UInt8], from: Int) -> Range<Int>? {
-        var steps = 0
-        return firstRange(in: body, from: from, steps: &steps)
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        var border = [Int](repeating: 0, count: bytes.count)
+        var length = 0
+        for index in bytes.indices.dropFirst() {
+            while length > 0 && bytes[index] != bytes[length] { length = border[length - 1] }
+            if bytes[index] == bytes[length] { length += 1 }
+            border[index] = length
+        }
+        self.border = border
     }
 
-    func firstRange(in body: [UInt8], from: Int, steps: inout Int) -> Range<Int>? {
-        let pattern = bytes
-        guard !pattern.isEmpty, body.count >= pattern.count, from <= body.count - pattern.count else { return nil }
-        var i = from
-        while i <= body.count - pattern.count {
-            var j = 0
-            while j < pattern.count {
-                steps += 1
-                if body[i + j] != pattern[j] { break }
-                j += 1
+    /// The first occurrence at or after `from` that ends by `end` (the body's end when nil).
+    func firstRange(in body: [UInt8], from: Int, to end: Int? = nil) -> Range<Int>? {
+        var steps = 0
+        return firstRange(in: body, from: from, to: end, steps: &steps)
+    }
+
+    /// The same, counting its steps (each either moves on in the body or falls back in the pattern).
+    func firstRange(in body: [UInt8], from: Int, to end: Int? = nil, steps: inout Int) -> Range<Int>? {
+        let end = min(end ?? body.count, body.count)
+        guard !bytes.isEmpty, from >= 0 else { return nil }
+        var index = from
+        var matched = 0
+        while index < end {
+            steps += 1
+            if body[index] == bytes[matched] {
+                index += 1
+                matched += 1
+                if matched == bytes.count { return (index - matched)..<index }
+            } else if matched > 0 {
+                matched = border[matched - 1]
+            } else {
+                index += 1
             }
-            if j == pattern.count { return i..<(i + pattern.count) }
-            i += 1
         }
         return nil
     }

@@ -70,8 +70,13 @@ protocol TourEditorRepository: Sendable {
 /// Failed log-in counts, shared by every admin instance.
 protocol LoginFailureRepository: Sendable {
     func failures(key: String) async throws -> LoginFailures?
-    func saveFailures(key: String, _ failures: LoginFailures) async throws
-    func clearFailures(key: String) async throws
+    /// Reads the counts of `keys` (absent: none yet) and stores the changes `update` returns (nil: delete), holding
+    /// the keys' rows locked in between, so attempts at the same keys are counted one after another.
+    func updateFailures<Result: Sendable>(keys: [String],
+                                          _ update: @escaping @Sendable ([String: LoginFailures]) -> (changes: [String: LoginFailures?], result: Result))
+        async throws -> Result
+    /// Forgets counts that are quiet since `before` and hold no wait.
+    func deleteQuietFailures(before: Date, now: Date) async throws
 }
 
 struct LoginFailures: Sendable, Equatable {

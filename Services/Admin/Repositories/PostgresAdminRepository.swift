@@ -125,17 +125,44 @@ struct PostgresAdminRepository: AdminRepository {
             """, as: (Int, Date, Date?).self, logger: logger).first.map { LoginFailures(count: $0.0, lastFailureAt: $0.1, lockedUntil: $0.2) }
     }
 
-    func saveFailures(key: String, _ failures: LoginFailures) async throws {
-        try await client.query("""
-            INSERT INTO admin.login_failures (key, failures, last_failure_at, locked_until)
-            VALUES (\(key), \(failures.count), \(failures.lastFailureAt), \(failures.lockedUntil))
-            ON CONFLICT (key) DO UPDATE SET failures = EXCLUDED.failures, last_failure_at = EXCLUDED.last_failure_at,
-                locked_until = EXCLUDED.locked_until
-            """, logger: logger)
+    func updateFailures<Result: Sendable>(keys: [String],
+                                          _ update: @escaping @Sendable ([String: LoginFailures]) -> (changes: [String: LoginFailures?], result: Result))
+        async throws -> Result {
+        let logger = logger
+        // Locked in one order, so two attempts at the same keys never wait on each other crosswise.
+        let keys = Set(keys).sorted()
+        return try await client.withTransaction(logger: logger) { connection in
+            var current: [String: LoginFailures] = [:]
+            for key in keys {
+                try await connection.query("""
+                    INSERT INTO admin.login_failures (key, failures, last_failure_at) VALUES (\(key), 0, now()) ON CONFLICT (key) DO NOTHING
+                    """, logger: logger)
+                let rows = try await connection.fetch("""
+                    SELECT failures, last_failure_at, locked_until FROM admin.login_failures WHERE key = \(key) FOR UPDATE
+                    """, as: (Int, Date, Date?).self, logger: logger)
+                if let row = rows.first, row.0 > 0 { current[key] = LoginFailures(count: row.0, lastFailureAt: row.1, lockedUntil: row.2) }
+            }
+            let (changes, result) = update(current)
+            for key in keys {
+                guard let change = changes[key] else { continue }
+                if let failures = change {
+                    try await connection.query("""
+                        UPDATE admin.login_failures SET failures = \(failures.count), last_failure_at = \(failures.lastFailureAt),
+                            locked_until = \(failures.lockedUntil)
+                        WHERE key = \(key)
+                        """, logger: logger)
+                } else {
+                    try await connection.query("DELETE FROM admin.login_failures WHERE key = \(key)", logger: logger)
+                }
+            }
+            return result
+        }
     }
 
-    func clearFailures(key: String) async throws {
-        try await client.query("DELETE FROM admin.login_failures WHERE key = \(key)", logger: logger)
+    func deleteQuietFailures(before: Date, now: Date) async throws {
+        try await client.query("""
+            DELETE FROM admin.login_failures WHERE last_failure_at < \(before) AND (locked_until IS NULL OR locked_until <= \(now))
+            """, logger: logger)
     }
 
     // MARK: import jobs

@@ -46,24 +46,37 @@ struct AuthController {
         router.post("/account/password", use: changePassword)
     }
 
-    /// Only a path on this site: never an absolute URL (an open redirect) or a protocol-relative one.
+    /// Only a plain path on this site: it starts with a single "/", holds no "//" anywhere, and only visible ASCII
+    /// other than "\\" (no control characters, whitespace or backslashes, which browsers drop or read as "/" and
+    /// so could turn into another origin). Anything else, or the log-in page itself, is "/".
     static func safeNext(_ next: String?) -> String {
-        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\"), !next.hasPrefix("/login") else { return "/" }
+        guard let next, next.hasPrefix("/"), !next.contains("//"), !next.hasPrefix("/login"),
+              next.utf8.allSatisfy({ (0x21...0x7e).contains($0) && $0 != UInt8(ascii: "\\") }) else { return "/" }
         return next
+    }
+
+    /// A 429 page that says how long to wait, with `Retry-After`.
+    static func tooMany(_ page: AdminPage, wait: Int) -> Response {
+        var response = page.response()
+        response.headers[.retryAfter] = String(wait)
+        return response
     }
 
     @Sendable func login(_ request: Request, context: AdminRequestContext) async throws -> Response {
         let email = context.form["email"].trimmingCharacters(in: .whitespaces).lowercased()
         let password = context.form["password"]
         let next = Self.safeNext(context.form["next"])
-        func refuse(_ message: String, status: HTTPResponse.Status) -> Response {
+        func refuse(_ message: String, status: HTTPResponse.Status) -> AdminPage {
             AdminPage(title: "Log In", context: context, body: AdminPages.login(email: email, next: next, error: message, csrf: context.csrfToken),
-                      status: status).response()
+                      status: status)
         }
-        if let wait = try await throttle.waitSeconds(email: email, address: context.remoteAddress) {
-            var response = refuse("Too many failed log-ins. Try again in \(wait) seconds.", status: .tooManyRequests)
-            response.headers[.retryAfter] = String(wait)
-            return response
+        // Counted before the password is checked, so attempts sent at once cannot all pass a check made before any was counted.
+        let attempt: LoginThrottle.Attempt
+        switch try await throttle.begin(.logIn, account: email, address: context.remoteAddress) {
+        case .wait(let wait):
+            return Self.tooMany(refuse("Too many failed log-ins. Try again in \(wait) seconds.", status: .tooManyRequests), wait: wait)
+        case .check(let counted):
+            attempt = counted
         }
         let found = try await users.credentials(email: email)
         let valid: Bool
@@ -75,19 +88,18 @@ struct AuthController {
         }
         guard valid, let user = found?.user else {
             context.logger.notice("failed log-in", metadata: ["email": "\(email)", "address": "\(context.remoteAddress)"])
-            if let wait = try await throttle.recordFailure(email: email, address: context.remoteAddress) {
-                var response = refuse("User and password combination is invalid. Too many failed log-ins: try again in \(wait) seconds.",
-                                      status: .tooManyRequests)
-                response.headers[.retryAfter] = String(wait)
-                return response
+            if let wait = attempt.waitIfWrong {
+                return Self.tooMany(refuse("User and password combination is invalid. Too many failed log-ins: try again in \(wait) seconds.",
+                                           status: .tooManyRequests), wait: wait)
             }
-            return refuse("User and password combination is invalid.", status: .unauthorized)
+            return refuse("User and password combination is invalid.", status: .unauthorized).response()
         }
-        try await throttle.recordSuccess(email: email)
+        try await throttle.succeeded(attempt)
         let token = SecureToken.make()
         let expires = Date().addingTimeInterval(TimeInterval(sessionLifetime.components.seconds))
         try await sessions.createSession(tokenHash: SecureToken.hash(token), userId: user.id, csrfToken: SecureToken.make(), expiresAt: expires)
         try? await sessions.deleteExpiredSessions(now: Date())
+        try? await throttle.forgetQuiet()
         context.logger.info("logged in", metadata: ["user": "\(user.email)", "role": "\(user.role.rawValue)"])
         var response = Response.redirect(to: next)
         response.setCookie(Cookie(name: AdminCookie.session, value: token, maxAge: Int(sessionLifetime.components.seconds), path: "/",
@@ -99,19 +111,34 @@ struct AuthController {
         let user = try context.requireUser()
         let form = context.form
         var errors: [String: String] = [:]
+        func page(status: HTTPResponse.Status) -> AdminPage {
+            AdminPage(title: "Account", context: context, body: AdminPages.account(user: user, errors: errors, csrf: context.csrfToken), status: status)
+        }
+        // Guessing the current password (with a stolen session, say) is throttled like log-ins.
+        let attempt: LoginThrottle.Attempt
+        switch try await throttle.begin(.passwordChange, account: user.email, address: context.remoteAddress) {
+        case .wait(let wait):
+            errors["current"] = "Too many wrong passwords. Try again in \(wait) seconds."
+            return Self.tooMany(page(status: .tooManyRequests), wait: wait)
+        case .check(let counted):
+            attempt = counted
+        }
         if let found = try await users.credentials(email: user.email), try await hasher.verify(form["current"], hash: found.passwordHash) {
+            try await throttle.succeeded(attempt)
             if form["password"].count < PasswordHasher.minimumLength {
                 errors["password"] = "New password must be at least \(PasswordHasher.minimumLength) characters"
             } else if form["password"] != form["repeat"] {
                 errors["repeat"] = "The two new passwords must be the same"
             }
         } else {
+            context.logger.notice("wrong current password", metadata: ["user": "\(user.email)", "address": "\(context.remoteAddress)"])
+            if let wait = attempt.waitIfWrong {
+                errors["current"] = "Current password is not right. Too many wrong passwords: try again in \(wait) seconds."
+                return Self.tooMany(page(status: .tooManyRequests), wait: wait)
+            }
             errors["current"] = "Current password is not right"
         }
-        guard errors.isEmpty else {
-            return AdminPage(title: "Account", context: context, body: AdminPages.account(user: user, errors: errors, csrf: context.csrfToken),
-                             status: .unprocessableContent).response()
-        }
+        guard errors.isEmpty else { return page(status: .unprocessableContent).response() }
         // Setting the password ends every session of the user, this one included: log in again with the new one.
         try await users.setPasswordHash(try await hasher.hash(form["password"]), of: user.id)
         var response = Response.redirect(to: "/login?notice=password")

@@ -11,6 +11,9 @@ struct ImportController {
     let editors: any TourEditorRepository
     let runner: ImportRunner
 
+    /// The routes that take uploads (`multipart/form-data`); CSRFMiddleware reads multipart bodies nowhere else.
+    static let uploadPaths: Set<String> = ["/import"]
+
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/import", use: form)
         router.post("/import", use: start)
