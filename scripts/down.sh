@@ -5,7 +5,9 @@
 #   2. the drain (scripts/drain.sh): catalog applies every command still in catalog.commands and
 #      its relay publishes the outbox; analytics counts every event still in tracking.events.
 #      Bounded by DRAIN_TIMEOUT seconds (60), progress on the way; when it gives up it says what is
-#      left (e.g. "analytics: 4 896 events not yet counted"). DRAIN=0 skips it;
+#      left (e.g. "analytics: 4 896 events not yet counted"). DRAIN=0 skips it. Analytics' figure is
+#      exact (scripts/backlog.py: the broker's high watermarks against analytics' stored offsets);
+#      catalog's comes from its /metrics;
 #   3. the readers: catalog and analytics;
 #   4. the broker (everything it held is gone: it keeps nothing on disk), then Postgres.
 # Data stays in .run/pg; make clean removes it. Exit 0 when all stopped and drained; 1 when
@@ -56,6 +58,10 @@ else
   done
   echo "==> drain (up to ${DRAIN_TIMEOUT:-60}s)"
   if ((${#args[@]})); then
+    # Exact figures for analytics when the venv is there: the broker's watermarks against the offsets
+    # analytics stored in Postgres (scripts/backlog.py); else its lag gauge on /metrics.
+    [[ -x .venv/bin/python ]] && export DRAIN_BROKERS=127.0.0.1:$broker_port DRAIN_PG_PORT=$pg_port \
+      DRAIN_PG_DB=${POSTGRES_DB:-itour} DRAIN_TOPIC_PREFIX=${KAFKA_TOPIC_PREFIX:-}
     scripts/drain.sh "${args[@]}" | grep -v '^drain: result '
     if ((PIPESTATUS[0] != 0)); then
       status=1

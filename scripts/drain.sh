@@ -10,6 +10,10 @@
 #              read last is stored);
 #   catalog:   itour_consumer_lag{consumer="catalog-commands"} is 0 (every command applied) and
 #              itour_outbox_backlog is 0 (the relay published every outbox row).
+# With DRAIN_BROKERS (host:port) and DRAIN_PG_PORT set (DRAIN_PG_DB, itour; DRAIN_TOPIC_PREFIX), the
+# analytics figure is exact instead: the broker's high watermarks, asked of the broker, against the
+# offsets analytics stored with its aggregates (scripts/backlog.py); drained when nothing is waiting.
+# That mode also sees stored offsets beyond the end of a log that moved under analytics (never drains).
 # A service not named is not waited for. Bounded by DRAIN_TIMEOUT seconds (60); prints progress
 # every DRAIN_PROGRESS seconds (5) and, when it gives up, what is left. Last line, for scripts:
 #   drain: result drained=1|0 seconds=S analytics_lag=N commands_lag=N outbox=N first_analytics_lag=N first_outbox=N
@@ -50,13 +54,27 @@ start=$(date +%s.%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 deadline=$(awk -v a="$start" -v t="$timeout" 'BEGIN { printf "%.3f", a + t }')
 
-a_lag=n/a a_counted=n/a c_lag=n/a outbox=n/a
+exact=0
+[[ -n ${DRAIN_BROKERS:-} && -n ${DRAIN_PG_PORT:-} && -n $analytics ]] && exact=1
+root=$(cd "$(dirname "$0")/.." && pwd)
+a_lag=n/a a_counted=n/a c_lag=n/a outbox=n/a beyond=0 moved=
 first_a_lag= first_outbox=
 prev_counted= stable=0 last_progress=-1000
 sample() {
   local text
   a_lag=n/a a_counted=n/a c_lag=n/a outbox=n/a
-  if [[ -n $analytics ]]; then
+  if ((exact)); then
+    local line
+    line=$("$root/.venv/bin/python" "$root/scripts/backlog.py" --brokers "$DRAIN_BROKERS" --pg-port "$DRAIN_PG_PORT" \
+      --pg-db "${DRAIN_PG_DB:-itour}" --prefix "${DRAIN_TOPIC_PREFIX:-}" 2>/dev/null)
+    a_lag=$(sed -nE 's/.*backlog=([0-9]+).*/\1/p' <<<"$line")
+    beyond=$(sed -nE 's/.*beyond=([0-9]+).*/\1/p' <<<"$line")
+    moved=$(sed -nE 's/.*detail=(\S+).*/\1/p' <<<"$line")
+    [[ -n $a_lag ]] || a_lag=unreadable
+    [[ -n $beyond ]] || beyond=0
+    [[ $moved == - || $moved == *missing ]] && moved=
+    a_counted=exact
+  elif [[ -n $analytics ]]; then
     if text=$(curl -fsS -m 5 "$analytics/metrics" 2>/dev/null); then
       a_lag=$(metric "$text" itour_consumer_lag 'consumer="analytics"')
       local counted dup
@@ -87,8 +105,12 @@ left() {
       0) ;;
       none) parts+=("analytics: no partition of tracking.events assigned (not yet in its consumer group); what it has not counted is unknown") ;;
       unreachable) parts+=("analytics: GET $analytics/metrics does not answer; what it has not counted is lost with the broker") ;;
+      unreadable) parts+=("analytics: its backlog could not be read (broker or Postgres did not answer scripts/backlog.py)") ;;
       *) parts+=("analytics: $(fmt "$a_lag") events not yet counted") ;;
     esac
+    if [[ -n $moved ]]; then
+      parts+=("analytics: $(fmt "$beyond") events in partitions whose stored offset lies beyond the end of the log ($moved): it waits there and will never count them")
+    fi
   fi
   if [[ -n $catalog ]]; then
     case $c_lag in
@@ -104,8 +126,9 @@ left() {
     esac
   fi
   ((${#parts[@]})) || parts=("analytics: still storing the batch it read last")
-  local IFS=';'
-  echo "${parts[*]}" | sed 's/;/; /g'
+  local out=${parts[0]} part
+  for part in "${parts[@]:1}"; do out+=" | $part"; done
+  echo "$out"
 }
 
 summary() {
@@ -123,7 +146,7 @@ while :; do
   sample
   now_s=$(elapsed)
   done_now=1
-  [[ -n $analytics && $a_lag != 0 ]] && done_now=0
+  [[ -n $analytics && ($a_lag != 0 || -n $moved) ]] && done_now=0
   [[ -n $catalog && ($c_lag != 0 || $outbox != 0) ]] && done_now=0
   if ((done_now)) && [[ -z $analytics || $a_counted == "$prev_counted" ]]; then
     stable=$((stable + 1))
@@ -140,7 +163,8 @@ while :; do
   fi
   if awk -v n="$now_s" -v l="$last_progress" -v p="$progress_every" 'BEGIN { exit !(n - l >= p) }'; then
     last_progress=$now_s
-    echo "drain: ${now_s}s: analytics lag $(fmt "$a_lag"), catalog.commands lag $(fmt "$c_lag"), outbox $(fmt "$outbox")"
+    echo "drain: ${now_s}s: analytics $( ((exact)) && echo "not yet counted" || echo lag) $(fmt "$a_lag")${moved:+ (stored offsets beyond the log end: $moved)}," \
+      "catalog.commands lag $(fmt "$c_lag"), outbox $(fmt "$outbox")"
   fi
   if awk -v d="$deadline" -v n="$(date +%s.%N)" 'BEGIN { exit !(n >= d) }'; then
     echo "drain: gave up after ${timeout}s; left: $(left)" >&2

@@ -13,7 +13,8 @@
 # Topics.swift) before services can auto-create them; services still running from before are left
 # alone (they must reconnect to a broker that came back empty by themselves), and the wait for them
 # is READY_TIMEOUT (90) seconds from the moment they are known to be running.
-# UP_CONFIG=debug runs .build/debug instead of release; UP_BUILD=0 skips the build.
+# UP_CONFIG=debug runs .build/debug instead of release; UP_BUILD=0 skips the build; UP_BIN_DIR runs the
+# binaries of another directory (with UP_BUILD=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -69,7 +70,7 @@ fi
 echo "    ($(since "$t"))"
 
 config=${UP_CONFIG:-release}
-bin_dir=$PWD/.build/$config
+bin_dir=${UP_BIN_DIR:-$PWD/.build/$config}
 if [[ ${UP_BUILD:-1} != 0 ]]; then
   echo "==> swift build -c $config"
   t=$(now)

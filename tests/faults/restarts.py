@@ -229,7 +229,7 @@ class Restarts:
 
     def services_alive(self) -> list[str]:
         """Services whose process exited (nobody may restart one by hand in broker_loss / topic_reset)."""
-        return [name for name, p in self.suite.processes.items() if p.poll() is not None]
+        return [f"{name} (exit {p.returncode})" for name, p in self.suite.processes.items() if p.poll() is not None]
 
     def _expose(self, name: str, processed_before: set[str], until: float) -> int:
         with self.truth.lock:
@@ -253,10 +253,11 @@ class Restarts:
                                        + ", ".join(f"{n} {'missing' if c is None else c} (declared {declared[n]})" for n, c in wrong.items()))
         except Exception as error:  # noqa: BLE001
             detail["partitions"] = f"unavailable: {error}"
+        back_as = "the topics were re-created" if detail["kind"] == "topic_reset" else "the broker was back"
         if detail["first_202_s"] is None:
-            self.violations.append(f"{name}: no 202 from POST /v1/events within {RECOVERY_TIMEOUT:.0f} s after the broker was back")
+            self.violations.append(f"{name}: no 202 from POST /v1/events within {RECOVERY_TIMEOUT:.0f} s after {back_as}")
         if detail["counting_again_s"] is None and detail["first_202_s"] is not None:
-            self.violations.append(f"{name}: analytics counted no event acknowledged after the fault within {RECOVERY_TIMEOUT:.0f} s")
+            self.violations.append(f"{name}: analytics counted no event acknowledged after {back_as} within {RECOVERY_TIMEOUT:.0f} s")
         if detail.get("edit_acked_s") is None:
             self.violations.append(f"{name}: a content edit made after the fault was not acknowledged within {RECOVERY_TIMEOUT:.0f} s")
         elif detail.get("edit_visible_s") is None or detail["edit_visible_s"] > EDIT_VISIBLE_LIMIT:
@@ -296,7 +297,9 @@ class Restarts:
         for svc in ("feed", "admin"):
             suite.stop(svc)
         writers_stopped = time.monotonic()
-        env = dict(os.environ, DRAIN_TIMEOUT=DRAIN_TIMEOUT, DRAIN_PROGRESS="2")
+        # As make down runs it: analytics' backlog exact (the broker's watermarks against its stored offsets).
+        env = dict(os.environ, DRAIN_TIMEOUT=DRAIN_TIMEOUT, DRAIN_PROGRESS="2", DRAIN_BROKERS=self.broker.brokers,
+                   DRAIN_PG_PORT=suite.env["POSTGRES_PORT"], DRAIN_PG_DB=suite.env["POSTGRES_DB"], DRAIN_TOPIC_PREFIX=self.prefix)
         drain = subprocess.run([str(ROOT / "scripts" / "drain.sh"), "--analytics", suite.analytics_url, "--catalog", suite.catalog_url],
                                capture_output=True, text=True, env=env, timeout=float(DRAIN_TIMEOUT) + 30)
         drained_at = time.monotonic()
