@@ -99,15 +99,17 @@ if faults:
             parts.append(f"drain {s(f.get('drain_s'))} from analytics lag {f.get('drain_start_analytics_lag')} / outbox "
                          f"{f.get('drain_start_outbox')} ({f.get('burst_acked')} events posted just before)"
                          + ("" if f.get("drained") else " GAVE UP"))
-        parts.append(f"first 202 {s(f.get('first_202_s'))} after the broker was back")
+        parts.append(f"first 202 {s(f.get('first_202_s'))} after " + ("the topics were re-created" if f["kind"] == "topic_reset" else "the broker was back"))
         parts.append(f"analytics counting again after {s(f.get('counting_again_s'))}")
         parts.append(f"an edit on the feed {s(f.get('edit_visible_s'))} after it was acked")
         if "acked_before_not_counted" in f:
-            parts.append(f"{f['acked_before_not_counted']} acked before and not yet counted (may be lost)")
+            parts.append(f"{f['acked_before_not_counted']} acked before it and not yet counted (may be lost)")
+        if f.get("services_exited"):
+            parts.append(f"EXITED: {', '.join(f['services_exited'])}")
         mine = [v for v in faults.get("violations", []) if v.startswith(f["name"] + ":")]
         row(f"fault: {f['name']}", "; ".join(parts) + ("\n" + "\n".join(m[len(f["name"]) + 2:] for m in mine) if mine else ""), bool(mine))
     if restart_names:
-        row("events lost with the broker (acked before a broker loss, not yet counted; allowed)",
+        row("events lost with the broker (allowed)",
             f"{faults.get('events_lost_with_broker')} {faults.get('events_lost_with_broker_by_fault') or ''}")
     other = [v for v in faults.get("violations", []) if not re.search(r"not counted|more than once|content edits|not ready|during the", v)
              and not any(v.startswith(n + ":") for n in restart_names)]

@@ -67,6 +67,7 @@ class Truth:
         self.ack_at: dict[str, float] = {}        # id -> monotonic time its 202 arrived
         self.extra_sent = 0                       # events sent beyond MAX_EVENTS (bursts and markers of restarts.py)
         self.edit_acked_at: dict[int, float] = {}
+        self.marks: list[tuple[float, str]] = []  # (monotonic time, "restart stack: back" ...), for diagnostics
         self.rejected: dict[str, str] = {}        # id -> reason given inside a 202 (should stay empty)
         self.pending: list[list[dict]] = []       # batches to send again (same ids)
         self.sent_events = 0
@@ -272,6 +273,7 @@ def main() -> int:
             log(f"fault: {name}")
             probe.phase = name
             started = time.monotonic()
+            truth.marks.append((started, f"{name}: started"))
             detail = action() or {}
             probe.phase = "recovering:" + name
             try:
@@ -472,8 +474,14 @@ def compare_events(suite, truth: Truth, exposed: dict[str, set[str]] | None = No
         out["events_lost_with_broker"] = len(excused)
         out["events_lost_with_broker_by_fault"] = excused_by
         if unexcused:
-            violations.append(f"{len(unexcused)} acknowledged event ids not in analytics.processed_events "
-                              f"(e.g. {sorted(unexcused)[:3]})")
+            # When they were acknowledged, relative to the faults (the last mark before each 202).
+            phases = Counter()
+            for i in unexcused:
+                at = truth.ack_at.get(i, 0)
+                phases[next((label for t, label in reversed(truth.marks) if t <= at), "before the first fault")] += 1
+            out["missing_by_phase"] = dict(phases)
+            violations.append(f"{len(unexcused)} acknowledged event ids not in analytics.processed_events, by when they were "
+                              f"acknowledged: {dict(phases)} (e.g. {sorted(unexcused)[:2]})")
     except (subprocess.SubprocessError, OSError) as error:
         out["processed_ids"] = f"unavailable ({error})"
     out["missing_ids"] = missing_ids

@@ -354,7 +354,9 @@ class Restarts:
 
     def run(self, which: str, name: str, **kwargs) -> dict:
         """Runs one scenario and its checks (without waiting for /ready: the caller does)."""
+        self.truth.marks.append((time.monotonic(), f"{name}: started"))
         detail, back = getattr(self, which)(name=name, **kwargs)
+        self.truth.marks.append((back, f"{name}: broker or topics back"))
         detail["kind"] = which
         detail["_back"] = back
         return detail
