@@ -92,6 +92,14 @@ for name in "${services[@]}"; do
   fi
   rm -f "$pidfile"
   [[ -x $bin ]] || { echo "up.sh: $bin is missing after the build" >&2; exit 1; }
+  # One of our own binaries on the port whose pid file was lost: adopt it rather than refuse.
+  holder=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+  if [[ -n $holder ]] && exe=$(tr '\0' '\n' <"/proc/$holder/cmdline" 2>/dev/null | head -n 1) \
+      && [[ $exe == "$PWD"/.build/*/"$name" || $exe == "$bin" ]]; then
+    printf '%s\n%s\n' "$holder" "$exe" >"$pidfile"
+    echo "$name: already running (pid $holder, port $port; its pid file was missing, now written)"
+    continue
+  fi
   # A service killed a moment ago may still hold its port for a few seconds: wait before refusing.
   for ((i = 0; i < 50; i++)); do port_open "$port" || break; sleep 0.2; done
   if port_open "$port"; then

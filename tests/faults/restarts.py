@@ -273,6 +273,7 @@ class Restarts:
         """Posts `events` events as fast as the feed takes them (a backlog for the drain); returns acked."""
         if events <= 0:
             return 0
+        batch = min(batch, max(1, events // threads))
         per = max(1, events // (threads * batch))
         before = len(self.truth.acked)
 

@@ -50,13 +50,13 @@ def own_broker(tmp_path):
     broker.stop()
 
 
-def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker):
+def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker, monkeypatch):
     # A small workload, with fault_run's loops (their knobs are module globals).
-    fault_run.MAX_EVENTS, fault_run.BATCH, fault_run.EVENT_INTERVAL = 400, 10, 0.25
-    fault_run.MAX_EDITS, fault_run.EDIT_INTERVAL = 8, 2
-    fault_run.COUNT_WAIT, fault_run.EDITS_WAIT = 40, 15
-    restarts.RECOVERY_TIMEOUT, restarts.EDIT_SEEN_WAIT = RECOVERY, 10
-    restarts.DRAIN_TIMEOUT, restarts.DRAIN_BURST = "20", 300
+    for module, name, value in ((fault_run, "MAX_EVENTS", 400), (fault_run, "BATCH", 10), (fault_run, "EVENT_INTERVAL", 0.25),
+                                (fault_run, "MAX_EDITS", 8), (fault_run, "EDIT_INTERVAL", 2), (fault_run, "COUNT_WAIT", 40),
+                                (fault_run, "EDITS_WAIT", 15), (restarts, "RECOVERY_TIMEOUT", RECOVERY),
+                                (restarts, "EDIT_SEEN_WAIT", 10), (restarts, "DRAIN_TIMEOUT", "20"), (restarts, "DRAIN_BURST", 300)):
+        monkeypatch.setattr(module, name, value)
     logs = []
 
     def log(message: str) -> None:
@@ -65,7 +65,7 @@ def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker
         print(line, flush=True)
 
     started = time.monotonic()
-    fault_run.log = log
+    monkeypatch.setattr(fault_run, "log", log)
     suite = start_suite(tmp_path, brokers=own_broker.brokers)
     log(f"suite ready on broker {own_broker.brokers}: logs in {suite.log_dir}")
     probe = fault_run.Probe(suite.feed_url)
