@@ -135,7 +135,7 @@ enum OpenAPIDocument {
           "post": {
             "operationId": "postEvents",
             "summary": "Report tracking events",
-            "description": "At most 500 events and 1 MiB per batch. Each event is checked on its own (see the TrackingEvent schema): bad ones are rejected with their index and reason, the rest are accepted. 202 comes only after the broker stored the accepted events. Each device may send FEED_EVENTS_PER_MINUTE_PER_DEVICE events per minute (default 600).",
+            "description": "At most 500 events and 1 MiB per batch. Each event is checked on its own (see the TrackingEvent schema): bad ones are rejected with their index and reason, the rest are accepted. 202 comes only after the broker stored the accepted events. Each device may send FEED_EVENTS_PER_MINUTE_PER_DEVICE events per minute (default 600), and each client address FEED_EVENTS_PER_MINUTE_PER_CLIENT (default 60000; every element of a batch counts, and every batch at least one).",
             "requestBody": {
               "required": true,
               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventBatch"}}}
@@ -146,7 +146,7 @@ enum OpenAPIDocument {
               "400": {"$ref": "#/components/responses/BadRequest"},
               "413": {"description": "The body is over 1 MiB", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
               "415": {"description": "The body is not JSON", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-              "429": {"description": "A device in the batch is over its rate; nothing was accepted",
+              "429": {"description": "The client address or a device in the batch is over its rate; nothing was accepted",
                       "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
                       "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
               "503": {"description": "The broker is unreachable; nothing was accepted",

@@ -210,13 +210,13 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Closes the connection once no request part has arrived for `idleTimeout` while nothing was being
     /// answered, as Hummingbird's `HTTPConnectionStateHandler` does for the router's requests: a request
-    /// with the broker or with Hummingbird keeps it open, a client that stopped sending (or reading, which
-    /// stops this handler reading) does not.
+    /// with the broker or with Hummingbird keeps it open, a client that stopped sending does not, nor one
+    /// that stopped reading (which stops this handler reading), whatever it left unanswered.
     private func checkIdle(context: ChannelHandlerContext) {
         idleCheck = nil
         guard context.channel.isActive else { return }
         let now = DispatchTime.now().uptimeNanoseconds, timeout = UInt64(idleTimeout.nanoseconds)
-        if !readingRequest && (waiting || forwardedInFlight > 0) {
+        if !readingRequest && !unwritable && (waiting || forwardedInFlight > 0) {
             scheduleIdleCheck(context: context, at: now + timeout)
         } else if now >= lastActive + timeout {
             context.close(promise: nil)
