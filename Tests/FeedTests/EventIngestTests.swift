@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Shared
 import Testing
 @testable import Feed
@@ -161,6 +162,17 @@ struct EventBatchTests {
         #expect(failure("{\"events\": [\(five00), 1, nonsense") == .tooManyEvents)
         // Elements 1..500 are still read: a malformed one among them is a parse failure.
         #expect(failure("{\"events\": [\(Array(repeating: "1", count: 499).joined(separator: ",")), nonsense, 1, 1]}") != .tooManyEvents)
+    }
+
+    @Test("client addresses are limited as IPv4 addresses, IPv6 /64s (IPv4-mapped ones as IPv4)")
+    func clientKeys() throws {
+        #expect(EventIngest.clientKey(try SocketAddress(ipAddress: "203.0.113.7", port: 1)) == "203.0.113.7")
+        let one = EventIngest.clientKey(try SocketAddress(ipAddress: "2001:db8:1:2:3:4:5:6", port: 1))
+        #expect(one == "2001:db8:1:2::/64")
+        #expect(EventIngest.clientKey(try SocketAddress(ipAddress: "2001:db8:1:2:ffff::9", port: 2)) == one)
+        #expect(EventIngest.clientKey(try SocketAddress(ipAddress: "2001:db8:1:3::1", port: 1)) != one)
+        #expect(EventIngest.clientKey(try SocketAddress(ipAddress: "::ffff:198.51.100.9", port: 1)) == "198.51.100.9")
+        #expect(EventIngest.clientKey(nil) == "unknown")
     }
 
     @Test("per-device rate: a batch passes whole or not at all, tokens come back over time and on refund")
