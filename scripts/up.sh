@@ -8,7 +8,7 @@
 # is not running. `make down` stops it all.
 #
 # After any kind of stop it succeeds on its first run: pid files naming dead processes are
-# replaced; a tansu that lost its pid file but listens on the broker port is stopped; a broker
+# replaced; a tansu or a service of ours that lost its pid file but listens on its port is adopted; a broker
 # started here gets the suite's topics with their partition counts (scripts/topics.py, from
 # Topics.swift) before services can auto-create them; services still running from before are left
 # alone (they must reconnect to a broker that came back empty by themselves), and the wait for them
@@ -47,11 +47,16 @@ scripts/install.sh
 echo "==> postgres and broker"
 t=$(now)
 scripts/postgres.sh start "$pg_dir" "$pg_port"
-# A tansu on our port that no pid file names (its pid file was lost): stop it, it holds nothing
-# this script can account for, and start one it knows.
+# A tansu on our port that no pid file names (its pid file was lost): adopt it (stopping it would
+# lose what it holds; the services are talking to it).
 if ! live_pid "$run_dir/broker.pid" tansu >/dev/null; then
   rm -f "$run_dir/broker.pid"
-  stop_stray_broker "$broker_port"
+  for pid in $(ss -ltnpH "sport = :$broker_port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u); do
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "tansu broker --listener-url tcp://127.0.0.1:$broker_port "; then
+      echo "$pid" >"$run_dir/broker.pid"
+      echo "broker: adopted (pid $pid on port $broker_port; its pid file was missing, now written)"
+    fi
+  done
 fi
 broker_was_running=0
 live_pid "$run_dir/broker.pid" tansu >/dev/null && broker_was_running=1
@@ -93,7 +98,7 @@ for name in "${services[@]}"; do
   rm -f "$pidfile"
   [[ -x $bin ]] || { echo "up.sh: $bin is missing after the build" >&2; exit 1; }
   # One of our own binaries on the port whose pid file was lost: adopt it rather than refuse.
-  holder=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+  holder=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2) || true
   if [[ -n $holder ]] && exe=$(tr '\0' '\n' <"/proc/$holder/cmdline" 2>/dev/null | head -n 1) \
       && [[ $exe == "$PWD"/.build/*/"$name" || $exe == "$bin" ]]; then
     printf '%s\n%s\n' "$holder" "$exe" >"$pidfile"
