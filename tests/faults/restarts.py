@@ -43,7 +43,10 @@ EDIT_VISIBLE_LIMIT = float(os.environ.get("FAULTS_EDIT_VISIBLE_LIMIT", "5"))
 RECOVERY_TIMEOUT = float(os.environ.get("FAULTS_RECOVERY_TIMEOUT", "60"))
 DRAIN_TIMEOUT = os.environ.get("DRAIN_TIMEOUT", "60")
 EDIT_SEEN_WAIT = float(os.environ.get("FAULTS_EDIT_SEEN_WAIT", "20"))   # how long to look for an edit on the feed
-DRAIN_BURST = int(os.environ.get("FAULTS_DRAIN_BURST", "4000"))
+# The load the restart's drain starts under: posters, batch size, seconds before the writers stop.
+LOAD_THREADS = int(os.environ.get("FAULTS_DRAIN_LOAD_THREADS", "4"))
+LOAD_BATCH = int(os.environ.get("FAULTS_DRAIN_LOAD_BATCH", "100"))
+LOAD_SECONDS = float(os.environ.get("FAULTS_DRAIN_LOAD_SECONDS", "3"))
 # Checked after broker_loss / topic_reset: these must be back with their declared partition counts.
 CHECKED_TOPICS = ("tracking.events", "catalog.events", "catalog.commands", "catalog.command-results")
 
@@ -269,38 +272,39 @@ class Restarts:
 
     # ----- the scenarios -----
 
-    def burst(self, events: int, threads: int = 8, batch: int = 250) -> int:
-        """Posts `events` events as fast as the feed takes them (a backlog for the drain); returns acked."""
-        if events <= 0:
-            return 0
-        batch = min(batch, max(1, events // threads))
-        per = max(1, events // (threads * batch))
-        before = len(self.truth.acked)
-
-        def worker():
-            for _ in range(per):
-                b = self.factory.batch(batch)
-                self._mark(b)
-                status, body = post_events(self.suite.feed_url, b, timeout=20)
-                self.truth.record(b, status, body)
-
-        workers = [threading.Thread(target=worker) for _ in range(threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        return len(self.truth.acked) - before
-
-    def restart_stack(self, name: str = "restart stack (make down && make up)", burst: int = DRAIN_BURST) -> dict:
+    def restart_stack(self, name: str = "restart stack (make down && make up)") -> dict:
+        """Under load: LOAD_THREADS posters send batches of LOAD_BATCH as fast as the feed answers for
+        LOAD_SECONDS, and the writers are stopped while they still post (as `make down` in the middle of a
+        stream of events); what they got a 202 for must survive."""
         suite = self.suite
-        detail = {"burst_acked": self.burst(burst)}
+        before = len(self.truth.acked)
+        stop_load = threading.Event()
+
+        def poster():
+            while not stop_load.is_set():
+                b = self.factory.batch(LOAD_BATCH)
+                self._mark(b)
+                status, body = post_events(suite.feed_url, b, timeout=20)
+                self.truth.record(b, status, body)
+                if status == 0:
+                    return   # the feed is gone; the workload sends the batch again later
+
+        posters = [threading.Thread(target=poster, daemon=True) for _ in range(LOAD_THREADS)]
+        for p in posters:
+            p.start()
+        time.sleep(LOAD_SECONDS)
         started = time.monotonic()
         for svc in ("feed", "admin"):
             suite.stop(svc)
         writers_stopped = time.monotonic()
+        stop_load.set()
+        for p in posters:
+            p.join(timeout=30)
+        detail = {"load_acked": len(self.truth.acked) - before}
         # As make down runs it: analytics' backlog exact (the broker's watermarks against its stored offsets).
         env = dict(os.environ, DRAIN_TIMEOUT=DRAIN_TIMEOUT, DRAIN_PROGRESS="2", DRAIN_BROKERS=self.broker.brokers,
                    DRAIN_PG_PORT=suite.env["POSTGRES_PORT"], DRAIN_PG_DB=suite.env["POSTGRES_DB"], DRAIN_TOPIC_PREFIX=self.prefix)
+        drain_started = time.monotonic()
         drain = subprocess.run([str(ROOT / "scripts" / "drain.sh"), "--analytics", suite.analytics_url, "--catalog", suite.catalog_url],
                                capture_output=True, text=True, env=env, timeout=float(DRAIN_TIMEOUT) + 30)
         drained_at = time.monotonic()
@@ -308,7 +312,7 @@ class Restarts:
             if not line.startswith("drain: result"):
                 self.log("  " + line)
         fields = dict(re.findall(r"(\w+)=(\S+)", (re.findall(r"^drain: result .*$", drain.stdout, re.M) or [""])[-1]))
-        detail.update(drained=drain.returncode == 0, drain_s=round(drained_at - writers_stopped, 2),
+        detail.update(drained=drain.returncode == 0, drain_s=round(drained_at - drain_started, 2),
                       drain_start_analytics_lag=fields.get("first_analytics_lag"), drain_start_outbox=fields.get("first_outbox"),
                       writers_stop_s=round(writers_stopped - started, 2))
         if drain.returncode != 0:
