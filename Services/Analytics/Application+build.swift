@@ -9,6 +9,8 @@ struct AnalyticsOptions: Sendable {
     /// The bearer token of the Reports API (`REPORTS_TOKEN`; the demo value in demo mode).
     var reportsToken: String
     var ingest = TrackingIngest.Options()
+    /// How long the ingest's lag may wait without shrinking before it is degraded (`CONSUMER_STALL_SECONDS`, 30).
+    var stallWindow: Duration = .seconds(30)
 
     init(reportsToken: String) {
         self.reportsToken = reportsToken
@@ -17,6 +19,7 @@ struct AnalyticsOptions: Sendable {
     init(environment: Shared.Environment = Shared.Environment()) throws {
         reportsToken = try environment.secret("REPORTS_TOKEN", demoValue: "itour-demo-token")
         ingest.batchSize = try environment.int("ANALYTICS_BATCH_SIZE", default: ingest.batchSize)
+        stallWindow = .seconds(try environment.int("CONSUMER_STALL_SECONDS", default: 30))
     }
 }
 
@@ -43,13 +46,16 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
         // A deletion keeps the name: reports over past days still show what was visited.
     }
 
-    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }]),
+    let trackingEnds = try KafkaTopicEnds(topic: settings.kafka.topic(Topic.trackingEvents), configuration: settings.kafka, logger: logger)
+    let lagWatch = IngestLagWatch.make(ends: trackingEnds, store: store, window: options.stallWindow, logger: logger)
+    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }, lagWatch.readinessCheck]),
                                     beforeScrape: { await ingest.recordLag() })
-    ReportRoutes(repository: PostgresReportRepository(client: postgres, schema: .live, logger: logger), token: options.reportsToken)
+    ReportRoutes(repository: PostgresReportRepository(client: postgres, schema: .live, logger: logger), token: options.reportsToken,
+                 freshness: { lagWatch.reportFreshness() })
         .register(on: router)
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, names, AfterStartup(runtime.startup, ingest))
+    app.addServices(commands, names, AfterStartup(runtime.startup, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: AnalyticsMigrations.runner)
     }

@@ -42,6 +42,11 @@ struct AnalyticsClient: Sendable {
         }
     }
 
+    /// Up to when analytics has counted (`GET /v1/reports/freshness`).
+    func freshness() async throws -> ReportFreshness {
+        try await report("freshness", [], as: ReportFreshness.self)
+    }
+
     /// The same report as CSV; the response's Content-Disposition names the file.
     func csv(_ name: String, _ query: [(String, String)]) async throws -> HTTPFetch.Response {
         try await get(name, query + [("format", "csv")], accept: "text/csv")

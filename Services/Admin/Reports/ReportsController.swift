@@ -26,6 +26,8 @@ struct ReportsController {
         let (selection, problem) = Self.selection(request, now: now)
         var data: Reports.Dashboard?
         var error = problem
+        // Up to when events are counted; the figures still show if only this cannot be read.
+        async let freshness = try? analytics.freshness()
         if problem == nil {
             do {
                 data = try await fetch(selection)
@@ -36,7 +38,8 @@ struct ReportsController {
         // Tours to filter by: every tour the catalog knows, by name.
         let choices = projection.content.sortedTours.map { (id: $0.id.uuidString.lowercased(), name: $0.content.name) }
         let presets = [("Last 7 days", 6), ("Last 30 days", 29), ("Last 90 days", 89)].map { (label: $0.0, from: Self.day(now.addingTimeInterval(Double(-$0.1) * 86_400))) }
-        let body = ReportsPages.dashboard(selection, data: data, error: error, tourChoices: choices, today: today, presets: presets)
+        let body = ReportsPages.dashboard(selection, data: data, error: error, tourChoices: choices, today: today, presets: presets,
+                                          freshness: await freshness, now: now)
         let status: HTTPResponse.Status = problem != nil ? .badRequest : (data == nil ? .serviceUnavailable : .ok)
         return AdminPage(title: "Reports", context: context, breadcrumbs: [("Reports", nil)], body: body, status: status).response()
     }

@@ -69,7 +69,7 @@ enum ReportsPages {
 
     /// The whole dashboard; `error` in place of the figures when analytics could not give them.
     static func dashboard(_ selection: Reports.Selection, data: Reports.Dashboard?, error: String?, tourChoices: [(id: String, name: String)],
-                          today: String, presets: [(label: String, from: String)]) -> HTML {
+                          today: String, presets: [(label: String, from: String)], freshness: ReportFreshness? = nil, now: Date = Date()) -> HTML {
         let scope: HTML = selection.tourId.map { id in
             "; only events of the tour <strong>\(tourChoices.first { $0.id == id }?.name ?? id)</strong>"
         } ?? ""
@@ -79,6 +79,7 @@ enum ReportsPages {
             \(rangeForm(selection, tourChoices: tourChoices, today: today, presets: presets))
             <p class="muted" id="report-scope">Whole UTC days from \(selection.from) to \(selection.to), both included\(scope). \
             Each event is counted once, however often a phone sent it.</p>
+            \(freshness.map { Self.freshness($0, now: now) } ?? .empty)
             """
         guard let data else {
             body += "<p class=\"notice error\" role=\"alert\" id=\"report-error\">\(error ?? "The reports are not available.")</p>"
@@ -90,6 +91,28 @@ enum ReportsPages {
         body += tours(data.tours, selection)
         body += devices(data.devices, selection)
         return body
+    }
+
+    /// "Counted up to 15:42:10 UTC; 4,896 waiting", and a warning when counting is more than a minute behind.
+    static func freshness(_ freshness: ReportFreshness, now: Date) -> HTML {
+        let upTo = freshness.countedUpTo.map { time($0, now: now) + " UTC" } ?? "(not known yet)"
+        let waiting = freshness.waiting == 0 ? "nothing waiting" : "\(grouped(Int(freshness.waiting))) waiting"
+        var html: HTML = "<p class=\"muted\" id=\"report-freshness\">Events counted up to \(upTo); \(waiting).</p>"
+        if freshness.isBehind {
+            let behind = freshness.behindSeconds >= 120 ? "\(freshness.behindSeconds / 60) minutes" : "\(freshness.behindSeconds) seconds"
+            html += """
+                <p class="notice warning" role="alert" id="report-behind">Counting is \(behind) behind: events received after \(upTo) \
+                are not in these figures yet (\(grouped(Int(freshness.waiting))) waiting). See System Status.</p>
+                """
+        }
+        return html
+    }
+
+    /// HH:MM:SS when `date` is on today's UTC day, else YYYY-MM-DD HH:MM:SS.
+    static func time(_ date: Date, now: Date) -> String {
+        let text = RFC3339.format(date), today = RFC3339.format(now)
+        let clock = String(text.dropFirst(11).prefix(8))
+        return text.prefix(10) == today.prefix(10) ? clock : "\(text.prefix(10)) \(clock)"
     }
 
     static func rangeForm(_ selection: Reports.Selection, tourChoices: [(id: String, name: String)], today: String,

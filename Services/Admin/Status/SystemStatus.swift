@@ -27,6 +27,8 @@ struct ServiceStatus: Sendable {
     var uptimeSeconds: Int?
     /// Readiness checks by name (postgres, broker, projection, startup).
     var checks: [String: Bool] = [:]
+    /// Checks that pass but are degraded (a consumer not keeping up), with the reason (DESIGN.md "Readiness and degraded consumers").
+    var degraded: [String: String] = [:]
     var requestsPerSecond: Double?
     var consumerLag: Double?
     var outboxBacklog: Double?
@@ -65,6 +67,8 @@ final class SystemStatusProbe: Sendable {
     private struct Readiness: Decodable {
         let ready: Bool
         let checks: [String: Bool]
+        /// Absent from services older than issue 14.
+        let degraded: [String: String]?
     }
 
     private func probe(name: String, url: String) async -> ServiceStatus {
@@ -87,6 +91,7 @@ final class SystemStatusProbe: Sendable {
            let decoded = try? JSONDecoder().decode(Readiness.self, from: Data(ready.body)) {
             status.ready = decoded.ready
             status.checks = decoded.checks
+            status.degraded = decoded.degraded ?? [:]
         }
         if let metrics = try? await HTTPFetch.get(url + "/metrics", timeout: timeout), metrics.status == 200 {
             let samples = PrometheusText.parse(metrics.text)

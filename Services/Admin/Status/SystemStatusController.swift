@@ -36,10 +36,18 @@ struct SystemStatusController {
             guard let seconds else { return "–" }
             return seconds >= 3_600 ? "\(seconds / 3_600) h \(seconds % 3_600 / 60) min" : seconds >= 60 ? "\(seconds / 60) min \(seconds % 60) s" : "\(seconds) s"
         }
-        let upCount = services.filter(\.ready).count
+        let upCount = services.filter { $0.ready && $0.degraded.isEmpty }.count
+        let degraded = services.filter { $0.ready && !$0.degraded.isEmpty }.map(\.name)
+        func notes(_ service: ServiceStatus) -> String {
+            if let problem = service.problem { return problem }
+            let failing = service.checks.filter { !$0.value }.keys.sorted().map { "\($0) not ready" }
+            let slow = service.degraded.sorted { $0.key < $1.key }.map { "\($0.key) degraded: \($0.value)" }
+            return (failing + slow).joined(separator: "; ")
+        }
         let rows: [HTML] = services.map { service in
             let state: HTML = !service.alive ? "<span class=\"bad\">down</span>"
-                : service.ready ? "<span class=\"ok\">ready</span>" : "<span class=\"warn\">not ready</span>"
+                : !service.ready ? "<span class=\"warn\">not ready</span>"
+                : service.degraded.isEmpty ? "<span class=\"ok\">ready</span>" : "<span class=\"warn\">degraded</span>"
             return """
                 <tr data-service="\(service.name)">
                 <th scope="row">\(service.name)</th>
@@ -51,13 +59,13 @@ struct SystemStatusController {
                 <td class="num">\(number(service.outboxBacklog))</td>
                 <td>\(yesNo(service.checks["postgres"]))</td>
                 <td>\(yesNo(service.checks["broker"]))</td>
-                <td>\(service.problem ?? service.checks.filter { !$0.value }.keys.sorted().map { "\($0) not ready" }.joined(separator: ", "))</td>
+                <td class="notes">\(notes(service))</td>
                 </tr>
                 """
         }
         return """
             <h1>System Status</h1>
-            <p class="summary">\(upCount) of \(services.count) services ready · checked \(RFC3339.format(date)) · refreshes every 2 s</p>
+            <p class="summary">\(upCount) of \(services.count) services ready\(degraded.isEmpty ? "" : ", \(degraded.count) degraded (\(degraded.joined(separator: ", ")))") · checked \(RFC3339.format(date)) · refreshes every 2 s</p>
             <table class="status">
             <thead><tr><th scope="col">Service</th><th scope="col">State</th><th scope="col">Version</th><th scope="col">Uptime</th>
             <th scope="col">Requests/s</th><th scope="col">Consumer lag</th><th scope="col">Outbox backlog</th>
@@ -65,7 +73,8 @@ struct SystemStatusController {
             <tbody>\(rows)</tbody>
             </table>
             <p class="hint">Postgres and broker show whether that service reaches them (only services that use Postgres say so).
-            Consumer lag is messages not yet read; outbox backlog is catalog changes not yet published.</p>
+            Consumer lag is messages not yet read; outbox backlog is catalog changes not yet published.
+            Degraded: the service answers, but a consumer's lag has not shrunk for a while (the reason is in Notes).</p>
             """
     }
 }

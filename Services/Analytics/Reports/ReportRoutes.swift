@@ -4,11 +4,13 @@ import Hummingbird
 import Shared
 
 /// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily}`
-/// with `from`, `to`, optional `tourId`, as JSON or (`format=csv` or `Accept: text/csv`) CSV, behind
-/// `Authorization: Bearer <REPORTS_TOKEN>`.
+/// with `from`, `to`, optional `tourId`, as JSON or (`format=csv` or `Accept: text/csv`) CSV, and
+/// `GET /v1/reports/freshness` (up to when events are counted), behind `Authorization: Bearer <REPORTS_TOKEN>`.
 struct ReportRoutes<Repository: ReportRepository>: Sendable {
     let repository: Repository
     let token: String
+    /// Up to when events are counted (`GET /v1/reports/freshness`); without it that route answers 404.
+    var freshness: (@Sendable () -> ReportFreshness)? = nil
     /// The longest range a report may cover: enough for years of daily rows, not unbounded.
     static var maximumDays: Int { 3_660 }
 
@@ -38,6 +40,11 @@ struct ReportRoutes<Repository: ReportRepository>: Sendable {
             let query = try Self.query(request)
             let rows = try await repository.daily(query)
             return try Self.respond(request, query, name: "daily", json: DailyReport(days: rows), csv: DailyReportRow.csv(rows))
+        }
+        group.get("freshness") { _, _ -> Response in
+            guard let freshness else { throw Problem(.notFound, "this analytics does not know how fresh its counts are") }
+            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: try JSONCoding.encoder.encode(freshness()))))
         }
     }
 

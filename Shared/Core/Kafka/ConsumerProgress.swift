@@ -62,6 +62,67 @@ public final class KafkaOffsetQuery: Sendable {
     }
 }
 
+/// The end offset of each partition of one topic, as this process can know it: the broker's answer to a
+/// ListOffsets request (`KafkaOffsetQuery`), and the offset after the newest message a probe consumer of its
+/// own has fetched (it starts at the end and follows the topic, so it reads what arrives once more, without
+/// decoding it). Both are lower bounds of the true end; the larger is used. The probe is there because some
+/// brokers answer ListOffsets with less than the end (tansu: the last batch's first offset + 1), which would
+/// hide whole batches of waiting messages and make a consumer look ahead of the log.
+public final class KafkaTopicEnds: Service, Sendable {
+    public let topic: String
+    private let configuration: KafkaConfiguration
+    private let query: KafkaOffsetQuery
+    private let logger: Logger
+    /// Per partition, the offset after the newest message the probe fetched (the latest, so a log that
+    /// restarted lower is followed down too).
+    private let seen = Mutex<[Int32: Int64]>([:])
+
+    /// `topic` is the full name, prefix included.
+    public init(topic: String, configuration: KafkaConfiguration, logger: Logger) throws {
+        self.topic = topic
+        self.configuration = configuration
+        self.logger = logger
+        query = try KafkaOffsetQuery(configuration: configuration)
+    }
+
+    public func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            var probe: KafkaConsumer?
+            while !Task.isCancelled {
+                do {
+                    let consumer = try probe ?? KafkaConsumer(configuration: self.configuration,
+                                                              subscription: .allPartitions(topics: [self.topic], from: .end), logger: self.logger)
+                    probe = consumer
+                    let messages = try await consumer.poll(maxMessages: 10_000, timeout: .milliseconds(200))
+                    guard !messages.isEmpty else { continue }
+                    self.seen.withLock { seen in
+                        for message in messages { seen[message.partition] = message.offset + 1 }
+                    }
+                } catch {
+                    // The topic not there yet, or the probe failed for good: start a new one shortly.
+                    self.logger.debug("end probe failed; retrying", metadata: ["topic": "\(self.topic)", "error": "\(error)"])
+                    await probe?.close()
+                    probe = nil
+                    try await Task.sleep(for: .seconds(1))
+                }
+            }
+            await probe?.close()
+        }
+    }
+
+    /// Low and high watermark of every partition; `high` is the larger of the broker's answer and the probe's.
+    public func watermarks() async throws -> [Int32: KafkaWatermarks] {
+        var marks = try await query.watermarks(topic: topic)
+        for (partition, end) in seen.withLock({ $0 }) {
+            if var mark = marks[partition] {
+                mark.high = max(mark.high, end)
+                marks[partition] = mark
+            }
+        }
+        return marks
+    }
+}
+
 /// What a consumer that keeps no offsets of its own has handled, for a `LagWatch`: the consumer loop calls
 /// `attach` with its consumer and `handled` after each message.
 public final class ConsumerProgress: Sendable {
@@ -80,13 +141,15 @@ public final class ConsumerProgress: Sendable {
         handledOffsets.withLock { $0[message.topicPartition] = message.offset + 1 }
     }
 
-    /// Per assigned partition, the broker's offsets and the next offset after the last message handled.
-    public func sample(_ query: KafkaOffsetQuery) async throws -> [KafkaTopicPartition: PartitionProgress] {
+    /// Per partition of `ends.topic` assigned to the consumer, the broker's offsets and the next offset after
+    /// the last message handled.
+    public func sample(_ ends: KafkaTopicEnds) async throws -> [KafkaTopicPartition: PartitionProgress] {
         guard let consumer = consumer.withLock({ $0 }) else { return [:] }
         let assigned = consumer.assignment
         var result: [KafkaTopicPartition: PartitionProgress] = [:]
-        for topic in Set(assigned.map(\.topic)) {
-            let marks = try await query.watermarks(topic: topic)
+        if assigned.contains(where: { $0.topic == ends.topic }) {
+            let topic = ends.topic
+            let marks = try await ends.watermarks()
             let handled = handledOffsets.withLock { $0 }
             for partition in assigned where partition.topic == topic {
                 guard let mark = marks[partition.partition] else { continue }
@@ -139,6 +202,8 @@ public final class LagWatch: Service, Sendable {
         var history: [Sample] = []
         /// Samples' ends not yet reached, oldest first.
         var pending: [(wall: Date, ends: [KafkaTopicPartition: Int64])] = []
+        /// Partitions whose consumer offset was beyond the end at the previous sample.
+        var beyondEnd: Set<KafkaTopicPartition> = []
         var status: Status
     }
 
@@ -188,11 +253,18 @@ public final class LagWatch: Service, Sendable {
         }
     }
 
-    func record(_ progress: [KafkaTopicPartition: PartitionProgress], at: ContinuousClock.Instant, wall: Date) {
-        let waiting = progress.values.reduce(0) { $0 + $1.waiting }
+    func record(_ sampled: [KafkaTopicPartition: PartitionProgress], at: ContinuousClock.Instant, wall: Date) {
         let window = self.window
-        let (before, after) = state.withLock { state -> (String?, String?) in
+        let (before, after, waiting) = state.withLock { state -> (String?, String?, Int64) in
             let before = state.status.degraded
+            // An offset beyond the end is believed from the second sample in a row: the ends may trail the
+            // consumer's progress by a fetch.
+            var progress = sampled
+            for (partition, current) in sampled where current.movedUnder && !state.beyondEnd.contains(partition) {
+                progress[partition]?.done = current.end
+            }
+            state.beyondEnd = Set(sampled.filter { $0.value.movedUnder }.keys)
+            let waiting = progress.values.reduce(0) { $0 + $1.waiting }
             state.history.append(Sample(at: at, wall: wall, progress: progress, waiting: waiting))
             if let old = state.history.lastIndex(where: { at - $0.at >= window }), old > 0 {
                 state.history.removeFirst(old)
@@ -216,7 +288,7 @@ public final class LagWatch: Service, Sendable {
             }
             state.status.waiting = waiting
             state.status.checkedAt = wall
-            return (before, state.status.degraded)
+            return (before, state.status.degraded, waiting)
         }
         degradedGauge.record(after == nil ? 0 : 1)
         if let after, before == nil {

@@ -146,3 +146,52 @@ extension UUID {
     /// The lowercase form the suite writes everywhere.
     public var lowercased: String { uuidString.lowercased() }
 }
+
+/// `GET /v1/reports/freshness` (DESIGN.md "Report semantics", freshness): up to when events are counted.
+public struct ReportFreshness: Codable, Sendable, Equatable {
+    /// Every event on `tracking.events` before this instant is counted; nil until analytics first knows.
+    public var countedUpTo: Date?
+    /// Messages on `tracking.events` not yet counted.
+    public var waiting: Int64
+    /// Whole seconds from `countedUpTo` (else analytics' start) to `checkedAt`.
+    public var behindSeconds: Int
+    /// When analytics answered.
+    public var checkedAt: Date
+
+    /// More than this behind, the reports say so.
+    public static let behindWarningSeconds = 60
+
+    public var isBehind: Bool { behindSeconds > Self.behindWarningSeconds }
+
+    public init(countedUpTo: Date?, waiting: Int64, behindSeconds: Int, checkedAt: Date) {
+        self.countedUpTo = countedUpTo
+        self.waiting = waiting
+        self.behindSeconds = behindSeconds
+        self.checkedAt = checkedAt
+    }
+
+    enum CodingKeys: String, CodingKey { case countedUpTo, waiting, behindSeconds, checkedAt }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func date(_ key: CodingKeys) throws -> Date? {
+            guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+            guard let date = RFC3339.parse(text) else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not an RFC 3339 time: \(text)")
+            }
+            return date
+        }
+        countedUpTo = try date(.countedUpTo)
+        waiting = try container.decode(Int64.self, forKey: .waiting)
+        behindSeconds = try container.decode(Int.self, forKey: .behindSeconds)
+        checkedAt = try date(.checkedAt) ?? Date()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(countedUpTo.map(RFC3339.format), forKey: .countedUpTo)
+        try container.encode(waiting, forKey: .waiting)
+        try container.encode(behindSeconds, forKey: .behindSeconds)
+        try container.encode(RFC3339.format(checkedAt), forKey: .checkedAt)
+    }
+}
