@@ -23,7 +23,7 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
                                        try KafkaConsumer(configuration: settings.kafka,
                                                          subscription: .group(id: settings.kafka.topic("catalog"),
                                                                               topics: [settings.kafka.topic(Topic.catalogCommands)]),
-                                                         logger: logger)
+                                                         logger: logger, name: "catalog-commands")
                                    }, handler: handler, relay: relay,
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
                                    logger: logger)
@@ -34,7 +34,8 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
     })
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands))
+    app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands),
+                    AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, producer: producer, logger: logger)))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: CatalogMigrations.runner)
     }

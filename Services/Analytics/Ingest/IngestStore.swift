@@ -21,6 +21,11 @@ struct IngestBatch: Sendable {
     /// last batch). A stored offset behind it means the tables were replaced under the reader (a replay
     /// was activated): the batch is not applied and the reader starts again from the stored offsets.
     var expectedOffsets: [Int32: Int64] = [:]
+    /// Per partition, an offset stored as is after this batch's own offsets: the start of a log that
+    /// replaced the one the stored offsets were in (see `KafkaConsumer.LogMove`). Stored last, so a batch
+    /// read from the old log cannot push the offset back beyond the new log's end; the worst case is a
+    /// batch read again, which the id dedupe recognises.
+    var resetOffsets: [Int32: Int64] = [:]
 
     init(events: [TrackingEvent], topic: String, nextOffsets: [Int32: Int64], expectedOffsets: [Int32: Int64] = [:]) {
         var seen = Set<UUID>(minimumCapacity: events.count)

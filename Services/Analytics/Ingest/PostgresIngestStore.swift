@@ -90,6 +90,16 @@ struct PostgresIngestStore: IngestStore {
                 SELECT * FROM unnest(\(topics)::text[], \(partitions)::integer[], \(offsets)::bigint[])
                 ON CONFLICT (topic, partition) DO UPDATE SET next_offset = GREATEST(o.next_offset, EXCLUDED.next_offset)
                 """, logger: logger)
+            if !batch.resetOffsets.isEmpty {
+                let partitions = batch.resetOffsets.keys.sorted()
+                let offsets = partitions.map { batch.resetOffsets[$0]! }
+                let topics = Array(repeating: batch.topic, count: partitions.count)
+                try await connection.query("""
+                    INSERT INTO \(unescaped: schema).consumer_offsets AS o (topic, partition, next_offset)
+                    SELECT * FROM unnest(\(topics)::text[], \(partitions)::integer[], \(offsets)::bigint[])
+                    ON CONFLICT (topic, partition) DO UPDATE SET next_offset = EXCLUDED.next_offset
+                    """, logger: logger)
+            }
             try await beforeCommit?()
             return .applied(new: counted, duplicates: batch.received - counted)
         }

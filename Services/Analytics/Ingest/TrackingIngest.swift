@@ -30,6 +30,8 @@ final class TrackingIngest: Service, Sendable {
     private let expected = Mutex<[Int32: Int64]>([:])
     private let stopping = Atomic<Bool>(false)
     private let consumer = Mutex<KafkaConsumer?>(nil)
+    /// Partitions whose log was replaced under the reader, and the new log's start: stored with the next batch.
+    private let resets = Mutex<[Int32: Int64]>([:])
     private let metrics = IngestMetrics()
 
     init(configuration: KafkaConfiguration, store: any IngestStore, deadLetters: DeadLetterSink, options: Options = Options(),
@@ -47,7 +49,9 @@ final class TrackingIngest: Service, Sendable {
         try await withGracefulShutdownHandler {
             while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
                 let consumer = try KafkaConsumer(configuration: configuration, subscription: .group(id: groupId, topics: [topic]),
-                                                 logger: logger, assignmentOffsets: { [self] in self.offsetsOnAssignment($0) })
+                                                 logger: logger, name: "analytics", resetUnconfirmedBeyondEnd: true,
+                                                 assignmentOffsets: { [self] in self.offsetsOnAssignment($0) },
+                                                 onLogCheck: { [self] check in self.logMoved(check) })
                 self.consumer.withLock { $0 = consumer }
                 let rejoin: Bool
                 do {
@@ -85,9 +89,23 @@ final class TrackingIngest: Service, Sendable {
         return false
     }
 
+    /// The consumer found partitions whose log no longer holds the stored offsets (the broker lost the topic,
+    /// or it was deleted and made again) and now reads them from the start: every event there that was
+    /// counted before is recognised by its id, so counts stay exact. The new start is stored with the next
+    /// batch (`IngestBatch.resetOffsets`), so a restart does not wait beyond the new log's end again.
+    private func logMoved(_ check: KafkaConsumer.LogCheck) {
+        let moved = check.moves.filter { $0.partition.topic == topic }
+        guard !moved.isEmpty else { return }
+        resets.withLock { resets in for move in moved { resets[move.partition.partition] = move.resetTo } }
+    }
+
     /// Counts one batch; false when the stored offsets moved back under this reader.
     private func count(_ decoded: DecodedBatch) async throws -> Bool {
-        guard !decoded.isEmpty else { return true }
+        let resetOffsets = resets.withLock { resets in
+            defer { resets = [:] }
+            return resets
+        }
+        guard !decoded.isEmpty || !resetOffsets.isEmpty else { return true }
         let started = DispatchTime.now()
         // Dead letters first: once the offsets are stored the bad messages are never read again.
         await withTaskGroup(of: Void.self) { group in
@@ -98,12 +116,15 @@ final class TrackingIngest: Service, Sendable {
         }
         var batch = decoded.batch
         let partitions = batch.nextOffsets
-        batch.expectedOffsets = expected.withLock { held in held.filter { partitions[$0.key] != nil } }
+        // A reset partition's stored offset belongs to the old log: nothing to compare with.
+        batch.expectedOffsets = expected.withLock { held in held.filter { partitions[$0.key] != nil && resetOffsets[$0.key] == nil } }
+        batch.resetOffsets = resetOffsets
         let outcome = try await Self.apply(batch, to: store, logger: logger) { self.stopping.load(ordering: .acquiring) }
         switch outcome {
         case .applied(let new, let duplicates):
             expected.withLock { held in
                 for (partition, offset) in batch.nextOffsets { held[partition] = offset }
+                for (partition, offset) in resetOffsets { held[partition] = offset }
             }
             metrics.counted.increment(by: Int64(new))
             metrics.duplicates.increment(by: Int64(duplicates))

@@ -16,9 +16,14 @@ final class OutboxRelay: Service, Sendable {
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     private let published = Counter(label: "itour_outbox_published_total")
+    /// Per `catalog.events` partition, the highest offset the broker acknowledged to this relay: a log whose
+    /// end is behind it lost what was published (CatalogEventsWatch).
+    let acknowledgedEvents = Mutex<[Int32: Int64]>([:])
+    private let eventsTopic: String
     private let backlogGauge = Gauge(label: "itour_outbox_backlog")
 
     init(repository: PostgresCatalogRepository, producer: KafkaProducer, logger: Logger, idleInterval: Duration = .milliseconds(500)) {
+        eventsTopic = producer.configuration.topic(Topic.catalogEvents)
         self.repository = repository
         self.producer = producer
         self.logger = logger
@@ -32,6 +37,14 @@ final class OutboxRelay: Service, Sendable {
     /// Refreshes the backlog gauge (called before a metrics scrape).
     func recordBacklog() async {
         if let backlog = try? await repository.outboxBacklog() { backlogGauge.record(backlog) }
+    }
+
+    private func recordAcknowledged(_ reports: [KafkaDeliveryReport]) {
+        acknowledgedEvents.withLock { acknowledged in
+            for report in reports where report.topic == eventsTopic {
+                acknowledged[report.partition] = max(acknowledged[report.partition] ?? -1, report.offset)
+            }
+        }
     }
 
     func run() async throws {
@@ -57,10 +70,11 @@ final class OutboxRelay: Service, Sendable {
             do {
                 let producer = self.producer
                 guard let count = try await repository.relayOutbox(limit: 1_000, publish: { entries in
-                    _ = try await producer.send(entries.map { entry in
+                    let reports = try await producer.send(entries.map { entry in
                         KafkaOutgoingMessage(topic: entry.topic, key: entry.key, value: Array(entry.payload.utf8), partition: entry.partition,
                                              headers: entry.requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? [])
                     })
+                    self.recordAcknowledged(reports)
                 }) else { return }
                 published.increment(by: count)
                 if count < 1_000 { return }

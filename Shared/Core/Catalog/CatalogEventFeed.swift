@@ -17,8 +17,10 @@ public final class CatalogEventFeed: Service, Sendable {
     private let handler: Handler
     private let categoryHandler: CategoryHandler?
     private let logger: Logger
-    private let snapshotId = UUID()
+    /// The snapshot this feed waits for: one at start, a new one whenever the log may have lost content.
+    private let snapshotId = Mutex(UUID())
     private let markersSeen = Mutex<Set<Int32>>([])
+    private let snapshotRequests = AsyncStream<UUID>.makeStream(bufferingPolicy: .bufferingNewest(1))
     private let loaded = Flag(false)
     private let source: String
     private let deadLetters: DeadLetterSink
@@ -49,26 +51,49 @@ public final class CatalogEventFeed: Service, Sendable {
         // Ask for the snapshot only after the consumer's start offsets are fixed, so nothing is missed.
         let consumer = try KafkaConsumer(configuration: configuration,
                                          subscription: .allPartitions(topics: [configuration.topic(Topic.catalogEvents)], from: .end),
-                                         logger: logger)
+                                         logger: logger, name: "\(source)-catalog-events",
+                                         onLogCheck: { [self] check in reloadSnapshot(after: check) })
         self.consumer.withLock { $0 = consumer }
-        let snapshotId = self.snapshotId
-        Task {
-            while !self.isLoaded {
+        snapshotRequests.continuation.yield(snapshotId.withLock { $0 })
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await self.requestSnapshots() }
+                for try await message in consumer {
+                    await self.process(message)
+                }
+                self.snapshotRequests.continuation.finish()
+            }
+        }
+        await consumer.close()
+    }
+
+    /// Sends each snapshot request until catalog took it (the latest one only, if several wait).
+    private func requestSnapshots() async {
+        for await id in snapshotRequests.stream {
+            while !Task.isCancelled, snapshotId.withLock({ $0 }) == id {
                 do {
-                    try await self.commands.send(CatalogCommand(commandId: snapshotId, action: .snapshot, actor: self.source))
-                    return
+                    try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source))
+                    break
                 } catch {
-                    self.logger.warning("snapshot request failed; retrying", metadata: ["error": "\(error)"])
+                    logger.warning("snapshot request failed; retrying", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .seconds(2))
                 }
             }
         }
-        try await cancelWhenGracefulShutdown {
-            for try await message in consumer {
-                await self.process(message)
-            }
-        }
-        await consumer.close()
+    }
+
+    /// The log this feed reads may have lost content (it was replaced under the consumer's positions, or
+    /// every broker was down and a memory-only one may have come back empty): ask for a new snapshot,
+    /// after the consumer's positions were fixed, so what the snapshot publishes is read. The projection
+    /// stays loaded meanwhile; a snapshot's events change only what changed.
+    private func reloadSnapshot(after check: KafkaConsumer.LogCheck) {
+        let id = UUID()
+        snapshotId.withLock { $0 = id }
+        markersSeen.withLock { $0 = [] }
+        logger.warning("catalog.events may have lost content; asking catalog for a new snapshot", metadata: [
+            "moved": "\(check.moves.map(\.description))", "afterBrokerLoss": "\(check.afterBrokerLoss)", "snapshot": "\(id)",
+        ])
+        snapshotRequests.continuation.yield(id)
     }
 
     private func process(_ message: KafkaMessage) async {
@@ -91,13 +116,13 @@ public final class CatalogEventFeed: Service, Sendable {
         }
         let event = envelope.data
         if event.kind == .snapshotMarker {
-            guard event.snapshotId == snapshotId, let partitionCount = event.partitionCount, let partition = event.partition else { return }
+            guard event.snapshotId == snapshotId.withLock({ $0 }), let partitionCount = event.partitionCount, let partition = event.partition else { return }
             let complete = markersSeen.withLock { seen in
                 seen.insert(partition)
                 return seen.count >= partitionCount
             }
             if complete && !loaded.set() {
-                logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId)"])
+                logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId.withLock { $0 })"])
             }
             return
         }

@@ -33,6 +33,9 @@ public struct KafkaConfiguration: Sendable {
         properties["client.id"] = clientId
         properties["socket.keepalive.enable"] = "true"
         properties["log.connection.close"] = "false"
+        // Topics are created by the services with their partition counts (Topic.all, TopicGuard); a
+        // broker's auto-create would make them with its default count when a client merely asks for one.
+        properties["allow.auto.create.topics"] = "false"
         return properties
     }
 

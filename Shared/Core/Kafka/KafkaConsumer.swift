@@ -1,6 +1,7 @@
 import CRdKafka
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -26,16 +27,59 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         case end
     }
 
+    /// A partition whose log no longer holds this consumer's position: the broker lost it (a memory-only
+    /// broker restarted empty, a cluster restored), the topic was deleted and made again, or retention
+    /// removed what was not yet read. The consumer has moved to `resetTo` (the partition's start).
+    public struct LogMove: Sendable, CustomStringConvertible {
+        public let partition: KafkaTopicPartition
+        public let position: Int64
+        public let low: Int64
+        public let high: Int64
+        public let resetTo: Int64
+
+        public var description: String { "\(partition): position \(position) outside [\(low), \(high)], reset to \(resetTo)" }
+    }
+
+    /// What a position check found: the partitions that moved, and whether every broker had been down
+    /// before it (a memory-only broker may have come back empty even where positions still fit).
+    public struct LogCheck: Sendable {
+        public let moves: [LogMove]
+        public let afterBrokerLoss: Bool
+    }
+
     private let client: RDKafkaClient
     private let context: RDKafkaCallbackContext
     /// librdkafka's consumer calls block; they all run on this serial queue, off the cooperative pool.
     private let queue: DispatchQueue
     private let closed = Flag(false)
     private let logger: Logger
+    private let name: String
+    private let lastCheck = Mutex<ContinuousClock.Instant>(.now)
+    /// Each assigned partition's high watermark at the last check: a log whose end moved back was replaced.
+    private let lastHighs = Mutex<[KafkaTopicPartition: Int64]>([:])
+    private let resetUnconfirmedBeyondEnd: Bool
+    private let checkInterval: Duration
+    private let onLogCheck: (@Sendable (LogCheck) -> Void)?
 
+    /// - Parameters:
+    ///   - name: the consumer's name in logs and metrics (`consumer` label).
+    ///   - checkInterval: how often positions are compared with the partitions' logs (and at once after
+    ///     every broker was down or a read failed).
+    ///   - resetUnconfirmedBeyondEnd: whether a position given at assignment that lies beyond a non-empty
+    ///     log's end is reset to the log's start. tansu reports a partition's end as its last record
+    ///     batch's base offset + 1, so such a position may be the true end; a reader that dedupes (analytics)
+    ///     re-reads rather than risk skipping a new log's head, others keep it.
+    ///   - onLogCheck: called on the consumer's queue after a check that moved partitions or followed a
+    ///     loss of every broker; messages read after it come from the new positions.
     public init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
-                assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil) throws {
+                name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
+                assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
+                onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) throws {
         let groupId: String? = if case .group(let id, _) = subscription { id } else { nil }
+        self.name = name ?? groupId ?? configuration.clientId
+        self.checkInterval = checkInterval
+        self.resetUnconfirmedBeyondEnd = resetUnconfirmedBeyondEnd
+        self.onLogCheck = onLogCheck
         let context = RDKafkaCallbackContext(logger: logger, assignmentOffsets: assignmentOffsets)
         client = try RDKafkaClient(role: .consumer, properties: configuration.consumerProperties(groupId: groupId),
                                    callbackContext: context) { conf in
@@ -67,6 +111,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                         : Int64(RD_KAFKA_OFFSET_BEGINNING)
                     list.add(tp, offset: offset)
                     assigned.append(tp)
+                    if offset >= 0 { context.positions.withLock { $0[tp] = KnownPosition(offset: offset, seenInLog: true) } }
                 }
             }
             let err = rd_kafka_assign(client.handle, list.pointer)
@@ -85,7 +130,8 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         let closed = self.closed
         let logger = self.logger
         let timeoutMilliseconds = timeout.milliseconds
-        return try await onQueue {
+        return try await onQueue { [self] in
+            checkPositionsIfDue()
             var messages: [KafkaMessage] = []
             var wait = timeoutMilliseconds
             while messages.count < maxMessages, !closed.value {
@@ -95,13 +141,71 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 if raw.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
                     let error = KafkaError(code: raw.pointee.err, context: "consume")
                     if raw.pointee.err == RD_KAFKA_RESP_ERR__FATAL { throw error }
-                    // Transient (broker down, partition EOF): librdkafka recovers by itself.
+                    // Transient (broker down, topic gone): librdkafka recovers by itself; positions are checked soon.
                     logger.debug("consumer notice", metadata: ["error": "\(error.message)"])
+                    lastCheck.withLock { $0 = .now - checkInterval }
                     continue
                 }
-                messages.append(KafkaMessage(raw))
+                let message = KafkaMessage(raw)
+                // Per message, not per batch: a rebalance inside rd_kafka_consumer_poll replaces the map.
+                context.positions.withLock { $0[message.topicPartition] = KnownPosition(offset: message.offset + 1, seenInLog: true) }
+                messages.append(message)
             }
             return messages
+        }
+    }
+
+    /// Compares each assigned partition's position with its log, every `checkInterval` and at once after
+    /// every broker was down; a position outside the log is reset to the log's start (see `LogMove`).
+    /// Runs on `queue`. A check that cannot reach the broker is tried again at the next interval.
+    private func checkPositionsIfDue() {
+        let afterBrokerLoss = context.brokersWereDown.value
+        let now = ContinuousClock.now
+        guard afterBrokerLoss || lastCheck.withLock({ now - $0 >= checkInterval }) else { return }
+        lastCheck.withLock { $0 = now }
+        let assigned = assignment
+        let known = context.positions.withLock { $0 }
+        var moves: [LogMove] = []
+        var highs: [KafkaTopicPartition: Int64] = [:]
+        let lastHighs = self.lastHighs.withLock { $0 }
+        for partition in assigned {
+            guard let marks = try? client.watermarks(topic: partition.topic, partition: partition.partition, timeoutMilliseconds: 1_000) else {
+                return   // broker unreachable or topic missing: the flag stays, so this is tried again
+            }
+            highs[partition] = marks.high
+            guard let position = known[partition] else { continue }
+            // The end moved back, the position is before the start, or beyond the end of an empty log (or, for
+            // a position from outside, of any log when asked): the log is not the one the position is in.
+            let moved = marks.high < (lastHighs[partition] ?? 0) || position.offset < marks.low
+                || (position.offset > marks.high && (marks.high == 0 || (!position.seenInLog && resetUnconfirmedBeyondEnd)))
+            if moved {
+                moves.append(LogMove(partition: partition, position: position.offset, low: marks.low, high: marks.high, resetTo: marks.low))
+            }
+        }
+        self.lastHighs.withLock { $0 = highs }
+        context.brokersWereDown.value = false
+        if !moves.isEmpty {
+            do {
+                try client.seek(Dictionary(uniqueKeysWithValues: moves.map { ($0.partition, $0.resetTo) }), timeoutMilliseconds: 5_000)
+            } catch {
+                logger.error("could not reset positions outside their logs; trying again", metadata: ["error": "\(error)"])
+                return
+            }
+            context.positions.withLock { positions in
+                for move in moves { positions[move.partition] = KnownPosition(offset: move.resetTo, seenInLog: true) }
+            }
+            for move in moves {
+                logger.warning("consumer position outside its partition's log (broker lost or topic re-created): reading from the log's start", metadata: [
+                    "consumer": "\(name)", "topic": "\(move.partition.topic)", "partition": "\(move.partition.partition)",
+                    "stored": "\(move.position)", "low": "\(move.low)", "high": "\(move.high)",
+                ])
+                Counter(label: "itour_consumer_offset_resets_total", dimensions: [
+                    ("consumer", name), ("topic", move.partition.topic), ("partition", String(move.partition.partition)),
+                ]).increment()
+            }
+        }
+        if !moves.isEmpty || afterBrokerLoss {
+            onLogCheck?(LogCheck(moves: moves, afterBrokerLoss: afterBrokerLoss))
         }
     }
 

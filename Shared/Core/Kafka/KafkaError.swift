@@ -37,5 +37,17 @@ public struct KafkaError: Error, CustomStringConvertible, Sendable {
         return false
     }
 
+    /// The handle failed for good (librdkafka's fatal error): only a new one helps.
+    public var isFatal: Bool {
+        if case .librdkafka(let code) = kind { return code == RD_KAFKA_RESP_ERR__FATAL.rawValue }
+        return false
+    }
+
+    /// Delivery errors after which a message is produced again on a new handle: purged by a replacement,
+    /// or failed with its handle.
+    static func isReplaceable(_ code: rd_kafka_resp_err_t) -> Bool {
+        code == RD_KAFKA_RESP_ERR__PURGE_QUEUE || code == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT || code == RD_KAFKA_RESP_ERR__FATAL
+    }
+
     public var description: String { "KafkaError(\(kind)): \(message)" }
 }

@@ -1,37 +1,71 @@
 import CRdKafka
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
 /// An idempotent (`enable.idempotence`, `acks=all`) producer whose `send` returns only once the broker
 /// acknowledged every message, or throws. Run it as a `Service`: on graceful shutdown it flushes what is
 /// in flight and stops its poll thread.
+///
+/// It survives losing its broker's state. An idempotent producer whose broker forgot it (a memory-only
+/// broker restarted empty, a cluster restored) is refused with "unknown producer id" on every message and
+/// never recovers by itself; a fatal error leaves the handle unusable. Either way the handle is replaced:
+/// what it held unacknowledged is purged from it and produced again on the new one, so callers see an
+/// acknowledgement, never the error (consumers dedupe by message id, so a message the old handle had in
+/// fact stored counts once).
 public final class KafkaProducer: Service, Sendable {
-    private let client: RDKafkaClient
-    private let pollThread: PollThread
+    /// The handle sends go to; replaced by `replaceClient`. Sends hold the lock while they queue, so none
+    /// lands on a handle after it was purged.
+    private let current: Mutex<RDKafkaClient>
+    private let context: RDKafkaCallbackContext
+    private let health = Mutex<Health>(Health())
+    private let pollThread = Mutex<PollThread?>(nil)
     private let logger: Logger
     public let configuration: KafkaConfiguration
+    /// How long messages may wait with no acknowledgement at all, while the broker answers, before the
+    /// handle is taken to be stuck and replaced.
+    public let stallThreshold: Duration
+    private let replacements = Counter(label: "itour_kafka_producer_replacements_total")
 
-    public init(configuration: KafkaConfiguration, logger: Logger) throws {
+    /// What the poll thread knows about progress: the last acknowledgement, and since when a stall has
+    /// been seen with a reachable broker.
+    private struct Health {
+        var lastAcknowledged = ContinuousClock.now
+        var lastCheck = ContinuousClock.now
+        var lastReplaced: ContinuousClock.Instant?
+    }
+
+    public init(configuration: KafkaConfiguration, logger: Logger, stallThreshold: Duration = .seconds(3)) throws {
         let context = RDKafkaCallbackContext(logger: logger)
-        client = try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context) { conf in
+        self.context = context
+        current = Mutex(try Self.makeClient(configuration: configuration, context: context))
+        self.configuration = configuration
+        self.logger = logger
+        self.stallThreshold = stallThreshold
+        Self.checkLibraryVersion(logger: logger)
+        pollThread.withLock { $0 = PollThread(name: "kafka-producer-poll") { [self] in pollOnce() } }
+    }
+
+    private static func makeClient(configuration: KafkaConfiguration, context: RDKafkaCallbackContext) throws -> RDKafkaClient {
+        try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context) { conf in
             RDKafkaCallbackContext.installErrorCallback(on: conf)
-            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, _ in
-                guard let pointer = message, let opaque = pointer.pointee._private else { return }
+            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, opaque in
+                guard let pointer = message, let slot = pointer.pointee._private else { return }
                 let message = pointer.pointee
                 if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    PendingDelivery.delivered(opaque, partition: message.partition, offset: message.offset)
+                    RDKafkaCallbackContext.from(opaque)?.acknowledged.value = true
+                    PendingDelivery.delivered(slot, partition: message.partition, offset: message.offset)
+                } else if KafkaError.isReplaceable(message.err), let context = RDKafkaCallbackContext.from(opaque) {
+                    // Purged by a replacement, or failed with the handle: kept (with its retain) to go again.
+                    if message.err == RD_KAFKA_RESP_ERR__FATAL { context.fatal.value = true }
+                    context.requeued.withLock { $0.append(RequeuedMessage(opaque: slot)) }
                 } else {
-                    PendingDelivery.failed(opaque, KafkaError(code: message.err, context: "delivery"))
+                    PendingDelivery.failed(slot, KafkaError(code: message.err, context: "delivery"))
                 }
             }
         }
-        self.configuration = configuration
-        self.logger = logger
-        Self.checkLibraryVersion(logger: logger)
-        let client = self.client
-        pollThread = PollThread(name: "kafka-producer-poll") { client.poll(timeoutMilliseconds: 100) }
     }
 
     /// librdkafka before 2.3 mis-parses newer brokers' ApiVersion responses (tansu among them): say so plainly.
@@ -41,6 +75,8 @@ public final class KafkaProducer: Service, Sendable {
             logger.warning("librdkafka \(String(cString: rd_kafka_version_str())) is loaded; 2.3 or later is needed to talk to current brokers. Put a newer librdkafka.so.1 first on LD_LIBRARY_PATH (make up and make test use .local/lib).")
         }
     }
+
+    private var client: RDKafkaClient { current.withLock { $0 } }
 
     /// Sends one message and returns where the broker stored it.
     @discardableResult
@@ -62,18 +98,114 @@ public final class KafkaProducer: Service, Sendable {
     public func send(_ messages: [KafkaOutgoingMessage],
                      completion: @escaping @Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void) {
         guard !messages.isEmpty else { return completion(.success([])) }
-        guard pollThread.isRunning else { return completion(.failure(KafkaError(.closed, "producer is shut down"))) }
-        let pending = PendingDelivery(topics: messages.map(\.topic), completion: completion)
-        for (index, message) in messages.enumerated() {
-            let opaque = pending.retainedSlot(index)
+        guard pollThread.withLock({ $0?.isRunning ?? false }) else {
+            return completion(.failure(KafkaError(.closed, "producer is shut down")))
+        }
+        let pending = PendingDelivery(messages: messages, deadline: .now + .milliseconds(configuration.deliveryTimeoutMilliseconds),
+                                      completion: completion)
+        current.withLock { client in
+            for index in messages.indices {
+                let opaque = pending.retainedSlot(index)
+                do {
+                    try client.produce(messages[index], opaque: opaque)
+                } catch let error as KafkaError where error.isFatal {
+                    // The handle died under this send: the poll thread replaces it and sends this message then.
+                    context.fatal.value = true
+                    context.requeued.withLock { $0.append(RequeuedMessage(opaque: opaque)) }
+                } catch {
+                    // This message and the rest were never queued: release their references and fail them.
+                    PendingDelivery.release(opaque)
+                    pending.failUnsent(count: messages.count - index, error: error as? KafkaError ?? KafkaError(.message, "\(error)"))
+                    return
+                }
+            }
+        }
+    }
+
+    /// One turn of the poll thread: serve callbacks, then replace the handle if it failed or is stuck.
+    private func pollOnce() {
+        let client = self.client
+        client.poll(timeoutMilliseconds: 100)
+        let now = ContinuousClock.now
+        let acknowledged = context.acknowledged.clear()
+        let due = health.withLock { health -> Bool in
+            if acknowledged { health.lastAcknowledged = now }
+            guard now - health.lastCheck >= .milliseconds(500) else { return false }
+            health.lastCheck = now
+            return true
+        }
+        if context.fatal.value {
+            replaceClient(reason: "fatal", detail: client.fatalError.map(\.message) ?? "fatal error")
+        } else if !context.requeued.withLock({ $0.isEmpty }) {
+            // Purged messages left over from a replacement (a send that raced it): send them now.
+            resendRequeued()
+        } else if due, isStuck(client, now: now) {
+            replaceClient(reason: "stalled", detail: "no acknowledgement for \(stallThreshold) with \(client.outstandingCount) messages waiting while the broker answers")
+        }
+    }
+
+    /// Messages wait, none was acknowledged for `stallThreshold`, yet the broker answers metadata requests:
+    /// the broker refuses this handle's messages (it no longer knows its producer id). At most once per
+    /// threshold, so a slow broker is not met with a replacement loop.
+    private func isStuck(_ client: RDKafkaClient, now: ContinuousClock.Instant) -> Bool {
+        guard client.outstandingCount > 0 else {
+            health.withLock { $0.lastAcknowledged = now }
+            return false
+        }
+        let waiting = health.withLock { health in
+            let rested = health.lastReplaced.map { now - $0 >= stallThreshold * 2 } ?? true
+            return rested && now - health.lastAcknowledged >= stallThreshold
+        }
+        guard waiting else { return false }
+        return (try? client.partitionCounts(topics: [], timeoutMilliseconds: 1_000)) != nil
+    }
+
+    /// Makes a new handle, sends go to it from now on; the old handle's messages are purged and produced
+    /// again on the new one.
+    private func replaceClient(reason: String, detail: String) {
+        let fresh: RDKafkaClient
+        do {
+            fresh = try Self.makeClient(configuration: configuration, context: context)
+        } catch {
+            logger.error("kafka producer could not be replaced", metadata: ["error": "\(error)"])
+            return
+        }
+        let old = current.withLock { client in
+            defer { client = fresh }
+            return client
+        }
+        context.fatal.value = false
+        old.purgeAll()
+        // Serve the purge reports: each lands in `requeued`.
+        for _ in 0..<100 where old.outstandingCount > 0 { _ = old.poll(timeoutMilliseconds: 10) }
+        let moved = context.requeued.withLock { $0.count }
+        health.withLock { health in
+            health.lastReplaced = .now
+            health.lastAcknowledged = .now
+        }
+        replacements.increment()
+        logger.warning("kafka producer replaced", metadata: ["reason": "\(reason)", "detail": "\(detail)", "resent": "\(moved)"])
+        resendRequeued()
+    }
+
+    private func resendRequeued() {
+        let requeued = context.requeued.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        let now = ContinuousClock.now
+        for message in requeued {
+            // A message keeps the delivery timeout it was sent with: one that is never stored (its topic
+            // missing) fails then, rather than going from handle to handle.
+            if PendingDelivery.deadline(message.opaque) < now {
+                PendingDelivery.failed(message.opaque, KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__MSG_TIMED_OUT.rawValue),
+                                                                  "delivery: not acknowledged within the delivery timeout"))
+                continue
+            }
             do {
-                try client.produce(topic: message.topic, partition: message.partition, key: message.key,
-                                   value: message.value, headers: message.headers, opaque: opaque)
+                try current.withLock { client in try client.produce(PendingDelivery.message(message.opaque), opaque: message.opaque) }
             } catch {
-                // This message and the rest were never queued: release their references and fail them.
-                PendingDelivery.release(opaque)
-                pending.failUnsent(count: messages.count - index, error: error as? KafkaError ?? KafkaError(.message, "\(error)"))
-                return
+                PendingDelivery.failed(message.opaque, error as? KafkaError ?? KafkaError(.message, "\(error)"))
             }
         }
     }
@@ -82,6 +214,19 @@ public final class KafkaProducer: Service, Sendable {
     public func partitionCounts(topics: [String], timeout: Duration = .seconds(5)) async throws -> [String: Int] {
         let client = self.client
         return try await runBlocking { try client.partitionCounts(topics: topics, timeoutMilliseconds: timeout.milliseconds) }
+    }
+
+    /// The high watermark (the next offset to be written) of each partition of `topic`; nil if it does not exist.
+    public func highWatermarks(topic: String, timeout: Duration = .seconds(2)) async throws -> [Int32: Int64]? {
+        let client = self.client
+        return try await runBlocking {
+            guard let count = try client.partitionCounts(topics: [topic], timeoutMilliseconds: timeout.milliseconds)[topic] else { return nil }
+            var marks: [Int32: Int64] = [:]
+            for partition in 0..<Int32(count) {
+                marks[partition] = try client.watermarks(topic: topic, partition: partition, timeoutMilliseconds: timeout.milliseconds).high
+            }
+            return marks
+        }
     }
 
     /// Creates topics with their partition counts; existing ones are left as they are.
@@ -116,7 +261,7 @@ public final class KafkaProducer: Service, Sendable {
         } catch {
             logger.error("producer flush failed", metadata: ["error": "\(error)", "outstanding": "\(client.outstandingCount)"])
         }
-        pollThread.stop()
+        pollThread.withLock { $0?.stop() }
     }
 }
 
@@ -152,13 +297,18 @@ final class PendingDelivery: @unchecked Sendable {
     }
 
     private let state: Mutex<State>
-    /// Each message's topic, for its report (not read back from librdkafka: a string per message).
-    private let topics: [String]
+    /// The messages, for their reports' topics and to produce again after a replacement of the handle.
+    private let messages: [KafkaOutgoingMessage]
 
-    init(topics: [String], completion: @escaping @Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void) {
-        self.topics = topics
-        state = Mutex(State(remaining: topics.count, reports: Array(repeating: nil, count: topics.count), completion: completion))
-        slots = .allocate(capacity: topics.count)
+    /// When the delivery timeout of the send runs out; a message purged after it is not sent again.
+    let deadline: ContinuousClock.Instant
+
+    init(messages: [KafkaOutgoingMessage], deadline: ContinuousClock.Instant,
+         completion: @escaping @Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void) {
+        self.messages = messages
+        self.deadline = deadline
+        state = Mutex(State(remaining: messages.count, reports: Array(repeating: nil, count: messages.count), completion: completion))
+        slots = .allocate(capacity: messages.count)
         let batch = Unmanaged.passUnretained(self)
         for index in slots.indices { slots.initializeElement(at: index, to: Slot(batch: batch, index: index)) }
     }
@@ -181,13 +331,23 @@ final class PendingDelivery: @unchecked Sendable {
         slot.batch.takeRetainedValue().record(index: slot.index, error: error)
     }
 
+    /// The message behind a slot (to produce it again).
+    static func message(_ opaque: UnsafeMutableRawPointer) -> KafkaOutgoingMessage {
+        let slot = opaque.load(as: Slot.self)
+        return slot.batch.takeUnretainedValue().messages[slot.index]
+    }
+
+    static func deadline(_ opaque: UnsafeMutableRawPointer) -> ContinuousClock.Instant {
+        opaque.load(as: Slot.self).batch.takeUnretainedValue().deadline
+    }
+
     /// Gives back the retain of a message that was never queued.
     static func release(_ opaque: UnsafeMutableRawPointer) {
         opaque.load(as: Slot.self).batch.release()
     }
 
     func record(index: Int, partition: Int32, offset: Int64) {
-        let report = KafkaDeliveryReport(topic: topics[index], partition: partition, offset: offset)
+        let report = KafkaDeliveryReport(topic: messages[index].topic, partition: partition, offset: offset)
         finish(count: 1) { state in state.reports[index] = report }
     }
 

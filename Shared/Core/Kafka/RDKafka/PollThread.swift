@@ -32,6 +32,9 @@ final class Flag: Sendable {
 
     /// Sets the flag; returns its previous value.
     func set() -> Bool { atomic.exchange(true, ordering: .acquiringAndReleasing) }
+
+    /// Clears the flag; returns its previous value.
+    func clear() -> Bool { atomic.exchange(false, ordering: .acquiringAndReleasing) }
 }
 
 /// Runs a blocking librdkafka call on a Dispatch thread, off the cooperative pool.

@@ -8,6 +8,19 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
     let logger: Logger
     let assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])?
     let assignment = Mutex<[KafkaTopicPartition]>([])
+    /// Per assigned partition, the next offset the consumer will read as far as it knows: the offset it
+    /// was assigned at (when a real one, not BEGINNING/END/STORED), then each message read, then a reset.
+    let positions = Mutex<[KafkaTopicPartition: KnownPosition]>([:])
+    /// Set when every broker was down: the log may have changed under the client (a memory-only broker
+    /// restarted empty), so its positions are checked again once a broker answers.
+    let brokersWereDown = Flag(false)
+    /// Set by a producer's delivery report of a stored message; cleared by the poll thread that reads it.
+    let acknowledged = Flag(false)
+    /// Set on a fatal error: the handle is unusable and must be replaced.
+    let fatal = Flag(false)
+    /// Messages whose delivery failed because their handle was purged or failed fatally: the opaque
+    /// pointers, each still holding its batch's retain, to be produced again on a new handle.
+    let requeued = Mutex<[RequeuedMessage]>([])
 
     init(logger: Logger, assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil) {
         self.logger = logger
@@ -23,6 +36,8 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
         rd_kafka_conf_set_error_cb(conf) { _, code, reason, opaque in
             guard let context = RDKafkaCallbackContext.from(opaque) else { return }
             let text = reason.map { String(cString: $0) } ?? ""
+            if code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN.rawValue { context.brokersWereDown.value = true }
+            if code == RD_KAFKA_RESP_ERR__FATAL.rawValue { context.fatal.value = true }
             context.logger.warning("kafka client error", metadata: ["code": "\(code)", "reason": "\(text)"])
         }
     }
@@ -34,20 +49,35 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
             if err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS {
                 let list = RDKafkaTopicPartitionList(borrowing: partitions)
                 let assigned = list.elements.map(\.partition)
+                var offsets: [KafkaTopicPartition: Int64] = [:]
                 if let hook = context.assignmentOffsets {
-                    let offsets = hook(assigned)
+                    offsets = hook(assigned)
                     list.setOffsets(offsets)
                 }
                 context.assignment.withLock { $0 = assigned }
+                context.positions.withLock { $0 = offsets.filter { $0.value >= 0 }.mapValues { KnownPosition(offset: $0, seenInLog: false) } }
                 context.logger.info("partitions assigned", metadata: ["partitions": "\(assigned.map(\.description))"])
                 rd_kafka_assign(handle, partitions)
             } else {
                 context.assignment.withLock { $0 = [] }
+                context.positions.withLock { $0 = [:] }
                 context.logger.info("partitions revoked")
                 rd_kafka_assign(handle, nil)
             }
         }
     }
+}
+
+/// A consumer's next offset, and whether the current log confirmed it (a message read from it, or the
+/// log's own end or start) or it came from outside (stored offsets given at assignment).
+struct KnownPosition: Sendable {
+    let offset: Int64
+    let seenInLog: Bool
+}
+
+/// A message's opaque pointer while it waits to be produced again (see `RDKafkaCallbackContext.requeued`).
+struct RequeuedMessage: @unchecked Sendable {
+    let opaque: UnsafeMutableRawPointer
 }
 
 /// A `rd_kafka_topic_partition_list_t`, owned or borrowed.

@@ -44,8 +44,10 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     /// Serves queued callbacks (delivery reports, logs, errors); blocks up to `timeoutMilliseconds`.
-    func poll(timeoutMilliseconds: Int32) {
-        rd_kafka_poll(handle, timeoutMilliseconds)
+    /// Returns how many events were served.
+    @discardableResult
+    func poll(timeoutMilliseconds: Int32) -> Int {
+        Int(rd_kafka_poll(handle, timeoutMilliseconds))
     }
 
     func flush(timeoutMilliseconds: Int32) throws {
@@ -53,10 +55,41 @@ final class RDKafkaClient: @unchecked Sendable {
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "flush") }
     }
 
+    /// Fails every message queued or in flight with a purge error (delivered by the next `poll`), so they can be
+    /// produced again on another handle. Acknowledgements still due for them are void.
+    func purgeAll() {
+        _ = rd_kafka_purge(handle, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+    }
+
+    /// The fatal error that made this handle unusable, if any.
+    var fatalError: KafkaError? {
+        var errstr = [CChar](repeating: 0, count: 512)
+        let code = rd_kafka_fatal_error(handle, &errstr, errstr.count)
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        return KafkaError(.librdkafka(code: code.rawValue), "fatal: \(String(cString: errstr))")
+    }
+
+    /// Moves the fetch position of assigned partitions (a consumer's), dropping what was prefetched for them.
+    func seek(_ offsets: [KafkaTopicPartition: Int64], timeoutMilliseconds: Int32) throws {
+        let list = RDKafkaTopicPartitionList(capacity: offsets.count)
+        for (partition, offset) in offsets { list.add(partition, offset: offset) }
+        if let error = rd_kafka_seek_partitions(handle, list.pointer, timeoutMilliseconds) {
+            throw Self.consume(error, context: "seek")
+        }
+        for element in list.elements where element.error != RD_KAFKA_RESP_ERR_NO_ERROR {
+            throw KafkaError(code: element.error, context: "seek \(element.partition)")
+        }
+    }
+
     /// Number of messages handed to librdkafka and not yet acknowledged or failed.
     var outstandingCount: Int { Int(rd_kafka_outq_len(handle)) }
 
     /// Queues one message; its delivery report arrives through the `dr_msg_cb` with `opaque` as `_private`.
+    func produce(_ message: KafkaOutgoingMessage, opaque: UnsafeMutableRawPointer) throws {
+        try produce(topic: message.topic, partition: message.partition, key: message.key, value: message.value,
+                    headers: message.headers, opaque: opaque)
+    }
+
     func produce(topic: String, partition: Int32?, key: [UInt8]?, value: [UInt8],
                  headers: [(String, [UInt8])], opaque: UnsafeMutableRawPointer) throws {
         try topic.withCString { topicPointer in

@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import Shared
+
+/// The Kafka wrapper when the broker loses everything: a private tansu killed with -9 and started again
+/// empty on the same port, the clients left running (issue 14).
+@Suite("Kafka wrapper after broker loss", .serialized)
+struct KafkaRecoveryTests {
+    let logger = TestServices.logger
+
+    private func configuration(_ broker: PrivateBroker) -> KafkaConfiguration {
+        var configuration = TestServices.kafka()
+        configuration.brokers = broker.address
+        return configuration
+    }
+
+    /// Sends until one send succeeds; returns how long after `from` that was.
+    private func sendUntilAcknowledged(_ producer: KafkaProducer, _ message: KafkaOutgoingMessage, within limit: Duration) async -> Duration? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < limit {
+            if (try? await producer.send(message)) != nil { return ContinuousClock.now - start }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        return nil
+    }
+
+    private func readAll(_ consumer: KafkaConsumer, count: Int, within limit: Duration) async throws -> [KafkaMessage] {
+        var received: [KafkaMessage] = []
+        let deadline = ContinuousClock.now + limit
+        while received.count < count, ContinuousClock.now < deadline {
+            received += try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))
+        }
+        return received
+    }
+
+    @Test("the topic guard makes missing topics again with their partition counts, and nothing else")
+    func topicGuardRecreates() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        let configuration = configuration(broker)
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        let guardian = TopicGuard(producer: producer, logger: logger)
+        var reported: Set<String> = []
+        await guardian.check(reportedCounts: &reported)
+        let names = Topic.all.map { configuration.topic($0.name) }
+        let expected = Dictionary(uniqueKeysWithValues: Topic.all.map { (configuration.topic($0.name), $0.partitions) })
+        #expect(try await producer.partitionCounts(topics: names) == expected)
+
+        try broker.restartEmpty()
+        // A producer asking for a missing topic must not make the broker auto-create it with its own count.
+        _ = try? await producer.send(KafkaOutgoingMessage(topic: configuration.topic(Topic.trackingEvents), key: "k", value: [1]))
+        await guardian.check(reportedCounts: &reported)
+        #expect(try await producer.partitionCounts(topics: names) == expected)
+        await producer.shutdown()
+    }
+
+    @Test("an idempotent producer whose broker came back empty is acknowledged again within 10 s, and what it held is not lost")
+    func producerSurvivesBrokerLoss() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        let configuration = configuration(broker)
+        let topic = configuration.topic("events")
+        let spec = KafkaTopicSpec(name: "events", partitions: 4)
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics([spec])
+        // Every partition has seen this producer's id and sequence numbers.
+        _ = try await producer.send((0..<40).map { KafkaOutgoingMessage(topic: topic, key: "before-\($0)", value: Array("before".utf8)) })
+
+        try broker.restartEmpty()
+        let back = ContinuousClock.now
+        try await producer.createTopics([spec])
+        let message = KafkaOutgoingMessage(topic: topic, key: "after", value: Array("after".utf8))
+        let waited = await sendUntilAcknowledged(producer, message, within: .seconds(30))
+        #expect(waited != nil, "no send acknowledged within 30 s of the broker coming back")
+        #expect(ContinuousClock.now - back < .seconds(10), "first acknowledgement \(ContinuousClock.now - back) after the broker came back")
+
+        // A batch over every partition goes through too, and the broker holds it.
+        let batch = (0..<40).map { KafkaOutgoingMessage(topic: topic, key: "later-\($0)", value: Array("later".utf8)) }
+        let reports = try await producer.send(batch)
+        #expect(Set(reports.map(\.partition)).count == 4)
+        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning), logger: logger)
+        let stored = try await readAll(consumer, count: 41, within: .seconds(20))
+        #expect(Set(stored.compactMap(\.keyString)).isSuperset(of: Set((0..<40).map { "later-\($0)" } + ["after"])))
+        await consumer.close()
+        await producer.shutdown()
+    }
+
+    @Test("a consumer whose position is beyond a replaced log reads the new log from its start, and says so")
+    func consumerFollowsReplacedLog() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        let configuration = configuration(broker)
+        let topic = configuration.topic("log")
+        let spec = KafkaTopicSpec(name: "log", partitions: 1)
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics([spec])
+        for index in 0..<20 {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, key: "old", value: Array("old-\(index)".utf8)))
+        }
+        let checks = Mutex<[KafkaConsumer.LogCheck]>([])
+        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                         logger: logger, checkInterval: .milliseconds(500),
+                                         onLogCheck: { check in checks.withLock { $0.append(check) } })
+        // Read all along, as a service does: the consumer sees the broker go and come back.
+        let received = Received()
+        let reader = Task {
+            while !Task.isCancelled {
+                let messages = (try? await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))) ?? []
+                received.values.withLock { $0 += messages.map { String(decoding: $0.value, as: UTF8.self) } }
+            }
+        }
+        defer { reader.cancel() }
+        await received.wait(for: 20, within: .seconds(20))
+        #expect(received.values.withLock { $0.count } == 20)
+        try await Task.sleep(for: .seconds(1))   // a check or two at the log's end
+
+        try broker.restartEmpty()
+        try await producer.createTopics([spec])
+        let fresh = (0..<5).map { "new-\($0)" }
+        for value in fresh {
+            _ = await sendUntilAcknowledged(producer, KafkaOutgoingMessage(topic: topic, key: "new", value: Array(value.utf8)), within: .seconds(30))
+        }
+        await received.wait(for: 25, within: .seconds(30))
+        reader.cancel()
+        _ = await reader.value
+        #expect(Array(received.values.withLock { $0 }.dropFirst(20)) == fresh)
+        let moves = checks.withLock { $0 }.flatMap(\.moves)
+        #expect(moves.map(\.position) == [20])
+        #expect(moves.first?.resetTo == 0)
+        #expect(checks.withLock { $0 }.contains { $0.afterBrokerLoss })
+        await consumer.close()
+        await producer.shutdown()
+    }
+
+    @Test("a consumer caught up with a log of multi-message batches is not reset (tansu's end is its last batch's base + 1)")
+    func consumerAtEndIsNotReset() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        let configuration = configuration(broker)
+        let topic = configuration.topic("batches")
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics([KafkaTopicSpec(name: "batches", partitions: 1)])
+        _ = try await producer.send((0..<30).map { KafkaOutgoingMessage(topic: topic, key: "k", value: Array("m\($0)".utf8)) })
+        let checks = Mutex<[KafkaConsumer.LogCheck]>([])
+        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                         logger: logger, checkInterval: .milliseconds(200),
+                                         onLogCheck: { check in checks.withLock { $0.append(check) } })
+        #expect(try await readAll(consumer, count: 30, within: .seconds(20)).count == 30)
+        // Several checks pass with the consumer at the log's true end.
+        let again = try await readAll(consumer, count: 1, within: .seconds(2))
+        #expect(again.isEmpty, "read \(again.count) messages again")
+        #expect(checks.withLock { $0 }.flatMap(\.moves).isEmpty)
+        await consumer.close()
+        await producer.shutdown()
+    }
+}
+
+/// What a background reader received, for a test to wait on.
+private final class Received: Sendable {
+    let values = Mutex<[String]>([])
+
+    func wait(for count: Int, within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while values.withLock({ $0.count }) < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(100)) }
+    }
+}
