@@ -49,6 +49,7 @@ RESULT = Path(os.environ.get("FAULTS_RESULT", ROOT / ".run" / "faults-result.jso
 ALL_SCENARIOS = ("kill", "postgres", "pause", "overload", "restart", "broker-loss", "topic-reset")
 SCENARIOS = [x.strip() for x in os.environ.get("FAULTS_SCENARIOS", ",".join(ALL_SCENARIOS)).split(",") if x.strip()]
 READY_TIMEOUT = float(os.environ.get("FAULTS_READY_TIMEOUT", "120"))
+IMPORT_TIMEOUT = 90      # seconds one `catalog import` may take before it counts as failed (and is retried)
 COUNT_WAIT = 180         # seconds compare_events waits for analytics to catch up
 EDITS_WAIT = 60          # seconds compare_edits waits for acknowledged edits to reach the feed
 T0 = time.monotonic()
@@ -159,7 +160,7 @@ def run_edit(suite, work_dir: Path, number: int, truth: Truth) -> bool:
     with truth.lock:
         truth.edit_attempts += 1
     try:
-        result = suite.run_tool("catalog", "import", str(path), timeout=90)
+        result = suite.run_tool("catalog", "import", str(path), timeout=IMPORT_TIMEOUT)
         ok = result.returncode == 0
     except subprocess.TimeoutExpired:
         ok = False

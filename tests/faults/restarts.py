@@ -202,7 +202,8 @@ class Restarts:
             with self.truth.lock:
                 self.truth.edit_attempts += 1
             try:
-                ok = self.suite.run_tool("catalog", "import", str(path), timeout=max(5, deadline - time.monotonic())).returncode == 0
+                ok = self.suite.run_tool("catalog", "import", str(path),
+                                         timeout=max(5.0, min(deadline - time.monotonic(), 30.0))).returncode == 0
             except subprocess.TimeoutExpired:
                 ok = False
             if ok:

@@ -54,7 +54,7 @@ def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker
     # A small workload, with fault_run's loops (their knobs are module globals).
     for module, name, value in ((fault_run, "MAX_EVENTS", 400), (fault_run, "BATCH", 10), (fault_run, "EVENT_INTERVAL", 0.25),
                                 (fault_run, "MAX_EDITS", 8), (fault_run, "EDIT_INTERVAL", 2), (fault_run, "COUNT_WAIT", 40),
-                                (fault_run, "EDITS_WAIT", 15), (restarts, "RECOVERY_TIMEOUT", RECOVERY),
+                                (fault_run, "EDITS_WAIT", 15), (fault_run, "IMPORT_TIMEOUT", 15), (restarts, "RECOVERY_TIMEOUT", RECOVERY),
                                 (restarts, "EDIT_SEEN_WAIT", 10), (restarts, "DRAIN_TIMEOUT", "20"), (restarts, "LOAD_THREADS", 2),
                                 (restarts, "LOAD_BATCH", 20), (restarts, "LOAD_SECONDS", 1.5)):
         monkeypatch.setattr(module, name, value)
@@ -123,7 +123,7 @@ def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker
             time.sleep(1)
         stop.set()
         for thread in threads:
-            thread.join(timeout=60)
+            thread.join(timeout=20)
         probe.stop_flag.set()
         result["events_unacked_at_end"] = sum(map(len, truth.pending))
         result.update(fault_run.compare_events(suite, truth, scenarios.exposed))
