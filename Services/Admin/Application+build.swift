@@ -23,8 +23,10 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
 
+    let eventsLag = try LagWatch.watching(events.progress, name: "admin-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
+                                          configuration: settings.kafka, logger: logger)
     let router = runtime.makeRouter(context: AdminRequestContext.self,
-                                    checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }]),
+                                    checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
     // Every page: security headers, the session, HTML error pages, and the CSRF check of every POST (which reads
     // multipart bodies only on the upload routes, after the session is known).
@@ -49,7 +51,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
 
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, events, AfterStartup(runtime.startup, imports))
+    app.addServices(commands, events, AfterStartup(runtime.startup, imports), AfterStartup(runtime.startup, eventsLag.ends),
+                    AfterStartup(runtime.startup, eventsLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: AdminMigrations.runner)
         try await OwnerBootstrap(users: repository, hasher: hasher, owner: admin.bootstrapOwner, logger: logger).run()

@@ -48,14 +48,18 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
 
     let trackingEnds = try KafkaTopicEnds(topic: settings.kafka.topic(Topic.trackingEvents), configuration: settings.kafka, logger: logger)
     let lagWatch = IngestLagWatch.make(ends: trackingEnds, store: store, window: options.stallWindow, logger: logger)
-    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }, lagWatch.readinessCheck]),
+    let namesLag = try LagWatch.watching(names.progress, name: "analytics-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
+                                         configuration: settings.kafka, logger: logger)
+    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }, lagWatch.readinessCheck,
+                                                                     namesLag.watch.readinessCheck]),
                                     beforeScrape: { await ingest.recordLag() })
     ReportRoutes(repository: PostgresReportRepository(client: postgres, schema: .live, logger: logger), token: options.reportsToken,
                  freshness: { lagWatch.reportFreshness() })
         .register(on: router)
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, names, AfterStartup(runtime.startup, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch))
+    app.addServices(commands, names, AfterStartup(runtime.startup, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),
+                    AfterStartup(runtime.startup, namesLag.ends), AfterStartup(runtime.startup, namesLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: AnalyticsMigrations.runner)
     }

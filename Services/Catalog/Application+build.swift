@@ -28,14 +28,17 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
                                    logger: logger)
 
-    let router = runtime.makeRouter(checks: runtime.readinessChecks(), beforeScrape: {
+    let commandsLag = try LagWatch.watching(commands.progress, name: "catalog-commands", topic: settings.kafka.topic(Topic.catalogCommands),
+                                            configuration: settings.kafka, logger: logger)
+    let router = runtime.makeRouter(checks: runtime.readinessChecks([commandsLag.watch.readinessCheck]), beforeScrape: {
         await relay.recordBacklog()
         await commands.recordLag(consumerName: "catalog-commands")
     })
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands),
-                    AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, producer: producer, logger: logger)))
+                    AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, producer: producer, logger: logger)),
+                    AfterStartup(runtime.startup, commandsLag.ends), AfterStartup(runtime.startup, commandsLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: CatalogMigrations.runner)
     }

@@ -23,7 +23,10 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                              rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),
                              clientRateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerClient))
 
-    let router = runtime.makeRouter(context: FeedRequestContext.self, checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }]),
+    let eventsLag = try LagWatch.watching(events.progress, name: "feed-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
+                                          configuration: settings.kafka, logger: logger)
+    let router = runtime.makeRouter(context: FeedRequestContext.self,
+                                    checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
     router.add(middleware: MethodNotAllowedMiddleware(FeedAPI.routes))
     FeedRoutes(projection: projection).register(on: router)
@@ -42,7 +45,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                           ])),
                           configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, events, publisher)
+    app.addServices(commands, events, publisher, AfterStartup(runtime.startup, eventsLag.ends), AfterStartup(runtime.startup, eventsLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: nil)
     }

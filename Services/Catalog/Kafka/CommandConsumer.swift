@@ -15,6 +15,8 @@ import Synchronization
 final class CommandConsumer: Service, Sendable {
     private let makeConsumer: @Sendable () throws -> KafkaConsumer
     private let consumer = Mutex<KafkaConsumer?>(nil)
+    /// What it has handled, for its LagWatch.
+    let progress = ConsumerProgress()
     let handler: CatalogCommandHandler
     let relay: OutboxRelay
     let deadLetters: DeadLetterSink
@@ -38,6 +40,7 @@ final class CommandConsumer: Service, Sendable {
     func run() async throws {
         let consumer = try makeConsumer()
         self.consumer.withLock { $0 = consumer }
+        progress.attach(consumer)
         do {
             try await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
@@ -46,6 +49,7 @@ final class CommandConsumer: Service, Sendable {
                     var offsets: [KafkaTopicPartition: Int64] = [:]
                     for message in messages {
                         try await self.process(message)
+                        self.progress.handled(message)
                         offsets[message.topicPartition] = message.offset + 1
                     }
                     self.relay.notify()

@@ -40,6 +40,8 @@ public final class CatalogEventFeed: Service, Sendable {
 
     /// True once a full snapshot has been applied.
     public var isLoaded: Bool { loaded.value }
+    /// What it has handled, for its LagWatch (DESIGN.md "Readiness and degraded consumers").
+    public let progress = ConsumerProgress()
 
     /// Records consumer lag per partition (before a metrics scrape).
     public func recordLag() async {
@@ -54,12 +56,14 @@ public final class CatalogEventFeed: Service, Sendable {
                                          logger: logger, name: "\(source)-catalog-events",
                                          onLogCheck: { [self] check in reloadSnapshot(after: check) })
         self.consumer.withLock { $0 = consumer }
+        progress.attach(consumer)
         snapshotRequests.continuation.yield(snapshotId.withLock { $0 })
         try await cancelWhenGracefulShutdown {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await self.requestSnapshots() }
                 for try await message in consumer {
                     await self.process(message)
+                    self.progress.handled(message)
                 }
                 self.snapshotRequests.continuation.finish()
             }

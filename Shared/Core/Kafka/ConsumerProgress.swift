@@ -315,3 +315,19 @@ public final class LagWatch: Service, Sendable {
         return reason
     }
 }
+
+extension LagWatch {
+    /// `CONSUMER_STALL_SECONDS` (30): how long a consumer's lag may wait without shrinking before it is degraded.
+    public static func stallWindow(_ environment: Environment = Environment()) throws -> Duration {
+        .seconds(try environment.int("CONSUMER_STALL_SECONDS", default: 30))
+    }
+
+    /// A watch of the consumer that reports to `progress` on `topic` (its full name), with the probe of the topic's
+    /// ends it samples against. Run both as services, after start-up; add `watch.readinessCheck` to `/ready`.
+    public static func watching(_ progress: ConsumerProgress, name: String, topic: String, configuration: KafkaConfiguration,
+                                logger: Logger) throws -> (ends: KafkaTopicEnds, watch: LagWatch) {
+        let ends = try KafkaTopicEnds(topic: topic, configuration: configuration, logger: logger)
+        let watch = LagWatch(name: name, window: try stallWindow(), logger: logger) { try await progress.sample(ends) }
+        return (ends, watch)
+    }
+}
