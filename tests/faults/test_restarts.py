@@ -53,7 +53,7 @@ def own_broker(tmp_path):
 def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker, monkeypatch):
     # A small workload, with fault_run's loops (their knobs are module globals).
     for module, name, value in ((fault_run, "MAX_EVENTS", 400), (fault_run, "BATCH", 10), (fault_run, "EVENT_INTERVAL", 0.25),
-                                (fault_run, "MAX_EDITS", 8), (fault_run, "EDIT_INTERVAL", 2), (fault_run, "COUNT_WAIT", 40),
+                                (fault_run, "MAX_EDITS", 8), (fault_run, "EDIT_INTERVAL", 2), (fault_run, "COUNT_WAIT", 30),
                                 (fault_run, "EDITS_WAIT", 15), (fault_run, "IMPORT_TIMEOUT", 15), (restarts, "RECOVERY_TIMEOUT", RECOVERY),
                                 (restarts, "EDIT_SEEN_WAIT", 10), (restarts, "DRAIN_TIMEOUT", "20"), (restarts, "LOAD_THREADS", 2),
                                 (restarts, "LOAD_BATCH", 20), (restarts, "LOAD_SECONDS", 1.5)):
@@ -115,7 +115,7 @@ def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker
         with truth.lock:
             truth.sent_events = max(truth.sent_events, fault_run.MAX_EVENTS + truth.extra_sent)
             truth.next_edit = max(truth.next_edit, fault_run.MAX_EDITS)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with truth.lock:
                 if not (truth.pending or truth.edits_pending):
