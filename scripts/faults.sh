@@ -19,7 +19,7 @@
 # Always stops its Postgres and broker. Figures as JSON in FAULTS_RESULT (.run/faults-result.json).
 # Knobs: FAULTS_MAX_EVENTS (16000), FAULTS_MAX_EDITS (120), FAULTS_BATCH (20), FAULTS_BROKER_PAUSE (6),
 # FAULTS_SCENARIOS (kill,postgres,pause,overload,restart,broker-loss,topic-reset), FAULTS_RECOVERY_TIMEOUT
-# (60), FAULTS_DRAIN_BURST (4000 events posted just before the restart's drain), DRAIN_TIMEOUT (60).
+# (60), FAULTS_DRAIN_LOAD_SECONDS (3 s of posting when the restart stops the writers), DRAIN_TIMEOUT (60).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh

@@ -97,7 +97,7 @@ if faults:
         parts = []
         if f["kind"] == "restart_stack":
             parts.append(f"drain {s(f.get('drain_s'))} from analytics lag {f.get('drain_start_analytics_lag')} / outbox "
-                         f"{f.get('drain_start_outbox')} ({f.get('burst_acked')} events posted just before)"
+                         f"{f.get('drain_start_outbox')} (writers stopped under load: {f.get('load_acked')} events acknowledged in the seconds before)"
                          + ("" if f.get("drained") else " GAVE UP"))
         parts.append(f"first 202 {s(f.get('first_202_s'))} after " + ("the topics were re-created" if f["kind"] == "topic_reset" else "the broker was back"))
         parts.append(f"analytics counting again after {s(f.get('counting_again_s'))}")
