@@ -110,6 +110,12 @@ def test_a_stuck_consumer_is_degraded_on_ready_status_and_reports(own_suite, bro
         assert "4 of 4 services ready" not in summary, summary
         assert "3 of 4 services ready, 1 degraded (analytics)" in summary, summary
         assert element_text(browser, 'tr[data-service="feed"] td.state') == "ready"
+        cells = browser.find_elements(By.CSS_SELECTOR, f"{row} td")
+        assert float(cells[4].text) >= 20, f"consumer lag shown: {cells[4].text}"
+        for name in ("catalog", "feed", "analytics", "admin"):
+            uptime = browser.find_elements(By.CSS_SELECTOR, f'tr[data-service="{name}"] td')[2].text
+            seconds = int(uptime.split()[0]) * (60 if "min" in uptime else 1) if "h" not in uptime else 3600
+            assert seconds >= 30, f"{name} has run for over half a minute; uptime shown: {uptime}"
 
         # More than a minute behind: the Reports page warns and says up to when events are counted.
         post(own_suite, 20)

@@ -106,7 +106,10 @@ final class SystemStatusProbe: Sendable {
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
                 if seconds > 0.2 { status.requestsPerSecond = (requests - before.requests) / seconds }
             }
-            let lag = samples.filter { $0.name == "itour_consumer_lag" }
+            // Messages waiting per the lag watches (against the broker's ends); the consumers' own lag gauge counts a
+            // partition not yet read from since an assignment as wholly unread, so it is only the fallback.
+            let waiting = samples.filter { $0.name == "itour_consumer_waiting" }
+            let lag = waiting.isEmpty ? samples.filter { $0.name == "itour_consumer_lag" } : waiting
             if !lag.isEmpty { status.consumerLag = lag.reduce(0) { $0 + $1.value } }
             status.outboxBacklog = samples.first { $0.name == "itour_outbox_backlog" }?.value
         }

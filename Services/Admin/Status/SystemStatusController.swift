@@ -73,7 +73,7 @@ struct SystemStatusController {
             <tbody>\(rows)</tbody>
             </table>
             <p class="hint">Postgres and broker show whether that service reaches them (only services that use Postgres say so).
-            Consumer lag is messages not yet read; outbox backlog is catalog changes not yet published.
+            Consumer lag is messages waiting to be handled; outbox backlog is catalog changes not yet published.
             Degraded: the service answers, but a consumer's lag has not shrunk for a while (the reason is in Notes).</p>
             """
     }

@@ -214,6 +214,7 @@ public final class LagWatch: Service, Sendable {
     private let state: Mutex<State>
     private let logger: Logger
     private let degradedGauge: Gauge
+    private let waitingGauge: Gauge
 
     public init(name: String, window: Duration = .seconds(30), interval: Duration = .seconds(1), logger: Logger,
                 sampler: @escaping Sampler) {
@@ -225,6 +226,7 @@ public final class LagWatch: Service, Sendable {
         state = Mutex(State(status: Status(startedAt: Date())))
         degradedGauge = Gauge(label: "itour_consumer_degraded", dimensions: [("consumer", name)])
         degradedGauge.record(0)
+        waitingGauge = Gauge(label: "itour_consumer_waiting", dimensions: [("consumer", name)])
     }
 
     public var status: Status { state.withLock { $0.status } }
@@ -291,6 +293,7 @@ public final class LagWatch: Service, Sendable {
             return (before, state.status.degraded, waiting)
         }
         degradedGauge.record(after == nil ? 0 : 1)
+        waitingGauge.record(waiting)
         if let after, before == nil {
             logger.warning("consumer degraded", metadata: ["consumer": "\(name)", "reason": "\(after)"])
         } else if after == nil, before != nil {
