@@ -25,7 +25,8 @@ struct ConsumerStatusTests {
         let ends = try KafkaTopicEnds(topic: topic, configuration: kafka, logger: TestServices.logger)
         let probe = Task { try await ends.run() }
         defer { probe.cancel() }
-        try await Task.sleep(for: .seconds(1)) // the probe starts at the end: let it be there before anything is sent
+        // The probe starts at the end: let it be there before anything is sent.
+        #expect(try await TestServices.eventually(timeout: .seconds(15)) { ends.isFollowing })
         let watch = LagWatch(name: "test", window: .seconds(2), interval: .milliseconds(200), logger: TestServices.logger) {
             try await progress.sample(ends)
         }

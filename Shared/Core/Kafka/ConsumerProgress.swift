@@ -76,6 +76,10 @@ public final class KafkaTopicEnds: Service, Sendable {
     /// Per partition, the offset after the newest message the probe fetched (the latest, so a log that
     /// restarted lower is followed down too).
     private let seen = Mutex<[Int32: Int64]>([:])
+    private let following = Flag(false)
+
+    /// True once the probe follows the topic (what arrives from then on moves the ends).
+    public var isFollowing: Bool { following.value }
 
     /// `topic` is the full name, prefix included.
     public init(topic: String, configuration: KafkaConfiguration, logger: Logger) throws {
@@ -90,9 +94,18 @@ public final class KafkaTopicEnds: Service, Sendable {
             var probe: KafkaConsumer?
             while !Task.isCancelled {
                 do {
-                    let consumer = try probe ?? KafkaConsumer(configuration: self.configuration,
-                                                              subscription: .allPartitions(topics: [self.topic], from: .end), logger: self.logger)
-                    probe = consumer
+                    let consumer: KafkaConsumer
+                    if let probe {
+                        consumer = probe
+                    } else {
+                        // Making it asks the broker (up to 10 s when it is away): off the cooperative pool.
+                        let (configuration, topic, logger) = (self.configuration, self.topic, self.logger)
+                        consumer = try await runBlocking {
+                            try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .end), logger: logger)
+                        }
+                        probe = consumer
+                        _ = self.following.set()
+                    }
                     let messages = try await consumer.poll(maxMessages: 10_000, timeout: .milliseconds(200))
                     guard !messages.isEmpty else { continue }
                     self.seen.withLock { seen in
