@@ -229,6 +229,12 @@ public final class KafkaProducer: Service, Sendable {
         }
     }
 
+    /// Deletes topics by their full names (for tests and operators' tools; no service deletes one).
+    public func deleteTopics(_ names: [String], timeout: Duration = .seconds(10)) async throws {
+        let client = self.client
+        try await runBlocking { try client.deleteTopics(names, timeoutMilliseconds: timeout.milliseconds) }
+    }
+
     /// Creates topics with their partition counts; existing ones are left as they are.
     public func createTopics(_ topics: [KafkaTopicSpec], timeout: Duration = .seconds(10)) async throws {
         let client = self.client

@@ -221,4 +221,35 @@ final class RDKafkaClient: @unchecked Sendable {
             }
         }
     }
+
+    /// Deletes topics (operators' and tests' tool: the services never delete one); a missing topic is not an error.
+    func deleteTopics(_ names: [String], timeoutMilliseconds: Int32) throws {
+        guard !names.isEmpty else { return }
+        var topics: [OpaquePointer?] = names.map { rd_kafka_DeleteTopic_new($0) }
+        defer { for topic in topics { rd_kafka_DeleteTopic_destroy(topic) } }
+        let queue = rd_kafka_queue_new(handle)
+        defer { rd_kafka_queue_destroy(queue) }
+        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_DELETETOPICS)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        var errstr = [CChar](repeating: 0, count: 512)
+        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
+        topics.withUnsafeMutableBufferPointer { buffer in
+            rd_kafka_DeleteTopics(handle, buffer.baseAddress, buffer.count, options, queue)
+        }
+        guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 1_000) else {
+            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "delete topics: timed out")
+        }
+        defer { rd_kafka_event_destroy(event) }
+        let eventError = rd_kafka_event_error(event)
+        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: eventError, context: "delete topics") }
+        guard let result = rd_kafka_event_DeleteTopics_result(event) else { return }
+        var count = 0
+        guard let results = rd_kafka_DeleteTopics_result_topics(result, &count) else { return }
+        for index in 0..<count {
+            let err = rd_kafka_topic_result_error(results[index])
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART {
+                throw KafkaError(code: err, context: "delete topic \(String(cString: rd_kafka_topic_result_name(results[index])))")
+            }
+        }
+    }
 }
