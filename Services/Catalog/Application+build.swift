@@ -37,7 +37,7 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands),
-                    AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, producer: producer, logger: logger)),
+                    AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, logger: logger)),
                     AfterStartup(runtime.startup, commandsLag.ends), AfterStartup(runtime.startup, commandsLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: CatalogMigrations.runner)

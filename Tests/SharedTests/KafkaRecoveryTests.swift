@@ -70,11 +70,16 @@ struct KafkaRecoveryTests {
 
         try broker.restartEmpty()
         let back = ContinuousClock.now
-        try await producer.createTopics([spec])
+        // As in a service: sends go on while the topic is missing, until the topic guard makes it again.
+        let guardian = Task {
+            try await Task.sleep(for: .seconds(2))
+            try await producer.createTopics([spec])
+        }
         let message = KafkaOutgoingMessage(topic: topic, key: "after", value: Array("after".utf8))
         let waited = await sendUntilAcknowledged(producer, message, within: .seconds(30))
         #expect(waited != nil, "no send acknowledged within 30 s of the broker coming back")
         #expect(ContinuousClock.now - back < .seconds(10), "first acknowledgement \(ContinuousClock.now - back) after the broker came back")
+        try await guardian.value
 
         // A batch over every partition goes through too, and the broker holds it.
         let batch = (0..<40).map { KafkaOutgoingMessage(topic: topic, key: "later-\($0)", value: Array("later".utf8)) }
@@ -130,6 +135,49 @@ struct KafkaRecoveryTests {
         #expect(moves.map(\.position) == [20])
         #expect(moves.first?.resetTo == 0)
         #expect(checks.withLock { $0 }.contains { $0.afterBrokerLoss })
+        await consumer.close()
+        await producer.shutdown()
+    }
+
+    @Test("a consumer whose topic is deleted and made again reads the new topic from its start")
+    func consumerFollowsRecreatedTopic() async throws {
+        let broker = try PrivateBroker.start()
+        defer { broker.stop() }
+        let configuration = configuration(broker)
+        let topic = configuration.topic("recreated")
+        let spec = KafkaTopicSpec(name: "recreated", partitions: 2)
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics([spec])
+        for index in 0..<10 {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k\(index)", value: Array("old-\(index)".utf8)))
+        }
+        let checks = Mutex<[KafkaConsumer.LogCheck]>([])
+        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                         logger: logger, checkInterval: .milliseconds(500),
+                                         onLogCheck: { check in checks.withLock { $0.append(check) } })
+        let received = Received()
+        let reader = Task {
+            while !Task.isCancelled {
+                let messages = (try? await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))) ?? []
+                received.values.withLock { $0 += messages.map { String(decoding: $0.value, as: UTF8.self) } }
+            }
+        }
+        defer { reader.cancel() }
+        await received.wait(for: 10, within: .seconds(20))
+        try await Task.sleep(for: .seconds(1))
+
+        try await producer.deleteTopics([topic])
+        try await Task.sleep(for: .seconds(2))
+        try await producer.createTopics([spec])
+        let fresh = (0..<4).map { "new-\($0)" }
+        for value in fresh {
+            _ = await sendUntilAcknowledged(producer, KafkaOutgoingMessage(topic: topic, key: "new", value: Array(value.utf8)), within: .seconds(30))
+        }
+        await received.wait(for: 14, within: .seconds(30))
+        reader.cancel()
+        _ = await reader.value
+        #expect(Array(received.values.withLock { $0 }.dropFirst(10)) == fresh)
+        #expect(!checks.withLock { $0 }.flatMap(\.moves).isEmpty)
         await consumer.close()
         await producer.shutdown()
     }

@@ -16,9 +16,12 @@ final class OutboxRelay: Service, Sendable {
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     private let published = Counter(label: "itour_outbox_published_total")
-    /// Per `catalog.events` partition, the highest offset the broker acknowledged to this relay: a log whose
-    /// end is behind it lost what was published (CatalogEventsWatch).
-    let acknowledgedEvents = Mutex<[Int32: Int64]>([:])
+    /// Per `catalog.events` partition, the highest offset the broker acknowledged to this relay.
+    private let acknowledgedEvents = Mutex<[Int32: Int64]>([:])
+    /// Partitions of `catalog.events` whose new acknowledgements came back at or below an earlier one: the
+    /// log was replaced (broker restarted empty, topic made again) and lost what was published before.
+    let replacedLogs: AsyncStream<[Int32]>
+    private let replacedLog: AsyncStream<[Int32]>.Continuation
     private let eventsTopic: String
     private let backlogGauge = Gauge(label: "itour_outbox_backlog")
 
@@ -29,6 +32,7 @@ final class OutboxRelay: Service, Sendable {
         self.logger = logger
         self.idleInterval = idleInterval
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (replacedLogs, replacedLog) = AsyncStream.makeStream(of: [Int32].self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Asks the relay to publish now.
@@ -39,12 +43,22 @@ final class OutboxRelay: Service, Sendable {
         if let backlog = try? await repository.outboxBacklog() { backlogGauge.record(backlog) }
     }
 
+    /// Offsets in one partition only grow: an acknowledgement at or below an earlier one is from a new log.
     private func recordAcknowledged(_ reports: [KafkaDeliveryReport]) {
-        acknowledgedEvents.withLock { acknowledged in
+        let replaced = acknowledgedEvents.withLock { acknowledged -> Set<Int32> in
+            var replaced: Set<Int32> = []
+            var lowest: [Int32: Int64] = [:]
             for report in reports where report.topic == eventsTopic {
-                acknowledged[report.partition] = max(acknowledged[report.partition] ?? -1, report.offset)
+                lowest[report.partition] = min(lowest[report.partition] ?? .max, report.offset)
             }
+            for (partition, offset) in lowest where offset <= (acknowledged[partition] ?? -1) { replaced.insert(partition) }
+            for report in reports where report.topic == eventsTopic {
+                acknowledged[report.partition] = replaced.contains(report.partition)
+                    ? max(lowest[report.partition]!, report.offset) : max(acknowledged[report.partition] ?? -1, report.offset)
+            }
+            return replaced
         }
+        if !replaced.isEmpty { replacedLog.yield(replaced.sorted()) }
     }
 
     func run() async throws {

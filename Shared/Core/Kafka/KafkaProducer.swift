@@ -29,10 +29,12 @@ public final class KafkaProducer: Service, Sendable {
     public let stallThreshold: Duration
     private let replacements = Counter(label: "itour_kafka_producer_replacements_total")
 
-    /// What the poll thread knows about progress: the last acknowledgement, and since when a stall has
-    /// been seen with a reachable broker.
+    /// What the poll thread knows about progress: the last acknowledgement, and since when messages
+    /// waited or failed without one.
     private struct Health {
         var lastAcknowledged = ContinuousClock.now
+        /// Since when messages have waited or failed with no acknowledgement in between.
+        var troubleSince: ContinuousClock.Instant?
         var lastCheck = ContinuousClock.now
         var lastReplaced: ContinuousClock.Instant?
     }
@@ -62,6 +64,7 @@ public final class KafkaProducer: Service, Sendable {
                     if message.err == RD_KAFKA_RESP_ERR__FATAL { context.fatal.value = true }
                     context.requeued.withLock { $0.append(RequeuedMessage(opaque: slot)) }
                 } else {
+                    RDKafkaCallbackContext.from(opaque)?.deliveryFailed.value = true
                     PendingDelivery.failed(slot, KafkaError(code: message.err, context: "delivery"))
                 }
             }
@@ -128,8 +131,14 @@ public final class KafkaProducer: Service, Sendable {
         client.poll(timeoutMilliseconds: 100)
         let now = ContinuousClock.now
         let acknowledged = context.acknowledged.clear()
+        let failed = context.deliveryFailed.clear()
         let due = health.withLock { health -> Bool in
-            if acknowledged { health.lastAcknowledged = now }
+            if acknowledged {
+                health.lastAcknowledged = now
+                health.troubleSince = nil
+            } else if failed, health.troubleSince == nil {
+                health.troubleSince = now
+            }
             guard now - health.lastCheck >= .milliseconds(500) else { return false }
             health.lastCheck = now
             return true
@@ -140,21 +149,21 @@ public final class KafkaProducer: Service, Sendable {
             // Purged messages left over from a replacement (a send that raced it): send them now.
             resendRequeued()
         } else if due, isStuck(client, now: now) {
-            replaceClient(reason: "stalled", detail: "no acknowledgement for \(stallThreshold) with \(client.outstandingCount) messages waiting while the broker answers")
+            replaceClient(reason: "stalled", detail: "no acknowledgement for \(stallThreshold) with \(client.outstandingCount) messages waiting (or failed) while the broker answers")
         }
     }
 
-    /// Messages wait, none was acknowledged for `stallThreshold`, yet the broker answers metadata requests:
-    /// the broker refuses this handle's messages (it no longer knows its producer id). At most once per
-    /// threshold, so a slow broker is not met with a replacement loop.
+    /// Messages waited or failed, none was acknowledged for `stallThreshold`, yet the broker answers metadata
+    /// requests: the broker refuses this handle's messages (it no longer knows its producer id; some
+    /// librdkafka versions retry such messages until they time out, others fail them at once). At most once
+    /// per two thresholds, so a slow broker is not met with a replacement loop.
     private func isStuck(_ client: RDKafkaClient, now: ContinuousClock.Instant) -> Bool {
-        guard client.outstandingCount > 0 else {
-            health.withLock { $0.lastAcknowledged = now }
-            return false
-        }
+        let outstanding = client.outstandingCount > 0
         let waiting = health.withLock { health in
+            if outstanding, health.troubleSince == nil { health.troubleSince = now }
+            guard let since = health.troubleSince else { return false }
             let rested = health.lastReplaced.map { now - $0 >= stallThreshold * 2 } ?? true
-            return rested && now - health.lastAcknowledged >= stallThreshold
+            return rested && now - since >= stallThreshold && now - health.lastAcknowledged >= stallThreshold
         }
         guard waiting else { return false }
         return (try? client.partitionCounts(topics: [], timeoutMilliseconds: 1_000)) != nil
@@ -182,6 +191,7 @@ public final class KafkaProducer: Service, Sendable {
         health.withLock { health in
             health.lastReplaced = .now
             health.lastAcknowledged = .now
+            health.troubleSince = nil
         }
         replacements.increment()
         logger.warning("kafka producer replaced", metadata: ["reason": "\(reason)", "detail": "\(detail)", "resent": "\(moved)"])
@@ -214,19 +224,6 @@ public final class KafkaProducer: Service, Sendable {
     public func partitionCounts(topics: [String], timeout: Duration = .seconds(5)) async throws -> [String: Int] {
         let client = self.client
         return try await runBlocking { try client.partitionCounts(topics: topics, timeoutMilliseconds: timeout.milliseconds) }
-    }
-
-    /// The high watermark (the next offset to be written) of each partition of `topic`; nil if it does not exist.
-    public func highWatermarks(topic: String, timeout: Duration = .seconds(2)) async throws -> [Int32: Int64]? {
-        let client = self.client
-        return try await runBlocking {
-            guard let count = try client.partitionCounts(topics: [topic], timeoutMilliseconds: timeout.milliseconds)[topic] else { return nil }
-            var marks: [Int32: Int64] = [:]
-            for partition in 0..<Int32(count) {
-                marks[partition] = try client.watermarks(topic: topic, partition: partition, timeoutMilliseconds: timeout.milliseconds).high
-            }
-            return marks
-        }
     }
 
     /// Deletes topics by their full names (for tests and operators' tools; no service deletes one).

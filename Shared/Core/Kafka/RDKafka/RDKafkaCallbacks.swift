@@ -16,6 +16,8 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
     let brokersWereDown = Flag(false)
     /// Set by a producer's delivery report of a stored message; cleared by the poll thread that reads it.
     let acknowledged = Flag(false)
+    /// Set by a producer's delivery report of a failed message; cleared likewise.
+    let deliveryFailed = Flag(false)
     /// Set on a fatal error: the handle is unusable and must be replaced.
     let fatal = Flag(false)
     /// Messages whose delivery failed because their handle was purged or failed fatally: the opaque
