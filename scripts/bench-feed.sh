@@ -73,6 +73,7 @@ export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_DB=itour KAFKA_BR
 export LOG_FORMAT=json LOG_LEVEL=info HTTP_HOST=127.0.0.1 FEED_URL=$feed_url
 # Many devices post in this benchmark; the per-device limit is not what it measures.
 export FEED_EVENTS_PER_MINUTE_PER_DEVICE=0
+export FEED_EVENTS_PER_MINUTE_PER_CLIENT=0
 
 start_service() { # NAME PORT: starts the release binary, records its pid in $started_pid
   HTTP_PORT=$2 "$bin/$1" >>"$work/$1.log" 2>&1 &
