@@ -109,14 +109,7 @@ struct KafkaRecoveryTests {
                                          logger: logger, checkInterval: .milliseconds(500),
                                          onLogCheck: { check in checks.withLock { $0.append(check) } })
         // Read all along, as a service does: the consumer sees the broker go and come back.
-        let received = Received()
-        let reader = Task {
-            while !Task.isCancelled {
-                let messages = (try? await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))) ?? []
-                received.values.withLock { $0 += messages.map { String(decoding: $0.value, as: UTF8.self) } }
-            }
-        }
-        defer { reader.cancel() }
+        let received = Received(reading: consumer)
         await received.wait(for: 20, within: .seconds(20))
         #expect(received.values.withLock { $0.count } == 20)
         try await Task.sleep(for: .seconds(1))   // a check or two at the log's end
@@ -128,8 +121,7 @@ struct KafkaRecoveryTests {
             _ = await sendUntilAcknowledged(producer, KafkaOutgoingMessage(topic: topic, key: "new", value: Array(value.utf8)), within: .seconds(30))
         }
         await received.wait(for: 25, within: .seconds(30))
-        reader.cancel()
-        _ = await reader.value
+        await received.stop()
         #expect(Array(received.values.withLock { $0 }.dropFirst(20)) == fresh)
         let moves = checks.withLock { $0 }.flatMap(\.moves)
         #expect(moves.map(\.position) == [20])
@@ -155,14 +147,7 @@ struct KafkaRecoveryTests {
         let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
                                          logger: logger, checkInterval: .milliseconds(500),
                                          onLogCheck: { check in checks.withLock { $0.append(check) } })
-        let received = Received()
-        let reader = Task {
-            while !Task.isCancelled {
-                let messages = (try? await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))) ?? []
-                received.values.withLock { $0 += messages.map { String(decoding: $0.value, as: UTF8.self) } }
-            }
-        }
-        defer { reader.cancel() }
+        let received = Received(reading: consumer)
         await received.wait(for: 10, within: .seconds(20))
         try await Task.sleep(for: .seconds(1))
 
@@ -174,8 +159,7 @@ struct KafkaRecoveryTests {
             _ = await sendUntilAcknowledged(producer, KafkaOutgoingMessage(topic: topic, key: "new", value: Array(value.utf8)), within: .seconds(30))
         }
         await received.wait(for: 14, within: .seconds(30))
-        reader.cancel()
-        _ = await reader.value
+        await received.stop()
         #expect(Array(received.values.withLock { $0 }.dropFirst(10)) == fresh)
         #expect(!checks.withLock { $0 }.flatMap(\.moves).isEmpty)
         await consumer.close()
@@ -205,12 +189,31 @@ struct KafkaRecoveryTests {
     }
 }
 
-/// What a background reader received, for a test to wait on.
+/// Reads a consumer in the background, as a service does (so it sees the broker go and come back), and
+/// keeps what it received for the test to wait on.
 private final class Received: Sendable {
     let values = Mutex<[String]>([])
+    private let reader = Mutex<Task<Void, Never>?>(nil)
+
+    init(reading consumer: KafkaConsumer) {
+        let task = Task { [self] in
+            while !Task.isCancelled {
+                let messages = (try? await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))) ?? []
+                values.withLock { $0 += messages.map { String(decoding: $0.value, as: UTF8.self) } }
+                if messages.isEmpty { try? await Task.sleep(for: .milliseconds(20)) }   // a closed consumer answers at once
+            }
+        }
+        reader.withLock { $0 = task }
+    }
 
     func wait(for count: Int, within limit: Duration) async {
         let deadline = ContinuousClock.now + limit
         while values.withLock({ $0.count }) < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(100)) }
+    }
+
+    func stop() async {
+        let task = reader.withLock { $0 }
+        task?.cancel()
+        await task?.value
     }
 }

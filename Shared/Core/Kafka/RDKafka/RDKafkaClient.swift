@@ -190,36 +190,12 @@ final class RDKafkaClient: @unchecked Sendable {
             }
             newTopics.append(topic)
         }
-        let queue = rd_kafka_queue_new(handle)
-        defer { rd_kafka_queue_destroy(queue) }
-        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_CREATETOPICS)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        var errstr = [CChar](repeating: 0, count: 512)
-        _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
-        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
-        newTopics.withUnsafeMutableBufferPointer { buffer in
-            rd_kafka_CreateTopics(handle, buffer.baseAddress, buffer.count, options, queue)
-        }
-        guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 1_000) else {
-            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "create topics: timed out")
-        }
-        defer { rd_kafka_event_destroy(event) }
-        let eventError = rd_kafka_event_error(event)
-        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR {
-            throw KafkaError(code: eventError, context: "create topics")
-        }
-        guard let result = rd_kafka_event_CreateTopics_result(event) else { return }
-        var count = 0
-        guard let topics = rd_kafka_CreateTopics_result_topics(result, &count) else { return }
-        for index in 0..<count {
-            let topicResult = topics[index]
-            let err = rd_kafka_topic_result_error(topicResult)
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS {
-                let name = String(cString: rd_kafka_topic_result_name(topicResult))
-                let text = rd_kafka_topic_result_error_string(topicResult).map { String(cString: $0) } ?? ""
-                throw KafkaError(.librdkafka(code: err.rawValue), "create topic \(name): \(text)")
-            }
-        }
+        try topicAdmin(RD_KAFKA_ADMIN_OP_CREATETOPICS, context: "create topic", tolerating: RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS,
+                       timeoutMilliseconds: timeoutMilliseconds,
+                       request: { options, queue in
+                           newTopics.withUnsafeMutableBufferPointer { rd_kafka_CreateTopics(handle, $0.baseAddress, $0.count, options, queue) }
+                       },
+                       results: { event, count in rd_kafka_event_CreateTopics_result(event).flatMap { rd_kafka_CreateTopics_result_topics($0, count) } })
     }
 
     /// Deletes topics (operators' and tests' tool: the services never delete one); a missing topic is not an error.
@@ -227,28 +203,41 @@ final class RDKafkaClient: @unchecked Sendable {
         guard !names.isEmpty else { return }
         var topics: [OpaquePointer?] = names.map { rd_kafka_DeleteTopic_new($0) }
         defer { for topic in topics { rd_kafka_DeleteTopic_destroy(topic) } }
+        try topicAdmin(RD_KAFKA_ADMIN_OP_DELETETOPICS, context: "delete topic", tolerating: RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
+                       timeoutMilliseconds: timeoutMilliseconds,
+                       request: { options, queue in
+                           topics.withUnsafeMutableBufferPointer { rd_kafka_DeleteTopics(handle, $0.baseAddress, $0.count, options, queue) }
+                       },
+                       results: { event, count in rd_kafka_event_DeleteTopics_result(event).flatMap { rd_kafka_DeleteTopics_result_topics($0, count) } })
+    }
+
+    /// One topic admin request: `request` issues it with the options and a reply queue, `results` reads the
+    /// per-topic results from the reply; each topic's error other than `tolerated` is thrown.
+    private func topicAdmin(_ operation: rd_kafka_admin_op_t, context: String, tolerating tolerated: rd_kafka_resp_err_t,
+                            timeoutMilliseconds: Int32, request: (OpaquePointer?, OpaquePointer?) -> Void,
+                            results: (OpaquePointer, UnsafeMutablePointer<Int>) -> UnsafeMutablePointer<OpaquePointer?>?) throws {
         let queue = rd_kafka_queue_new(handle)
         defer { rd_kafka_queue_destroy(queue) }
-        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_DELETETOPICS)
+        let options = rd_kafka_AdminOptions_new(handle, operation)
         defer { rd_kafka_AdminOptions_destroy(options) }
         var errstr = [CChar](repeating: 0, count: 512)
+        _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
         _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
-        topics.withUnsafeMutableBufferPointer { buffer in
-            rd_kafka_DeleteTopics(handle, buffer.baseAddress, buffer.count, options, queue)
-        }
+        request(options, queue)
         guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 1_000) else {
-            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "delete topics: timed out")
+            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "\(context): timed out")
         }
         defer { rd_kafka_event_destroy(event) }
         let eventError = rd_kafka_event_error(event)
-        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: eventError, context: "delete topics") }
-        guard let result = rd_kafka_event_DeleteTopics_result(event) else { return }
+        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: eventError, context: context) }
         var count = 0
-        guard let results = rd_kafka_DeleteTopics_result_topics(result, &count) else { return }
+        guard let topics = results(event, &count) else { return }
         for index in 0..<count {
-            let err = rd_kafka_topic_result_error(results[index])
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART {
-                throw KafkaError(code: err, context: "delete topic \(String(cString: rd_kafka_topic_result_name(results[index])))")
+            let err = rd_kafka_topic_result_error(topics[index])
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != tolerated {
+                let name = String(cString: rd_kafka_topic_result_name(topics[index]))
+                let text = rd_kafka_topic_result_error_string(topics[index]).map { String(cString: $0) } ?? ""
+                throw KafkaError(.librdkafka(code: err.rawValue), "\(context) \(name): \(text)")
             }
         }
     }
