@@ -219,26 +219,11 @@ extension EventHTTPTests {
 /// One TCP connection to 127.0.0.1:`port`: sends `text` at once, reads until the server closes.
 enum RawHTTP {
     static func exchange(port: Int, send text: String, timeoutSeconds: Int = 20) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
+        let connection = try RawSocket(port: port)
+        let fd = connection.fd
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let bytes = Array(text.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw POSIXError(.EPIPE) }
-            sent += count
-        }
+        try connection.sendAll(Array(text.utf8))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {

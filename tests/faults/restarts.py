@@ -151,15 +151,20 @@ class Restarts:
             self.truth.sent_events += len(batch)
             self.truth.extra_sent += len(batch)   # beyond the workload's FAULTS_MAX_EVENTS
 
+    def _post_one(self) -> int:
+        """Posts one fresh event (part of the truth); its HTTP status (0: no answer)."""
+        batch = self.factory.batch(1)
+        self._mark(batch)
+        status, body = post_events(self.suite.feed_url, batch, timeout=5)
+        self.truth.record(batch, status, body)
+        return status
+
     def first_202(self, since: float, timeout: float | None = None) -> float | None:
         """Posts one fresh event every 0.2 s until a 202; seconds from `since` to that 202 (None: none in time)."""
         timeout = timeout or RECOVERY_TIMEOUT
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            batch = self.factory.batch(1)
-            self._mark(batch)
-            status, body = post_events(self.suite.feed_url, batch, timeout=5)
-            self.truth.record(batch, status, body)
+            status = self._post_one()
             if status == 202:
                 return round(time.monotonic() - since, 2)
             time.sleep(0.2)
@@ -171,10 +176,7 @@ class Restarts:
         timeout = timeout or RECOVERY_TIMEOUT
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            batch = self.factory.batch(1)
-            self._mark(batch)
-            status, body = post_events(self.suite.feed_url, batch, timeout=5)
-            self.truth.record(batch, status, body)
+            self._post_one()
             with self.truth.lock:
                 after = [i for i, t in self.truth.ack_at.items() if t >= since]
             try:
