@@ -48,11 +48,12 @@ final class OutboxRelay: Service, Sendable {
         let replaced = acknowledgedEvents.withLock { acknowledged -> Set<Int32> in
             var replaced: Set<Int32> = []
             var lowest: [Int32: Int64] = [:]
-            for report in reports where report.topic == eventsTopic {
+            // A report without an offset (librdkafka's -1, e.g. a duplicate the broker recognised) says nothing.
+            for report in reports where report.topic == eventsTopic && report.offset >= 0 {
                 lowest[report.partition] = min(lowest[report.partition] ?? .max, report.offset)
             }
             for (partition, offset) in lowest where offset <= (acknowledged[partition] ?? -1) { replaced.insert(partition) }
-            for report in reports where report.topic == eventsTopic {
+            for report in reports where report.topic == eventsTopic && report.offset >= 0 {
                 acknowledged[report.partition] = replaced.contains(report.partition)
                     ? max(lowest[report.partition]!, report.offset) : max(acknowledged[report.partition] ?? -1, report.offset)
             }

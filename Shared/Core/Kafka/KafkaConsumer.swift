@@ -133,6 +133,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         return try await onQueue { [self] in
             checkPositionsIfDue()
             var messages: [KafkaMessage] = []
+            var movedByLibrary: [LogMove] = []
             var wait = timeoutMilliseconds
             while messages.count < maxMessages, !closed.value {
                 guard let raw = rd_kafka_consumer_poll(client.handle, wait) else { break }
@@ -148,8 +149,21 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 }
                 let message = KafkaMessage(raw)
                 // Per message, not per batch: a rebalance inside rd_kafka_consumer_poll replaces the map.
-                context.positions.withLock { $0[message.topicPartition] = KnownPosition(offset: message.offset + 1, seenInLog: true) }
+                let known = context.positions.withLock { positions in
+                    defer { positions[message.topicPartition] = KnownPosition(offset: message.offset + 1, seenInLog: true) }
+                    return positions[message.topicPartition]
+                }
+                // A message before the known position: librdkafka itself reset the partition (the broker said
+                // the position was out of range, auto.offset.reset=earliest), so the log was replaced.
+                if let known, message.offset < known.offset {
+                    movedByLibrary.append(LogMove(partition: message.topicPartition, position: known.offset, low: message.offset,
+                                                  high: -1, resetTo: message.offset))
+                }
                 messages.append(message)
+            }
+            if !movedByLibrary.isEmpty {
+                report(movedByLibrary)
+                onLogCheck?(LogCheck(moves: movedByLibrary, afterBrokerLoss: false))
             }
             return messages
         }
@@ -159,7 +173,8 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// every broker was down; a position outside the log is reset to the log's start (see `LogMove`).
     /// Runs on `queue`. A check that cannot reach the broker is tried again at the next interval.
     private func checkPositionsIfDue() {
-        let afterBrokerLoss = context.brokersWereDown.value
+        // Taken now, so a loss of every broker during this check is seen by the next one.
+        let afterBrokerLoss = context.brokersWereDown.clear()
         let now = ContinuousClock.now
         guard afterBrokerLoss || lastCheck.withLock({ now - $0 >= checkInterval }) else { return }
         lastCheck.withLock { $0 = now }
@@ -170,7 +185,9 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         let lastHighs = self.lastHighs.withLock { $0 }
         for partition in assigned {
             guard let marks = try? client.watermarks(topic: partition.topic, partition: partition.partition, timeoutMilliseconds: 1_000) else {
-                return   // broker unreachable or topic missing: the flag stays, so this is tried again
+                // Broker unreachable or topic missing: tried again at the next interval, still as after a loss.
+                if afterBrokerLoss { context.brokersWereDown.value = true }
+                return
             }
             highs[partition] = marks.high
             guard let position = known[partition] else { continue }
@@ -183,29 +200,34 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             }
         }
         self.lastHighs.withLock { $0 = highs }
-        context.brokersWereDown.value = false
         if !moves.isEmpty {
             do {
                 try client.seek(Dictionary(uniqueKeysWithValues: moves.map { ($0.partition, $0.resetTo) }), timeoutMilliseconds: 5_000)
             } catch {
                 logger.error("could not reset positions outside their logs; trying again", metadata: ["error": "\(error)"])
+                if afterBrokerLoss { context.brokersWereDown.value = true }
                 return
             }
             context.positions.withLock { positions in
                 for move in moves { positions[move.partition] = KnownPosition(offset: move.resetTo, seenInLog: true) }
             }
-            for move in moves {
-                logger.warning("consumer position outside its partition's log (broker lost or topic re-created): reading from the log's start", metadata: [
-                    "consumer": "\(name)", "topic": "\(move.partition.topic)", "partition": "\(move.partition.partition)",
-                    "stored": "\(move.position)", "low": "\(move.low)", "high": "\(move.high)",
-                ])
-                Counter(label: "itour_consumer_offset_resets_total", dimensions: [
-                    ("consumer", name), ("topic", move.partition.topic), ("partition", String(move.partition.partition)),
-                ]).increment()
-            }
+            report(moves)
         }
         if !moves.isEmpty || afterBrokerLoss {
             onLogCheck?(LogCheck(moves: moves, afterBrokerLoss: afterBrokerLoss))
+        }
+    }
+
+    /// Logs and counts partitions whose log moved under this consumer.
+    private func report(_ moves: [LogMove]) {
+        for move in moves {
+            logger.warning("consumer position outside its partition's log (broker lost or topic re-created): reading from the log's start", metadata: [
+                "consumer": "\(name)", "topic": "\(move.partition.topic)", "partition": "\(move.partition.partition)",
+                "stored": "\(move.position)", "low": "\(move.low)", "high": "\(move.high)",
+            ])
+            Counter(label: "itour_consumer_offset_resets_total", dimensions: [
+                ("consumer", name), ("topic", move.partition.topic), ("partition", String(move.partition.partition)),
+            ]).increment()
         }
     }
 

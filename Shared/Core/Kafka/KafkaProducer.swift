@@ -11,10 +11,11 @@ import Synchronization
 ///
 /// It survives losing its broker's state. An idempotent producer whose broker forgot it (a memory-only
 /// broker restarted empty, a cluster restored) is refused with "unknown producer id" on every message and
-/// never recovers by itself; a fatal error leaves the handle unusable. Either way the handle is replaced:
-/// what it held unacknowledged is purged from it and produced again on the new one, so callers see an
-/// acknowledgement, never the error (consumers dedupe by message id, so a message the old handle had in
-/// fact stored counts once).
+/// never recovers by itself (librdkafka 2.3 fails such messages at once, later versions retry them until
+/// they time out); a fatal error leaves the handle unusable. Either way the handle is replaced: what it
+/// still held is purged from it and produced again on the new one (consumers dedupe by message id, so a
+/// message the old handle had in fact stored counts once); a send whose messages already failed gets the
+/// error and is sent again by its caller.
 public final class KafkaProducer: Service, Sendable {
     /// The handle sends go to; replaced by `replaceClient`. Sends hold the lock while they queue, so none
     /// lands on a handle after it was purged.
@@ -35,6 +36,7 @@ public final class KafkaProducer: Service, Sendable {
         var lastAcknowledged = ContinuousClock.now
         /// Since when messages have waited or failed with no acknowledgement in between.
         var troubleSince: ContinuousClock.Instant?
+        var lastFailure: ContinuousClock.Instant?
         var lastCheck = ContinuousClock.now
         var lastReplaced: ContinuousClock.Instant?
     }
@@ -106,7 +108,7 @@ public final class KafkaProducer: Service, Sendable {
         }
         let pending = PendingDelivery(messages: messages, deadline: .now + .milliseconds(configuration.deliveryTimeoutMilliseconds),
                                       completion: completion)
-        current.withLock { client in
+        let unsent: (count: Int, error: KafkaError)? = current.withLock { client in
             for index in messages.indices {
                 let opaque = pending.retainedSlot(index)
                 do {
@@ -118,11 +120,13 @@ public final class KafkaProducer: Service, Sendable {
                 } catch {
                     // This message and the rest were never queued: release their references and fail them.
                     PendingDelivery.release(opaque)
-                    pending.failUnsent(count: messages.count - index, error: error as? KafkaError ?? KafkaError(.message, "\(error)"))
-                    return
+                    return (messages.count - index, error as? KafkaError ?? KafkaError(.message, "\(error)"))
                 }
             }
+            return nil
         }
+        // Outside the lock: the completion may send again.
+        if let unsent { pending.failUnsent(count: unsent.count, error: unsent.error) }
     }
 
     /// One turn of the poll thread: serve callbacks, then replace the handle if it failed or is stuck.
@@ -136,8 +140,9 @@ public final class KafkaProducer: Service, Sendable {
             if acknowledged {
                 health.lastAcknowledged = now
                 health.troubleSince = nil
-            } else if failed, health.troubleSince == nil {
-                health.troubleSince = now
+            } else if failed {
+                health.lastFailure = now
+                if health.troubleSince == nil { health.troubleSince = now }
             }
             guard now - health.lastCheck >= .milliseconds(500) else { return false }
             health.lastCheck = now
@@ -145,9 +150,6 @@ public final class KafkaProducer: Service, Sendable {
         }
         if context.fatal.value {
             replaceClient(reason: "fatal", detail: client.fatalError.map(\.message) ?? "fatal error")
-        } else if !context.requeued.withLock({ $0.isEmpty }) {
-            // Purged messages left over from a replacement (a send that raced it): send them now.
-            resendRequeued()
         } else if due, isStuck(client, now: now) {
             replaceClient(reason: "stalled", detail: "no acknowledgement for \(stallThreshold) with \(client.outstandingCount) messages waiting (or failed) while the broker answers")
         }
@@ -161,7 +163,9 @@ public final class KafkaProducer: Service, Sendable {
         let outstanding = client.outstandingCount > 0
         let waiting = health.withLock { health in
             if outstanding, health.troubleSince == nil { health.troubleSince = now }
-            guard let since = health.troubleSince else { return false }
+            // Idle with nothing failing lately: one old failure (a message too large, say) is no reason.
+            guard let since = health.troubleSince,
+                  outstanding || health.lastFailure.map({ now - $0 < stallThreshold }) == true else { return false }
             let rested = health.lastReplaced.map { now - $0 >= stallThreshold * 2 } ?? true
             return rested && now - since >= stallThreshold && now - health.lastAcknowledged >= stallThreshold
         }
@@ -183,10 +187,16 @@ public final class KafkaProducer: Service, Sendable {
             defer { client = fresh }
             return client
         }
-        context.fatal.value = false
         old.purgeAll()
-        // Serve the purge reports: each lands in `requeued`.
-        for _ in 0..<100 where old.outstandingCount > 0 { _ = old.poll(timeoutMilliseconds: 10) }
+        // Serve the purge reports: each lands in `requeued`. A report never served would leave its send
+        // waiting for good, so this waits (boundedly) for all of them.
+        let drainDeadline = ContinuousClock.now + .seconds(10)
+        while old.outstandingCount > 0, ContinuousClock.now < drainDeadline { _ = old.poll(timeoutMilliseconds: 10) }
+        if old.outstandingCount > 0 {
+            logger.error("kafka producer replaced with messages still unreported", metadata: ["messages": "\(old.outstandingCount)"])
+        }
+        // Cleared after the drain: fatal reports served during it belong to the old handle.
+        context.fatal.value = false
         let moved = context.requeued.withLock { $0.count }
         health.withLock { health in
             health.lastReplaced = .now
