@@ -153,7 +153,11 @@ final class TrackingIngest: Service, Sendable {
         }
     }
 
-    /// The assignment hook: start each assigned partition at the offset stored with the aggregates.
+    /// Messages per partition read again at each assignment (see `offsetsOnAssignment`).
+    static let assignmentRewind: Int64 = 500
+
+    /// The assignment hook: start each assigned partition at the offset stored with the aggregates, less
+    /// `assignmentRewind`.
     /// librdkafka calls it on the consumer's own thread and waits for the answer, so the answer is
     /// fetched on the cooperative pool and awaited here; that thread does nothing else meanwhile.
     private func offsetsOnAssignment(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: Int64] {
@@ -184,10 +188,15 @@ final class TrackingIngest: Service, Sendable {
         expected.withLock { held in
             for partition in partitions where partition.topic == topic {
                 held[partition.partition] = stored[partition.partition]
-                if let offset = stored[partition.partition] { offsets[partition] = offset }
+                // A little before the stored offset: if the topic was made again (or the broker came back
+                // empty) and the new log already holds more than the stored offset, its head is read rather
+                // than skipped; in the same log, what is read again is recognised by its id.
+                if let offset = stored[partition.partition] { offsets[partition] = max(0, offset - Self.assignmentRewind) }
             }
         }
-        logger.info("starting from stored offsets", metadata: ["offsets": "\(offsets.map { "\($0.key)=\($0.value)" }.sorted())"])
+        logger.info("starting from stored offsets, less the rewind", metadata: [
+            "offsets": "\(offsets.map { "\($0.key)=\($0.value)" }.sorted())", "rewind": "\(Self.assignmentRewind)",
+        ])
         return offsets
     }
 

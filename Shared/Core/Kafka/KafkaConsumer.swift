@@ -258,9 +258,11 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             _ = rd_kafka_position(client.handle, list.pointer)
             var lags: [KafkaTopicPartition: Int64] = [:]
             for element in list.elements {
-                var low: Int64 = 0, high: Int64 = 0
-                rd_kafka_get_watermark_offsets(client.handle, element.partition.topic, element.partition.partition, &low, &high)
-                lags[element.partition] = element.offset >= 0 ? Swift.max(0, high - element.offset) : Swift.max(0, high - low)
+                // Asked of the broker: librdkafka's cached marks are 0 until its first fetch answered, which
+                // made a replay that had read nothing yet look finished.
+                let marks = try client.watermarks(topic: element.partition.topic, partition: element.partition.partition,
+                                                  timeoutMilliseconds: 2_000)
+                lags[element.partition] = element.offset >= 0 ? Swift.max(0, marks.high - element.offset) : Swift.max(0, marks.high - marks.low)
             }
             return lags
         }
