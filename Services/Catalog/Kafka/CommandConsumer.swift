@@ -53,7 +53,13 @@ final class CommandConsumer: Service, Sendable {
                         offsets[message.topicPartition] = message.offset + 1
                     }
                     self.relay.notify()
-                    try await consumer.commit(offsets: offsets)
+                    do {
+                        try await consumer.commit(offsets: offsets)
+                    } catch let error as KafkaError {
+                        // The group forgot this member (a broker that came back empty, a topic made again):
+                        // the commands are applied; uncommitted, they are redelivered and change nothing.
+                        self.logger.warning("committing command offsets failed; they will be redelivered", metadata: ["error": "\(error)"])
+                    }
                 }
             }
         } catch is CancellationError {
