@@ -182,6 +182,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         let known = context.positions.withLock { $0 }
         var moves: [LogMove] = []
         var highs: [KafkaTopicPartition: Int64] = [:]
+        var lows: [KafkaTopicPartition: Int64] = [:]
         let lastHighs = self.lastHighs.withLock { $0 }
         for partition in assigned {
             guard let marks = try? client.watermarks(topic: partition.topic, partition: partition.partition, timeoutMilliseconds: 1_000) else {
@@ -190,6 +191,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 return
             }
             highs[partition] = marks.high
+            lows[partition] = marks.low
             guard let position = known[partition] else { continue }
             // The end moved back, the position is before the start, or beyond the end of an empty log (or, for
             // a position from outside, of any log when asked): the log is not the one the position is in.
@@ -200,6 +202,13 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             }
         }
         self.lastHighs.withLock { $0 = highs }
+        // A log that went back is a topic made again or a broker that lost it: every partition of that topic
+        // was replaced, also those whose new log already reached the old position before this check.
+        let replacedTopics = Set(moves.filter { $0.position > $0.high }.map(\.partition.topic))
+        for partition in assigned where replacedTopics.contains(partition.topic) && !moves.contains(where: { $0.partition == partition }) {
+            guard let position = known[partition], let low = lows[partition], let high = highs[partition], position.offset > low else { continue }
+            moves.append(LogMove(partition: partition, position: position.offset, low: low, high: high, resetTo: low))
+        }
         if !moves.isEmpty {
             do {
                 try client.seek(Dictionary(uniqueKeysWithValues: moves.map { ($0.partition, $0.resetTo) }), timeoutMilliseconds: 5_000)
