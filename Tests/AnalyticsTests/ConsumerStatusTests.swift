@@ -182,9 +182,13 @@ struct ConsumerStatusTests {
                         try await ready().1.degraded.isEmpty
                     }
                     #expect(recovered)
-                    let fresh = try await freshness()
-                    #expect(fresh.waiting == 0)
-                    #expect(fresh.countedUpTo.map { $0 >= acknowledged } == true)
+                    // Freshness is sampled once a second: the first sample after the recovery may still be the old one.
+                    let caughtUp = try await TestServices.eventually(timeout: .seconds(10), interval: .milliseconds(250)) {
+                        let fresh = try await freshness()
+                        return fresh.waiting == 0 && fresh.countedUpTo.map { $0 >= acknowledged } == true
+                    }
+                    let last = try await freshness()
+                    #expect(caughtUp, "freshness did not catch up: waiting \(last.waiting), counted up to \(String(describing: last.countedUpTo))")
                 }
             }
         }
