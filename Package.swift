@@ -12,6 +12,7 @@ let serviceDependencies: [Target.Dependency] = [
     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
     .product(name: "Logging", package: "swift-log"),
     .product(name: "Metrics", package: "swift-metrics"),
+    .product(name: "ArgumentParser", package: "swift-argument-parser"),
 ]
 
 let testDependencies: [Target.Dependency] = [
@@ -40,6 +41,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // SHA-256 for the admin's stored session tokens; postgres-nio already builds it.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.9.0"..<"5.0.0"),
+        // The executables' commands, flags, --help and --version.
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // librdkafka's C API, compiled against Debian's librdkafka-dev headers.
@@ -59,6 +62,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Shared/Core",
             swiftSettings: swiftSettings
@@ -71,7 +75,7 @@ let package = Package(
                           dependencies: serviceDependencies + [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                                                                 .product(name: "Crypto", package: "swift-crypto")],
                           path: "Services/Admin", swiftSettings: swiftSettings),
-        .executableTarget(name: "Bench", dependencies: ["Shared"], path: "Benchmarks", swiftSettings: swiftSettings),
+        .executableTarget(name: "Bench", dependencies: ["Shared", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Benchmarks", swiftSettings: swiftSettings),
         .target(name: "TestSupport", dependencies: ["Shared",
                                                     .product(name: "PostgresNIO", package: "postgres-nio"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
