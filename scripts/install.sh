@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 apt_packages=(postgresql postgresql-contrib librdkafka-dev zlib1g-dev pkg-config make curl python3-venv
-              wrk nginx-light chromium chromium-driver docker-compose)
+              wrk nginx-light chromium chromium-driver docker-compose
+              # make containers: podman with runc (crun refuses hybrid cgroups), netavark and
+              # aardvark-dns (names on compose networks), catatonit (pods' infra image), debootstrap
+              # (the base image); promtool (prometheus) lints every /metrics.
+              podman runc netavark aardvark-dns catatonit debootstrap prometheus)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,14 +24,14 @@ if ((${#missing[@]})); then
 fi
 
 venv=$root/.venv
-# The stamp holds a hash of requirements.txt, so adding a requirement reinstalls.
+# The stamp holds a hash of requirements.txt and constraints.txt, so a change reinstalls.
 stamp=$venv/.installed
-want=$(sha256sum scripts/requirements.txt | cut -d' ' -f1)
+want=$(cat scripts/requirements.txt scripts/constraints.txt | sha256sum | cut -d' ' -f1)
 if [[ ! -x $venv/bin/python || ! -f $stamp || $(<"$stamp") != "$want" ]]; then
   echo "==> project venv ($venv)"
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r scripts/requirements.txt
+  "$venv/bin/pip" install -q pip==26.3
+  "$venv/bin/pip" install -q -r scripts/requirements.txt -c scripts/constraints.txt
   echo "$want" >"$stamp"
 fi
 

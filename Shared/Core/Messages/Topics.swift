@@ -1,4 +1,5 @@
-/// The suite's topics (DESIGN.md "Topics") and the partition counts they are created with.
+/// The suite's topics (DESIGN.md "Topics") with the partition counts and policies the services create
+/// them with (TopicGuard); no deployment creates them separately. Replication is the broker's default.
 public enum Topic {
     public static let catalogCommands = "catalog.commands"
     public static let catalogCommandResults = "catalog.command-results"
@@ -10,8 +11,9 @@ public enum Topic {
         KafkaTopicSpec(name: catalogCommands, partitions: 4),
         KafkaTopicSpec(name: catalogCommandResults, partitions: 4),
         KafkaTopicSpec(name: catalogEvents, partitions: 4, config: ["cleanup.policy": "compact"]),
-        KafkaTopicSpec(name: trackingEvents, partitions: 12),
-        KafkaTopicSpec(name: deadLetters, partitions: 1),
+        // A week to replay analytics from; dead letters kept a month for someone to look at them.
+        KafkaTopicSpec(name: trackingEvents, partitions: 12, config: ["retention.ms": "604800000"]),
+        KafkaTopicSpec(name: deadLetters, partitions: 1, config: ["retention.ms": "2592000000"]),
     ]
 }
 
