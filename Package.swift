@@ -30,19 +30,22 @@ let package = Package(
         .executable(name: "admin", targets: ["Admin"]),
         .executable(name: "itour-bench", targets: ["Bench"]),
     ],
+    // Exact versions: what the tests ran with. Package.resolved cannot be committed (the package
+    // mirror's commit ids differ from upstream's); the packages these pull in are the mirror's
+    // versions of them these pins allow (docs/CONTAINERS.md, "Versions").
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", exact: "2.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", exact: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
         // SHA-256 for the admin's stored session tokens; postgres-nio already builds it.
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.9.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         // The executables' commands, flags, --help and --version.
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
     ],
     targets: [
         // librdkafka's C API, compiled against Debian's librdkafka-dev headers.
