@@ -16,11 +16,10 @@ enum AdminPathBenchmark {
 
     static func run(runs: Int) async throws {
         let environment = Environment()
-        let adminURL = environment.string("ADMIN_URL", default: "http://127.0.0.1:8081")
-        let feedURL = environment.string("FEED_URL", default: "http://127.0.0.1:8080")
+        let adminURL = environment.string(.adminURL)
+        let feedURL = environment.string(.feedURL)
         let browser = Browser(base: adminURL)
-        try await browser.logIn(email: environment.string("ADMIN_EMAIL", default: "admin@example.edu"),
-                                password: environment.string("ADMIN_PASSWORD", default: "itour-demo"))
+        try await browser.logIn(email: environment.string(.benchAdminEmail), password: environment.string(.benchAdminPassword))
 
         let form = try await browser.get("/tours/new")
         let created = try await browser.post("/tours", ["name": "Admin benchmark 0", "purpose": "Timing edits", "csrf_token": try form.csrfToken()])

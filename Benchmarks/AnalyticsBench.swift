@@ -15,37 +15,18 @@ import Shared
 ///
 /// Settings from the environment: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX, ANALYTICS_URL, FEED_URL, REPORTS_TOKEN.
 enum AnalyticsBench {
-    static func run(_ arguments: [String]) async throws {
-        LoggingSetup.bootstrap(format: "text", level: "warning")
-        func option(_ name: String, _ fallback: Int) -> Int {
-            arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? fallback
-        }
-        let settings = Settings()
-        switch arguments.first {
-        case "produce":
-            let csv = arguments.firstIndex(of: "--csv").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-            try await produce(count: option("--events", 1_000_000), days: option("--days", 90), csv: csv, settings: settings)
-        case "ingest": try await ingest(count: option("--events", 1_000_000), settings: settings)
-        case "queries": try await queries(runs: option("--runs", 300), days: option("--days", 90), settings: settings)
-        case "lag": try await lag(runs: option("--runs", 100), settings: settings)
-        default:
-            print("usage: itour-bench analytics produce|ingest|queries|lag [--events N] [--days D] [--runs R] [--csv FILE]")
-            exit(64)
-        }
-    }
-
     struct Settings {
         let environment = Environment()
         var kafka: KafkaConfiguration {
-            var kafka = KafkaConfiguration(brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientId: "itour-bench")
-            kafka.topicPrefix = environment.string("KAFKA_TOPIC_PREFIX", default: "")
+            var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-bench")
+            kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
             kafka.lingerMilliseconds = 20
             kafka.deliveryTimeoutMilliseconds = 60_000
             return kafka
         }
-        var analyticsURL: String { environment.string("ANALYTICS_URL", default: "http://127.0.0.1:8083") }
-        var feedURL: String { environment.string("FEED_URL", default: "http://127.0.0.1:8080") }
-        var token: String { environment.string("REPORTS_TOKEN", default: "itour-demo-token") }
+        var analyticsURL: String { environment.string(.analyticsURL) }
+        var feedURL: String { environment.string(.feedURL) }
+        var token: String { environment.string(.benchReportsToken) }
     }
 
     // MARK: produce

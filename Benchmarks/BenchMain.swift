@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -5,30 +6,129 @@ import FoundationNetworking
 import Logging
 import Shared
 
-/// Benchmarks against a running suite (`make up`): prints figures, medians and percentiles.
-/// `itour-bench thin-path [--runs N]`: command-to-feed latency of a published edit.
-/// `itour-bench admin-path [--runs N]`: the same through the admin site's Manage Tour form.
+/// `itour-bench`: benchmarks against a running suite (`make up`); prints figures, medians and percentiles.
 @main
-struct BenchMain {
-    static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        let runs = arguments.firstIndex(of: "--runs").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 100
-        do {
-            switch arguments.first {
-            case "thin-path": try await ThinPathBenchmark.run(runs: runs)
-            case "admin-path": try await AdminPathBenchmark.run(runs: runs)
-            case "generate-city", "feed-queries", "feed-event-bodies": try await FeedBench.run(arguments)
-            case "analytics": try await AnalyticsBench.run(Array(arguments.dropFirst()))
-            default:
-                print("usage: itour-bench thin-path|admin-path [--runs N] | generate-city|feed-queries|feed-event-bodies … | analytics …")
-                exit(64)
+struct BenchMain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: BenchProgram.name,
+        abstract: "Benchmarks against a running iTour suite (make up); prints figures, medians and percentiles.",
+        discussion: BenchProgram.environmentHelp,
+        version: BuildInfo.version,
+        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, FeedQueries.self, EventBodies.self, Analytics.self,
+                      ConfigCommand<BenchProgram>.self])
+
+    struct ThinPath: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "thin-path", abstract: "Command-to-feed latency of a published edit (tour.update until GET /v1/tours shows it).")
+        @Option(help: "Edits to time.") var runs = 100
+        func run() async throws { try await BenchProgram.runTool("thin-path") { _ in try await ThinPathBenchmark.run(runs: runs) } }
+    }
+
+    struct AdminPath: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "admin-path", abstract: "The same through the admin site's Manage Tour form, logged in as ADMIN_EMAIL.")
+        @Option(help: "Edits to time.") var runs = 100
+        func run() async throws { try await BenchProgram.runTool("admin-path") { _ in try await AdminPathBenchmark.run(runs: runs) } }
+    }
+
+    struct GenerateCity: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate-city", abstract: "A synthetic city loaded through catalog's commands, for the feed benchmarks.")
+        @Option(help: "POIs.") var pois = 100_000
+        @Option(help: "Tours.") var tours = 1_000
+        @Option(help: "Seed of the city (the same seed gives the same ids).") var seed: UInt64 = 1
+        @Option(help: "Commands in flight at a time.") var window = 1_000
+        func run() async throws {
+            try await BenchProgram.runTool("generate-city") { _ in
+                try await FeedCityGenerator.run(pois: pois, tours: tours, seed: seed, window: window)
             }
-        } catch {
-            // A failed benchmark says why and exits 1, instead of the runtime's crash report.
-            FileHandle.standardError.write(Data("itour-bench \(arguments.first ?? ""): \(error)\n".utf8))
-            exit(1)
         }
     }
+
+    struct FeedQueries: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "feed-queries", abstract: "Near and search: in-process (Server-Timing) and HTTP latency, one request at a time.")
+        @Option(help: "Requests.") var count = 3_000
+        @Option(help: ArgumentHelp("Where to write request lists for wrk (near.txt, search.txt).", valueName: "DIR")) var paths: String?
+        func run() async throws {
+            try await BenchProgram.runTool("feed-queries") { _ in try FeedBench.queries(count: count, pathsDirectory: paths) }
+        }
+    }
+
+    struct EventBodies: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "feed-event-bodies",
+            abstract: "POST /v1/events bodies, one per line, and the same events as tracking.events messages (key TAB value).")
+        @Option(help: "Bodies.") var batches = 2_000
+        @Option(help: "Events per body.") var batchSize = 50
+        @Option(help: ArgumentHelp("The bodies' file.", valueName: "FILE")) var out: String
+        @Option(help: ArgumentHelp("The messages' file.", valueName: "FILE")) var envelopes: String?
+        func run() async throws {
+            try await BenchProgram.runTool("feed-event-bodies") { _ in
+                try FeedEventBodies.write(batches: batches, batchSize: batchSize, to: out, envelopes: envelopes)
+            }
+        }
+    }
+
+    /// `itour-bench analytics STEP` (scripts/bench-analytics.sh runs the steps in order).
+    struct Analytics: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The analytics benchmarks.", subcommands: [Produce.self, Ingest.self, Queries.self, Lag.self])
+
+        static func run(_ step: String, _ body: @escaping (AnalyticsBench.Settings) async throws -> Void) async throws {
+            try await BenchProgram.runTool("analytics \(step)") { _ in
+                LoggingSetup.bootstrap(format: .text, level: .warning)
+                try await body(AnalyticsBench.Settings())
+            }
+        }
+
+        struct Produce: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "N events over the last D days to tracking.events, and the same events as CSV for a Postgres COPY.")
+            @Option(help: "Events.") var events = 1_000_000
+            @Option(help: "Days they spread over.") var days = 90
+            @Option(help: ArgumentHelp("Where to write them as CSV.", valueName: "FILE")) var csv: String?
+            func run() async throws {
+                try await Analytics.run("produce") { try await AnalyticsBench.produce(count: events, days: days, csv: csv, settings: $0) }
+            }
+        }
+
+        struct Ingest: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Waits until analytics counted N events; events per second.")
+            @Option(help: "Events.") var events = 1_000_000
+            func run() async throws { try await Analytics.run("ingest") { try await AnalyticsBench.ingest(count: events, settings: $0) } }
+        }
+
+        struct Queries: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Report latency over the last D days.")
+            @Option(help: "Requests per report.") var runs = 300
+            @Option(help: "Days.") var days = 90
+            func run() async throws {
+                try await Analytics.run("queries") { try await AnalyticsBench.queries(runs: runs, days: days, settings: $0) }
+            }
+        }
+
+        struct Lag: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "POST /v1/events on the feed until the summary counts it.")
+            @Option(help: "Events to time.") var runs = 100
+            func run() async throws { try await Analytics.run("lag") { try await AnalyticsBench.lag(runs: runs, settings: $0) } }
+        }
+    }
+}
+
+/// What itour-bench reads from its environment: where the suite answers, and the demo credentials by default.
+enum BenchProgram: Program {
+    static let name = "itour-bench"
+    static let variables = ConfigVariable.unique([
+        .feedURL, .adminURL, .analyticsURL, .kafkaBrokers, .kafkaTopicPrefix, .benchAdminEmail, .benchAdminPassword, .benchReportsToken, .version,
+    ])
+}
+
+extension ConfigVariable {
+    static let adminURL = optional("ADMIN_URL", default: "http://127.0.0.1:8081", "where the admin site answers")
+    static let benchAdminEmail = optional("ADMIN_EMAIL", default: "admin@example.edu", "the owner admin-path logs in as")
+    static let benchAdminPassword = optional("ADMIN_PASSWORD", default: "itour-demo", secret: true, "that owner's password")
+    static let benchReportsToken = optional("REPORTS_TOKEN", default: "itour-demo-token", secret: true, "bearer token of the Reports API")
 }
 
 enum Statistics {
@@ -54,12 +154,12 @@ enum ThinPathBenchmark {
     }
 
     static func run(runs: Int) async throws {
-        LoggingSetup.bootstrap(format: "text", level: "warning")
+        LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "bench")
         let environment = Environment()
-        let feedURL = environment.string("FEED_URL", default: "http://127.0.0.1:8080")
-        var kafka = KafkaConfiguration(brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientId: "itour-bench")
-        kafka.topicPrefix = environment.string("KAFKA_TOPIC_PREFIX", default: "")
+        let feedURL = environment.string(.feedURL)
+        var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-bench")
+        kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
         let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let startup = StartupBarrier()
         let commands = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "bench", logger: logger)

@@ -12,27 +12,13 @@ import Shared
 ///                                                                events as tracking.events messages (key TAB value)
 ///
 /// Settings from the environment: FEED_URL, KAFKA_BROKERS, KAFKA_TOPIC_PREFIX.
+/// (BenchMain.swift parses the options.)
 enum FeedBench {
-    static func run(_ arguments: [String]) async throws {
-        func option(_ name: String) -> String? {
-            arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        }
-        func number(_ name: String, _ fallback: Int) -> Int { option(name).flatMap { Int($0) } ?? fallback }
-        switch arguments.first {
-        case "generate-city":
-            try await FeedCityGenerator.run(arguments)
-        case "feed-queries":
-            let feed = URL(string: Environment().string("FEED_URL", default: "http://127.0.0.1:8080"))
-            guard let host = feed?.host, let port = feed?.port else { throw BenchError("FEED_URL must be http://HOST:PORT") }
-            try FeedQueryBench.run(host: host, port: port, count: number("--count", 3_000), pathsDirectory: option("--paths"))
-        case "feed-event-bodies":
-            guard let out = option("--out") else { throw BenchError("--out FILE is required") }
-            try FeedEventBodies.write(batches: number("--batches", 2_000), batchSize: number("--batch-size", 50), to: out,
-                                      envelopes: option("--envelopes"))
-        default:
-            print("usage: itour-bench generate-city|feed-queries|feed-event-bodies [options] (see Benchmarks/FeedBench.swift)")
-            exit(64)
-        }
+    /// `feed-queries`: against the feed at FEED_URL.
+    static func queries(count: Int, pathsDirectory: String?) throws {
+        let feed = URL(string: Environment().string(.feedURL))
+        guard let host = feed?.host, let port = feed?.port else { throw BenchError("FEED_URL must be http://HOST:PORT") }
+        try FeedQueryBench.run(host: host, port: port, count: count, pathsDirectory: pathsDirectory)
     }
 }
 

@@ -22,17 +22,13 @@ enum FeedCityGenerator {
         UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", prefix, index)) ?? UUID()
     }
 
-    static func run(_ arguments: [String]) async throws {
-        func option(_ name: String, _ fallback: Int) -> Int {
-            arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? fallback
-        }
-        let poiCount = option("--pois", 100_000), tourCount = max(1, option("--tours", 1_000))
-        let seed = UInt64(option("--seed", 1)), window = max(1, option("--window", 1_000))
-        LoggingSetup.bootstrap(format: "text", level: "warning")
+    static func run(pois poiCount: Int, tours: Int, seed: UInt64, window: Int) async throws {
+        let tourCount = max(1, tours), window = max(1, window)
+        LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "generate-city")
         let environment = Environment()
-        var kafka = KafkaConfiguration(brokers: environment.string("KAFKA_BROKERS", default: "127.0.0.1:9092"), clientId: "itour-bench-city")
-        kafka.topicPrefix = environment.string("KAFKA_TOPIC_PREFIX", default: "")
+        var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-bench-city")
+        kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
         kafka.lingerMilliseconds = 5
         kafka.deliveryTimeoutMilliseconds = 60_000
         let producer = try KafkaProducer(configuration: kafka, logger: logger)

@@ -25,10 +25,17 @@ struct AdminSettings: Sendable {
     /// `REPORTS_TOKEN`, which the reports pages send to analytics; nil outside demo mode when unset.
     var reportsToken: String?
 
+    /// The variables `init(environment:)` reads.
+    static let variables: [ConfigVariable] = [
+        .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
+        .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
+        .analyticsURL, .reportsToken,
+    ]
+
     init(environment: Environment = Environment()) throws {
-        // Outside demo mode both are required only while no owner exists (checked at start-up).
-        let email = try? environment.secret("ADMIN_EMAIL", demoValue: "admin@example.edu")
-        let password = try? environment.secret("ADMIN_PASSWORD", demoValue: "itour-demo")
+        // Outside demo mode both are needed only while no owner exists (checked at start-up); a deployment sets them.
+        let email = try? environment.required(.adminEmail)
+        let password = try? environment.required(.adminPassword)
         if (email == nil) != (password == nil) {
             throw ConfigurationError(name: "ADMIN_EMAIL / ADMIN_PASSWORD", message: "must be set together")
         }
@@ -38,21 +45,41 @@ struct AdminSettings: Sendable {
         } else {
             bootstrapOwner = nil
         }
-        secureCookies = environment.bool("ADMIN_COOKIE_SECURE")
-        sessionLifetime = .seconds(try environment.int("ADMIN_SESSION_HOURS", default: 12) * 3_600)
-        let cost = try environment.int("ADMIN_BCRYPT_COST", default: 12)
+        secureCookies = try environment.bool(.adminCookieSecure)
+        sessionLifetime = .seconds(try environment.int(.adminSessionHours) * 3_600)
+        let cost = try environment.int(.adminBcryptCost)
         guard (4...16).contains(cost) else { throw ConfigurationError(name: "ADMIN_BCRYPT_COST", message: "must be between 4 and 16") }
         bcryptCost = UInt8(cost)
-        commandTimeout = .seconds(try environment.int("ADMIN_COMMAND_TIMEOUT_SECONDS", default: 8))
-        failuresPerAccount = try environment.int("ADMIN_LOGIN_FAILURES_PER_ACCOUNT", default: 5)
-        failuresPerAddress = try environment.int("ADMIN_LOGIN_FAILURES_PER_ADDRESS", default: 30)
-        loginFirstDelay = try environment.int("ADMIN_LOGIN_DELAY_SECONDS", default: 10)
-        loginMaximumDelay = try environment.int("ADMIN_LOGIN_MAX_DELAY_SECONDS", default: 60)
+        commandTimeout = .seconds(try environment.int(.adminCommandTimeoutSeconds))
+        failuresPerAccount = try environment.int(.adminLoginFailuresPerAccount)
+        failuresPerAddress = try environment.int(.adminLoginFailuresPerAddress)
+        loginFirstDelay = try environment.int(.adminLoginDelaySeconds)
+        loginMaximumDelay = try environment.int(.adminLoginMaxDelaySeconds)
         guard loginFirstDelay >= 1, loginMaximumDelay >= loginFirstDelay, loginMaximumDelay <= 15 * 60 else {
             throw ConfigurationError(name: "ADMIN_LOGIN_DELAY_SECONDS / ADMIN_LOGIN_MAX_DELAY_SECONDS",
                                      message: "must be at least 1, the maximum not below the first, and at most 900")
         }
-        analyticsURL = environment.string("ANALYTICS_URL", default: "http://127.0.0.1:8083")
-        reportsToken = try? environment.secret("REPORTS_TOKEN", demoValue: "itour-demo-token")
+        analyticsURL = environment.string(.analyticsURL)
+        // Without it the reports pages say reports are not configured; the rest of the site works.
+        reportsToken = try? environment.required(.reportsToken)
     }
+}
+
+extension ConfigVariable {
+    static let adminEmail = required("ADMIN_EMAIL", demoValue: "admin@example.edu", secret: false,
+                                     "e-mail of the first owner, made at start while the site has no owner")
+    static let adminPassword = required("ADMIN_PASSWORD", demoValue: "itour-demo", secret: true,
+                                        "password of the first owner (8 characters or more)")
+    static let adminCookieSecure = optional("ADMIN_COOKIE_SECURE", default: "0", "1 when served over HTTPS: session cookies get Secure")
+    static let adminSessionHours = optional("ADMIN_SESSION_HOURS", default: "12", "a session's lifetime in hours")
+    static let adminBcryptCost = optional("ADMIN_BCRYPT_COST", default: "12", "log2 rounds of bcrypt for passwords, 4 to 16")
+    static let adminCommandTimeoutSeconds = optional(
+        "ADMIN_COMMAND_TIMEOUT_SECONDS", default: "8", "how long a page waits for catalog's answer before saying it may be down")
+    static let adminLoginFailuresPerAccount = optional(
+        "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", default: "5", "failed log-ins allowed per account before waiting is imposed")
+    static let adminLoginFailuresPerAddress = optional(
+        "ADMIN_LOGIN_FAILURES_PER_ADDRESS", default: "30", "failed log-ins allowed per client address before waiting is imposed")
+    static let adminLoginDelaySeconds = optional(
+        "ADMIN_LOGIN_DELAY_SECONDS", default: "10", "the first wait once a log-in limit is reached, doubling with each further failure")
+    static let adminLoginMaxDelaySeconds = optional("ADMIN_LOGIN_MAX_DELAY_SECONDS", default: "60", "the longest such wait, at most 900")
 }

@@ -1,45 +1,73 @@
-import Foundation
+import ArgumentParser
 import Hummingbird
 import Shared
 
+/// `analytics [serve]`, `analytics replay …`, `analytics config [--json]`.
 @main
-struct AnalyticsMain {
-    static func main() async throws {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        do {
-            let settings = try ServiceSettings(serviceName: "analytics", defaultPort: 8083)
-            switch arguments.first {
-            case nil, "serve":
-                let app = try buildApplication(settings: settings, options: try AnalyticsOptions())
-                try await app.runService()
-            case "replay":
-                try await ReplayTool(command: try ReplayTool.Command(arguments: Array(arguments.dropFirst())), settings: settings).run()
-            default:
-                throw UsageError()
+struct AnalyticsMain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: AnalyticsProgram.name,
+        abstract: "iTour analytics: counts tracking.events into report tables and serves the Reports API.",
+        discussion: AnalyticsProgram.environmentHelp,
+        version: BuildInfo.version,
+        subcommands: [Serve.self, Replay.self, ConfigCommand<AnalyticsProgram>.self],
+        defaultSubcommand: Serve.self)
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Run the analytics service (what runs with no command).")
+
+        func run() async throws {
+            try await AnalyticsProgram.runService { environment in
+                let settings = try ServiceSettings(serviceName: AnalyticsProgram.name, defaultPort: AnalyticsProgram.port, environment: environment)
+                try await buildApplication(settings: settings, options: try AnalyticsOptions(environment: environment)).runService()
             }
-        } catch let error as UsageError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(64)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(78)
+        }
+    }
+
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rebuild every report into fresh tables, or swap rebuilt tables in.",
+            discussion: """
+            Give one of --from-beginning, --file, --activate. A rebuild drops and recreates the schema, so report \
+            definitions that changed apply to every event kept; --activate then swaps it in under a running service.
+            """)
+
+        @Flag(help: "Count tracking.events from its beginning (up to its end now) into fresh tables in the schema.")
+        var fromBeginning = false
+
+        @Option(help: ArgumentHelp("The same from a file, one event (or envelope) per line.", valueName: "EVENTS.jsonl"))
+        var file: String?
+
+        @Flag(help: "Swap the schema in for the live analytics schema (kept as analytics_previous_<time>); a running service follows.")
+        var activate = false
+
+        @Option(help: ArgumentHelp("Schema of the rebuilt tables: lowercase letters and underscores, not analytics.", valueName: "S"))
+        var schema = AnalyticsSchema.replay.name
+
+        func validate() throws {
+            guard [fromBeginning, file != nil, activate].filter({ $0 }).count == 1 else {
+                throw ValidationError("give one of --from-beginning, --file, --activate")
+            }
+            guard let named = AnalyticsSchema(schema) else {
+                throw ValidationError("--schema needs a name of lowercase letters and underscores")
+            }
+            guard named != .live else { throw ValidationError("the replay schema must not be the live one (analytics)") }
+        }
+
+        func run() async throws {
+            let schema = AnalyticsSchema(schema)!
+            let command: ReplayTool.Command = if let file { .file(file, schema) } else if activate { .activate(schema) } else { .fromBeginning(schema) }
+            try await AnalyticsProgram.runTool("replay") { environment in
+                let settings = try ServiceSettings(serviceName: AnalyticsProgram.name, defaultPort: AnalyticsProgram.port, environment: environment)
+                try await ReplayTool(command: command, settings: settings).run()
+            }
         }
     }
 }
 
-struct UsageError: Error, CustomStringConvertible {
-    var detail: String?
-
-    var description: String {
-        (detail.map { "analytics: \($0)\n" } ?? "") + """
-        usage: analytics [serve]                          run the analytics service
-               analytics replay --from-beginning [--schema S]
-                                                          count tracking.events from its beginning into fresh tables
-                                                          in schema S (default analytics_replay)
-               analytics replay --file EVENTS.jsonl [--schema S]
-                                                          the same from a file, one event (or envelope) per line
-               analytics replay --activate [--schema S]   swap S in for the live analytics schema (kept as
-                                                          analytics_previous_<time>); a running service follows
-        """
-    }
+/// What the analytics executable reads from its environment.
+enum AnalyticsProgram: Program {
+    static let name = "analytics"
+    static let port = 8083
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + AnalyticsOptions.variables)
 }

@@ -16,11 +16,19 @@ struct AnalyticsOptions: Sendable {
         self.reportsToken = reportsToken
     }
 
+    /// The variables `init(environment:)` reads.
+    static let variables: [ConfigVariable] = [.reportsToken, .analyticsBatchSize, .consumerStallSeconds]
+
     init(environment: Shared.Environment = Shared.Environment()) throws {
-        reportsToken = try environment.secret("REPORTS_TOKEN", demoValue: "itour-demo-token")
-        ingest.batchSize = try environment.int("ANALYTICS_BATCH_SIZE", default: ingest.batchSize)
-        stallWindow = .seconds(try environment.int("CONSUMER_STALL_SECONDS", default: 30))
+        reportsToken = try environment.required(.reportsToken)
+        ingest.batchSize = try environment.int(.analyticsBatchSize)
+        stallWindow = .seconds(try environment.int(.consumerStallSeconds))
     }
+}
+
+extension ConfigVariable {
+    static let analyticsBatchSize = optional(
+        "ANALYTICS_BATCH_SIZE", default: String(TrackingIngest.Options().batchSize), "tracking events the ingest reads and counts per transaction")
 }
 
 /// Analytics: folds `tracking.events` into report tables (Ingest/) and serves the Reports API (Reports/).

@@ -1,47 +1,70 @@
-import Foundation
+import ArgumentParser
 import Hummingbird
-import Logging
-import ServiceLifecycle
 import Shared
 
+/// `catalog [serve]`, `catalog import FILE [--skip-bad-rows]`, `catalog load-demo FILE`, `catalog config [--json]`.
 @main
-struct CatalogMain {
-    static func main() async throws {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        do {
-            let settings = try ServiceSettings(serviceName: "catalog", defaultPort: 8082)
-            switch arguments.first {
-            case nil, "serve":
-                let app = try buildApplication(settings: settings)
-                try await app.runService()
-            case "load-demo", "import":
-                guard arguments.count >= 2 else { throw UsageError() }
-                try await ContentImport.run(arguments: Array(arguments.dropFirst()), settings: settings)
-            default:
-                throw UsageError()
+struct CatalogMain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: CatalogProgram.name,
+        abstract: "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events.",
+        discussion: CatalogProgram.environmentHelp,
+        version: BuildInfo.version,
+        subcommands: [Serve.self, Import.self, LoadDemo.self, ConfigCommand<CatalogProgram>.self],
+        defaultSubcommand: Serve.self)
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Run the catalog service (what runs with no command).")
+
+        func run() async throws {
+            try await CatalogProgram.runService { environment in
+                let settings = try ServiceSettings(serviceName: CatalogProgram.name, defaultPort: CatalogProgram.port, environment: environment)
+                try await buildApplication(settings: settings).runService()
             }
-        } catch let error as UsageError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(64)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(78)
-        } catch let error as ImportError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(65)
         }
+    }
+
+    struct ImportOptions: ParsableArguments {
+        @Argument(help: ArgumentHelp("A .json file in the demo file's format, or a .csv file.", valueName: "FILE"))
+        var file: String
+
+        @Flag(help: "Import the rows that are good and report the others (without it: all or nothing).")
+        var skipBadRows = false
+
+        func run(_ command: String) async throws {
+            try await CatalogProgram.runTool(command) { environment in
+                let settings = try ServiceSettings(serviceName: CatalogProgram.name, defaultPort: CatalogProgram.port, environment: environment)
+                try await ContentImport.run(file: file, skipBadRows: skipBadRows, settings: settings)
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import the tours, POIs and categories of FILE as one catalog.import command.",
+            discussion: """
+            The rows go to a running catalog over the broker, as the admin's import page sends them: all or nothing, \
+            or with --skip-bad-rows the good rows. Prints a report per failed row; exits 1 unless every row was applied.
+            """)
+
+        @OptionGroup var options: ImportOptions
+
+        func run() async throws { try await options.run("import") }
+    }
+
+    struct LoadDemo: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "load-demo", abstract: "The same as import, for the demo content (deploy/demo/uncw-itour.json).")
+
+        @OptionGroup var options: ImportOptions
+
+        func run() async throws { try await options.run("load-demo") }
     }
 }
 
-struct UsageError: Error, CustomStringConvertible {
-    var description: String {
-        """
-        usage: catalog [serve]            run the catalog service
-               catalog import FILE [--skip-bad-rows]
-                                          import the tours, POIs and categories of FILE (.json in the demo
-                                          file's format, or .csv) as one catalog.import command: all or
-                                          nothing, or with --skip-bad-rows the good rows; prints a per-row report
-               catalog load-demo FILE     the same, for the demo content
-        """
-    }
+/// What the catalog executable reads from its environment.
+enum CatalogProgram: Program {
+    static let name = "catalog"
+    static let port = 8082
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port))
 }

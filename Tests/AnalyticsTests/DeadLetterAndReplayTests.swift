@@ -74,7 +74,7 @@ struct DeadLetterAndReplayTests {
 
             // From the topic, into the default replay schema.
             var settings = try harness.settings()
-            settings.logLevel = "warning"
+            settings.logLevel = .warning
             try await ReplayTool(command: .fromBeginning(.replay), settings: settings).run()
             #expect(try await harness.counted(schema: .replay) == truth.all.count)
             try await harness.withPostgres { postgres in

@@ -15,8 +15,11 @@ public enum TestServices {
         Int(ProcessInfo.processInfo.environment["ITOUR_TEST_POSTGRES_PORT"] ?? "") ?? 5434
     }
 
+    /// `ITOUR_TEST_LOG_LEVEL` (warning): how much the services under test log.
+    static let testLogLevel = ProcessInfo.processInfo.environment["ITOUR_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+
     public static let logger: Logger = {
-        LoggingSetup.bootstrap(format: "text", level: ProcessInfo.processInfo.environment["ITOUR_TEST_LOG_LEVEL"] ?? "warning")
+        LoggingSetup.bootstrap(format: .text, level: testLogLevel)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         return logger
@@ -63,8 +66,8 @@ public enum TestServices {
         var kafka = kafka
         kafka.clientId = "itour-\(name)"
         settings.kafka = kafka
-        settings.logFormat = "text"
-        settings.logLevel = ProcessInfo.processInfo.environment["ITOUR_TEST_LOG_LEVEL"] ?? "warning"
+        settings.logFormat = .text
+        settings.logLevel = testLogLevel
         return settings
     }
 

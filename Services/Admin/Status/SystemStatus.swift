@@ -7,11 +7,14 @@ import Synchronization
 struct StatusTargets: Sendable {
     let services: [(name: String, url: String)]
 
+    /// The variables `init(environment:ownPort:)` reads.
+    static let variables: [ConfigVariable] = [.catalogURL, .feedURL, .analyticsURL]
+
     init(environment: Environment = Environment(), ownPort: Int) {
         services = [
-            ("catalog", environment.string("CATALOG_URL", default: "http://127.0.0.1:8082")),
-            ("feed", environment.string("FEED_URL", default: "http://127.0.0.1:8080")),
-            ("analytics", environment.string("ANALYTICS_URL", default: "http://127.0.0.1:8083")),
+            ("catalog", environment.string(.catalogURL)),
+            ("feed", environment.string(.feedURL)),
+            ("analytics", environment.string(.analyticsURL)),
             ("admin", "http://127.0.0.1:\(ownPort)"),
         ]
     }
@@ -95,7 +98,8 @@ final class SystemStatusProbe: Sendable {
         }
         if let metrics = try? await HTTPFetch.get(url + "/metrics", timeout: timeout), metrics.status == 200 {
             let samples = PrometheusText.parse(metrics.text)
-            let requests = samples.filter { $0.name == "http_server_request_duration_count" }.reduce(0) { $0 + $1.value }
+            // Every request answered, failed ones and those the feed answers beside its router included.
+            let requests = samples.filter { $0.name == "hb_requests_total" }.reduce(0) { $0 + $1.value }
             let now = ContinuousClock.now
             let before = previous.withLock { previous in
                 defer { previous[name] = (now, requests) }

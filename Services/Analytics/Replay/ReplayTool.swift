@@ -16,41 +16,6 @@ struct ReplayTool {
         case fromBeginning(AnalyticsSchema)
         case file(String, AnalyticsSchema)
         case activate(AnalyticsSchema)
-
-        init(arguments: [String]) throws {
-            var schema = AnalyticsSchema.replay
-            var mode: String?
-            var file: String?
-            var index = 0
-            while index < arguments.count {
-                switch arguments[index] {
-                case "--from-beginning", "--activate":
-                    guard mode == nil else { throw UsageError(detail: "give one of --from-beginning, --file, --activate") }
-                    mode = arguments[index]
-                case "--file":
-                    guard mode == nil, index + 1 < arguments.count else { throw UsageError(detail: "--file needs a path") }
-                    mode = "--file"
-                    file = arguments[index + 1]
-                    index += 1
-                case "--schema":
-                    guard index + 1 < arguments.count, let named = AnalyticsSchema(arguments[index + 1]) else {
-                        throw UsageError(detail: "--schema needs a name of lowercase letters and underscores")
-                    }
-                    schema = named
-                    index += 1
-                default:
-                    throw UsageError(detail: "unknown argument \(arguments[index])")
-                }
-                index += 1
-            }
-            guard schema != .live else { throw UsageError(detail: "the replay schema must not be the live one (analytics)") }
-            switch mode {
-            case "--from-beginning": self = .fromBeginning(schema)
-            case "--file": self = .file(file!, schema)
-            case "--activate": self = .activate(schema)
-            default: throw UsageError(detail: "give one of --from-beginning, --file, --activate")
-            }
-        }
     }
 
     /// What a build did, printed at the end.
@@ -81,9 +46,9 @@ struct ReplayTool {
     var batchSize = 10_000
 
     func run() async throws {
-        LoggingSetup.bootstrap(format: "text", level: settings.logLevel)
+        LoggingSetup.bootstrap(format: .text, level: settings.logLevel)
         var logger = Logger(label: "analytics-replay")
-        logger.logLevel = Logger.Level(rawValue: settings.logLevel) ?? .info
+        logger.logLevel = settings.logLevel
         let client = settings.database.makeClient(logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -135,7 +100,7 @@ struct ReplayTool {
 
     /// Reads a JSON-lines file: each line a tracking.events envelope or a bare event.
     func replayFile(_ path: String, into store: PostgresIngestStore, logger: Logger) async throws -> Summary {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError(detail: "cannot read \(path)") }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ReplayError(description: "cannot read \(path)") }
         defer { try? handle.close() }
         var summary = Summary()
         var lines: [[UInt8]] = []
@@ -167,7 +132,7 @@ struct ReplayTool {
     /// ingest lock exclusively so no batch is half in one schema and half in the other.
     static func activate(_ schema: AnalyticsSchema, client: PostgresClient, logger: Logger) async throws -> String {
         let exists = try await client.fetch("SELECT count(*)::bigint FROM pg_namespace WHERE nspname = \(schema.name)", as: Int.self, logger: logger)
-        guard exists.first == 1 else { throw UsageError(detail: "schema \(schema.name) does not exist; build it with replay first") }
+        guard exists.first == 1 else { throw ReplayError(description: "schema \(schema.name) does not exist; build it with replay first") }
         // Bring the rebuilt schema to the current version first (a no-op when it was built by this build).
         try await schema.migrations.run(on: client, logger: logger)
         let previous = "analytics_previous_\(Int(Date().timeIntervalSince1970))"
@@ -178,6 +143,10 @@ struct ReplayTool {
         }
         return previous
     }
+}
+
+struct ReplayError: Error, CustomStringConvertible {
+    let description: String
 }
 
 extension DecodedBatch {

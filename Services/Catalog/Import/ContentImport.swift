@@ -45,10 +45,8 @@ enum ContentImport {
     }
 
     /// `catalog import FILE [--skip-bad-rows]`: reads the file (JSON or CSV, by extension), sends its rows as
-    /// one `catalog.import` command and prints the per-row report. Exits nonzero when a row failed.
-    static func run(arguments: [String], settings: ServiceSettings) async throws {
-        guard let path = arguments.first(where: { !$0.hasPrefix("--") }) else { throw UsageError() }
-        let skipBadRows = arguments.contains("--skip-bad-rows")
+    /// one `catalog.import` command and prints the per-row report. Throws when a row failed.
+    static func run(file path: String, skipBadRows: Bool, settings: ServiceSettings) async throws {
         guard let format = ContentImportFile.Format(fileName: path) else {
             throw ImportError(message: "\(path): the file name must end in .json or .csv")
         }
@@ -64,7 +62,7 @@ enum ContentImport {
         }
         guard !plan.rows.isEmpty else { throw ImportError(message: "nothing to import") }
 
-        LoggingSetup.bootstrap(format: "text", level: "warning")
+        LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "catalog-import")
         let producer = try KafkaProducer(configuration: settings.kafka, logger: logger)
         let startup = StartupBarrier()

@@ -335,7 +335,7 @@ public final class LagWatch: Service, Sendable {
 extension LagWatch {
     /// `CONSUMER_STALL_SECONDS` (30): how long a consumer's lag may wait without shrinking before it is degraded.
     public static func stallWindow(_ environment: Environment = Environment()) throws -> Duration {
-        .seconds(try environment.int("CONSUMER_STALL_SECONDS", default: 30))
+        .seconds(try environment.int(.consumerStallSeconds))
     }
 
     /// A watch of the consumer that reports to `progress` on `topic` (its full name), with the probe of the topic's

@@ -20,14 +20,19 @@ public struct DatabaseSettings: Sendable {
         self.maximumConnections = maximumConnections
     }
 
+    /// The variables `init(environment:)` reads.
+    public static let variables: [ConfigVariable] = [
+        .postgresHost, .postgresPort, .postgresUser, .postgresPassword, .postgresDatabase, .postgresMaxConnections,
+    ]
+
     public init(environment: Environment) throws {
         self.init(
-            host: environment.string("POSTGRES_HOST", default: "127.0.0.1"),
-            port: try environment.int("POSTGRES_PORT", default: 5433),
-            user: environment.string("POSTGRES_USER", default: "itour"),
-            password: environment.optionalString("POSTGRES_PASSWORD"),
-            database: environment.string("POSTGRES_DB", default: "itour"),
-            maximumConnections: try environment.int("POSTGRES_MAX_CONNECTIONS", default: 10)
+            host: environment.string(.postgresHost),
+            port: try environment.int(.postgresPort),
+            user: environment.string(.postgresUser),
+            password: environment.optionalString(.postgresPassword),
+            database: environment.string(.postgresDatabase),
+            maximumConnections: try environment.int(.postgresMaxConnections)
         )
     }
 

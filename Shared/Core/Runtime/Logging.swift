@@ -2,18 +2,25 @@ import Foundation
 import Logging
 import Synchronization
 
+/// `LOG_FORMAT`: JSON lines (one object per line, for log shippers) or swift-log's text lines.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case json, text
+}
+
 public enum LoggingSetup {
     private static let done = Mutex(false)
 
-    /// Bootstraps swift-log once per process: JSON lines (one object per line, for log shippers) or text.
-    public static func bootstrap(format: String, level: String) {
-        let logLevel = Logger.Level(rawValue: level) ?? .info
+    /// Bootstraps swift-log once per process; later calls change nothing.
+    public static func bootstrap(format: LogFormat, level: Logger.Level) {
         done.withLock { done in
             guard !done else { return }
             done = true
             LoggingSystem.bootstrap { label in
-                var handler: any LogHandler = format == "text" ? StreamLogHandler.standardError(label: label) : JSONLogHandler(label: label)
-                handler.logLevel = logLevel
+                var handler: any LogHandler = switch format {
+                case .text: StreamLogHandler.standardError(label: label)
+                case .json: JSONLogHandler(label: label)
+                }
+                handler.logLevel = level
                 return handler
             }
         }

@@ -22,7 +22,7 @@ public struct ServiceRuntime: Sendable {
         LoggingSetup.bootstrap(format: settings.logFormat, level: settings.logLevel)
         MetricsSetup.bootstrap(serviceName: settings.serviceName)
         var logger = Logger(label: settings.serviceName)
-        logger.logLevel = Logger.Level(rawValue: settings.logLevel) ?? .info
+        logger.logLevel = settings.logLevel
         self.settings = settings
         self.logger = logger
         postgres = usesPostgres ? settings.database.makeClient(logger: logger) : nil
@@ -41,9 +41,11 @@ public struct ServiceRuntime: Sendable {
         var attempt = 0
         while true {
             attempt += 1
+            var step = "creating topics on the broker (\(settings.kafka.brokers))"
             do {
                 try await producer.createTopics(Topic.all)
                 if let migrations, let postgres {
+                    step = "migrating on Postgres (\(settings.database.host):\(settings.database.port))"
                     let applied = try await migrations.run(on: postgres, logger: logger)
                     if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
                 }
@@ -53,12 +55,20 @@ public struct ServiceRuntime: Sendable {
                 // A migration that fails will fail again: only unreachable dependencies are worth waiting for.
                 if attempt >= attempts || error is MigrationError {
                     startup.fail(error)
-                    throw error
+                    throw StartupError(step: step, attempts: attempt, underlying: error)
                 }
                 logger.warning("start-up not possible yet; retrying", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 try await Task.sleep(for: .seconds(1))
             }
         }
+    }
+
+    /// Why start-up gave up, for the one line the executable logs: the step, where, and the cause.
+    public struct StartupError: Error, CustomStringConvertible {
+        public let step: String
+        public let attempts: Int
+        public let underlying: any Error
+        public var description: String { "start-up failed while \(step), attempt \(attempts): \(underlying)" }
     }
 
     /// Postgres and broker reachability, plus whatever else the service needs to be ready.
