@@ -1,6 +1,6 @@
 # iTour suite. `make up` runs everything locally in demo mode; `make test` runs every test
 # against a private Postgres and broker. See scripts/*.sh for what each target does.
-.PHONY: up down test bench faults proof clean help
+.PHONY: up down test containers bench faults proof clean help
 .DEFAULT_GOAL := help
 
 # Arguments for `swift test`, e.g. make test ARGS='--filter FeedTests'.
@@ -11,6 +11,7 @@ help:
 	@echo "make down    drain the broker, then stop everything make up started"
 	@echo "make test    swift tests + Python tests against a private Postgres/broker"
 	@echo "             ARGS='--filter X' for swift test; PYTEST_ARGS='-k Y' for pytest"
+	@echo "make containers  build the images and run the suite from them (compose, kube play)"
 	@echo "make bench   load test (scripts/bench.sh)"
 	@echo "make faults  fault-injection runs (scripts/faults.sh)"
 	@echo "make proof   end-to-end proof run (scripts/proof.sh)"
@@ -24,6 +25,9 @@ down:
 
 test:
 	@scripts/test.sh $(ARGS)
+
+containers:
+	@scripts/containers.sh
 
 bench faults proof:
 	@if [ -x scripts/$@.sh ]; then scripts/$@.sh; else echo "make $@: not yet (scripts/$@.sh does not exist)"; fi

@@ -16,6 +16,8 @@
 #
 # With swift test args (ARGS) the Python tests are skipped unless PYTEST_ARGS is set too;
 # PYTEST_ARGS alone (e.g. PYTEST_ARGS='-k admin') passes arguments to pytest.
+# Last, `make containers` (scripts/containers.sh): the images built and the suite run from them;
+# skipped when arguments narrow the run, when a step before failed, or with CONTAINERS=0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -129,4 +131,13 @@ if phase build swift build --build-tests; then
     # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
     phase pytest .venv/bin/python -m pytest tests -q ${PYTEST_ARGS:-}
   fi
+fi
+
+# The images, run as operators run them (compose, kube play). Skipped with test arguments, like pytest,
+# or with CONTAINERS=0; `make containers` runs it alone.
+if (($# > 0 || ${#failed[@]} > 0)) || [[ ${CONTAINERS:-1} == 0 ]] || [[ -n ${PYTEST_ARGS:-} ]]; then
+  echo
+  echo "==> containers: skipped (test arguments given, an earlier step failed, or CONTAINERS=0)"
+else
+  phase containers scripts/containers.sh
 fi

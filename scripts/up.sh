@@ -38,6 +38,8 @@ export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port
 export KAFKA_BROKERS=127.0.0.1:$broker_port
 export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ITOUR_DEMO=1
+# The version /health, itour_build_info and System Status show: the release and the commit.
+export ITOUR_VERSION=${ITOUR_VERSION:-$(scripts/version.sh)}
 
 mkdir -p "$pid_dir" "$log_dir"
 
