@@ -1,0 +1,160 @@
+"""The five executables as operators meet them (issue 15): --help and --version, usage errors (exit 64), a
+failure at start as one log line and exit 1 (never Swift's "Fatal error" and a crash report), LOG_LEVEL and
+LOG_FORMAT checked at start, and `config --json`, the list of environment variables each one reads."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+BIN_DIR = Path(os.environ.get("ITOUR_BIN_DIR", ROOT / ".build" / "debug"))
+SERVICES = ("catalog", "feed", "analytics", "admin")
+EXECUTABLES = SERVICES + ("itour-bench",)
+# What a crash report or an uncaught top-level error prints; none of it may appear.
+CRASH_MARKS = ("Fatal error", "Stack dump", "Current stack trace", "Backtrace", "💣", "Error raised at top level")
+LEVELS = ("trace", "debug", "info", "notice", "warning", "error", "critical")
+SHARED = {"HTTP_HOST", "HTTP_PORT", "HTTP_IDLE_TIMEOUT_SECONDS", "KAFKA_BROKERS", "KAFKA_TOPIC_PREFIX", "KAFKA_DELIVERY_TIMEOUT_MS",
+          "KAFKA_LINGER_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION", "ITOUR_DEMO"}
+POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS"}
+EXPECTED = {
+    "catalog": SHARED | POSTGRES,
+    "feed": SHARED | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT"},
+    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ANALYTICS_BATCH_SIZE"},
+    "admin": SHARED | POSTGRES | {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
+                                  "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
+                                  "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
+                                  "ADMIN_LOGIN_MAX_DELAY_SECONDS"},
+}
+SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN"}
+REQUIRED = {"analytics": {"REPORTS_TOKEN"}, "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN"}}
+
+
+def clean_env(**extra: str) -> dict:
+    """This process's environment without any setting a service reads, plus `extra`."""
+    prefixes = ("POSTGRES_", "KAFKA_", "LOG_", "ITOUR_", "ADMIN_", "HTTP_", "REPORTS_", "FEED_", "CATALOG_", "ANALYTICS_", "CONSUMER_")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(prefixes)}
+    lib = str(ROOT / ".local" / "lib")
+    env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env.update(extra)
+    return env
+
+
+def run(name: str, *args: str, timeout: float = 30, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN_DIR / name), *args], env=clean_env(**env), cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def assert_one_line_failure(result: subprocess.CompletedProcess) -> str:
+    """Exit 1 with exactly one critical log line (JSON, the default format) and no crash report; returns its message."""
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    for mark in CRASH_MARKS:
+        assert mark not in output, output
+    critical = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{") and '"critical"' in line]
+    assert len(critical) == 1, output
+    assert [line for line in result.stderr.splitlines() if '"level":"error"' in line] == [], output
+    return critical[0]["msg"]
+
+
+@pytest.mark.parametrize("name", EXECUTABLES)
+def test_help_and_version(name):
+    help = run(name, "--help")
+    assert help.returncode == 0, help.stderr
+    assert "USAGE:" in help.stdout and "SUBCOMMANDS:" in help.stdout
+    assert f"{name} config --json" in help.stdout  # the environment, as the discussion names it
+    version = run(name, "--version")
+    assert (version.returncode, version.stdout.strip()) == (0, "0.1.0"), version.stderr
+    assert run(name, "--version", ITOUR_VERSION="1.2.3-test").stdout.strip() == "1.2.3-test"
+
+
+@pytest.mark.parametrize("name,subcommands", [("catalog", ("serve", "import", "load-demo", "config")), ("feed", ("serve", "config")),
+                                              ("analytics", ("serve", "replay", "config")), ("admin", ("serve", "config")),
+                                              ("itour-bench", ("thin-path", "admin-path", "generate-city", "feed-queries",
+                                                               "feed-event-bodies", "analytics", "config"))])
+def test_help_lists_the_subcommands_and_serve_is_the_default(name, subcommands):
+    help = run(name, "--help").stdout
+    listed = help.split("SUBCOMMANDS:")[1]
+    for subcommand in subcommands:
+        assert f"\n  {subcommand}" in listed, (subcommand, help)
+    if name != "itour-bench":
+        assert "serve (default)" in listed
+        assert run(name, "serve", "--help").returncode == 0
+
+
+@pytest.mark.parametrize("args", [("catalog", "--no-such-flag"), ("feed", "--no-such-flag"), ("analytics", "--no-such-flag"),
+                                  ("admin", "--port", "1"), ("itour-bench", "--no-such-flag"), ("itour-bench", "thin-path", "--runs", "many"),
+                                  ("catalog", "import"), ("catalog", "import", "a.json", "--skip-all"),
+                                  ("analytics", "replay"), ("analytics", "replay", "--from-beginning", "--activate"),
+                                  ("analytics", "replay", "--activate", "--schema", "analytics"), ("feed", "nothing")])
+def test_a_bad_command_line_is_a_usage_error(args):
+    result = run(*args)
+    assert result.returncode == 64, (result.stdout, result.stderr)
+    assert "Usage:" in result.stderr or "USAGE:" in result.stderr, result.stderr
+    for mark in CRASH_MARKS:
+        assert mark not in result.stderr
+
+
+@pytest.mark.parametrize("name", SERVICES)
+def test_a_mistyped_log_level_is_refused_at_start_naming_the_valid_values(name):
+    message = assert_one_line_failure(run(name, LOG_LEVEL="loud", ITOUR_DEMO="1"))
+    assert "LOG_LEVEL" in message and '"loud"' in message, message
+    for level in LEVELS:
+        assert level in message, message
+
+
+@pytest.mark.parametrize("name", SERVICES)
+def test_a_mistyped_log_format_is_refused_at_start_naming_the_valid_values(name):
+    message = assert_one_line_failure(run(name, LOG_FORMAT="xml", ITOUR_DEMO="1"))
+    assert "LOG_FORMAT" in message and "json" in message and "text" in message and '"xml"' in message, message
+
+
+def test_a_missing_required_secret_is_refused_at_start_naming_it():
+    message = assert_one_line_failure(run("analytics"))
+    assert "REPORTS_TOKEN" in message and "demo mode" in message, message
+
+
+def test_unreachable_postgres_ends_the_start_with_one_log_line_and_exit_1(tmp_path):
+    """The broker is up (make test's), Postgres is not: catalog retries its migrations (a compose start waits for
+    Postgres this way), then gives up with one line that says where it looked."""
+    result = run("catalog", timeout=180, ITOUR_DEMO="1", POSTGRES_HOST="127.0.0.1", POSTGRES_PORT="1", HTTP_PORT="0",
+                 KAFKA_BROKERS=os.environ.get("ITOUR_TEST_KAFKA_BROKERS", "127.0.0.1:9094"), KAFKA_TOPIC_PREFIX=f"{tmp_path.name}.")
+    message = assert_one_line_failure(result)
+    assert "Postgres (127.0.0.1:1)" in message, message
+
+
+def config(name: str) -> list:
+    result = run(name, "config", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("name", SERVICES)
+def test_config_json_lists_what_each_service_reads(name):
+    variables = config(name)
+    for variable in variables:
+        assert set(variable) == {"name", "required", "secret", "default", "description"}, variable
+        assert isinstance(variable["required"], bool) and isinstance(variable["secret"], bool), variable
+        assert variable["default"] is None or isinstance(variable["default"], str), variable
+        assert variable["description"], variable
+        if variable["required"]:
+            assert variable["default"] is None, variable
+    names = [variable["name"] for variable in variables]
+    assert len(names) == len(set(names)), names
+    assert set(names) == EXPECTED[name]
+    assert {v["name"] for v in variables if v["secret"]} == SECRETS & EXPECTED[name]
+    assert {v["name"] for v in variables if v["required"]} == REQUIRED.get(name, set())
+    assert "SESSION_SECRET" not in names
+    defaults = {v["name"]: v["default"] for v in variables}
+    assert defaults["HTTP_PORT"] == {"feed": "8080", "admin": "8081", "catalog": "8082", "analytics": "8083"}[name]
+    assert defaults["LOG_LEVEL"] == "info" and defaults["LOG_FORMAT"] == "json" and defaults["ITOUR_VERSION"] == "0.1.0"
+
+
+def test_config_without_json_is_a_table_for_people():
+    result = run("admin", "config")
+    assert result.returncode == 0
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()}
+    assert "required outside demo mode; secret" in lines["ADMIN_PASSWORD"]
+    assert "default 8081" in lines["HTTP_PORT"]
