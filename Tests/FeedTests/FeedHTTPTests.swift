@@ -50,10 +50,11 @@ struct FeedHTTPTests {
         String(decoding: response.body.readableBytesView, as: UTF8.self)
     }
 
-    /// `http.server.request.duration`'s count for GETs of a route with a status, from a Prometheus page.
-    static func requestCount(_ metrics: String, route: String, status: Int) -> Int {
+    /// A Prometheus page's count of GETs of a route with a status: `hb_requests_total`, or with `series`
+    /// another of the request metrics (`http_server_request_duration_seconds_count`).
+    static func requestCount(_ metrics: String, route: String, status: Int, series: String = "hb_requests_total") -> Int {
         metrics.split(separator: "\n").filter { line in
-            line.hasPrefix("http_server_request_duration_count{") && line.contains("http_route=\"\(route)\"")
+            line.hasPrefix(series + "{") && line.contains("http_route=\"\(route)\"")
                 && line.contains("http_request_method=\"GET\"") && line.contains("http_response_status_code=\"\(status)\"")
         }.reduce(0) { $0 + (Int($1.split(separator: " ").last ?? "") ?? 0) }
     }
@@ -208,6 +209,9 @@ struct FeedHTTPTests {
                 for _ in 0..<3 { _ = try await client.execute(uri: "/v1/legacy/tours.xml", method: .get) }
                 let after = Self.text(try await client.execute(uri: "/metrics", method: .get))
                 #expect(Self.requestCount(after, route: "/v1/legacy/tours.xml", status: 200) >= Self.requestCount(metrics, route: "/v1/legacy/tours.xml", status: 200) + 3)
+                let timed = "http_server_request_duration_seconds_count"
+                #expect(Self.requestCount(after, route: "/v1/legacy/tours.xml", status: 200, series: timed)
+                        >= Self.requestCount(metrics, route: "/v1/legacy/tours.xml", status: 200, series: timed) + 3)
                 // Misses and errors still reach the router and get their problem+json.
                 try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(UUID())", method: .get), .notFound)
                 try Self.expectProblem(try await client.execute(uri: "/v1/tours/nope", method: .get), .badRequest)

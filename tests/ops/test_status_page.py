@@ -71,7 +71,7 @@ def test_every_service_exposes_build_request_and_consumer_figures(own_suite):
         requests.get(own_suite.url(name) + "/health", timeout=5)
         text = metrics(own_suite, name)
         assert f'itour_build_info{{service="{name}"' in text, name
-        assert "http_server_request_duration_bucket" in text, name
+        assert "http_server_request_duration_seconds_bucket" in text, name
         assert 'http_route="/health"' in text, name
     assert "itour_consumer_lag" in metrics(own_suite, "catalog")
     assert "itour_outbox_backlog" in metrics(own_suite, "catalog")

@@ -243,11 +243,12 @@ struct DecodedBatch: Sendable {
 
 /// The ingest's metrics, on /metrics.
 struct IngestMetrics: Sendable {
-    let counted = Counter(label: "itour_analytics_events_counted_total")
-    let duplicates = Counter(label: "itour_analytics_events_duplicate_total")
-    let batchDuration = Metrics.Timer(label: "itour_analytics_batch_duration_seconds", preferredDisplayUnit: .seconds)
-    private let undecodable = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "undecodable")])
-    private let invalid = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "invalid")])
+    let counted = Counter(label: "itour_analytics_events_counted_total", help: "Tracking events counted in the reports.")
+    let duplicates = Counter(label: "itour_analytics_events_duplicate_total", help: "Tracking events already counted (redeliveries), not counted again.")
+    let batchDuration = Metrics.Timer(label: "itour_analytics_batch_duration_seconds", help: "Time to count one batch of tracking events into Postgres.")
+    private let undecodable = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "undecodable")], help: Self.rejectedHelp)
+    private let invalid = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "invalid")], help: Self.rejectedHelp)
+    private static let rejectedHelp = "Tracking messages not counted and sent to dead-letters, by reason (undecodable or invalid)."
 
     func rejected(_ kind: TrackingMessageDecoder.Rejection.Kind) -> Counter {
         kind == .undecodable ? undecodable : invalid

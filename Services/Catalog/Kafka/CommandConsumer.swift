@@ -21,7 +21,7 @@ final class CommandConsumer: Service, Sendable {
     let relay: OutboxRelay
     let deadLetters: DeadLetterSink
     let logger: Logger
-    private let handled = Counter(label: "itour_commands_handled_total")
+    private let handled = Counter(label: "itour_commands_handled_total", help: "Catalog commands read from catalog.commands and handled.")
 
     init(makeConsumer: @escaping @Sendable () throws -> KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay,
          deadLetters: DeadLetterSink, logger: Logger) {

@@ -29,7 +29,8 @@ struct CatalogEventsWatch: Service {
         for attempt in 1... {
             do {
                 try await handler.handle(CatalogCommand(commandId: UUID(), action: .snapshot, actor: "catalog"))
-                Counter(label: "itour_catalog_republished_total").increment()
+                Counter(label: "itour_catalog_republished_total",
+                        help: "Full snapshots of the catalog published again because catalog.events lost what was published.").increment()
                 relay.notify()
                 return
             } catch {

@@ -15,7 +15,7 @@ final class OutboxRelay: Service, Sendable {
     private let idleInterval: Duration
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
-    private let published = Counter(label: "itour_outbox_published_total")
+    private let published = Counter(label: "itour_outbox_published_total", help: "Outbox rows the relay published to catalog.events.")
     /// Per `catalog.events` partition, the highest offset the broker acknowledged to this relay.
     private let acknowledgedEvents = Mutex<[Int32: Int64]>([:])
     /// Partitions of `catalog.events` whose new acknowledgements came back at or below an earlier one: the
@@ -23,7 +23,7 @@ final class OutboxRelay: Service, Sendable {
     let replacedLogs: AsyncStream<[Int32]>
     private let replacedLog: AsyncStream<[Int32]>.Continuation
     private let eventsTopic: String
-    private let backlogGauge = Gauge(label: "itour_outbox_backlog")
+    private let backlogGauge = Gauge(label: "itour_outbox_backlog", help: "Outbox rows not yet published to catalog.events.")
 
     init(repository: PostgresCatalogRepository, producer: KafkaProducer, logger: Logger, idleInterval: Duration = .milliseconds(500)) {
         eventsTopic = producer.configuration.topic(Topic.catalogEvents)

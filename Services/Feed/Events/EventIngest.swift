@@ -24,10 +24,12 @@ final class EventIngest: Sendable {
     let rateLimiter: EventRateLimiter
     /// Per client address (`clientKey`): device ids are the phone's to choose, the address is not.
     let clientRateLimiter: EventRateLimiter
-    private let acceptedCounter = Counter(label: "itour_feed_events_accepted_total")
-    private let rejectedCounter = Counter(label: "itour_feed_events_rejected_total")
-    private let rateLimitedCounter = Counter(label: "itour_feed_events_rate_limited_total")
-    private let unavailableCounter = Counter(label: "itour_feed_events_unavailable_total")
+    private let acceptedCounter = Counter(label: "itour_feed_events_accepted_total", help: "Tracking events accepted and handed to the broker.")
+    private let rejectedCounter = Counter(label: "itour_feed_events_rejected_total", help: "Tracking events rejected as invalid.")
+    private let rateLimitedCounter = Counter(label: "itour_feed_events_rate_limited_total",
+                                             help: "Tracking events refused over a device's or a client address's allowance.")
+    private let unavailableCounter = Counter(label: "itour_feed_events_unavailable_total",
+                                             help: "Valid tracking events refused because the broker did not take them.")
 
     /// Seconds a phone is asked to wait when the broker is unreachable.
     static let brokerRetryAfterSeconds = 5

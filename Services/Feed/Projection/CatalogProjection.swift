@@ -20,10 +20,11 @@ final class CatalogProjection: Sendable {
     /// Wakes the publisher after `apply` changed something.
     let changeSignals: AsyncStream<Void>
 
-    private let tourGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "tours")])
-    private let poiGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "pois")])
-    private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes")
-    private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds")
+    private let tourGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "tours")], help: CatalogProjection.entitiesHelp)
+    private let poiGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "pois")], help: CatalogProjection.entitiesHelp)
+    private static let entitiesHelp = "Tours and POIs the feed serves, by kind."
+    private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the feed's stored responses, as last published.")
+    private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds", help: "Time the last publish of the feed's projection took.")
 
     init() {
         (changeSignals, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Metrics
 import NIOCore
 import Shared
 import Synchronization
@@ -60,18 +59,18 @@ enum EventsEndpoint {
         return ByteBuffer(bytes: json.bytes)
     }
 
-    /// `http.server.request.duration` for the route, as Hummingbird's `MetricsMiddleware` records it, for
-    /// the batches `PipelineResponder` answers (the router never sees them); one timer per status.
-    static func durationTimer(status: HTTPResponse.Status) -> Timer {
-        timers.withLock { timers in
-            if let timer = timers[status.code] { return timer }
-            let timer = RequestDuration.timer(route: path, method: .post, status: status)
-            timers[status.code] = timer
-            return timer
+    /// The route's request metrics, as Hummingbird's `MetricsMiddleware` records them, for the batches
+    /// `PipelineResponder` answers (the router never sees them); one set per status.
+    static func requestMetrics(status: HTTPResponse.Status) -> RouteRequestMetrics {
+        requestMetricsByStatus.withLock { byStatus in
+            if let metrics = byStatus[status.code] { return metrics }
+            let metrics = RouteRequestMetrics(route: path, method: .post, status: status)
+            byStatus[status.code] = metrics
+            return metrics
         }
     }
 
-    private static let timers = Mutex<[Int: Timer]>([:])
+    private static let requestMetricsByStatus = Mutex<[Int: RouteRequestMetrics]>([:])
 
     /// `application/json` or a `+json` type, any parameters.
     static func isJSON(_ contentType: String) -> Bool {

@@ -260,7 +260,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
         write(context: context, request: request, status: status, fields: fields, body: body)
         lookup.answered.increment()
-        match.route.durationTimer(notModified: status == .notModified).recordNanoseconds(DispatchTime.now().uptimeNanoseconds - started)
+        match.route.requestMetrics(notModified: status == .notModified).answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
     }
 
     private func submit(context: ChannelHandlerContext, request: HTTPRequest, body: ByteBuffer) {
@@ -278,17 +278,17 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func answered(context: ChannelHandlerContext, request: HTTPRequest, result: Result<EventIngest.Outcome, Problem>, started: UInt64) {
-        let status: HTTPResponse.Status
         switch result {
         case .success(let outcome):
-            status = .accepted
-            write(context: context, request: request, status: status, fields: EventsEndpoint.acceptedHeaders, body: EventsEndpoint.body(outcome))
+            write(context: context, request: request, status: .accepted, fields: EventsEndpoint.acceptedHeaders, body: EventsEndpoint.body(outcome))
+            lastActive = DispatchTime.now().uptimeNanoseconds
+            EventsEndpoint.requestMetrics(status: .accepted).answered(afterNanoseconds: lastActive - started)
         case .failure(let problem):
-            status = problem.status
-            write(context: context, request: request, status: status, fields: problem.responseHeaders, body: try? problem.responseBody())
+            write(context: context, request: request, status: problem.status, fields: problem.responseHeaders, body: try? problem.responseBody())
+            lastActive = DispatchTime.now().uptimeNanoseconds
+            // The route throws this problem, which the middleware counts as a failure.
+            EventsEndpoint.requestMetrics(status: problem.status).failed()
         }
-        lastActive = DispatchTime.now().uptimeNanoseconds
-        EventsEndpoint.durationTimer(status: status).recordNanoseconds(lastActive - started)
         waiting = false
         if let (mode, promise) = closePending {
             closePending = nil
@@ -333,16 +333,6 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// `http.server.request.duration` for requests answered in the pipeline, with the dimensions Hummingbird's
-/// `MetricsMiddleware` gives the router's, so both count in the same series.
-enum RequestDuration {
-    static func timer(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status) -> Timer {
-        Timer(label: "http.server.request.duration",
-              dimensions: [("http.route", route), ("http.request.method", method.rawValue), ("http.response.status_code", String(status.code))],
-              preferredDisplayUnit: .seconds)
-    }
-}
-
 /// Placed first in the pipeline (next to the socket) by `PipelineResponder`, which writes through its
 /// context responses it has already encoded. Passes everything else on untouched.
 final class SocketWriter: ChannelOutboundHandler, RemovableChannelHandler {
@@ -360,7 +350,8 @@ final class SocketWriter: ChannelOutboundHandler, RemovableChannelHandler {
 final class StoredResponses: Sendable {
     private let projection: CatalogProjection
     private let openAPI: RenderedResource
-    let answered = Counter(label: "itour_feed_stored_responses_total")
+    let answered = Counter(label: "itour_feed_stored_responses_total",
+                           help: "GETs the feed answered from its stored responses in the connection's pipeline, ahead of the router.")
     /// Request ids for requests that bring none: a random per-process prefix and a counter.
     private let requestPrefix = String(UInt32.random(in: .min ... .max), radix: 16)
     private let requestCounter = Atomic<UInt64>(0)
@@ -386,17 +377,17 @@ final class StoredResponses: Sendable {
             }
         }
 
-        /// `http.server.request.duration` as Hummingbird's `MetricsMiddleware` records it for the same
-        /// route, so the feed's request metrics (and the admin status page) count what is answered here.
-        func durationTimer(notModified: Bool) -> Timer {
-            (notModified ? Self.notModifiedTimers : Self.okTimers)[self]!
+        /// The request metrics Hummingbird's `MetricsMiddleware` records for the same route, so the feed's
+        /// request metrics (and the admin status page) count what is answered here.
+        func requestMetrics(notModified: Bool) -> RouteRequestMetrics {
+            (notModified ? Self.notModifiedMetrics : Self.okMetrics)[self]!
         }
 
-        private static let okTimers = timers(status: .ok)
-        private static let notModifiedTimers = timers(status: .notModified)
+        private static let okMetrics = metrics(status: .ok)
+        private static let notModifiedMetrics = metrics(status: .notModified)
 
-        private static func timers(status: HTTPResponse.Status) -> [Route: Timer] {
-            Dictionary(uniqueKeysWithValues: allCases.map { ($0, RequestDuration.timer(route: $0.template, method: .get, status: status)) })
+        private static func metrics(status: HTTPResponse.Status) -> [Route: RouteRequestMetrics] {
+            Dictionary(uniqueKeysWithValues: allCases.map { ($0, RouteRequestMetrics(route: $0.template, method: .get, status: status)) })
         }
     }
 

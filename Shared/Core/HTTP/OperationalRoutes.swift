@@ -1,23 +1,5 @@
 import Foundation
 import Hummingbird
-import Metrics
-import Prometheus
-import Synchronization
-
-/// The process-wide Prometheus registry behind swift-metrics; bootstrapped once.
-public enum MetricsSetup {
-    public static let registry = PrometheusCollectorRegistry()
-    private static let done = Mutex(false)
-
-    public static func bootstrap(serviceName: String) {
-        done.withLock { done in
-            guard !done else { return }
-            done = true
-            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-            Gauge(label: "itour_build_info", dimensions: [("service", serviceName), ("version", BuildInfo.version)]).record(1)
-        }
-    }
-}
 
 /// One readiness check: a name and whether the dependency answers. A check may also pass while degraded
 /// (working, but a consumer is stuck or slow): `/ready` then stays 200 and says why (DESIGN.md

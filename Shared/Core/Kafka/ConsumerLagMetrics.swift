@@ -8,7 +8,7 @@ extension KafkaConsumer {
         for (partition, lag) in lags {
             Gauge(label: "itour_consumer_lag", dimensions: [
                 ("consumer", consumerName), ("topic", partition.topic), ("partition", String(partition.partition)),
-            ]).record(lag)
+            ], help: "Messages behind the end of each assigned partition, as the consumer last saw it, by consumer, topic and partition.").record(lag)
         }
     }
 }

@@ -237,9 +237,11 @@ public final class LagWatch: Service, Sendable {
         self.sampler = sampler
         self.logger = logger
         state = Mutex(State(status: Status(startedAt: Date())))
-        degradedGauge = Gauge(label: "itour_consumer_degraded", dimensions: [("consumer", name)])
+        degradedGauge = Gauge(label: "itour_consumer_degraded", dimensions: [("consumer", name)],
+                              help: "1 while the consumer is degraded (stuck or not keeping up; see /ready), else 0, by consumer.")
         degradedGauge.record(0)
-        waitingGauge = Gauge(label: "itour_consumer_waiting", dimensions: [("consumer", name)])
+        waitingGauge = Gauge(label: "itour_consumer_waiting", dimensions: [("consumer", name)],
+                             help: "Messages waiting for the consumer on all its partitions, against the broker's ends, by consumer.")
     }
 
     public var status: Status { state.withLock { $0.status } }

@@ -25,7 +25,8 @@ public struct DeadLetterSink: Sendable {
         self.producer = producer
         self.consumerName = consumerName
         self.logger = logger
-        counter = Counter(label: "itour_dead_letters_total", dimensions: [("consumer", consumerName)])
+        counter = Counter(label: "itour_dead_letters_total", dimensions: [("consumer", consumerName)],
+                          help: "Messages a consumer could not process and sent to the dead-letters topic, by consumer.")
     }
 
     public func send(_ message: KafkaMessage, reason: String) async {

@@ -236,7 +236,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             ])
             Counter(label: "itour_consumer_offset_resets_total", dimensions: [
                 ("consumer", name), ("topic", move.partition.topic), ("partition", String(move.partition.partition)),
-            ]).increment()
+            ], help: "Times a consumer's stored offset was outside its partition's log and reading restarted from the log's start, by consumer, topic and partition.").increment()
         }
     }
 

@@ -28,7 +28,8 @@ public final class KafkaProducer: Service, Sendable {
     /// How long messages may wait with no acknowledgement at all, while the broker answers, before the
     /// handle is taken to be stuck and replaced.
     public let stallThreshold: Duration
-    private let replacements = Counter(label: "itour_kafka_producer_replacements_total")
+    private let replacements = Counter(label: "itour_kafka_producer_replacements_total",
+                                       help: "Times the Kafka producer was found stuck (no acknowledgement while the broker answers) and replaced.")
 
     /// What the poll thread knows about progress: the last acknowledgement, and since when messages
     /// waited or failed without one.

@@ -45,7 +45,7 @@ public struct TopicGuard: Service {
         guard !missing.isEmpty else { return }
         do {
             try await producer.createTopics(missing)
-            Counter(label: "itour_topics_created_total").increment(by: missing.count)
+            Counter(label: "itour_topics_created_total", help: "Topics found missing on the broker after start-up and created again.").increment(by: missing.count)
             logger.warning("topics were missing on the broker and were created again", metadata: [
                 "topics": "\(missing.map { producer.configuration.topic($0.name) })",
             ])
