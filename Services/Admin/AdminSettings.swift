@@ -29,7 +29,7 @@ struct AdminSettings: Sendable {
     static let variables: [ConfigVariable] = [
         .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
-        .analyticsURL, .reportsToken,
+        .analyticsURL, .reportsToken, .demo,
     ]
 
     init(environment: Environment = Environment()) throws {

@@ -17,7 +17,7 @@ struct AnalyticsOptions: Sendable {
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.reportsToken, .analyticsBatchSize, .consumerStallSeconds]
+    static let variables: [ConfigVariable] = [.reportsToken, .demo, .analyticsBatchSize, .consumerStallSeconds]
 
     init(environment: Shared.Environment = Shared.Environment()) throws {
         reportsToken = try environment.required(.reportsToken)

@@ -17,13 +17,13 @@ EXECUTABLES = SERVICES + ("itour-bench",)
 CRASH_MARKS = ("Fatal error", "Stack dump", "Current stack trace", "Backtrace", "💣", "Error raised at top level")
 LEVELS = ("trace", "debug", "info", "notice", "warning", "error", "critical")
 SHARED = {"HTTP_HOST", "HTTP_PORT", "HTTP_IDLE_TIMEOUT_SECONDS", "KAFKA_BROKERS", "KAFKA_TOPIC_PREFIX", "KAFKA_DELIVERY_TIMEOUT_MS",
-          "KAFKA_LINGER_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION", "ITOUR_DEMO"}
+          "KAFKA_LINGER_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION"}
 POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS"}
 EXPECTED = {
     "catalog": SHARED | POSTGRES,
     "feed": SHARED | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT"},
-    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ANALYTICS_BATCH_SIZE"},
-    "admin": SHARED | POSTGRES | {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
+    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE"},
+    "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
                                   "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
                                   "ADMIN_LOGIN_MAX_DELAY_SECONDS"},
@@ -119,7 +119,7 @@ def test_a_missing_required_secret_is_refused_at_start_naming_it():
 def test_unreachable_postgres_ends_the_start_with_one_log_line_and_exit_1(tmp_path):
     """The broker is up (make test's), Postgres is not: catalog retries its migrations (a compose start waits for
     Postgres this way), then gives up with one line that says where it looked."""
-    result = run("catalog", timeout=180, ITOUR_DEMO="1", POSTGRES_HOST="127.0.0.1", POSTGRES_PORT="1", HTTP_PORT="0",
+    result = run("catalog", timeout=180, POSTGRES_HOST="127.0.0.1", POSTGRES_PORT="1", HTTP_PORT="0",
                  KAFKA_BROKERS=os.environ.get("ITOUR_TEST_KAFKA_BROKERS", "127.0.0.1:9094"), KAFKA_TOPIC_PREFIX=f"{tmp_path.name}.")
     message = assert_one_line_failure(result)
     assert "Postgres (127.0.0.1:1)" in message, message

@@ -101,12 +101,13 @@ public struct ServiceSettings: Sendable {
     public var httpIdleTimeoutSeconds: Int
 
     /// The variables read here (and by every service's lag watches and build info), for a service
-    /// listening on `defaultPort`; the feed keeps no Postgres, so reads none of its variables.
+    /// listening on `defaultPort`; the feed keeps no Postgres, so reads none of its variables. `ITOUR_DEMO`
+    /// belongs to the services with required variables (`Environment.required`).
     public static func variables(defaultPort: Int, usesPostgres: Bool = true) -> [ConfigVariable] {
         [.httpHost, .httpPort(defaultPort), .httpIdleTimeoutSeconds]
             + (usesPostgres ? DatabaseSettings.variables : [])
             + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .consumerStallSeconds,
-               .logLevel, .logFormat, .version, .demo]
+               .logLevel, .logFormat, .version]
     }
 
     public init(serviceName: String, defaultPort: Int, usesPostgres: Bool = true, environment: Environment = Environment()) throws {
