@@ -30,7 +30,7 @@ public enum MetricHelp {
     /// beside the router).
     static let hummingbird: [String: String] = [
         "hb.requests": "HTTP requests answered, by route, method and status.",
-        "hb.request.errors": "HTTP requests whose handler failed (a problem or not-found answer), by route, method and status (error_type).",
+        "hb.request.errors": "HTTP requests whose handler threw (answered with a problem), by route, method and status (error_type).",
         "http.server.request.duration": "Time from a request's head to the end of its answer, by route, method and status; failed requests are not timed.",
         "http.server.active_requests": "HTTP requests being answered now, by method.",
     ]
