@@ -13,7 +13,8 @@
 # counted by the Reports API, the admin's System Status with four services up at this version);
 # then `podman kube play` of deploy/kubernetes with every pod ready (scripts/kube_play.py). Host
 # ports: CONTAINERS_PORT_BASE (18080) + 0..3 for feed, admin, catalog, analytics, so a `make up`
-# on 8080.. can run beside it. Timings of each step at the end.
+# on 8080.. can run beside it. Timings of each step at the end. The release build goes to
+# .build-release (RELEASE_SCRATCH_PATH), apart from the tests' debug build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -77,8 +78,9 @@ EOF
 
 # Release binaries (static Swift runtime) and everything the Dockerfiles copy.
 stage() {
-  local build=(swift build -c release --static-swift-stdlib --scratch-path "$root/.build-release")
-  echo "swift build -c release --static-swift-stdlib (.build-release)"
+  local scratch=${RELEASE_SCRATCH_PATH:-$root/.build-release}
+  local build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch")
+  echo "swift build -c release --static-swift-stdlib ($scratch)"
   for s in "${services[@]}"; do "${build[@]}" --product "$s" 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | tail -n 3; done
   local bin; bin=$("${build[@]}" --show-bin-path)
   rm -rf "$ctx"; mkdir -p "$ctx/lib" "$ctx/services"

@@ -1,16 +1,19 @@
 """`podman kube play` of deploy/kubernetes, the part of `make containers` after compose
 (scripts/containers.sh): every pod started from the images built and waited for until ready.
 
-podman runs Deployments (one pod each: it ignores replicas and the HPA), ConfigMaps and Secrets.
+podman runs Deployments, ConfigMaps and Secrets.
 It cannot run Namespaces, Services, PodDisruptionBudgets and HorizontalPodAutoscalers; those are
 checked instead against the Kubernetes API schemas (kubernetes-validate, Kubernetes 1.31), as is
 every other document. What a cluster would provide is put in for the play only, in a copy
 (.run/containers/kube-play.yaml):
   - images: itour/<service>:dev -> localhost/itour/<service>:<tag>
+  - one replica each, its port published on 127.0.0.1 (podman 4.3 publishes every containerPort
+    on the host, so replicas of one pod would collide);
   - Postgres and the broker: the ones compose started (POSTGRES_HOST=postgres, KAFKA_BROKERS=kafka:9092
     on the compose network);
   - Service names: <name>.itour.svc.cluster.local -> the pod's address on that network;
-  - the Secret: secret.template.yaml with the test values below instead of CHANGE-ME.
+  - the Secret: secret.template.yaml with the test values below instead of CHANGE-ME, made as a
+    podman secret beforehand (podman 4.3 cannot read back a Secret it played itself).
 
   .venv/bin/python scripts/kube_play.py --tag TAG --network itour-containers_default
   .venv/bin/python scripts/kube_play.py --down
@@ -18,7 +21,9 @@ every other document. What a cluster would provide is put in for the play only, 
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
+import json
 import subprocess
 import sys
 import time
@@ -56,8 +61,9 @@ def validate(docs: list[dict]) -> list[str]:
     return problems
 
 
-def playable(docs: list[dict], tag: str, secrets: dict[str, str]) -> list[dict]:
+def playable(docs: list[dict], tag: str, host_port_base: int) -> list[dict]:
     out = []
+    host_ports = iter(range(host_port_base, host_port_base + 100))
     for original in docs:
         if original["kind"] not in PLAYABLE:
             continue
@@ -66,23 +72,43 @@ def playable(docs: list[dict], tag: str, secrets: dict[str, str]) -> list[dict]:
         if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == "itour-config":
             doc["data"].update(POSTGRES_HOST="postgres", KAFKA_BROKERS="kafka:9092")
         if doc["kind"] == "Secret":
-            doc["stringData"] = dict(secrets)
+            continue  # made by make_secret: podman 4.3 stores a played Secret as YAML, then reads it as JSON
         if doc["kind"] == "Deployment":
+            # podman 4.3 publishes every containerPort on the host (hostPort defaults to it), so a
+            # second replica, or a `make up` on the same machine, would collide: one pod each, on
+            # loopback ports of their own.
+            doc["spec"]["replicas"] = 1
             for container in doc["spec"]["template"]["spec"]["containers"]:
+                for port in container.get("ports", []):
+                    port.update(hostIP="127.0.0.1", hostPort=next(host_ports))
                 image = container["image"]
                 name = image.split("/")[-1].split(":")[0]
                 container["image"] = f"localhost/itour/{name}:{tag}"
                 for variable in container.get("env", []):
                     value = variable.get("value")
                     if isinstance(value, str) and ".itour.svc.cluster.local" in value:
-                        # A pod of a Deployment NAME is NAME-pod in podman, reachable by that name.
-                        variable["value"] = value.replace(".itour.svc.cluster.local", "-pod")
+                        # The (one) pod of a Deployment NAME is NAME-pod-0 in podman, reachable by that name.
+                        variable["value"] = value.replace(".itour.svc.cluster.local", "-pod-0")
         out.append(doc)
     return out
 
 
-def podman(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check)
+def podman(*args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check, input=input)
+
+
+def make_secret(template: dict, values: dict[str, str]) -> None:
+    """The Secret as the podman secret kube play looks up, with the template's keys (only those, so a
+    key the template lacks shows up as a pod that cannot start)."""
+    keys = set(template.get("stringData", {})) | set(template.get("data", {}))
+    missing = keys - set(values)
+    if missing:
+        sys.exit(f"kube play: no test value for the Secret's keys {sorted(missing)}")
+    # podman 4.3 reads a secret for secretKeyRef as a JSON object of key -> base64 value.
+    content = {k: base64.b64encode(values[k].encode()).decode() for k in sorted(keys)}
+    name = template["metadata"]["name"]
+    podman("secret", "rm", name, check=False)
+    podman("secret", "create", name, "-", input=json.dumps(content))
 
 
 def wait_ready(timeout: float) -> None:
@@ -90,17 +116,17 @@ def wait_ready(timeout: float) -> None:
     pending = dict(SERVICES)
     while pending and time.monotonic() < deadline:
         for name in list(pending):
-            container = f"{name}-pod-{name}"
+            container = f"{name}-pod-0-{name}"
             state = podman("inspect", "-f", "{{.State.Status}}", container, check=False).stdout.strip()
             if state == "running" and podman("exec", container, "/usr/local/bin/itour-healthcheck", "/ready",
                                              check=False).returncode == 0:
-                print(f"  pod {name}-pod: ready")
+                print(f"  pod {name}-pod-0: ready")
                 del pending[name]
         time.sleep(1)
     if pending:
         for name in pending:
-            print(f"kube play: {name}-pod not ready; its log:", file=sys.stderr)
-            print(podman("logs", "--tail", "20", f"{name}-pod-{name}", check=False).stdout, file=sys.stderr)
+            print(f"kube play: {name}-pod-0 not ready; its log:", file=sys.stderr)
+            print(podman("logs", "--tail", "20", f"{name}-pod-0-{name}", check=False).stdout, file=sys.stderr)
         sys.exit(1)
 
 
@@ -111,10 +137,12 @@ def main() -> None:
     parser.add_argument("--postgres-password", default="itour-demo-db")
     parser.add_argument("--down", action="store_true")
     parser.add_argument("--timeout", type=float, default=180)
+    parser.add_argument("--host-port-base", type=int, default=18100)
     args = parser.parse_args()
     if args.down:
         if PLAY.exists():
             podman("kube", "down", str(PLAY), check=False)
+        podman("secret", "rm", "itour-secrets", check=False)
         return
 
     docs = manifests()
@@ -128,8 +156,10 @@ def main() -> None:
 
     secrets = {"POSTGRES_PASSWORD": args.postgres_password, "ADMIN_EMAIL": "owner@example.edu",
                "ADMIN_PASSWORD": "kube-play-password", "REPORTS_TOKEN": "kube-play-reports-token"}
+    for template in (d for d in docs if d["kind"] == "Secret"):
+        make_secret(template, secrets)
     PLAY.parent.mkdir(parents=True, exist_ok=True)
-    PLAY.write_text(yaml.safe_dump_all(playable(docs, args.tag, secrets), sort_keys=False))
+    PLAY.write_text(yaml.safe_dump_all(playable(docs, args.tag, args.host_port_base), sort_keys=False))
     played = podman("kube", "play", "--replace", "--network", args.network, str(PLAY), check=False)
     if played.returncode != 0:
         sys.exit(f"podman kube play failed:\n{played.stdout}\n{played.stderr}")
