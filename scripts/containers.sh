@@ -42,13 +42,21 @@ install() {
   scripts/install.sh
 }
 
+# The Debian mirror this host's apt uses (the registry CI reaches), else deb.debian.org.
+host_mirror() {
+  local uri
+  uri=$(grep -hoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
+        | head -n 1 | grep -oE 'https?://[^ ]+' || true)
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
 # Debian 12 from the Debian mirror (no registry is reachable here), trimmed of docs and caches.
 base() {
   if podman image exists "$base_image"; then
     echo "base image $base_image: present ($(podman image inspect -f '{{.Created}}' "$base_image" | cut -c1-19))"
     return
   fi
-  local dir=$run_dir/containers/rootfs mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+  local dir=$run_dir/containers/rootfs mirror=${DEBIAN_MIRROR:-$(host_mirror)}
   rm -rf "$dir"; mkdir -p "$dir"
   echo "debootstrap --variant=minbase bookworm ($mirror)"
   debootstrap --variant=minbase bookworm "$dir" "$mirror" >"$run_dir/containers/debootstrap.log" 2>&1 || {
