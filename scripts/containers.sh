@@ -183,7 +183,14 @@ down() {
   "${compose[@]}" down -v >/dev/null 2>&1 || true
   # podman-compose 1.x leaves the network when a container of it is still starting.
   podman network rm -f "${project}_default" >/dev/null 2>&1 || true
-  echo "removed the containers, pods, volumes and network of $project"
+  # Images of earlier versions (each commit tags its own) and layers no tag holds any more; this
+  # version's images, the base and Postgres stay for the next run.
+  local image
+  for image in $(podman images --format '{{.Repository}}:{{.Tag}}' | grep -E '^localhost/itour/(catalog|feed|analytics|admin|tansu):' || true); do
+    [[ $image == *":$tag" ]] || podman rmi -f "$image" >/dev/null 2>&1 || true
+  done
+  podman image prune -f >/dev/null 2>&1 || true
+  echo "removed the containers, pods, volumes and network of $project, and images of other versions"
 }
 
 mkdir -p "$run_dir/containers"
