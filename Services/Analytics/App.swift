@@ -5,24 +5,7 @@ import Shared
 /// `analytics [serve]`, `analytics replay …`, `analytics config [--json]`.
 @main
 struct AnalyticsMain: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: AnalyticsProgram.name,
-        abstract: "iTour analytics: counts tracking.events into report tables and serves the Reports API.",
-        discussion: AnalyticsProgram.environmentHelp,
-        version: BuildInfo.version,
-        subcommands: [Serve.self, Replay.self, ConfigCommand<AnalyticsProgram>.self],
-        defaultSubcommand: Serve.self)
-
-    struct Serve: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run the analytics service (what runs with no command).")
-
-        func run() async throws {
-            try await AnalyticsProgram.runService { environment in
-                let settings = try ServiceSettings(serviceName: AnalyticsProgram.name, defaultPort: AnalyticsProgram.port, environment: environment)
-                try await buildApplication(settings: settings, options: try AnalyticsOptions(environment: environment)).runService()
-            }
-        }
-    }
+    static let configuration = AnalyticsProgram.rootConfiguration(others: [Replay.self])
 
     struct Replay: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -66,8 +49,14 @@ struct AnalyticsMain: AsyncParsableCommand {
 }
 
 /// What the analytics executable reads from its environment.
-enum AnalyticsProgram: Program {
+enum AnalyticsProgram: ServiceProgram {
     static let name = "analytics"
     static let port = 8083
     static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + AnalyticsOptions.variables)
+    static let abstract = "iTour analytics: counts tracking.events into report tables and serves the Reports API."
+
+    static func serve(environment: Environment) async throws {
+        let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
+        try await buildApplication(settings: settings, options: try AnalyticsOptions(environment: environment)).runService()
+    }
 }

@@ -5,24 +5,7 @@ import Shared
 /// `catalog [serve]`, `catalog import FILE [--skip-bad-rows]`, `catalog load-demo FILE`, `catalog config [--json]`.
 @main
 struct CatalogMain: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: CatalogProgram.name,
-        abstract: "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events.",
-        discussion: CatalogProgram.environmentHelp,
-        version: BuildInfo.version,
-        subcommands: [Serve.self, Import.self, LoadDemo.self, ConfigCommand<CatalogProgram>.self],
-        defaultSubcommand: Serve.self)
-
-    struct Serve: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Run the catalog service (what runs with no command).")
-
-        func run() async throws {
-            try await CatalogProgram.runService { environment in
-                let settings = try ServiceSettings(serviceName: CatalogProgram.name, defaultPort: CatalogProgram.port, environment: environment)
-                try await buildApplication(settings: settings).runService()
-            }
-        }
-    }
+    static let configuration = CatalogProgram.rootConfiguration(others: [Import.self, LoadDemo.self])
 
     struct ImportOptions: ParsableArguments {
         @Argument(help: ArgumentHelp("A .json file in the demo file's format, or a .csv file.", valueName: "FILE"))
@@ -63,8 +46,14 @@ struct CatalogMain: AsyncParsableCommand {
 }
 
 /// What the catalog executable reads from its environment.
-enum CatalogProgram: Program {
+enum CatalogProgram: ServiceProgram {
     static let name = "catalog"
     static let port = 8082
     static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port))
+    static let abstract = "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events."
+
+    static func serve(environment: Environment) async throws {
+        let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
+        try await buildApplication(settings: settings).runService()
+    }
 }

@@ -79,3 +79,35 @@ public struct ConfigCommand<P: Program>: ParsableCommand {
         print(json ? ConfigVariable.json(P.variables) : ConfigVariable.table(P.variables))
     }
 }
+
+/// An executable that runs a service: `serve`, its default command, and the root command's configuration.
+public protocol ServiceProgram: Program {
+    /// The port it listens on unless HTTP_PORT says otherwise.
+    static var port: Int { get }
+    /// One line for `--help`: what the service does.
+    static var abstract: String { get }
+    /// Builds the service from the environment and runs it until it stops.
+    static func serve(environment: Environment) async throws
+}
+
+extension ServiceProgram {
+    /// The root command: `--version`, the environment in `--help`, `serve` as the default subcommand.
+    public static func rootConfiguration(others: [any ParsableCommand.Type] = []) -> CommandConfiguration {
+        CommandConfiguration(commandName: name, abstract: abstract, discussion: environmentHelp, version: BuildInfo.version,
+                             subcommands: [ServeCommand<Self>.self] + others + [ConfigCommand<Self>.self],
+                             defaultSubcommand: ServeCommand<Self>.self)
+    }
+}
+
+/// `<service> serve`: runs the service (what runs with no command).
+public struct ServeCommand<P: ServiceProgram>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "serve", abstract: "Run the \(P.name) service (what runs with no command).")
+    }
+
+    public init() {}
+
+    public func run() async throws {
+        try await P.runService { environment in try await P.serve(environment: environment) }
+    }
+}
