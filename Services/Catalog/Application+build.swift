@@ -20,10 +20,10 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
         eventPartitions: { try await producer.partitionCounts(topics: [eventsTopic])[eventsTopic] ?? 1 },
         logger: logger)
     let commands = CommandConsumer(makeConsumer: {
-                                       try KafkaConsumer(configuration: settings.kafka,
-                                                         subscription: .group(id: settings.kafka.topic("catalog"),
-                                                                              topics: [settings.kafka.topic(Topic.catalogCommands)]),
-                                                         logger: logger, name: "catalog-commands")
+                                       try await KafkaConsumer.open(configuration: settings.kafka,
+                                                                    subscription: .group(id: settings.kafka.topic("catalog"),
+                                                                                         topics: [settings.kafka.topic(Topic.catalogCommands)]),
+                                                                    logger: logger, name: "catalog-commands")
                                    }, handler: handler, relay: relay,
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
                                    logger: logger)

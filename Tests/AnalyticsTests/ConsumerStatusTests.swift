@@ -18,8 +18,8 @@ struct ConsumerStatusTests {
         let producer = try KafkaProducer(configuration: kafka, logger: TestServices.logger)
         try await producer.createTopics(Topic.all)
         let topic = kafka.topic(Topic.catalogEvents)
-        let consumer = try KafkaConsumer(configuration: kafka, subscription: .allPartitions(topics: [topic], from: .end),
-                                         logger: TestServices.logger)
+        let consumer = try await KafkaConsumer.open(configuration: kafka, subscription: .allPartitions(topics: [topic], from: .end),
+                                                    logger: TestServices.logger)
         let progress = ConsumerProgress()
         progress.attach(consumer)
         let ends = try KafkaTopicEnds(topic: topic, configuration: kafka, logger: TestServices.logger)

@@ -47,9 +47,9 @@ struct DeadLetterAndReplayTests {
     }
 
     static func deadLetters(_ harness: AnalyticsHarness, count: Int) async throws -> [Envelope<DeadLetterSink.Letter>] {
-        let consumer = try KafkaConsumer(configuration: harness.kafka,
-                                         subscription: .allPartitions(topics: [harness.kafka.topic(Topic.deadLetters)], from: .beginning),
-                                         logger: TestServices.logger)
+        let consumer = try await KafkaConsumer.open(configuration: harness.kafka,
+                                                    subscription: .allPartitions(topics: [harness.kafka.topic(Topic.deadLetters)], from: .beginning),
+                                                    logger: TestServices.logger)
         var letters: [Envelope<DeadLetterSink.Letter>] = []
         let deadline = ContinuousClock.now + .seconds(20)
         while letters.count < count && ContinuousClock.now < deadline {

@@ -26,8 +26,8 @@ struct CatalogServiceTests {
             }
             try #require(ready, "catalog never became ready")
             startup.open()
-            let events = try KafkaConsumer(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.catalogEvents)], from: .beginning),
-                                           logger: logger)
+            let events = try await KafkaConsumer.open(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.catalogEvents)], from: .beginning),
+                                                      logger: logger)
             try await TestServices.withServices([producer, commands]) {
                 // The first command waits for catalog's consumer group to form, which takes a while on a fresh broker.
                 let warmUp = try await commands.execute(CatalogCommand(action: .snapshot, actor: "test"), timeout: .seconds(60))

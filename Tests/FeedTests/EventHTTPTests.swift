@@ -26,8 +26,8 @@ struct EventHTTPTests {
 
     /// Reads `count` messages from `tracking.events`.
     static func trackingMessages(_ kafka: KafkaConfiguration, count: Int) async throws -> [KafkaMessage] {
-        let consumer = try KafkaConsumer(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.trackingEvents)], from: .beginning),
-                                         logger: TestServices.logger)
+        let consumer = try await KafkaConsumer.open(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.trackingEvents)], from: .beginning),
+                                                    logger: TestServices.logger)
         var messages: [KafkaMessage] = []
         let deadline = ContinuousClock.now + .seconds(20)
         while messages.count < count, ContinuousClock.now < deadline {

@@ -85,7 +85,7 @@ struct KafkaRecoveryTests {
         let batch = (0..<40).map { KafkaOutgoingMessage(topic: topic, key: "later-\($0)", value: Array("later".utf8)) }
         let reports = try await producer.send(batch)
         #expect(Set(reports.map(\.partition)).count == 4)
-        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning), logger: logger)
+        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning), logger: logger)
         let stored = try await readAll(consumer, count: 41, within: .seconds(20))
         #expect(Set(stored.compactMap(\.keyString)).isSuperset(of: Set((0..<40).map { "later-\($0)" } + ["after"])))
         await consumer.close()
@@ -105,9 +105,9 @@ struct KafkaRecoveryTests {
             try await producer.send(KafkaOutgoingMessage(topic: topic, key: "old", value: Array("old-\(index)".utf8)))
         }
         let checks = Mutex<[KafkaConsumer.LogCheck]>([])
-        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
-                                         logger: logger, checkInterval: .milliseconds(500),
-                                         onLogCheck: { check in checks.withLock { $0.append(check) } })
+        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                                    logger: logger, checkInterval: .milliseconds(500),
+                                                    onLogCheck: { check in checks.withLock { $0.append(check) } })
         // Read all along, as a service does: the consumer sees the broker go and come back.
         let received = Received(reading: consumer)
         await received.wait(for: 20, within: .seconds(20))
@@ -144,9 +144,9 @@ struct KafkaRecoveryTests {
             try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k\(index)", value: Array("old-\(index)".utf8)))
         }
         let checks = Mutex<[KafkaConsumer.LogCheck]>([])
-        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
-                                         logger: logger, checkInterval: .milliseconds(500),
-                                         onLogCheck: { check in checks.withLock { $0.append(check) } })
+        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                                    logger: logger, checkInterval: .milliseconds(500),
+                                                    onLogCheck: { check in checks.withLock { $0.append(check) } })
         let received = Received(reading: consumer)
         await received.wait(for: 10, within: .seconds(20))
         try await Task.sleep(for: .seconds(1))
@@ -176,9 +176,9 @@ struct KafkaRecoveryTests {
         try await producer.createTopics([KafkaTopicSpec(name: "batches", partitions: 1)])
         _ = try await producer.send((0..<30).map { KafkaOutgoingMessage(topic: topic, key: "k", value: Array("m\($0)".utf8)) })
         let checks = Mutex<[KafkaConsumer.LogCheck]>([])
-        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
-                                         logger: logger, checkInterval: .milliseconds(200),
-                                         onLogCheck: { check in checks.withLock { $0.append(check) } })
+        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                                    logger: logger, checkInterval: .milliseconds(200),
+                                                    onLogCheck: { check in checks.withLock { $0.append(check) } })
         #expect(try await readAll(consumer, count: 30, within: .seconds(20)).count == 30)
         // Several checks pass with the consumer at the log's true end.
         let again = try await readAll(consumer, count: 1, within: .seconds(2))

@@ -52,7 +52,7 @@ struct KafkaTests {
         let group = TestServices.uniqueName("group")
         configuration.clientId = "consumer-a"
 
-        let consumerA = try KafkaConsumer(configuration: configuration, subscription: .group(id: group, topics: [topic]), logger: logger)
+        let consumerA = try await KafkaConsumer.open(configuration: configuration, subscription: .group(id: group, topics: [topic]), logger: logger)
         var received: [KafkaMessage] = []
         var iterator = consumerA.makeAsyncIterator()
         let deadline = ContinuousClock.now + .seconds(30)
@@ -67,7 +67,7 @@ struct KafkaTests {
         await consumerA.close()
 
         configuration.clientId = "consumer-b"
-        let consumerB = try KafkaConsumer(configuration: configuration, subscription: .group(id: group, topics: [topic]), logger: logger)
+        let consumerB = try await KafkaConsumer.open(configuration: configuration, subscription: .group(id: group, topics: [topic]), logger: logger)
         var again: [KafkaMessage] = []
         let deadlineB = ContinuousClock.now + .seconds(30)
         while again.isEmpty, ContinuousClock.now < deadlineB {
@@ -90,7 +90,7 @@ struct KafkaTests {
         for index in 0..<6 {
             try await producer.send(KafkaOutgoingMessage(topic: topic, key: "old\(index)", value: Array("old".utf8)))
         }
-        let consumer = try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .end), logger: logger)
+        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .end), logger: logger)
         #expect(consumer.assignment.count == 3)
         _ = try await producer.send((0..<6).map { KafkaOutgoingMessage(topic: topic, key: "new\($0)", value: Array("new".utf8)) })
         var received: [KafkaMessage] = []

@@ -79,8 +79,8 @@ struct ReplayTool {
     /// Reads every partition from its beginning to the end it had when the replay started.
     func replayTopic(into store: PostgresIngestStore, logger: Logger) async throws -> Summary {
         let topic = settings.kafka.topic(Topic.trackingEvents)
-        let consumer = try KafkaConsumer(configuration: settings.kafka, subscription: .allPartitions(topics: [topic], from: .beginning),
-                                         logger: logger)
+        let consumer = try await KafkaConsumer.open(configuration: settings.kafka, subscription: .allPartitions(topics: [topic], from: .beginning),
+                                                    logger: logger)
         var summary = Summary()
         while true {
             let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)), topic: topic)

@@ -13,7 +13,7 @@ import Synchronization
 /// The group consumer is made in `run`, after start-up created the topics: a consumer that joins its group
 /// before its topic exists gets no partitions until librdkafka's next metadata refresh (minutes later).
 final class CommandConsumer: Service, Sendable {
-    private let makeConsumer: @Sendable () throws -> KafkaConsumer
+    private let makeConsumer: @Sendable () async throws -> KafkaConsumer
     private let consumer = Mutex<KafkaConsumer?>(nil)
     /// What it has handled, for its LagWatch.
     let progress = ConsumerProgress()
@@ -23,7 +23,7 @@ final class CommandConsumer: Service, Sendable {
     let logger: Logger
     private let handled = Counter(label: "itour_commands_handled_total", help: "Catalog commands read from catalog.commands and handled.")
 
-    init(makeConsumer: @escaping @Sendable () throws -> KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay,
+    init(makeConsumer: @escaping @Sendable () async throws -> KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay,
          deadLetters: DeadLetterSink, logger: Logger) {
         self.makeConsumer = makeConsumer
         self.handler = handler
@@ -38,7 +38,7 @@ final class CommandConsumer: Service, Sendable {
     }
 
     func run() async throws {
-        let consumer = try makeConsumer()
+        let consumer = try await makeConsumer()
         self.consumer.withLock { $0 = consumer }
         progress.attach(consumer)
         do {

@@ -47,8 +47,7 @@ public final class KafkaOffsetQuery: Sendable {
 
     /// Every partition of `topic` (the full name, prefix included), as the broker has it now.
     public func watermarks(topic: String, timeout: Duration = .seconds(2)) async throws -> [Int32: KafkaWatermarks] {
-        let client = self.client
-        return try await runBlocking {
+        try await client.run { client in
             guard let count = try client.partitionCounts(topics: [topic], timeoutMilliseconds: timeout.milliseconds)[topic] else {
                 throw KafkaError(.configuration, "topic \(topic) does not exist")
             }
@@ -98,11 +97,8 @@ public final class KafkaTopicEnds: Service, Sendable {
                     if let probe {
                         consumer = probe
                     } else {
-                        // Making it asks the broker (up to 10 s when it is away): off the cooperative pool.
-                        let (configuration, topic, logger) = (self.configuration, self.topic, self.logger)
-                        consumer = try await runBlocking {
-                            try KafkaConsumer(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .end), logger: logger)
-                        }
+                        consumer = try await KafkaConsumer.open(configuration: self.configuration,
+                                                                subscription: .allPartitions(topics: [self.topic], from: .end), logger: self.logger)
                         probe = consumer
                         _ = self.following.set()
                     }

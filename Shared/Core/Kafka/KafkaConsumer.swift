@@ -1,5 +1,3 @@
-import CRdKafka
-import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
@@ -47,10 +45,11 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         public let afterBrokerLoss: Bool
     }
 
+    /// Its calls block: they all run on the client's serial queue (`client.run`), off event loops and the
+    /// cooperative pool, one after the other.
     private let client: RDKafkaClient
     private let context: RDKafkaCallbackContext
-    /// librdkafka's consumer calls block; they all run on this serial queue, off the cooperative pool.
-    private let queue: DispatchQueue
+    private let subscription: Subscription
     private let closed = Flag(false)
     private let logger: Logger
     private let name: String
@@ -61,6 +60,8 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     private let checkInterval: Duration
     private let onLogCheck: (@Sendable (LogCheck) -> Void)?
 
+    /// Makes a consumer and subscribes it, or assigns it its partitions (asking the broker for them and, from
+    /// `.end`, for their ends, up to 10 s each), on its own queue.
     /// - Parameters:
     ///   - name: the consumer's name in logs and metrics (`consumer` label).
     ///   - checkInterval: how often positions are compared with the partitions' logs (and at once after
@@ -71,51 +72,69 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     ///     re-reads rather than risk skipping a new log's head, others keep it.
     ///   - onLogCheck: called on the consumer's queue after a check that moved partitions or followed a
     ///     loss of every broker; messages read after it come from the new positions.
-    public init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
-                name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
-                assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
-                onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) throws {
+    public static func open(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
+                            name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
+                            assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
+                            onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) async throws -> KafkaConsumer {
+        let consumer = try KafkaConsumer(unstarted: configuration, subscription: subscription, logger: logger, name: name,
+                                         checkInterval: checkInterval, resetUnconfirmedBeyondEnd: resetUnconfirmedBeyondEnd,
+                                         assignmentOffsets: assignmentOffsets, onLogCheck: onLogCheck)
+        try await consumer.client.run { _ in try consumer.start() }
+        return consumer
+    }
+
+    /// `open`, waiting for the broker on the calling thread.
+    @available(*, deprecated, message: "blocks its thread while it asks the broker (up to 10 s); use `try await KafkaConsumer.open(...)`")
+    public convenience init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
+                            name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
+                            assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
+                            onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) throws {
+        try self.init(unstarted: configuration, subscription: subscription, logger: logger, name: name,
+                      checkInterval: checkInterval, resetUnconfirmedBeyondEnd: resetUnconfirmedBeyondEnd,
+                      assignmentOffsets: assignmentOffsets, onLogCheck: onLogCheck)
+        try start()
+    }
+
+    /// Makes the handle only (no broker is asked); `start` subscribes or assigns.
+    private init(unstarted configuration: KafkaConfiguration, subscription: Subscription, logger: Logger, name: String?,
+                 checkInterval: Duration, resetUnconfirmedBeyondEnd: Bool,
+                 assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])?,
+                 onLogCheck: (@Sendable (LogCheck) -> Void)?) throws {
         let groupId: String? = if case .group(let id, _) = subscription { id } else { nil }
         self.name = name ?? groupId ?? configuration.clientId
         self.checkInterval = checkInterval
         self.resetUnconfirmedBeyondEnd = resetUnconfirmedBeyondEnd
         self.onLogCheck = onLogCheck
-        let context = RDKafkaCallbackContext(logger: logger, assignmentOffsets: assignmentOffsets)
-        client = try RDKafkaClient(role: .consumer, properties: configuration.consumerProperties(groupId: groupId),
-                                   callbackContext: context) { conf in
-            RDKafkaCallbackContext.installErrorCallback(on: conf)
-            if groupId != nil { RDKafkaCallbackContext.installRebalanceCallback(on: conf) }
-        }
-        self.context = context
+        self.subscription = subscription
         self.logger = logger
-        queue = DispatchQueue(label: "kafka-consumer-\(groupId ?? "assigned")")
-        rd_kafka_poll_set_consumer(client.handle)
+        context = RDKafkaCallbackContext(logger: logger, assignmentOffsets: assignmentOffsets)
+        client = try RDKafkaClient(role: .consumer, properties: configuration.consumerProperties(groupId: groupId), callbackContext: context)
+    }
 
+    /// Subscribes, or assigns every partition of the topics from the start position. Blocks.
+    private func start() throws {
         switch subscription {
         case .group(_, let topics):
-            let list = RDKafkaTopicPartitionList(capacity: topics.count)
-            for topic in topics { list.add(KafkaTopicPartition(topic: topic, partition: RD_KAFKA_PARTITION_UA), offset: Int64(RD_KAFKA_OFFSET_INVALID)) }
-            let err = rd_kafka_subscribe(client.handle, list.pointer)
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "subscribe") }
+            try client.subscribe(topics: topics)
         case .allPartitions(let topics, let start):
             let counts = try client.partitionCounts(topics: topics, timeoutMilliseconds: 10_000)
-            let list = RDKafkaTopicPartitionList(capacity: 16)
             var assigned: [KafkaTopicPartition] = []
+            var offsets: [KafkaTopicPartition: Int64] = [:]
             for topic in topics {
                 guard let count = counts[topic] else { throw KafkaError(.configuration, "topic \(topic) does not exist") }
                 for partition in 0..<Int32(count) {
                     let tp = KafkaTopicPartition(topic: topic, partition: partition)
-                    // Resolve "end" now, so nothing produced after init is missed while the first fetch resolves it.
+                    // Resolve "end" now, so nothing produced after the consumer is made is missed while the
+                    // first fetch resolves it.
                     let offset = start == .end
                         ? try client.watermarks(topic: topic, partition: partition, timeoutMilliseconds: 10_000).high
-                        : Int64(RD_KAFKA_OFFSET_BEGINNING)
-                    list.add(tp, offset: offset)
+                        : RDKafkaClient.beginningOffset
+                    offsets[tp] = offset
                     assigned.append(tp)
                     if offset >= 0 { context.positions.withLock { $0[tp] = KnownPosition(offset: offset, seenInLog: true) } }
                 }
             }
-            let err = rd_kafka_assign(client.handle, list.pointer)
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "assign") }
+            try client.assign(offsets)
             context.assignment.withLock { $0 = assigned }
         }
     }
@@ -126,29 +145,28 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// Waits up to `timeout` for the first message, then takes whatever else is already fetched,
     /// up to `maxMessages`. Returns an empty array on timeout or once closed.
     public func poll(maxMessages: Int, timeout: Duration) async throws -> [KafkaMessage] {
-        let client = self.client
         let closed = self.closed
         let logger = self.logger
         let timeoutMilliseconds = timeout.milliseconds
-        return try await onQueue { [self] in
+        return try await client.run { [self] client in
             checkPositionsIfDue()
             var messages: [KafkaMessage] = []
             var movedByLibrary: [LogMove] = []
             var wait = timeoutMilliseconds
             while messages.count < maxMessages, !closed.value {
-                guard let raw = rd_kafka_consumer_poll(client.handle, wait) else { break }
-                defer { rd_kafka_message_destroy(raw) }
+                guard let read = client.consumerPoll(timeoutMilliseconds: wait) else { break }
                 wait = 0
-                if raw.pointee.err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                    let error = KafkaError(code: raw.pointee.err, context: "consume")
-                    if raw.pointee.err == RD_KAFKA_RESP_ERR__FATAL { throw error }
+                let message: KafkaMessage
+                switch read {
+                case .success(let read): message = read
+                case .failure(let error) where error.isFatal: throw error
+                case .failure(let error):
                     // Transient (broker down, topic gone): librdkafka recovers by itself; positions are checked soon.
                     logger.debug("consumer notice", metadata: ["error": "\(error.message)"])
                     lastCheck.withLock { $0 = .now - checkInterval }
                     continue
                 }
-                let message = KafkaMessage(raw)
-                // Per message, not per batch: a rebalance inside rd_kafka_consumer_poll replaces the map.
+                // Per message, not per batch: a rebalance inside the poll replaces the map.
                 let known = context.positions.withLock { positions in
                     defer { positions[message.topicPartition] = KnownPosition(offset: message.offset + 1, seenInLog: true) }
                     return positions[message.topicPartition]
@@ -171,7 +189,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
 
     /// Compares each assigned partition's position with its log, every `checkInterval` and at once after
     /// every broker was down; a position outside the log is reset to the log's start (see `LogMove`).
-    /// Runs on `queue`. A check that cannot reach the broker is tried again at the next interval.
+    /// Runs on the client's queue. A check that cannot reach the broker is tried again at the next interval.
     private func checkPositionsIfDue() {
         // Taken now, so a loss of every broker during this check is seen by the next one.
         let afterBrokerLoss = context.brokersWereDown.clear()
@@ -248,30 +266,19 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// Commits the next offset to read for each partition.
     public func commit(offsets: [KafkaTopicPartition: Int64]) async throws {
         guard !offsets.isEmpty else { return }
-        let client = self.client
-        try await onQueue {
-            let list = RDKafkaTopicPartitionList(capacity: offsets.count)
-            for (partition, offset) in offsets { list.add(partition, offset: offset) }
-            let err = rd_kafka_commit(client.handle, list.pointer, 0)
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "commit") }
-        }
+        try await client.run { try $0.commit(offsets) }
     }
 
     /// High watermark minus the next offset this consumer will read, per assigned partition.
     public func lag() async throws -> [KafkaTopicPartition: Int64] {
-        let client = self.client
         let partitions = assignment
-        return try await onQueue {
-            let list = RDKafkaTopicPartitionList(capacity: partitions.count)
-            for partition in partitions { list.add(partition, offset: Int64(RD_KAFKA_OFFSET_INVALID)) }
-            _ = rd_kafka_position(client.handle, list.pointer)
+        return try await client.run { client in
             var lags: [KafkaTopicPartition: Int64] = [:]
-            for element in list.elements {
+            for (partition, position) in client.positions(partitions) {
                 // Asked of the broker: librdkafka's cached marks are 0 until its first fetch answered, which
                 // made a replay that had read nothing yet look finished.
-                let marks = try client.watermarks(topic: element.partition.topic, partition: element.partition.partition,
-                                                  timeoutMilliseconds: 2_000)
-                lags[element.partition] = element.offset >= 0 ? Swift.max(0, marks.high - element.offset) : Swift.max(0, marks.high - marks.low)
+                let marks = try client.watermarks(topic: partition.topic, partition: partition.partition, timeoutMilliseconds: 2_000)
+                lags[partition] = position >= 0 ? Swift.max(0, marks.high - position) : Swift.max(0, marks.high - marks.low)
             }
             return lags
         }
@@ -280,8 +287,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// Leaves the group (so its partitions move to other members at once) and stops reading.
     public func close() async {
         guard !closed.set() else { return }
-        let client = self.client
-        _ = try? await onQueue { rd_kafka_consumer_close(client.handle) }
+        _ = try? await client.run { $0.closeConsumer() }
     }
 
     /// As a `Service`: closes the consumer on graceful shutdown.
@@ -304,39 +310,4 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(consumer: self) }
-
-    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-}
-
-extension KafkaMessage {
-    init(_ pointer: UnsafeMutablePointer<rd_kafka_message_t>) {
-        let raw = pointer.pointee
-        var headers: [String: [UInt8]] = [:]
-        var list: OpaquePointer?
-        // Headers are owned by the message; copy them out.
-        if rd_kafka_message_headers(pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list {
-            var index = 0
-            var name: UnsafePointer<CChar>?
-            var value: UnsafeRawPointer?
-            var size = 0
-            while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                if let name {
-                    headers[String(cString: name)] = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
-                }
-                index += 1
-            }
-        }
-        self.init(
-            topic: String(cString: rd_kafka_topic_name(raw.rkt)),
-            partition: raw.partition,
-            offset: raw.offset,
-            key: raw.key.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.key_len)) },
-            value: raw.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: raw.len)) } ?? [],
-            headers: headers
-        )
-    }
 }

@@ -1,5 +1,3 @@
-import CRdKafka
-import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
@@ -7,7 +5,8 @@ import Synchronization
 
 /// An idempotent (`enable.idempotence`, `acks=all`) producer whose `send` returns only once the broker
 /// acknowledged every message, or throws. Run it as a `Service`: on graceful shutdown it flushes what is
-/// in flight and stops its poll thread.
+/// in flight and stops its poll loop. The poll loop and every call that waits on the broker run on Dispatch
+/// queues of their own (`RDKafkaQueue`), never on an event loop or the cooperative pool.
 ///
 /// It survives losing its broker's state. An idempotent producer whose broker forgot it (a memory-only
 /// broker restarted empty, a cluster restored) is refused with "unknown producer id" on every message and
@@ -22,7 +21,7 @@ public final class KafkaProducer: Service, Sendable {
     private let current: Mutex<RDKafkaClient>
     private let context: RDKafkaCallbackContext
     private let health = Mutex<Health>(Health())
-    private let pollThread = Mutex<PollThread?>(nil)
+    private let pollLoop = Mutex<PollLoop?>(nil)
     private let logger: Logger
     public let configuration: KafkaConfiguration
     /// How long messages may wait with no acknowledgement at all, while the broker answers, before the
@@ -31,7 +30,7 @@ public final class KafkaProducer: Service, Sendable {
     private let replacements = Counter(label: "itour_kafka_producer_replacements_total",
                                        help: "Times the Kafka producer was found stuck (no acknowledgement while the broker answers) and replaced.")
 
-    /// What the poll thread knows about progress: the last acknowledgement, and since when messages
+    /// What the poll loop knows about progress: the last acknowledgement, and since when messages
     /// waited or failed without one.
     private struct Health {
         var lastAcknowledged = ContinuousClock.now
@@ -45,41 +44,12 @@ public final class KafkaProducer: Service, Sendable {
     public init(configuration: KafkaConfiguration, logger: Logger, stallThreshold: Duration = .seconds(3)) throws {
         let context = RDKafkaCallbackContext(logger: logger)
         self.context = context
-        current = Mutex(try Self.makeClient(configuration: configuration, context: context))
+        current = Mutex(try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context))
         self.configuration = configuration
         self.logger = logger
         self.stallThreshold = stallThreshold
-        Self.checkLibraryVersion(logger: logger)
-        pollThread.withLock { $0 = PollThread(name: "kafka-producer-poll") { [self] in pollOnce() } }
-    }
-
-    private static func makeClient(configuration: KafkaConfiguration, context: RDKafkaCallbackContext) throws -> RDKafkaClient {
-        try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context) { conf in
-            RDKafkaCallbackContext.installErrorCallback(on: conf)
-            rd_kafka_conf_set_dr_msg_cb(conf) { _, message, opaque in
-                guard let pointer = message, let slot = pointer.pointee._private else { return }
-                let message = pointer.pointee
-                if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                    RDKafkaCallbackContext.from(opaque)?.acknowledged.value = true
-                    PendingDelivery.delivered(slot, partition: message.partition, offset: message.offset)
-                } else if KafkaError.isReplaceable(message.err), let context = RDKafkaCallbackContext.from(opaque) {
-                    // Purged by a replacement, or failed with the handle: kept (with its retain) to go again.
-                    if message.err == RD_KAFKA_RESP_ERR__FATAL { context.fatal.value = true }
-                    context.requeued.withLock { $0.append(RequeuedMessage(opaque: slot)) }
-                } else {
-                    RDKafkaCallbackContext.from(opaque)?.deliveryFailed.value = true
-                    PendingDelivery.failed(slot, KafkaError(code: message.err, context: "delivery"))
-                }
-            }
-        }
-    }
-
-    /// librdkafka before 2.3 mis-parses newer brokers' ApiVersion responses (tansu among them): say so plainly.
-    private static func checkLibraryVersion(logger: Logger) {
-        let version = rd_kafka_version()
-        if version < 0x0203_0000 {
-            logger.warning("librdkafka \(String(cString: rd_kafka_version_str())) is loaded; 2.3 or later is needed to talk to current brokers. Put a newer librdkafka.so.1 first on LD_LIBRARY_PATH (make up and make test use .local/lib).")
-        }
+        RDKafkaClient.checkLibraryVersion(logger: logger)
+        pollLoop.withLock { $0 = PollLoop(label: "kafka-producer-poll") { [self] in pollOnce() } }
     }
 
     private var client: RDKafkaClient { current.withLock { $0 } }
@@ -100,11 +70,11 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     /// `send` for callers on an event loop that must not wait in a task: `completion` runs once, on
-    /// librdkafka's poll thread (or at once when nothing could be queued), and must be quick.
+    /// the poll loop (or at once when nothing could be queued), and must be quick.
     public func send(_ messages: [KafkaOutgoingMessage],
                      completion: @escaping @Sendable (Result<[KafkaDeliveryReport], any Error>) -> Void) {
         guard !messages.isEmpty else { return completion(.success([])) }
-        guard pollThread.withLock({ $0?.isRunning ?? false }) else {
+        guard pollLoop.withLock({ $0?.isRunning ?? false }) else {
             return completion(.failure(KafkaError(.closed, "producer is shut down")))
         }
         let pending = PendingDelivery(messages: messages, deadline: .now + .milliseconds(configuration.deliveryTimeoutMilliseconds),
@@ -115,13 +85,13 @@ public final class KafkaProducer: Service, Sendable {
                 do {
                     try client.produce(messages[index], opaque: opaque)
                 } catch let error as KafkaError where error.isFatal {
-                    // The handle died under this send: the poll thread replaces it and sends this message then.
+                    // The handle died under this send: the poll loop replaces it and sends this message then.
                     context.fatal.value = true
                     context.requeued.withLock { $0.append(RequeuedMessage(opaque: opaque)) }
                 } catch {
                     // This message and the rest were never queued: release their references and fail them.
                     PendingDelivery.release(opaque)
-                    return (messages.count - index, error as? KafkaError ?? KafkaError(.message, "\(error)"))
+                    return (messages.count - index, KafkaError(error))
                 }
             }
             return nil
@@ -130,7 +100,7 @@ public final class KafkaProducer: Service, Sendable {
         if let unsent { pending.failUnsent(count: unsent.count, error: unsent.error) }
     }
 
-    /// One turn of the poll thread: serve callbacks, then replace the handle if it failed or is stuck.
+    /// One turn of the poll loop: serve callbacks, then replace the handle if it failed or is stuck.
     private func pollOnce() {
         let client = self.client
         client.poll(timeoutMilliseconds: 100)
@@ -179,7 +149,7 @@ public final class KafkaProducer: Service, Sendable {
     private func replaceClient(reason: String, detail: String) {
         let fresh: RDKafkaClient
         do {
-            fresh = try Self.makeClient(configuration: configuration, context: context)
+            fresh = try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context)
         } catch {
             logger.error("kafka producer could not be replaced", metadata: ["error": "\(error)"])
             return
@@ -219,44 +189,38 @@ public final class KafkaProducer: Service, Sendable {
             // A message keeps the delivery timeout it was sent with: one that is never stored (its topic
             // missing) fails then, rather than going from handle to handle.
             if PendingDelivery.deadline(message.opaque) < now {
-                PendingDelivery.failed(message.opaque, KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__MSG_TIMED_OUT.rawValue),
-                                                                  "delivery: not acknowledged within the delivery timeout"))
+                PendingDelivery.failed(message.opaque, .deliveryTimedOut)
                 continue
             }
             do {
                 try current.withLock { client in try client.produce(PendingDelivery.message(message.opaque), opaque: message.opaque) }
             } catch {
-                PendingDelivery.failed(message.opaque, error as? KafkaError ?? KafkaError(.message, "\(error)"))
+                PendingDelivery.failed(message.opaque, KafkaError(error))
             }
         }
     }
 
     /// Partition count per topic, from the broker's metadata.
     public func partitionCounts(topics: [String], timeout: Duration = .seconds(5)) async throws -> [String: Int] {
-        let client = self.client
-        return try await runBlocking { try client.partitionCounts(topics: topics, timeoutMilliseconds: timeout.milliseconds) }
+        try await client.run { try $0.partitionCounts(topics: topics, timeoutMilliseconds: timeout.milliseconds) }
     }
 
     /// Deletes topics by their full names (for tests and operators' tools; no service deletes one).
     public func deleteTopics(_ names: [String], timeout: Duration = .seconds(10)) async throws {
-        let client = self.client
-        try await runBlocking { try client.deleteTopics(names, timeoutMilliseconds: timeout.milliseconds) }
+        try await client.run { try $0.deleteTopics(names, timeoutMilliseconds: timeout.milliseconds) }
     }
 
     /// Creates topics with their partition counts; existing ones are left as they are.
     public func createTopics(_ topics: [KafkaTopicSpec], timeout: Duration = .seconds(10)) async throws {
-        let client = self.client
         let prefix = configuration.topicPrefix
-        try await runBlocking {
-            try client.createTopics(topics.map { (prefix + $0.name, $0.partitions, $0.config) },
-                                    timeoutMilliseconds: timeout.milliseconds)
+        try await client.run {
+            try $0.createTopics(topics.map { (prefix + $0.name, $0.partitions, $0.config) }, timeoutMilliseconds: timeout.milliseconds)
         }
     }
 
     /// True when a broker answers a metadata request within the timeout.
     public func isBrokerReachable(timeout: Duration = .seconds(2)) async -> Bool {
-        let client = self.client
-        return (try? await runBlocking { try client.partitionCounts(topics: [], timeoutMilliseconds: timeout.milliseconds) }) != nil
+        (try? await partitionCounts(topics: [], timeout: timeout)) != nil
     }
 
     public func run() async throws {
@@ -271,11 +235,11 @@ public final class KafkaProducer: Service, Sendable {
         let client = self.client
         let timeout = Int32(configuration.deliveryTimeoutMilliseconds)
         do {
-            try await runBlocking { try client.flush(timeoutMilliseconds: timeout) }
+            try await client.run { try $0.flush(timeoutMilliseconds: timeout) }
         } catch {
             logger.error("producer flush failed", metadata: ["error": "\(error)", "outstanding": "\(client.outstandingCount)"])
         }
-        pollThread.withLock { $0?.stop() }
+        pollLoop.withLock { $0?.stop() }
     }
 }
 

@@ -37,9 +37,9 @@ final class CatalogStandIn: Service, Sendable {
     }
 
     func run() async throws {
-        let commands = try KafkaConsumer(configuration: configuration,
-                                         subscription: .allPartitions(topics: [configuration.topic(Topic.catalogCommands)], from: .beginning),
-                                         logger: logger)
+        let commands = try await KafkaConsumer.open(configuration: configuration,
+                                                    subscription: .allPartitions(topics: [configuration.topic(Topic.catalogCommands)], from: .beginning),
+                                                    logger: logger)
         try await cancelWhenGracefulShutdown {
             for try await message in commands {
                 guard let command = try? EnvelopeDecoder.decode(CatalogCommand.self, from: message.value).data,

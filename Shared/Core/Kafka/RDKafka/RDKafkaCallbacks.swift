@@ -14,7 +14,7 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
     /// Set when every broker was down: the log may have changed under the client (a memory-only broker
     /// restarted empty), so its positions are checked again once a broker answers.
     let brokersWereDown = Flag(false)
-    /// Set by a producer's delivery report of a stored message; cleared by the poll thread that reads it.
+    /// Set by a producer's delivery report of a stored message; cleared by the poll loop that reads it.
     let acknowledged = Flag(false)
     /// Set by a producer's delivery report of a failed message; cleared likewise.
     let deliveryFailed = Flag(false)
@@ -41,6 +41,26 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
             if code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN.rawValue { context.brokersWereDown.value = true }
             if code == RD_KAFKA_RESP_ERR__FATAL.rawValue { context.fatal.value = true }
             context.logger.warning("kafka client error", metadata: ["code": "\(code)", "reason": "\(text)"])
+        }
+    }
+
+    /// Installs the delivery report callback of a producer: each report completes its message's slot in a
+    /// `PendingDelivery`, or keeps the message to be produced again on a new handle.
+    static func installDeliveryCallback(on conf: OpaquePointer) {
+        rd_kafka_conf_set_dr_msg_cb(conf) { _, message, opaque in
+            guard let pointer = message, let slot = pointer.pointee._private, let context = RDKafkaCallbackContext.from(opaque) else { return }
+            let message = pointer.pointee
+            if message.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                context.acknowledged.value = true
+                PendingDelivery.delivered(slot, partition: message.partition, offset: message.offset)
+            } else if KafkaError.isReplaceable(message.err) {
+                // Purged by a replacement, or failed with the handle: kept (with its retain) to go again.
+                if message.err == RD_KAFKA_RESP_ERR__FATAL { context.fatal.value = true }
+                context.requeued.withLock { $0.append(RequeuedMessage(opaque: slot)) }
+            } else {
+                context.deliveryFailed.value = true
+                PendingDelivery.failed(slot, KafkaError(code: message.err, context: "delivery"))
+            }
         }
     }
 
@@ -90,6 +110,11 @@ final class RDKafkaTopicPartitionList {
     init(capacity: Int) {
         pointer = rd_kafka_topic_partition_list_new(Int32(capacity))
         owned = true
+    }
+
+    convenience init(_ offsets: [KafkaTopicPartition: Int64]) {
+        self.init(capacity: offsets.count)
+        for (partition, offset) in offsets { add(partition, offset: offset) }
     }
 
     init(borrowing pointer: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {

@@ -1,20 +1,21 @@
 import CRdKafka
-import Foundation
-import Synchronization
+import Logging
 
 /// Owns one `rd_kafka_t` handle. Every `rd_kafka_*` call of the wrapper goes through this type or its
-/// siblings in this folder; nothing above `RDKafka/` sees a C type.
+/// siblings in this folder; nothing above `RDKafka/` sees a C type. Its calls block; async code runs them
+/// through `run`, on the handle's own queue.
 final class RDKafkaClient: @unchecked Sendable {
-    enum Role { case producer, consumer }
+    enum Role: String { case producer, consumer }
 
     let handle: OpaquePointer
-    let role: Role
+    /// Where this handle's blocking calls run when async code asks (`run`): serial for a consumer.
+    private let queue: RDKafkaQueue
     /// Strong reference to the object librdkafka's callbacks reach through the opaque pointer.
-    private let callbackContext: AnyObject?
+    private let callbackContext: RDKafkaCallbackContext?
 
-    /// Builds the handle. `configure` may install callbacks on the raw conf before the handle takes it over.
-    init(role: Role, properties: [String: String], callbackContext: AnyObject? = nil,
-         configure: (OpaquePointer) -> Void = { _ in }) throws {
+    /// Builds the handle. With a `callbackContext`, client errors are reported to it, and a producer's
+    /// delivery reports or a consumer's rebalances go through it.
+    init(role: Role, properties: [String: String], callbackContext: RDKafkaCallbackContext? = nil) throws {
         let conf = rd_kafka_conf_new()!
         for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
             var errstr = [CChar](repeating: 0, count: 512)
@@ -25,8 +26,12 @@ final class RDKafkaClient: @unchecked Sendable {
         }
         if let callbackContext {
             rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbackContext).toOpaque())
+            RDKafkaCallbackContext.installErrorCallback(on: conf)
+            switch role {
+            case .producer: RDKafkaCallbackContext.installDeliveryCallback(on: conf)
+            case .consumer: RDKafkaCallbackContext.installRebalanceCallback(on: conf)
+            }
         }
-        configure(conf)
         var errstr = [CChar](repeating: 0, count: 512)
         let type = role == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER
         // rd_kafka_new takes ownership of conf only on success.
@@ -34,13 +39,31 @@ final class RDKafkaClient: @unchecked Sendable {
             rd_kafka_conf_destroy(conf)
             throw KafkaError(.clientCreation, String(cString: errstr))
         }
+        // A consumer's callbacks and messages all come through rd_kafka_consumer_poll.
+        if role == .consumer { rd_kafka_poll_set_consumer(handle) }
         self.handle = handle
-        self.role = role
         self.callbackContext = callbackContext
+        queue = RDKafkaQueue(label: "kafka-\(role.rawValue)-\(properties["client.id"] ?? "")", serial: role == .consumer)
     }
 
     deinit {
-        rd_kafka_destroy(handle)
+        // rd_kafka_destroy waits for librdkafka's threads (and closes a consumer still open): on the queue,
+        // after the calls already queued, with the callbacks' context kept alive until it returned.
+        let handle = UncheckedSendable(value: handle)
+        let callbackContext = callbackContext
+        queue.async { withExtendedLifetime(callbackContext) { rd_kafka_destroy(handle.value) } }
+    }
+
+    /// Runs blocking calls of this handle on its queue; the caller waits without holding its thread.
+    func run<T: Sendable>(_ body: @escaping @Sendable (RDKafkaClient) throws -> T) async throws -> T {
+        try await queue.run { try body(self) }
+    }
+
+    /// librdkafka before 2.3 mis-parses newer brokers' ApiVersion responses (tansu among them): say so plainly.
+    static func checkLibraryVersion(logger: Logger) {
+        if rd_kafka_version() < 0x0203_0000 {
+            logger.warning("librdkafka \(String(cString: rd_kafka_version_str())) is loaded; 2.3 or later is needed to talk to current brokers. Put a newer librdkafka.so.1 first on LD_LIBRARY_PATH (make up and make test use .local/lib).")
+        }
     }
 
     /// Serves queued callbacks (delivery reports, logs, errors); blocks up to `timeoutMilliseconds`.
@@ -71,8 +94,7 @@ final class RDKafkaClient: @unchecked Sendable {
 
     /// Moves the fetch position of assigned partitions (a consumer's), dropping what was prefetched for them.
     func seek(_ offsets: [KafkaTopicPartition: Int64], timeoutMilliseconds: Int32) throws {
-        let list = RDKafkaTopicPartitionList(capacity: offsets.count)
-        for (partition, offset) in offsets { list.add(partition, offset: offset) }
+        let list = RDKafkaTopicPartitionList(offsets)
         if let error = rd_kafka_seek_partitions(handle, list.pointer, timeoutMilliseconds) {
             throw Self.consume(error, context: "seek")
         }

@@ -1,22 +1,50 @@
-import Foundation
+import Dispatch
 import Synchronization
 
-/// A dedicated OS thread that calls a blocking librdkafka poll in a loop, so blocking waits never
-/// occupy Swift's cooperative thread pool.
-final class PollThread: Sendable {
+/// Where blocking librdkafka calls run: a Dispatch queue of the client's own, so a call that waits on the
+/// broker (metadata, watermarks, commit, seek, flush, topic admin, close, poll) never holds an event loop
+/// or a thread of the cooperative pool (the feed runs its tasks on NIO's event loops). `run` bridges a call
+/// back to async code.
+struct RDKafkaQueue: Sendable {
+    private let queue: DispatchQueue
+
+    /// `serial`: calls run one after the other in the order queued (a consumer's, which must not overlap its
+    /// poll); otherwise they may overlap.
+    init(label: String, serial: Bool) {
+        queue = DispatchQueue(label: label, attributes: serial ? [] : .concurrent)
+    }
+
+    /// Runs `body` on the queue; the caller waits without holding its thread.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Queues `body` without waiting for it.
+    func async(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+}
+
+/// Calls a blocking librdkafka poll in a loop until stopped, on an `RDKafkaQueue` of its own.
+final class PollLoop: Sendable {
     private let running = Flag(true)
 
-    init(name: String, poll: @escaping @Sendable () -> Void) {
-        let thread = Thread { [running] in
+    init(label: String, poll: @escaping @Sendable () -> Void) {
+        RDKafkaQueue(label: label, serial: true).async { [running] in
             while running.value { poll() }
         }
-        thread.name = name
-        thread.start()
     }
 
     var isRunning: Bool { running.value }
 
     func stop() { running.value = false }
+}
+
+/// A value handed to another thread whose safety the code around it ensures (a C handle used by one call at a time).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
 }
 
 /// A boolean shared between threads (an `Atomic` that closures can capture).
@@ -35,15 +63,6 @@ final class Flag: Sendable {
 
     /// Clears the flag; returns its previous value.
     func clear() -> Bool { atomic.exchange(false, ordering: .acquiringAndReleasing) }
-}
-
-/// Runs a blocking librdkafka call on a Dispatch thread, off the cooperative pool.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try body() })
-        }
-    }
 }
 
 extension Duration {
