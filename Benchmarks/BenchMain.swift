@@ -33,11 +33,11 @@ struct BenchMain: AsyncParsableCommand {
 
     struct GenerateCity: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "generate-city", abstract: "A synthetic city loaded through catalog's commands, for the feed benchmarks.")
+            commandName: "generate-city", abstract: "A synthetic city loaded through catalog's import batches, for the feed benchmarks.")
         @Option(help: "POIs.") var pois = 100_000
         @Option(help: "Tours.") var tours = 1_000
         @Option(help: "Seed of the city (the same seed gives the same ids).") var seed: UInt64 = 1
-        @Option(help: "Commands in flight at a time.") var window = 1_000
+        @Option(help: "Import commands in flight at a time.") var window = 4
         func run() async throws {
             try await BenchProgram.runTool("generate-city") { _ in
                 try await FeedCityGenerator.run(pois: pois, tours: tours, seed: seed, window: window)

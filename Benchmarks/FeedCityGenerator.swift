@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import Shared
+import Synchronization
 
-/// `itour-bench generate-city --pois 100000 --tours 1000 [--seed 1] [--window 1000]`: a synthetic city
-/// catalog loaded through catalog's own commands (the admin site's path), for the feed benchmarks.
+/// `itour-bench generate-city --pois 100000 --tours 1000 [--seed 1] [--window 4]`: a synthetic city
+/// catalog loaded through catalog's import batches (the path of `catalog import`), for the feed benchmarks.
 ///
 /// The city is Leeds-shaped: tours start in neighbourhoods spread around a centre (denser in the
 /// middle), each tour's POIs lie within a few hundred metres of its start and are walked
@@ -11,10 +12,13 @@ import Shared
 /// accents, so search has something to fold. Ids and command ids derive from the indexes, so a second
 /// run applies nothing twice and the other benchmark steps can name entities without asking.
 ///
-/// The category tree is created first (one command per path). Commands are pipelined: up to `window` are in flight (sent, result not yet back) at a time.
+/// The rows go as `catalog.import` commands that each fit one Kafka message: the category tree first, then
+/// the POIs, then the tours (created, given their stops, published), each phase once the one before is
+/// answered; up to `window` commands are in flight at a time. Prints the import rate in POIs per second.
 /// Settings from the environment: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX.
 enum FeedCityGenerator {
     static let center = Coordinate(latitude: 53.7997, longitude: -1.5492)
+    static let actor = "itour-bench"
 
     static func poiId(_ index: Int) -> UUID { numberedId(0xC17E_0000, index) }
     static func tourId(_ index: Int) -> UUID { numberedId(0xC17E_0001, index) }
@@ -40,59 +44,44 @@ enum FeedCityGenerator {
         defer { listener.cancel() }
 
         let city = City(pois: poiCount, tours: tourCount, seed: seed)
-        let started = ContinuousClock.now
-        var failures: [String] = []
         // The category tree first: catalog accepts only POI categories that exist in it.
-        failures += try await pipeline("categories", Words.categories.enumerated().map { index, path in
-            CatalogCommand(commandId: numberedId(0xC17E_3000, index), action: .createCategory, actor: "itour-bench",
-                           category: .ensuring(path: path))
-        }, client: client, window: 1)
-        failures += try await pipeline("POIs", city.poiCommands(), client: client, window: window)
-        failures += try await pipeline("tours", city.tourCommands(.createTour), client: client, window: window)
-        failures += try await pipeline("stops", city.tourCommands(.setTourStops), client: client, window: window)
-        failures += try await pipeline("publish", city.tourCommands(.setTourStatus), client: client, window: window)
+        let rows = categoryRows() + city.poiRows() + city.tourRows()
+        let phases = ContentImportFile.importCommands(rows, actor: actor, skipInvalidRows: false)
+        let commandCount = phases.map(\.count).reduce(0, +)
+        let started = ContinuousClock.now
+        let lastReport = Mutex(ContinuousClock.now)
+        let results = try await ContentImportFile.send(phases, client: client, window: window, timeout: .seconds(300)) { answered in
+            let now = ContinuousClock.now
+            guard lastReport.withLock({ last in
+                guard now - last > .seconds(1) || answered == rows.count else { return false }
+                last = now
+                return true
+            }) else { return }
+            let rate = Double(answered) / max(0.001, (now - started).benchSeconds)
+            FileHandle.standardError.write(Data(String(format: "\rrows: %d/%d applied (%.0f/s)   ", answered, rows.count, rate).utf8))
+        }
         let seconds = (ContinuousClock.now - started).benchSeconds
+        FileHandle.standardError.write(Data("\n".utf8))
         await producer.shutdown()
-        print(String(format: "generate-city: %d POIs in %d tours through catalog commands in %.1f s (%.0f commands/s)",
-                     poiCount, tourCount, seconds, Double(poiCount + 3 * tourCount) / seconds))
-        if !failures.isEmpty {
-            FileHandle.standardError.write(Data((["\(failures.count) commands failed:"] + failures.prefix(20)).joined(separator: "\n").utf8))
+        print(String(format: "generate-city: imported %d POIs in %.1f s (%.0f POIs/s), with %d tours, through %d catalog.import commands",
+                     poiCount, seconds, Double(poiCount) / seconds, tourCount, commandCount))
+        let failures = results.flatMap { $0.rows ?? [] }.filter { $0.outcome != .applied }
+        let rejected = results.filter { $0.outcome != .applied }
+        if !rejected.isEmpty || results.count < commandCount {
+            let lines = rejected.map { "import \($0.commandId): \($0.outcome.rawValue) \($0.message ?? "")" }
+                + failures.prefix(20).map { "\($0.label): \($0.outcome.rawValue) \($0.message ?? "")" }
+            FileHandle.standardError.write(Data((["\(commandCount - results.count) of \(commandCount) import commands not sent"] + lines)
+                .joined(separator: "\n").utf8 + Data("\n".utf8)))
             exit(1)
         }
     }
 
-    /// Sends the commands with at most `window` awaiting their results; returns the failures.
-    static func pipeline(_ label: String, _ commands: [CatalogCommand], client: CatalogCommandClient, window: Int) async throws -> [String] {
-        let started = ContinuousClock.now
-        var failures: [String] = []
-        var done = 0, lastReport = ContinuousClock.now
-        try await withThrowingTaskGroup(of: String?.self) { group in
-            var next = 0
-            func add() {
-                guard next < commands.count else { return }
-                let command = commands[next]
-                next += 1
-                group.addTask {
-                    try await client.send(command)
-                    let result = try await client.result(of: command.commandId, timeout: .seconds(300))
-                    return result.outcome == .applied ? nil
-                        : "\(command.action.rawValue) \(command.entityId?.uuidString ?? ""): \(result.outcome.rawValue) \(result.message ?? "")"
-                }
-            }
-            for _ in 0..<min(window, commands.count) { add() }
-            while let outcome = try await group.next() {
-                if let outcome { failures.append(outcome) }
-                done += 1
-                add()
-                if ContinuousClock.now - lastReport > .seconds(1) || done == commands.count {
-                    lastReport = ContinuousClock.now
-                    let rate = Double(done) / max(0.001, (ContinuousClock.now - started).benchSeconds)
-                    FileHandle.standardError.write(Data(String(format: "\r%@: %d/%d applied (%.0f/s)   ", label, done, commands.count, rate).utf8))
-                }
-            }
+    static func categoryRows() -> [CatalogBatchRow] {
+        Words.categories.enumerated().map { index, path in
+            CatalogBatchRow(label: "category \(path)", commands: [
+                CatalogCommand(commandId: numberedId(0xC17E_3000, index), action: .createCategory, actor: actor, category: .ensuring(path: path)),
+            ])
         }
-        FileHandle.standardError.write(Data("\n".utf8))
-        return failures
     }
 
     /// The generated content: deterministic for a seed.
@@ -152,27 +141,27 @@ enum FeedCityGenerator {
             return order
         }
 
-        func poiCommands() -> [CatalogCommand] {
+        func poiRows() -> [CatalogBatchRow] {
             pois.enumerated().map { index, content in
-                CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_1000, index), action: .createPoi, actor: "itour-bench",
-                               entityId: FeedCityGenerator.poiId(index), poi: content)
+                CatalogBatchRow(label: "poi \(index)", commands: [
+                    CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_1000, index), action: .createPoi, actor: FeedCityGenerator.actor,
+                                   entityId: FeedCityGenerator.poiId(index), poi: content),
+                ])
             }
         }
 
-        func tourCommands(_ action: CatalogAction) -> [CatalogCommand] {
+        /// Each tour created, given its stops and published: three commands that stand or fall together.
+        func tourRows() -> [CatalogBatchRow] {
             tours.enumerated().map { index, content in
-                let id = FeedCityGenerator.tourId(index)
-                switch action {
-                case .createTour:
-                    return CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_2000, index), action: action, actor: "itour-bench",
-                                          entityId: id, tour: content)
-                case .setTourStops:
-                    return CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_2001, index), action: action, actor: "itour-bench",
-                                          entityId: id, stops: stops[index].map(FeedCityGenerator.poiId))
-                default:
-                    return CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_2002, index), action: .setTourStatus, actor: "itour-bench",
-                                          entityId: id, status: .published)
-                }
+                let id = FeedCityGenerator.tourId(index), actor = FeedCityGenerator.actor
+                return CatalogBatchRow(label: "tour \(index)", commands: [
+                    CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_2000, index), action: .createTour, actor: actor,
+                                   entityId: id, tour: content),
+                    CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_2001, index), action: .setTourStops, actor: actor,
+                                   entityId: id, stops: stops[index].map(FeedCityGenerator.poiId)),
+                    CatalogCommand(commandId: FeedCityGenerator.numberedId(0xC17E_2002, index), action: .setTourStatus, actor: actor,
+                                   entityId: id, status: .published),
+                ])
             }
         }
     }

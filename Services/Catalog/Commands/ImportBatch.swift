@@ -2,9 +2,13 @@ import Foundation
 import Shared
 
 /// `catalog.import`: the rows of a bulk import, each one or more ordinary commands, applied in this one
-/// transaction by the same code as any other command. A row stands or falls whole (a savepoint per row).
-/// Without `skipInvalidRows`, one failed row undoes every row (a savepoint around all of them), and the
-/// report still says what was wrong with each; with it, failed rows are skipped and the rest kept.
+/// transaction by the same code as any other command. A row stands or falls whole. Without
+/// `skipInvalidRows`, one failed row undoes every row (a savepoint around all of them), and the report
+/// still says what was wrong with each; with it, failed rows are skipped and the rest kept.
+///
+/// Runs of POI and tour rows (the bulk of any import) run on a `StagedCatalogTransaction`: their reads
+/// are loaded with one query per kind, their writes made with one statement per table, and a failed row
+/// is undone in memory. Other rows (categories, deletes) take a savepoint each on the real transaction.
 extension Work {
     static let batchActions: Set<CatalogAction> = [
         .createTour, .updateTour, .deleteTour, .setTourStatus, .setTourStops, .createPoi, .updatePoi, .deletePoi,
@@ -19,18 +23,18 @@ extension Work {
         let skipInvalidRows = command.skipInvalidRows ?? false
         try await transaction.savepoint("import_all")
         var results: [CatalogBatchRowResult] = []
-        for row in rows {
-            try await transaction.savepoint("import_row")
-            let outboxMark = outbox.count
-            let result = try await apply(row)
-            if result.outcome == .applied {
-                try await transaction.release(savepoint: "import_row")
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let staged = Self.isStaged(rows[start])
+            let end = rows[start...].firstIndex { Self.isStaged($0) != staged } ?? rows.endIndex
+            if staged {
+                let stagedTransaction = try await StagedCatalogTransaction.load(for: rows[start..<end].flatMap(\.commands), on: transaction)
+                results += try await apply(rows[start..<end], on: stagedTransaction)
+                try await stagedTransaction.flush()
             } else {
-                try await transaction.rollback(toSavepoint: "import_row")
-                try await transaction.release(savepoint: "import_row")
-                outbox.removeSubrange(outboxMark...)
+                results += try await apply(rows[start..<end], on: transaction)
             }
-            results.append(result)
+            start = end
         }
         let failed = results.filter { $0.outcome == .failed }.count
         if failed > 0 && !skipInvalidRows {
@@ -50,8 +54,33 @@ extension Work {
                                     message: "imported \(rows.count - failed) of \(rows.count) rows\(skipped)", rows: results)
     }
 
+    /// A row of POI and tour commands only: its reads and writes can be staged.
+    static func isStaged(_ row: CatalogBatchRow) -> Bool {
+        row.commands.allSatisfy { StagedCatalogTransaction.stagedActions.contains($0.action) }
+    }
+
+    /// Applies the rows in order on `rowTransaction`, each inside a savepoint that a failed row rolls back.
+    private mutating func apply(_ rows: ArraySlice<CatalogBatchRow>, on rowTransaction: any CatalogTransaction) async throws -> [CatalogBatchRowResult] {
+        var results: [CatalogBatchRowResult] = []
+        results.reserveCapacity(rows.count)
+        for row in rows {
+            try await rowTransaction.savepoint("import_row")
+            let outboxMark = outbox.count
+            let result = try await apply(row, on: rowTransaction)
+            if result.outcome == .applied {
+                try await rowTransaction.release(savepoint: "import_row")
+            } else {
+                try await rowTransaction.rollback(toSavepoint: "import_row")
+                try await rowTransaction.release(savepoint: "import_row")
+                outbox.removeSubrange(outboxMark...)
+            }
+            results.append(result)
+        }
+        return results
+    }
+
     /// Applies one row's commands in order; the first that is not applied fails the row.
-    private mutating func apply(_ row: CatalogBatchRow) async throws -> CatalogBatchRowResult {
+    private mutating func apply(_ row: CatalogBatchRow, on rowTransaction: any CatalogTransaction) async throws -> CatalogBatchRowResult {
         var entityIds: [UUID] = []
         var notes: [String] = []
         for var step in row.commands {
@@ -61,15 +90,15 @@ extension Work {
             // The importer is the actor of everything it imports.
             step.actor = command.actor
             let result: CatalogCommandResult
-            if let previous = try await transaction.processedResult(of: step.commandId) {
+            if let previous = try await rowTransaction.processedResult(of: step.commandId) {
                 // Imported before (same command id): at most once, so not again.
                 result = previous
                 if previous.outcome == .applied { notes.append("already imported, unchanged") }
             } else {
-                var work = Work(command: step, transaction: transaction, topics: topics, requestId: requestId, now: now)
+                var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now)
                 result = try await work.apply(eventPartitions: 0)
                 if result.outcome == .applied {
-                    try await transaction.recordProcessed(result)
+                    try await rowTransaction.recordProcessed(result)
                     outbox += work.outbox
                 }
             }

@@ -45,15 +45,24 @@ enum ContentImport {
     }
 
     /// `catalog import FILE [--skip-bad-rows]`: reads the file (JSON or CSV, by extension), sends its rows as
-    /// one `catalog.import` command and prints the per-row report. Throws when a row failed.
-    static func run(file path: String, skipBadRows: Bool, settings: ServiceSettings) async throws {
+    /// `catalog.import` commands and prints the per-row report. Throws when a row failed.
+    ///
+    /// A file that fits one command (`ContentImportFile.maximumRows`, `maximumCommandBytes`) is one command,
+    /// all or nothing. A bigger one goes as several, each all or nothing: one rejected command stops the
+    /// import, and the commands answered before it stay applied; importing the corrected file again
+    /// completes it, since rows imported before are recognised by their command ids and left unchanged.
+    static func run(file path: String, skipBadRows: Bool, settings: ServiceSettings, window: Int = 4) async throws {
         guard let format = ContentImportFile.Format(fileName: path) else {
             throw ImportError(message: "\(path): the file name must end in .json or .csv")
         }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw ImportError(message: "\(path): cannot read: \(error.localizedDescription)") }
         let plan: ContentImportFile.Plan
-        do { plan = try ContentImportFile.plan(data, format: format, actor: "import") } catch { throw ImportError(message: "\(path): \(error.message)") }
+        do {
+            plan = try ContentImportFile.plan(data, format: format, actor: "import", maximumRows: ContentImportFile.maximumFileRows)
+        } catch {
+            throw ImportError(message: "\(path): \(error.message)")
+        }
         let progress = { (line: String) in FileHandle.standardError.write(Data("\(line)\n".utf8)) }
         progress("read \(path): \(plan.rowCount) rows (\(plan.tours) tours, \(plan.pois) POIs, \(plan.categories) categories), \(plan.unreadable.count) unreadable")
         for row in plan.unreadable { progress("  \(row.label): \(row.message ?? "unreadable")") }
@@ -64,23 +73,42 @@ enum ContentImport {
 
         LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "catalog-import")
-        let producer = try KafkaProducer(configuration: settings.kafka, logger: logger)
+        var kafka = settings.kafka
+        // Big imports queue behind each other at catalog: a command may wait for the ones before it.
+        kafka.deliveryTimeoutMilliseconds = max(kafka.deliveryTimeoutMilliseconds, 60_000)
+        let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let startup = StartupBarrier()
-        let client = CatalogCommandClient(producer: producer, configuration: settings.kafka, startup: startup, source: "catalog-import", logger: logger)
+        let client = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "catalog-import", logger: logger)
         try await producer.createTopics(Topic.all)
         startup.open()
         let listener = Task { try await client.run() }
         defer { listener.cancel() }
 
-        progress("sending \(plan.rows.count) rows to catalog as one import (\(skipBadRows ? "skipping bad rows" : "all or nothing"))")
-        let result = try await client.execute(plan.command(actor: "import", skipInvalidRows: skipBadRows), timeout: .seconds(60))
+        let phases = plan.commands(actor: "import", skipInvalidRows: skipBadRows)
+        let commandCount = phases.map(\.count).reduce(0, +)
+        progress("sending \(plan.rows.count) rows to catalog as \(commandCount == 1 ? "one import" : "\(commandCount) import commands") (\(skipBadRows ? "skipping bad rows" : "all or nothing"))")
+        let started = ContinuousClock.now
+        // One command answers within a minute, as it always did; several queue behind each other at catalog.
+        let results = try await ContentImportFile.send(phases, client: client, window: window, timeout: .seconds(commandCount == 1 ? 60 : 300))
+        let duration = ContinuousClock.now - started
         await producer.shutdown()
-        let rows = result.rows ?? []
+        let rows = results.flatMap { $0.rows ?? [] }
         for row in rows where row.outcome == .failed {
             progress("  \(row.label): failed: \(row.message ?? row.errors.map(\.message).joined(separator: "; "))")
         }
-        print("\(path): \(result.message ?? result.outcome.rawValue)")
-        if result.outcome != .applied || rows.contains(where: { $0.outcome != .applied }) || !plan.unreadable.isEmpty {
+        let applied = rows.filter { $0.outcome == .applied }.count
+        let notSent = plan.rows.count - rows.count
+        if commandCount == 1, let result = results.first {
+            print("\(path): \(result.message ?? result.outcome.rawValue)")
+        } else {
+            let stopped = notSent > 0 ? "; a command was rejected, so the last \(notSent) rows were not sent" : ""
+            print("\(path): imported \(applied) of \(plan.rows.count) rows through \(results.count) of \(commandCount) import commands\(stopped)")
+        }
+        // The answers' rows are the plan's rows, in order.
+        let pois = zip(plan.rows, rows).filter { $0.0.commands.first?.action == .createPoi && $0.1.outcome == .applied }.count
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        print(String(format: "imported %d POIs in %.1f s (%.0f POIs/s)", pois, seconds, Double(pois) / max(seconds, 0.001)))
+        if results.contains(where: { $0.outcome != .applied }) || rows.contains(where: { $0.outcome != .applied }) || notSent > 0 || !plan.unreadable.isEmpty {
             throw ImportError(message: "import incomplete: see the rows above")
         }
     }

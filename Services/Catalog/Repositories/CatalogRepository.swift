@@ -52,6 +52,41 @@ protocol CatalogTransaction: Sendable {
 
     func appendOutbox(_ entries: [OutboxEntry]) async throws
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws
+
+    // Set-based reads and writes: an import's chunk loads what its commands read and writes what they
+    // changed with one statement each (`StagedCatalogTransaction`).
+
+    /// The recorded results of those of `commandIds` applied before.
+    func processedResults(of commandIds: [UUID]) async throws -> [UUID: CatalogCommandResult]
+    /// The POIs among `ids` that exist (tombstones too), locked for update until the transaction ends.
+    func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>]
+    /// The tours among `ids` that exist (tombstones too), locked for update until the transaction ends.
+    func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>]
+    /// For each of `paths` that names a live category (without regard to case), that category, keyed by the path as given.
+    func categories(paths: [String]) async throws -> [String: CategoryState]
+    /// Writes `changes`: one statement per table, whatever their number.
+    func write(_ changes: CatalogChanges) async throws
+}
+
+/// Changes made in memory, to be written together (`CatalogTransaction.write`). Each entity appears once,
+/// in its last state.
+struct CatalogChanges: Sendable {
+    var pois: [Stored<PoiState>] = []
+    var tours: [Stored<TourState>] = []
+    var processed: [CatalogCommandResult] = []
+    var audit: [AuditRecord] = []
+
+    var isEmpty: Bool { pois.isEmpty && tours.isEmpty && processed.isEmpty && audit.isEmpty }
+}
+
+/// One row of the audit log: who changed what, with the states before and after as JSON.
+struct AuditRecord: Sendable {
+    var commandId: UUID
+    var actor: String
+    var action: CatalogAction
+    var entityId: UUID?
+    var before: String?
+    var after: String?
 }
 
 /// One message to publish after the transaction commits.

@@ -244,22 +244,17 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func appendOutbox(_ entries: [OutboxEntry]) async throws {
-        // Multi-row VALUES, bound parameter by parameter; chunked under Postgres's 65 535-parameter limit.
-        for chunk in stride(from: 0, to: entries.count, by: 5_000).map({ entries[$0..<min($0 + 5_000, entries.count)] }) {
-            var binds = PostgresBindings(capacity: chunk.count * 5)
-            var rows: [String] = []
-            for (index, entry) in chunk.enumerated() {
-                let base = index * 5
-                rows.append("($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))")
-                binds.append(entry.topic)
-                binds.append(entry.key)
-                binds.append(entry.partition)
-                binds.append(entry.payload)
-                binds.append(entry.requestId)
-            }
-            let sql = "INSERT INTO catalog.outbox (topic, key, partition, payload, request_id) VALUES " + rows.joined(separator: ", ")
-            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
-        }
+        guard !entries.isEmpty else { return }
+        // Arrays cannot hold NULL here, so absent values travel as '' and -1. In the entries' order: the relay
+        // publishes by id, and one entity's events must keep theirs.
+        try await connection.query("""
+            INSERT INTO catalog.outbox (topic, key, partition, payload, request_id)
+            SELECT topic, NULLIF(key, ''), NULLIF(partition, -1), payload, NULLIF(request_id, '')
+            FROM unnest(\(entries.map(\.topic))::text[], \(entries.map { $0.key ?? "" })::text[], \(entries.map { $0.partition ?? -1 })::integer[],
+                        \(entries.map(\.payload))::text[], \(entries.map { $0.requestId ?? "" })::text[])
+                 WITH ORDINALITY AS e(topic, key, partition, payload, request_id, n)
+            ORDER BY n
+            """, logger: logger)
     }
 
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws {
@@ -267,6 +262,121 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             INSERT INTO catalog.audit_log (command_id, actor, action, entity_id, before, after)
             VALUES (\(commandId), \(actor), \(action.rawValue), \(entityId), \(before)::jsonb, \(after)::jsonb)
             """, logger: logger)
+    }
+}
+
+extension PostgresCatalogTransaction {
+    // MARK: set-based, for imports
+
+    func processedResults(of commandIds: [UUID]) async throws -> [UUID: CatalogCommandResult] {
+        guard !commandIds.isEmpty else { return [:] }
+        var results: [UUID: CatalogCommandResult] = [:]
+        for (id, result) in try await connection.fetch("""
+            SELECT command_id, result::text FROM catalog.processed_commands WHERE command_id = ANY(\(commandIds))
+            """, as: (UUID, String).self, logger: logger) {
+            results[id] = try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(result.utf8))
+        }
+        return results
+    }
+
+    func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>] {
+        guard !ids.isEmpty else { return [:] }
+        var pois: [UUID: Stored<PoiState>] = [:]
+        for (id, version, content, updatedAt, deleted) in try await connection.fetch("""
+            SELECT id, version, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.pois WHERE id = ANY(\(ids)) FOR UPDATE
+            """, as: (UUID, Int, String, Date, Bool).self, logger: logger) {
+            pois[id] = Stored(state: PoiState(id: id, version: version, content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)),
+                                              updatedAt: updatedAt), isDeleted: deleted)
+        }
+        return pois
+    }
+
+    func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>] {
+        guard !ids.isEmpty else { return [:] }
+        var tours: [UUID: Stored<TourState>] = [:]
+        for (id, version, status, content, updatedAt, deleted, stops) in try await connection.fetch("""
+            SELECT id, version, status, content::text, updated_at, deleted_at IS NOT NULL,
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
+            FROM catalog.tours t WHERE id = ANY(\(ids)) FOR UPDATE
+            """, as: (UUID, Int, String, String, Date, Bool, [UUID]).self, logger: logger) {
+            let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
+                                  content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)), stops: stops, updatedAt: updatedAt)
+            tours[id] = Stored(state: state, isDeleted: deleted)
+        }
+        return tours
+    }
+
+    func categories(paths: [String]) async throws -> [String: CategoryState] {
+        guard !paths.isEmpty else { return [:] }
+        var categories: [String: CategoryState] = [:]
+        for (asked, id, version, name, parentId, path, updatedAt) in try await connection.fetch("""
+            SELECT a.path, c.id, c.version, c.name, c.parent_id, c.path, c.updated_at
+            FROM unnest(\(paths)::text[]) AS a(path) JOIN catalog.categories c ON lower(c.path) = lower(a.path) AND c.deleted_at IS NULL
+            """, as: (String, UUID, Int, String, UUID?, String, Date).self, logger: logger) {
+            categories[asked] = CategoryState(id: id, version: version, name: name, parentId: parentId, path: path, updatedAt: updatedAt)
+        }
+        return categories
+    }
+
+    func write(_ changes: CatalogChanges) async throws {
+        if !changes.pois.isEmpty {
+            let pois = changes.pois.map(\.state)
+            let contents = try pois.map { try jsonText($0.content) }
+            try await connection.query("""
+                INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at)
+                SELECT id, version, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END
+                FROM unnest(\(pois.map(\.id))::uuid[], \(pois.map(\.version))::integer[], \(pois.map(\.content.name))::text[],
+                            \(contents)::text[], \(pois.map(\.updatedAt))::timestamptz[],
+                            \(changes.pois.map(\.isDeleted))::boolean[]) AS p(id, version, name, content, updated_at, deleted)
+                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, content = EXCLUDED.content,
+                    updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                """, logger: logger)
+        }
+        if !changes.tours.isEmpty {
+            let tours = changes.tours.map(\.state)
+            let contents = try tours.map { try jsonText($0.content) }
+            try await connection.query("""
+                INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at)
+                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END
+                FROM unnest(\(tours.map(\.id))::uuid[], \(tours.map(\.version))::integer[], \(tours.map(\.status.rawValue))::text[],
+                            \(tours.map(\.content.name))::text[], \(contents)::text[],
+                            \(tours.map(\.updatedAt))::timestamptz[], \(changes.tours.map(\.isDeleted))::boolean[])
+                     AS t(id, version, status, name, content, updated_at, deleted)
+                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
+                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                """, logger: logger)
+            try await connection.query("DELETE FROM catalog.tour_stops WHERE tour_id = ANY(\(tours.map(\.id)))", logger: logger)
+            let live = changes.tours.filter { !$0.isDeleted }.map(\.state)
+            let stopTours = live.flatMap { tour in tour.stops.map { _ in tour.id } }
+            if !stopTours.isEmpty {
+                try await connection.query("""
+                    INSERT INTO catalog.tour_stops (tour_id, position, poi_id)
+                    SELECT * FROM unnest(\(stopTours)::uuid[], \(live.flatMap { Array(0..<$0.stops.count) })::integer[], \(live.flatMap(\.stops))::uuid[])
+                    """, logger: logger)
+            }
+        }
+        if !changes.audit.isEmpty {
+            let audit = changes.audit
+            try await connection.query("""
+                INSERT INTO catalog.audit_log (command_id, actor, action, entity_id, before, after)
+                SELECT command_id, actor, action, CASE WHEN has_entity THEN entity_id END, NULLIF(before, '')::jsonb, NULLIF(after, '')::jsonb
+                FROM unnest(\(audit.map(\.commandId))::uuid[], \(audit.map(\.actor))::text[], \(audit.map(\.action.rawValue))::text[],
+                            \(audit.map { $0.entityId ?? UUID() })::uuid[], \(audit.map { $0.entityId != nil })::boolean[],
+                            \(audit.map { $0.before ?? "" })::text[], \(audit.map { $0.after ?? "" })::text[])
+                     WITH ORDINALITY AS a(command_id, actor, action, entity_id, has_entity, before, after, n)
+                ORDER BY n
+                """, logger: logger)
+        }
+        if !changes.processed.isEmpty {
+            let results = changes.processed
+            let texts = try results.map { try jsonText($0) }
+            try await connection.query("""
+                INSERT INTO catalog.processed_commands (command_id, outcome, result)
+                SELECT command_id, outcome, result::jsonb
+                FROM unnest(\(results.map(\.commandId))::uuid[], \(results.map(\.outcome.rawValue))::text[], \(texts)::text[])
+                     AS r(command_id, outcome, result)
+                """, logger: logger)
+        }
     }
 }
 

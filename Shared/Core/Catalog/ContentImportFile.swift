@@ -35,6 +35,11 @@ public enum ContentImportFile {
         public func command(actor: String, skipInvalidRows: Bool, commandId: UUID = UUID()) -> CatalogCommand {
             CatalogCommand(commandId: commandId, action: .importBatch, actor: actor, rows: rows, skipInvalidRows: skipInvalidRows)
         }
+
+        /// The readable rows as `catalog.import` commands that each fit one message, in phases (`importCommands`).
+        public func commands(actor: String, skipInvalidRows: Bool) -> [[CatalogCommand]] {
+            ContentImportFile.importCommands(rows, actor: actor, skipInvalidRows: skipInvalidRows)
+        }
     }
 
     public struct FileError: Error, CustomStringConvertible {
@@ -76,10 +81,17 @@ public enum ContentImportFile {
         public var categories: [String]?
     }
 
-    /// Most rows one import takes: one command travels as one Kafka message.
+    /// Most rows one `catalog.import` command takes: one command travels as one Kafka message.
     public static let maximumRows = 2_000
+    /// Most bytes of one encoded import command: librdkafka's `message.max.bytes` and Kafka's are about 1 MB
+    /// by default, and the envelope and headers need a little.
+    public static let maximumCommandBytes = 900_000
+    /// Most rows `catalog import` reads from one file; it sends them as several import commands (`importCommands`).
+    public static let maximumFileRows = 1_000_000
 
-    public static func plan(_ data: Data, format: Format, actor: String) throws(FileError) -> Plan {
+    /// `maximumRows`: the most rows the file may have; more than `ContentImportFile.maximumRows` only for
+    /// a caller that sends the plan with `Plan.commands` (several import commands).
+    public static func plan(_ data: Data, format: Format, actor: String, maximumRows: Int = maximumRows) throws(FileError) -> Plan {
         let plan: Plan
         switch format {
         case .json: plan = try planJSON(data, actor: actor)
@@ -92,6 +104,88 @@ public enum ContentImportFile {
         }
         guard plan.rowCount > 0 else { throw FileError(message: "the file has no tours, POIs or categories") }
         return plan
+    }
+
+    // MARK: several commands
+
+    /// The rows as `catalog.import` commands of at most `maximumRows` rows and `maximumCommandBytes` bytes,
+    /// in phases. The commands of one phase may be applied in any order (the broker spreads them over
+    /// partitions), so each run of rows of one kind (categories, POIs, tours, anything else) is a phase of
+    /// its own: POIs are checked against categories, and tours' stops against POIs, imported before.
+    public static func importCommands(_ rows: [CatalogBatchRow], actor: String, skipInvalidRows: Bool,
+                                      maximumRows: Int = maximumRows, maximumBytes: Int = maximumCommandBytes) -> [[CatalogCommand]] {
+        func kind(_ row: CatalogBatchRow) -> Int {
+            switch row.commands.first?.action {
+            case .createCategory: 0
+            case .createPoi: 1
+            case .createTour: 2
+            default: 3
+            }
+        }
+        // What the command around the rows takes: its fields, the envelope and the separators.
+        let overhead = 1_024
+        var phases: [[CatalogCommand]] = []
+        var phase: [CatalogCommand] = []
+        var chunk: [CatalogBatchRow] = []
+        var chunkBytes = overhead
+        func closeChunk() {
+            if !chunk.isEmpty { phase.append(CatalogCommand(action: .importBatch, actor: actor, rows: chunk, skipInvalidRows: skipInvalidRows)) }
+            chunk = []
+            chunkBytes = overhead
+        }
+        func closePhase() {
+            closeChunk()
+            if !phase.isEmpty { phases.append(phase) }
+            phase = []
+        }
+        var previousKind: Int?
+        for row in rows {
+            let rowKind = kind(row)
+            if let previousKind, previousKind != rowKind { closePhase() }
+            previousKind = rowKind
+            let bytes = ((try? JSONCoding.encoder.encode(row).count) ?? 0) + 1
+            if !chunk.isEmpty && (chunk.count >= maximumRows || chunkBytes + bytes > maximumBytes) { closeChunk() }
+            chunk.append(row)
+            chunkBytes += bytes
+        }
+        closePhase()
+        return phases
+    }
+
+    /// Sends phases of import commands (`importCommands`) through `client`, at most `window` awaiting their
+    /// answers at a time; a phase starts once the one before it is answered. Once a command is rejected
+    /// (all or nothing, and a row failed), nothing more is sent: later rows may need the refused ones.
+    /// Returns the answers, in the order of the commands; the commands after them were not sent.
+    public static func send(_ phases: [[CatalogCommand]], client: CatalogCommandClient, window: Int, timeout: Duration,
+                            progress: @Sendable (_ answeredRows: Int) -> Void = { _ in }) async throws -> [CatalogCommandResult] {
+        var answers: [CatalogCommandResult] = []
+        var answeredRows = 0
+        for phase in phases {
+            var results = [CatalogCommandResult?](repeating: nil, count: phase.count)
+            var rejected = false
+            try await withThrowingTaskGroup(of: (Int, CatalogCommandResult).self) { group in
+                var next = 0
+                func sendNext() {
+                    guard next < phase.count, !rejected else { return }
+                    let index = next, command = phase[index]
+                    next += 1
+                    group.addTask { (index, try await client.execute(command, timeout: timeout)) }
+                }
+                for _ in 0..<max(1, window) { sendNext() }
+                while let (index, result) = try await group.next() {
+                    results[index] = result
+                    if result.outcome != .applied { rejected = true }
+                    answeredRows += phase[index].rows?.count ?? 0
+                    progress(answeredRows)
+                    sendNext()
+                }
+            }
+            // In command order, up to the first not sent.
+            let sent = results.prefix { $0 != nil }.compactMap { $0 }
+            answers += sent
+            if rejected || sent.count < phase.count { break }
+        }
+        return answers
     }
 
     // MARK: ids

@@ -1,0 +1,270 @@
+import Foundation
+import Shared
+import Synchronization
+
+/// The transaction an import's chunk of POI and tour rows runs on: what the chunk's commands will read is
+/// loaded up front (one query per kind), what they write is kept in memory and written by `flush` with one
+/// statement per table. The commands themselves run through the ordinary command code (`Work`), so an
+/// imported row is validated, versioned, audited and published exactly as the same command sent alone.
+/// Savepoints are kept in memory too: a failed row is undone without a round trip.
+///
+/// It serves the reads of POI and tour commands (`stagedActions`); category commands and deletes, which
+/// read across the catalog, run on the real transaction.
+final class StagedCatalogTransaction: CatalogTransaction {
+    static let stagedActions: Set<CatalogAction> = [.createPoi, .updatePoi, .createTour, .updateTour, .setTourStops, .setTourStatus]
+
+    private let base: any CatalogTransaction
+    private let state: Mutex<State>
+
+    private struct State: Sendable {
+        /// Known results: loaded, or recorded by this chunk.
+        var processed: [UUID: CatalogCommandResult] = [:]
+        var processedLoaded: Set<UUID> = []
+        /// Known entities, in their latest state (loaded, then changed); an id looked up but absent is in `…Loaded` only.
+        var pois: [UUID: Stored<PoiState>] = [:]
+        var poisLoaded: Set<UUID> = []
+        var tours: [UUID: Stored<TourState>] = [:]
+        var toursLoaded: Set<UUID> = []
+        var categories: [String: CategoryState] = [:]
+        var categoriesLoaded: Set<String> = []
+        /// What to write, in first-change order.
+        var changedPois: [UUID] = []
+        var changedPoiSet: Set<UUID> = []
+        var changedTours: [UUID] = []
+        var changedTourSet: Set<UUID> = []
+        var recorded: [UUID] = []
+        var audit: [AuditRecord] = []
+        var undo: [Undo] = []
+        var savepoints: [(name: String, mark: Mark)] = []
+    }
+
+    private enum Undo: Sendable {
+        case poi(UUID, previous: Stored<PoiState>?, firstChange: Bool)
+        case tour(UUID, previous: Stored<TourState>?, firstChange: Bool)
+        case processed(UUID)
+    }
+
+    private struct Mark: Sendable {
+        var undo: Int
+        var audit: Int
+    }
+
+    struct StagingError: Error, CustomStringConvertible {
+        let operation: String
+        var description: String { "\(operation) is not available to an import's POI and tour rows" }
+    }
+
+    /// Loads, with one query per kind and locking the entities, what `commands` read.
+    static func load(for commands: [CatalogCommand], on base: any CatalogTransaction) async throws -> StagedCatalogTransaction {
+        let staged = StagedCatalogTransaction(base: base)
+        var poiIds: Set<UUID> = [], tourIds: Set<UUID> = [], paths: Set<String> = []
+        for command in commands {
+            switch command.action {
+            case .createPoi, .updatePoi: if let id = command.entityId { poiIds.insert(id) }
+            default: if let id = command.entityId { tourIds.insert(id) }
+            }
+            poiIds.formUnion(command.stops ?? [])
+            if let category = command.poi?.category, !category.trimmingCharacters(in: .whitespaces).isEmpty { paths.insert(category) }
+        }
+        try await staged.loadProcessed(commands.map(\.commandId))
+        try await staged.loadPois(Array(poiIds))
+        try await staged.loadTours(Array(tourIds))
+        try await staged.loadCategories(Array(paths))
+        return staged
+    }
+
+    private init(base: any CatalogTransaction) {
+        self.base = base
+        state = Mutex(State())
+    }
+
+    private func loadProcessed(_ ids: [UUID]) async throws {
+        let wanted = state.withLock { state in Array(Set(ids).subtracting(state.processedLoaded)) }
+        guard !wanted.isEmpty else { return }
+        let found = try await base.processedResults(of: wanted)
+        state.withLock { state in
+            state.processedLoaded.formUnion(wanted)
+            for (id, result) in found where state.processed[id] == nil { state.processed[id] = result }
+        }
+    }
+
+    private func loadPois(_ ids: [UUID]) async throws {
+        let wanted = state.withLock { state in Array(Set(ids).subtracting(state.poisLoaded)) }
+        guard !wanted.isEmpty else { return }
+        let found = try await base.pois(wanted)
+        state.withLock { state in
+            state.poisLoaded.formUnion(wanted)
+            for (id, poi) in found where state.pois[id] == nil { state.pois[id] = poi }
+        }
+    }
+
+    private func loadTours(_ ids: [UUID]) async throws {
+        let wanted = state.withLock { state in Array(Set(ids).subtracting(state.toursLoaded)) }
+        guard !wanted.isEmpty else { return }
+        let found = try await base.tours(wanted)
+        state.withLock { state in
+            state.toursLoaded.formUnion(wanted)
+            for (id, tour) in found where state.tours[id] == nil { state.tours[id] = tour }
+        }
+    }
+
+    private func loadCategories(_ paths: [String]) async throws {
+        let wanted = state.withLock { state in Array(Set(paths).subtracting(state.categoriesLoaded)) }
+        guard !wanted.isEmpty else { return }
+        let found = try await base.categories(paths: wanted)
+        state.withLock { state in
+            state.categoriesLoaded.formUnion(wanted)
+            state.categories.merge(found) { loaded, _ in loaded }
+        }
+    }
+
+    /// Writes what the chunk changed, one statement per table, and forgets it.
+    func flush() async throws {
+        let changes = state.withLock { state -> CatalogChanges in
+            precondition(state.savepoints.isEmpty, "flush inside a savepoint")
+            let changes = CatalogChanges(pois: state.changedPois.compactMap { state.pois[$0] },
+                                         tours: state.changedTours.compactMap { state.tours[$0] },
+                                         processed: state.recorded.compactMap { state.processed[$0] }, audit: state.audit)
+            state.changedPois = []
+            state.changedPoiSet = []
+            state.changedTours = []
+            state.changedTourSet = []
+            state.recorded = []
+            state.audit = []
+            state.undo = []
+            return changes
+        }
+        if !changes.isEmpty { try await base.write(changes) }
+    }
+
+    // MARK: reads (an id not loaded up front is read through, e.g. a create without an entityId)
+
+    func processedResult(of commandId: UUID) async throws -> CatalogCommandResult? {
+        try await loadProcessed([commandId])
+        return state.withLock { $0.processed[commandId] }
+    }
+
+    func poi(_ id: UUID) async throws -> Stored<PoiState>? {
+        try await loadPois([id])
+        return state.withLock { $0.pois[id] }
+    }
+
+    func tour(_ id: UUID) async throws -> Stored<TourState>? {
+        try await loadTours([id])
+        return state.withLock { $0.tours[id] }
+    }
+
+    func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID> {
+        try await loadPois(ids)
+        return state.withLock { state in Set(ids.filter { state.pois[$0].map { !$0.isDeleted } ?? false }) }
+    }
+
+    func category(path: String) async throws -> CategoryState? {
+        try await loadCategories([path])
+        return state.withLock { $0.categories[path] }
+    }
+
+    func processedResults(of commandIds: [UUID]) async throws -> [UUID: CatalogCommandResult] {
+        try await loadProcessed(commandIds)
+        let wanted = Set(commandIds)
+        return state.withLock { state in state.processed.filter { wanted.contains($0.key) } }
+    }
+
+    func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>] {
+        try await loadPois(ids)
+        return state.withLock { state in Dictionary(uniqueKeysWithValues: Set(ids).compactMap { id in state.pois[id].map { (id, $0) } }) }
+    }
+
+    func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>] {
+        try await loadTours(ids)
+        return state.withLock { state in Dictionary(uniqueKeysWithValues: Set(ids).compactMap { id in state.tours[id].map { (id, $0) } }) }
+    }
+
+    func categories(paths: [String]) async throws -> [String: CategoryState] {
+        try await loadCategories(paths)
+        let wanted = Set(paths)
+        return state.withLock { state in state.categories.filter { wanted.contains($0.key) } }
+    }
+
+    // MARK: writes, kept until `flush`
+
+    func recordProcessed(_ result: CatalogCommandResult) async throws {
+        state.withLock { state in
+            state.processed[result.commandId] = result
+            state.recorded.append(result.commandId)
+            state.undo.append(.processed(result.commandId))
+        }
+    }
+
+    func savePoi(_ poi: PoiState, deleted: Bool) async throws {
+        state.withLock { state in
+            let firstChange = state.changedPoiSet.insert(poi.id).inserted
+            state.undo.append(.poi(poi.id, previous: state.pois[poi.id], firstChange: firstChange))
+            if firstChange { state.changedPois.append(poi.id) }
+            state.pois[poi.id] = Stored(state: poi, isDeleted: deleted)
+        }
+    }
+
+    func saveTour(_ tour: TourState, deleted: Bool) async throws {
+        state.withLock { state in
+            let firstChange = state.changedTourSet.insert(tour.id).inserted
+            state.undo.append(.tour(tour.id, previous: state.tours[tour.id], firstChange: firstChange))
+            if firstChange { state.changedTours.append(tour.id) }
+            state.tours[tour.id] = Stored(state: tour, isDeleted: deleted)
+        }
+    }
+
+    func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws {
+        state.withLock { $0.audit.append(AuditRecord(commandId: commandId, actor: actor, action: action, entityId: entityId, before: before, after: after)) }
+    }
+
+    func write(_ changes: CatalogChanges) async throws { throw StagingError(operation: "write") }
+
+    func appendOutbox(_ entries: [OutboxEntry]) async throws { throw StagingError(operation: "the outbox") }
+
+    // MARK: savepoints, in memory
+
+    func savepoint(_ name: String) async throws {
+        state.withLock { state in state.savepoints.append((name, Mark(undo: state.undo.count, audit: state.audit.count))) }
+    }
+
+    func rollback(toSavepoint name: String) async throws {
+        try state.withLock { state in
+            guard let index = state.savepoints.lastIndex(where: { $0.name == name }) else { throw StagingError(operation: "savepoint \(name)") }
+            let mark = state.savepoints[index].mark
+            state.savepoints.removeSubrange((index + 1)...)
+            while state.undo.count > mark.undo {
+                switch state.undo.removeLast() {
+                case .poi(let id, let previous, let firstChange):
+                    state.pois[id] = previous
+                    if firstChange { state.changedPoiSet.remove(state.changedPois.removeLast()) }
+                case .tour(let id, let previous, let firstChange):
+                    state.tours[id] = previous
+                    if firstChange { state.changedTourSet.remove(state.changedTours.removeLast()) }
+                case .processed(let id):
+                    state.processed[id] = nil
+                    state.recorded.removeLast()
+                }
+            }
+            state.audit.removeSubrange(mark.audit...)
+        }
+    }
+
+    func release(savepoint name: String) async throws {
+        try state.withLock { state in
+            guard let index = state.savepoints.lastIndex(where: { $0.name == name }) else { throw StagingError(operation: "savepoint \(name)") }
+            state.savepoints.removeSubrange(index...)
+        }
+    }
+
+    // MARK: reads across the catalog: not staged
+
+    func toursWithStop(_ poiId: UUID) async throws -> [UUID] { throw StagingError(operation: "toursWithStop") }
+    func liveTours() async throws -> [TourState] { throw StagingError(operation: "liveTours") }
+    func livePois() async throws -> [PoiState] { throw StagingError(operation: "livePois") }
+    func category(_ id: UUID) async throws -> Stored<CategoryState>? { throw StagingError(operation: "category(id)") }
+    func saveCategory(_ category: CategoryState, deleted: Bool) async throws { throw StagingError(operation: "saveCategory") }
+    func descendantCategories(of path: String) async throws -> [CategoryState] { throw StagingError(operation: "descendantCategories") }
+    func poisInCategory(_ path: String) async throws -> [PoiState] { throw StagingError(operation: "poisInCategory") }
+    func liveCategories() async throws -> [CategoryState] { throw StagingError(operation: "liveCategories") }
+}
