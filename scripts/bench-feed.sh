@@ -97,7 +97,7 @@ wait_ready "http://127.0.0.1:$catalog_port" 120
 start_service feed "$feed_port"; feed_pid=$started_pid
 wait_ready "$feed_url" 120
 
-log "generating the city: $POIS POIs in $TOURS tours through catalog commands"
+log "generating the city: $POIS POIs in $TOURS tours through catalog import batches"
 "$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" | tee "$work/generate.txt"
 until [[ $(curl -s "$feed_url/v1/tours" | "$python" -c 'import json,sys; print(len(json.load(sys.stdin)["tours"]))') == "$TOURS" ]]; do sleep 0.5; done
 sleep 2
@@ -366,3 +366,5 @@ done
 wants queries && echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
 wants events && echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(ratio "$events" "$raw")x raw producer (goal >= 0.5x)"
 echo "feed RSS ${rss_rebuilt} MiB with $POIS POIs: $(awk -v r="$rss_rebuilt" -v n="$POIS" 'BEGIN { printf "%.1f", r * 1024 / n }') KiB per POI (goal <= 3); ready ${rebuild_seconds} s after start (goal <= 5 s)"
+import_rate=$(sed -n 's/^generate-city: imported [0-9]* POIs in [0-9.]* s (\([0-9]*\) POIs\/s).*/\1/p' "$work/generate.txt")
+echo "import rate ${import_rate:-n/a} POIs/s (goal >= 5000)"
