@@ -17,7 +17,7 @@ enum FeedProgram: ServiceProgram {
     static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port, usesPostgres: false) + FeedSettings.variables)
     static let abstract = "The iTour feed: the phones' API, served from a projection of catalog.events; tracking events to tracking.events."
 
-    static func serve(environment: Environment) async throws {
+    static func serve(environment: Shared.Environment) async throws {
         // Run Swift concurrency on NIO's event loops, so a request's handler runs on the thread that read
         // it instead of hopping to the concurrency pool and back (a third of a GET's cost otherwise).
         // Nothing in the feed blocks a task: librdkafka calls and rendering run on Dispatch threads.
