@@ -1,0 +1,218 @@
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Catalog
+
+/// Bulk import's set-based path (StagedCatalogTransaction) against the real Postgres: the same outcome,
+/// rows, audit and events as the commands sent one at a time, with a chunk's database work done per table.
+@Suite("Bulk import in chunks")
+struct BulkImportTests {
+    let logger = TestServices.logger
+    static let now = Date(timeIntervalSince1970: 1_800_000_000.123)
+
+    func withHandler(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            try await CatalogMigrations.runner.run(on: client, logger: logger)
+            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: TestServices.kafka(),
+                                                eventPartitions: { 4 }, logger: logger)
+            try await body(handler, client)
+        }
+    }
+
+    func count(_ sql: String, _ client: PostgresClient) async throws -> Int {
+        try await client.fetch(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(sql)"), as: Int.self, logger: logger)[0]
+    }
+
+    static func poi(_ index: Int, latitude: Double = 53.8, category: String? = "Eat/Café") -> PoiContent {
+        PoiContent(name: "Place \(index)", summary: "Summary \(index)", description: String(repeating: "Words about the place. ", count: 8),
+                   latitude: latitude, longitude: -1.54 + Double(index) / 100_000, category: category, buildings: ["Hall \(index % 7)"],
+                   pictures: ["https://media.example.org/\(index).jpg"], links: [MediaLink(name: "Site", type: .page, url: "https://example.org/\(index)")],
+                   address: "\(index) Briggate", legacyId: 70_000 + index)
+    }
+
+    static func poiRow(_ index: Int, latitude: Double = 53.8) -> CatalogBatchRow {
+        ContentImportFile.poiRow(label: "poi \(index)", legacyId: 70_000 + index, content: poi(index, latitude: latitude), actor: "import")
+    }
+
+    static func rows(pois: Int, tours: Int) -> [CatalogBatchRow] {
+        let category = CatalogBatchRow(label: "category Eat/Café", commands: [
+            CatalogCommand(commandId: ContentImportFile.stableId(ContentImportFile.Kind.categoryCreate.rawValue, content: "Eat/Café"),
+                           action: .createCategory, actor: "import", category: .ensuring(path: "Eat/Café")),
+        ])
+        let tourRows = (0..<tours).map { tour in
+            ContentImportFile.tourRow(label: "tour \(tour)", legacyId: 80_000 + tour, content: TourContent(name: "Walk \(tour)"),
+                                      stops: stride(from: tour, to: pois, by: tours).map { ContentImportFile.stableId(ContentImportFile.Kind.poi.rawValue, 70_000 + $0) },
+                                      status: .published, actor: "import")
+        }
+        return [category] + (0..<pois).map { poiRow($0) } + tourRows
+    }
+
+    func importCommand(_ rows: [CatalogBatchRow], skip: Bool) -> CatalogCommand {
+        CatalogCommand(action: .importBatch, actor: "owner@example.edu", rows: rows, skipInvalidRows: skip)
+    }
+
+    @Test("one bad row in a chunk: all or nothing rejects every row with that row's field error; skipping bad rows keeps the others")
+    func badRowInChunk() async throws {
+        try await withHandler { handler, client in
+            var rows = Self.rows(pois: 400, tours: 0)
+            rows[318] = Self.poiRow(317, latitude: 95)
+            let refused = try await handler.handle(importCommand(rows, skip: false), now: Self.now)
+            #expect(refused.outcome == .rejected)
+            #expect(refused.message == "1 of 401 rows failed, so nothing was imported")
+            let outcomes = try #require(refused.rows)
+            #expect(outcomes[318].outcome == .failed)
+            #expect(outcomes[318].label == "poi 317")
+            #expect(outcomes[318].errors == [FieldError(field: "latitude", message: "Latitude must be between -90 and 90")])
+            #expect(outcomes.filter { $0.outcome == .notApplied }.count == 400)
+            #expect(try await count("catalog.pois", client) == 0)
+            #expect(try await count("catalog.categories", client) == 0)
+            #expect(try await count("catalog.audit_log", client) == 0)
+            #expect(try await count("catalog.outbox", client) == 1, "only the answer")
+            #expect(try await count("catalog.processed_commands", client) == 1, "only the import itself")
+
+            let kept = try await handler.handle(importCommand(rows, skip: true), now: Self.now)
+            #expect(kept.outcome == .applied)
+            #expect(kept.message == "imported 400 of 401 rows; 1 rows failed and were skipped")
+            #expect(kept.rows?[318].errors.first?.field == "latitude")
+            #expect(try await count("catalog.pois", client) == 399)
+            #expect(try await count("catalog.pois WHERE content->>'legacyId' = '70317'", client) == 0)
+            // 2 categories (Eat, Eat/Café) and 399 POIs: an audit row and an event each; one result per command.
+            #expect(try await count("catalog.audit_log", client) == 401)
+            #expect(try await count("catalog.outbox WHERE topic LIKE '%catalog.events'", client) == 401)
+            #expect(try await count("catalog.processed_commands", client) == 1 + 1 + 1 + 399)
+        }
+    }
+
+    @Test("importing the same rows twice, in several commands: the second changes nothing and publishes no event again")
+    func sameFileTwice() async throws {
+        try await withHandler { handler, client in
+            let phases = ContentImportFile.importCommands(Self.rows(pois: 1_200, tours: 6), actor: "owner@example.edu", skipInvalidRows: false,
+                                                          maximumRows: 500)
+            #expect(phases.map(\.count) == [1, 3, 1], "categories, POIs in three chunks, tours")
+            for command in phases.joined() {
+                #expect(try await handler.handle(command, now: Self.now).outcome == .applied)
+            }
+            let events = try await count("catalog.outbox WHERE topic LIKE '%catalog.events'", client)
+            #expect(events == 2 + 1_200 + 6 * 3)
+            let audit = try await count("catalog.audit_log", client)
+            let versions = try await client.fetch("SELECT sum(version)::bigint FROM catalog.tours", as: Int.self, logger: logger)
+            #expect(versions == [18])
+
+            // The same file read again: new import commands, the same rows and command ids.
+            let again = ContentImportFile.importCommands(Self.rows(pois: 1_200, tours: 6), actor: "owner@example.edu", skipInvalidRows: false,
+                                                         maximumRows: 500)
+            for command in again.joined() {
+                let result = try await handler.handle(command, now: Self.now.addingTimeInterval(60))
+                #expect(result.outcome == .applied)
+                #expect(result.rows?.allSatisfy { $0.outcome == .applied && $0.message == "already imported, unchanged" } == true)
+            }
+            #expect(try await count("catalog.outbox WHERE topic LIKE '%catalog.events'", client) == events)
+            #expect(try await count("catalog.audit_log", client) == audit)
+            #expect(try await client.fetch("SELECT sum(version)::bigint FROM catalog.tours", as: Int.self, logger: logger) == versions)
+            #expect(try await count("catalog.pois WHERE version = 1", client) == 1_200)
+            #expect(try await count("catalog.tour_stops", client) == 1_200)
+        }
+    }
+
+    /// What a catalog holds, for comparing two: entities, stops, audit and events, without ids made at random.
+    struct Contents: Equatable {
+        var pois: [String]
+        var tours: [String]
+        var stops: [String]
+        var audit: [String]
+        var events: [String]
+        var results: [String]
+    }
+
+    func contents(_ client: PostgresClient, stepIds: [UUID]) async throws -> Contents {
+        func texts(_ sql: String) async throws -> [String] {
+            try await client.fetch(PostgresQuery(unsafeSQL: sql), as: String.self, logger: logger)
+        }
+        var events: [String] = []
+        for payload in try await texts("SELECT payload FROM catalog.outbox WHERE topic LIKE '%catalog.events' ORDER BY id") {
+            let header = try EnvelopeDecoder.header(Array(payload.utf8))
+            guard header.type.hasPrefix("poi.") || header.type.hasPrefix("tour.") else { continue }
+            let event = try EnvelopeDecoder.decode(CatalogEvent.self, from: Array(payload.utf8)).data
+            events.append(header.type + " " + String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self))
+        }
+        let ids = stepIds.map { "'\($0.uuidString.lowercased())'" }.joined(separator: ",")
+        return Contents(
+            pois: try await texts("SELECT concat_ws(' ', id, version, name, content, updated_at, deleted_at) FROM catalog.pois ORDER BY id"),
+            tours: try await texts("SELECT concat_ws(' ', id, version, status, name, content, updated_at, deleted_at) FROM catalog.tours ORDER BY id"),
+            stops: try await texts("SELECT concat_ws(' ', tour_id, position, poi_id) FROM catalog.tour_stops ORDER BY tour_id, position"),
+            audit: try await texts("""
+                SELECT concat_ws(' ', command_id, actor, action, entity_id, before, after) FROM catalog.audit_log
+                WHERE action LIKE 'poi.%' OR action LIKE 'tour.%' ORDER BY id
+                """),
+            events: events,
+            results: try await texts("SELECT concat_ws(' ', command_id, outcome, result) FROM catalog.processed_commands WHERE command_id IN (\(ids)) ORDER BY command_id"))
+    }
+
+    @Test("an import's chunk writes what its commands write when sent one at a time: entities, stops, audit, events and results")
+    func sameAsSingleCommands() async throws {
+        var planned = Self.rows(pois: 300, tours: 4)
+        // Updates and a failed row ride along: the row's create must leave no trace.
+        planned.append(CatalogBatchRow(label: "update", commands: [
+            CatalogCommand(commandId: UUID(), action: .updatePoi, actor: "import", entityId: planned[5].commands[0].entityId, expectedVersion: 1,
+                           poi: Self.poi(4, category: "eat/café")),
+        ]))
+        planned.append(ContentImportFile.tourRow(label: "broken", legacyId: 89_999, content: TourContent(name: "Broken"), stops: [UUID()],
+                                              status: .published, actor: "import"))
+        let rows = planned
+        let steps = rows.flatMap(\.commands).map { step in
+            var step = step
+            step.actor = "owner@example.edu"
+            return step
+        }
+        // A category made along a path gets random ids: compared are the POI and tour commands' results.
+        let compared = steps.filter { $0.action != .createCategory }.map(\.commandId)
+        let viaImport = try await withHandlerResult { handler, client in
+            let result = try await handler.handle(importCommand(rows, skip: true), now: Self.now)
+            #expect(result.message == "imported 306 of 307 rows; 1 rows failed and were skipped")
+            return try await contents(client, stepIds: compared)
+        }
+        let oneByOne = try await withHandlerResult { handler, client in
+            // The broken row, as import undoes it: its create applied alone would stay.
+            for step in steps where !rows.last!.commands.map(\.commandId).contains(step.commandId) {
+                #expect(try await handler.handle(step, now: Self.now).outcome == .applied)
+            }
+            return try await contents(client, stepIds: compared)
+        }
+        #expect(viaImport.pois == oneByOne.pois)
+        #expect(viaImport.tours == oneByOne.tours)
+        #expect(viaImport.stops == oneByOne.stops)
+        #expect(viaImport.audit == oneByOne.audit)
+        #expect(viaImport.events == oneByOne.events)
+        #expect(viaImport.results == oneByOne.results)
+        #expect(viaImport.events.count == 301 + 4 * 3)
+    }
+
+    func withHandlerResult<T: Sendable>(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> T) async throws -> T {
+        let database = try await TestServices.freshDatabase()
+        return try await TestServices.withPostgres(database) { client in
+            try await CatalogMigrations.runner.run(on: client, logger: logger)
+            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: TestServices.kafka(),
+                                                eventPartitions: { 4 }, logger: logger)
+            return try await body(handler, client)
+        }
+    }
+
+    @Test("a big file becomes several import commands, each under the broker's message size and catalog's row limit, rows in order")
+    func splitIntoCommands() throws {
+        let rows = Self.rows(pois: 9_000, tours: 30)
+        let phases = ContentImportFile.importCommands(rows, actor: "import", skipInvalidRows: true)
+        #expect(phases.count == 3)
+        #expect(phases[0].count == 1 && phases[2].allSatisfy { $0.rows?.allSatisfy { $0.commands[0].action == .createTour } == true })
+        #expect(phases[1].count >= 5)
+        for command in phases.joined() {
+            let bytes = try Envelope(type: command.action.rawValue, source: "test", data: command).encoded().count
+            #expect(bytes <= ContentImportFile.maximumCommandBytes + 1_024)
+            #expect((command.rows?.count ?? 0) <= ContentImportFile.maximumRows)
+            #expect(command.skipInvalidRows == true)
+        }
+        #expect(phases.joined().flatMap { $0.rows ?? [] } == rows)
+    }
+}
