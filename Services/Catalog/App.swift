@@ -52,7 +52,7 @@ enum CatalogProgram: ServiceProgram {
     static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port))
     static let abstract = "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events."
 
-    static func serve(environment: Environment) async throws {
+    static func serve(environment: Shared.Environment) async throws {
         let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         try await buildApplication(settings: settings).runService()
     }
