@@ -15,7 +15,7 @@ enum AdminProgram: ServiceProgram {
     static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + AdminSettings.variables + StatusTargets.variables)
     static let abstract = "The iTour admin site: staff edit tours and POIs (through catalog's commands), read reports, see system status."
 
-    static func serve(environment: Environment) async throws {
+    static func serve(environment: Shared.Environment) async throws {
         let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         try await buildApplication(settings: settings, admin: try AdminSettings(environment: environment)).runService()
     }

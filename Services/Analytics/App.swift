@@ -55,7 +55,7 @@ enum AnalyticsProgram: ServiceProgram {
     static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + AnalyticsOptions.variables)
     static let abstract = "iTour analytics: counts tracking.events into report tables and serves the Reports API."
 
-    static func serve(environment: Environment) async throws {
+    static func serve(environment: Shared.Environment) async throws {
         let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         try await buildApplication(settings: settings, options: try AnalyticsOptions(environment: environment)).runService()
     }
