@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 import Testing
 import TestSupport
 
@@ -116,6 +117,29 @@ struct KafkaTests {
         let elapsed = ContinuousClock.now - start
         #expect(elapsed < .seconds(5), "took \(elapsed)")
         await producer.shutdown()
+    }
+
+    @Test("consumers that wait on the broker while they are made leave the executor's threads free")
+    func openingWaitsOffTheExecutor() async throws {
+        // Asking an unreachable broker for partitions waits up to 10 s; more consumers than the executor has threads.
+        let configuration = KafkaConfiguration(brokers: "127.0.0.1:1", clientId: "unreachable-consumer")
+        final class Count: Sendable { let value = Mutex(0) }
+        let opened = Count()
+        let logger = self.logger
+        for _ in 0..<(2 * ProcessInfo.processInfo.activeProcessorCount + 2) {
+            Task {
+                let consumer = try? await KafkaConsumer.open(configuration: configuration,
+                                                             subscription: .allPartitions(topics: ["nowhere"], from: .end), logger: logger)
+                opened.value.withLock { $0 += 1 }
+                await consumer?.close()
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        await Task {}.value
+        let elapsed = ContinuousClock.now - start
+        #expect(opened.value.withLock { $0 } == 0, "the broker answered: the test proved nothing")
+        #expect(elapsed < .milliseconds(500), "a task waited \(elapsed) for a thread")
     }
 
     @Test("librdkafka configuration errors surface as Swift errors with librdkafka's message")

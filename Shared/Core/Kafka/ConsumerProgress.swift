@@ -14,9 +14,7 @@ public struct PartitionProgress: Sendable, Equatable {
     public var done: Int64
 
     public init(start: Int64, end: Int64, done: Int64) {
-        self.start = start
-        self.end = end
-        self.done = done
+        (self.start, self.end, self.done) = (start, end, done)
     }
 
     /// True when the consumer's offset is beyond the partition's end: the log moved under it (a broker
