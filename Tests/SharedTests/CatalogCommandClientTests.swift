@@ -1,0 +1,115 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import Shared
+
+/// The command client's waiting for results (issue 16): a result and its waiter may arrive in either
+/// order and at the same moment; none of them may leave the caller waiting for the timeout.
+@Suite("Catalog command client")
+struct CatalogCommandClientTests {
+    let logger = TestServices.logger
+
+    static func result(_ id: UUID) -> CatalogCommandResult {
+        CatalogCommandResult(commandId: id, action: .snapshot, outcome: .applied)
+    }
+
+    @Test("a result that arrives while its caller is about to register is taken at once")
+    func resultArrivingWhileRegistering() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        let delivered = Mutex<[UUID]>([])
+        let client = Box<CatalogCommandClient>()
+        client.value = CatalogCommandClient(producer: producer, configuration: configuration, startup: StartupBarrier(), source: "test",
+                                            logger: logger, beforeRegistering: { id in
+            // The interleaving the two-lock client lost: the result lands after the caller began waiting,
+            // before its continuation is stored.
+            client.value?.deliver(Self.result(id))
+            delivered.withLock { $0.append(id) }
+        })
+        let id = UUID()
+        // Throws noAnswer if the result was lost between the checks.
+        let answer = try await #require(client.value).result(of: id, timeout: .seconds(5))
+        #expect(answer.commandId == id)
+        #expect(delivered.withLock { $0 } == [id])
+        await producer.shutdown()
+    }
+
+    @Test("results and waiters racing from many tasks: every caller gets its result, none waits for the timeout")
+    func resultsAndWaitersRacing() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: StartupBarrier(), source: "test", logger: logger)
+        // A caller whose result slipped past it throws noAnswer after the timeout, failing the test.
+        let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<4_000 {
+                let id = UUID()
+                group.addTask {
+                    try await client.result(of: id, timeout: .seconds(10)).commandId == id
+                }
+                group.addTask {
+                    // 0 to 3 yields: the result comes before, during or after the caller's registration.
+                    for _ in 0..<(index % 4) { await Task.yield() }
+                    client.deliver(Self.result(id))
+                    return true
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(answered == 8_000)
+        await producer.shutdown()
+    }
+
+    @Test("over the broker: results sent at the same time as their callers start waiting all arrive")
+    func resultsOverTheBroker() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics(Topic.all)
+        let startup = StartupBarrier()
+        startup.open()
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
+        let topic = configuration.topic(Topic.catalogCommandResults)
+        try await TestServices.withServices([producer, client]) {
+            // Sending opens once the client reads its results; catalog is not running, so nothing answers this one.
+            try await client.send(CatalogCommand(action: .snapshot, actor: "test"))
+            let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<300 {
+                    let id = UUID()
+                    group.addTask { try await client.result(of: id, timeout: .seconds(20)).commandId == id }
+                    group.addTask {
+                        if index % 2 == 0 { await Task.yield() }
+                        let envelope = Envelope(type: "command.applied", source: "catalog", data: Self.result(id))
+                        _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: id.uuidString.lowercased(), value: try envelope.encoded()))
+                        return true
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(answered == 600)
+        }
+    }
+
+    @Test("a caller whose result never comes gets noAnswer after its timeout, and its waiter is gone")
+    func timeout() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: StartupBarrier(), source: "test", logger: logger)
+        let id = UUID()
+        await #expect(throws: CatalogCommandClient.CommandError.self) {
+            try await client.result(of: id, timeout: .milliseconds(100))
+        }
+        // The late result is kept for a caller still to come, not handed to the one that gave up.
+        client.deliver(Self.result(id))
+        #expect(try await client.result(of: id, timeout: .milliseconds(100)).commandId == id)
+        await producer.shutdown()
+    }
+}
+
+/// A reference filled in after the closure that reads it was made.
+private final class Box<Value: Sendable>: Sendable {
+    private let stored = Mutex<Value?>(nil)
+    var value: Value? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
+    }
+}
