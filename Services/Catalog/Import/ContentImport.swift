@@ -49,8 +49,8 @@ enum ContentImport {
     ///
     /// A file that fits one command (`ContentImportFile.maximumRows`, `maximumCommandBytes`) is one command,
     /// all or nothing. A bigger one goes as several, each all or nothing: one rejected command stops the
-    /// import, and the commands answered before it stay applied; importing the corrected file again
-    /// completes it, since rows imported before are recognised by their command ids and left unchanged.
+    /// import (commands already sent stay applied); importing the corrected file again completes it, since
+    /// rows imported before are recognised by their command ids and left unchanged.
     static func run(file path: String, skipBadRows: Bool, settings: ServiceSettings, window: Int = 4) async throws {
         guard let format = ContentImportFile.Format(fileName: path) else {
             throw ImportError(message: "\(path): the file name must end in .json or .csv")
