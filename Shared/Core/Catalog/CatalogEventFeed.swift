@@ -51,22 +51,29 @@ public final class CatalogEventFeed: Service, Sendable {
     public func run() async throws {
         try await startup.wait()
         // Ask for the snapshot only after the consumer's start offsets are fixed, so nothing is missed.
-        let consumer = try KafkaConsumer(configuration: configuration,
-                                         subscription: .allPartitions(topics: [configuration.topic(Topic.catalogEvents)], from: .end),
-                                         logger: logger, name: "\(source)-catalog-events",
-                                         onLogCheck: { [self] check in reloadSnapshot(after: check) })
+        let consumer = try await KafkaConsumer.open(configuration: configuration,
+                                                    subscription: .allPartitions(topics: [configuration.topic(Topic.catalogEvents)], from: .end),
+                                                    logger: logger, name: "\(source)-catalog-events",
+                                                    onLogCheck: { [self] check in reloadSnapshot(after: check) })
         self.consumer.withLock { $0 = consumer }
         progress.attach(consumer)
         snapshotRequests.continuation.yield(snapshotId.withLock { $0 })
-        try await cancelWhenGracefulShutdown {
-            try await withThrowingDiscardingTaskGroup { group in
-                group.addTask { await self.requestSnapshots() }
-                for try await message in consumer {
-                    await self.process(message)
-                    self.progress.handled(message)
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await withThrowingDiscardingTaskGroup { group in
+                    group.addTask { await self.requestSnapshots() }
+                    for try await message in consumer {
+                        await self.process(message)
+                        self.progress.handled(message)
+                    }
+                    // The messages ended (shutdown, or the consumer was closed): the requester may be retrying a
+                    // send that cannot succeed any more, and the group would wait for it.
+                    group.cancelAll()
                 }
-                self.snapshotRequests.continuation.finish()
             }
+        } catch {
+            await consumer.close()
+            throw error
         }
         await consumer.close()
     }
