@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 import Testing
 @testable import Feed
 
@@ -157,5 +158,67 @@ struct ProjectionTests {
         #expect(snapshot.poiTextIndex.count == 2_000)
         #expect(snapshot.poiTextIndex.search("place 1999", limit: 5).count == 1)
         #expect(!projection.hasPendingChanges)
+    }
+
+    @Test("apply does not wait for a render; a change applied during one is published by the next, never lost or undone")
+    func applyDuringRender() throws {
+        let tourId = UUID()
+        let appliedWhileRendering = Mutex<Bool?>(nil)
+        let rendering = Mutex(0)
+        let projectionBox = Mutex<CatalogProjection?>(nil)
+        let projection = CatalogProjection(beforeRendering: {
+            guard rendering.withLock({ $0 += 1; return $0 }) == 1, let projection = projectionBox.withLock({ $0 }) else { return }
+            // On another thread, bounded: if apply waited for this render, the test fails instead of hanging.
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                projection.apply(.changed(Fixture.tour(tourId, version: 2, name: "Second")))
+                done.signal()
+            }
+            appliedWhileRendering.withLock { $0 = done.wait(timeout: .now() + 5) == .success }
+        })
+        projectionBox.withLock { $0 = projection }
+        projection.apply(.changed(Fixture.tour(tourId, version: 1, name: "First")))
+        var snapshot = projection.publish()
+        #expect(appliedWhileRendering.withLock { $0 } == true)
+        #expect(try Fixture.json(try #require(snapshot.tours[tourId]).detail)["name"] as? String == "First")
+        #expect(projection.hasPendingChanges)
+        let first = snapshot.generation
+        snapshot = projection.publish()
+        #expect(snapshot.generation > first)
+        #expect(try Fixture.json(try #require(snapshot.tours[tourId]).detail)["name"] as? String == "Second")
+        #expect(try Fixture.json(snapshot.tourList)["tours"].flatMap { $0 as? [[String: Any]] }?.first?["name"] as? String == "Second")
+        #expect(projection.snapshot.generation == snapshot.generation)
+    }
+
+    @Test("publications from many threads at once, each during a stream of changes: the last published snapshot has every change")
+    func concurrentPublications() throws {
+        let projection = CatalogProjection()
+        let ids = (0..<8).map { _ in UUID() }
+        let wentBack = Atomic<Bool>(false)
+        DispatchQueue.concurrentPerform(iterations: 18) { worker in
+            switch worker {
+            case 0..<8:
+                for version in 1...50 {
+                    projection.apply(.changed(Fixture.tour(ids[worker], version: version, name: "Tour \(worker) v\(version)")))
+                }
+            case 8..<16:
+                for _ in 1...50 { projection.publish() }
+            default:
+                // What readers see never goes back to an older publication.
+                var seen = 0
+                for _ in 1...5_000 {
+                    let generation = projection.snapshot.generation
+                    if generation < seen { wentBack.store(true, ordering: .relaxed) }
+                    seen = generation
+                }
+            }
+        }
+        let snapshot = projection.publish()
+        for (worker, id) in ids.enumerated() {
+            #expect(try Fixture.json(try #require(snapshot.tours[id]).detail)["name"] as? String == "Tour \(worker) v50")
+        }
+        let readerSawOlder = wentBack.load(ordering: .relaxed)
+        #expect(!readerSawOlder)
+        #expect(projection.snapshot.generation == snapshot.generation)
     }
 }

@@ -11,14 +11,22 @@ import Synchronization
 /// tour's stops, the lists), updates the indexes, and swaps in a new immutable `FeedSnapshot`.
 /// Readers only ever take the current snapshot.
 ///
+/// Two locks: `entities` (what `apply` changes) is held by `publish` only while it takes what changed;
+/// `rendered` is held by `publish` while it renders, which may take seconds, so `apply` never waits
+/// for a render. Publications run one at a time under `rendered` and take their changes inside it,
+/// so each renders a later state than the one before and snapshots are published in order.
+///
 /// Visibility: a tour is visible when published; a POI when at least one published tour stops there
 /// (POIs have no status of their own, and a POI only on draft tours is not yet meant for visitors).
 final class CatalogProjection: Sendable {
-    private let state = Mutex(State())
+    private let entities = Mutex(EntityState())
+    private let rendered = Mutex(RenderedState())
     private let published: Mutex<FeedSnapshot>
     private let changes: AsyncStream<Void>.Continuation
     /// Wakes the publisher after `apply` changed something.
     let changeSignals: AsyncStream<Void>
+    /// Called by `publish` after it took the changes, before it renders them; only tests set it.
+    private let beforeRendering: (@Sendable () -> Void)?
 
     private let tourGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "tours")], help: CatalogProjection.entitiesHelp)
     private let poiGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "pois")], help: CatalogProjection.entitiesHelp)
@@ -26,22 +34,23 @@ final class CatalogProjection: Sendable {
     private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the feed's stored responses, as last published.")
     private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds", help: "Time the last publish of the feed's projection took.")
 
-    init() {
+    init(beforeRendering: (@Sendable () -> Void)? = nil) {
         (changeSignals, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        published = Mutex(State().makeSnapshot())
+        published = Mutex(RenderedState().makeSnapshot())
+        self.beforeRendering = beforeRendering
     }
 
     /// The content readers see.
     var snapshot: FeedSnapshot { published.withLock { $0 } }
 
-    /// Whether changes are waiting for `publish`.
-    var hasPendingChanges: Bool { state.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty } }
+    /// Whether changes are waiting for a `publish` to take them.
+    var hasPendingChanges: Bool { entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty } }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
     /// Visible after the next `publish`.
     @discardableResult
     func apply(_ event: CatalogEvent) -> Bool {
-        let changed = state.withLock { $0.apply(event) }
+        let changed = entities.withLock { $0.apply(event) }
         if changed { changes.yield() }
         return changed
     }
@@ -49,26 +58,45 @@ final class CatalogProjection: Sendable {
     /// Renders what changed since the last call and makes it visible; returns the new snapshot.
     @discardableResult
     func publish() -> FeedSnapshot {
-        let started = ContinuousClock.now
-        let (snapshot, renderedBytes, changed) = state.withLock { state -> (FeedSnapshot, Int, Bool) in
-            guard state.hasChanges else { return (self.snapshot, state.renderedBytes, false) }
-            state.rebuildChanged()
-            return (state.makeSnapshot(), state.renderedBytes, true)
+        rendered.withLock { rendered in
+            let started = ContinuousClock.now
+            guard let work = entities.withLock({ $0.takeChanges() }) else { return self.snapshot }
+            beforeRendering?()
+            rendered.render(work)
+            let snapshot = rendered.makeSnapshot()
+            published.withLock { $0 = snapshot }
+            tourGauge.record(snapshot.tours.count)
+            poiGauge.record(snapshot.pois.count)
+            bytesGauge.record(rendered.renderedBytes)
+            let elapsed = ContinuousClock.now - started
+            publishGauge.record(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            return snapshot
         }
-        guard changed else { return snapshot }
-        published.withLock { $0 = snapshot }
-        tourGauge.record(snapshot.tours.count)
-        poiGauge.record(snapshot.pois.count)
-        bytesGauge.record(renderedBytes)
-        let elapsed = ContinuousClock.now - started
-        publishGauge.record(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        return snapshot
     }
 }
 
-/// The projection's writable state: every live entity (any status), what changed since the last
-/// publication, and the rendered resources and indexes it keeps up to date incrementally.
-private struct State {
+/// What one publication renders, taken from the entities in one step: each changed POI and tour with
+/// what its responses show, or nil where it is no longer visible.
+private struct RenderWork: Sendable {
+    struct Poi: Sendable {
+        let poi: PoiState
+        /// Published tours stopping there, in list order.
+        let tours: [TourState]
+    }
+
+    struct Tour: Sendable {
+        let tour: TourState
+        /// Its stops' POIs that have arrived, in walking order.
+        let stops: [PoiState]
+    }
+
+    var pois: [UUID: Poi?] = [:]
+    var tours: [UUID: Tour?] = [:]
+    var isFirstPublication = false
+}
+
+/// Every live entity (any status) and what changed since the last publication; `apply` changes it.
+private struct EntityState {
     var tours: [UUID: TourState] = [:]
     var pois: [UUID: PoiState] = [:]
     /// Version of each entity seen, including deleted ones, so an older event never undoes a newer one.
@@ -79,21 +107,6 @@ private struct State {
     var dirtyTours: Set<UUID> = []
     var dirtyPois: Set<UUID> = []
     var isFirstPublication = true
-
-    var tourResources: [UUID: TourResources] = [:]
-    var poiResources: [UUID: PoiResources] = [:]
-    var poiSlots = SlotTable<PoiListing>()
-    var tourSlots = SlotTable<TourListing>()
-    var spatialIndex = SpatialIndex()
-    var poiTextIndex = TextIndex()
-    var tourTextIndex = TextIndex()
-    var tourList: RenderedResource = Self.render(ContentJSON.tourList([]), MediaTypes.json)
-    var legacyTourList: RenderedResource = Self.render(LegacyXML.tours([]), MediaTypes.xml)
-    var legacyTourIds: [String: UUID] = [:]
-    var renderedBytes = 0
-    var generation = 0
-
-    var hasChanges: Bool { isFirstPublication || !dirtyTours.isEmpty || !dirtyPois.isEmpty }
 
     // MARK: applying events
 
@@ -142,40 +155,80 @@ private struct State {
         dirtyTours.formUnion(toursByPoi[id] ?? [])
     }
 
-    // MARK: rebuilding
+    // MARK: taking changes
 
-    mutating func rebuildChanged() {
-        let changedTours = dirtyTours, changedPois = dirtyPois
+    /// What changed since the last call, with the state each change renders; nil when nothing did.
+    /// Lookups only: the rendering happens after the lock is released.
+    mutating func takeChanges() -> RenderWork? {
+        guard isFirstPublication || !dirtyTours.isEmpty || !dirtyPois.isEmpty else { return nil }
+        var work = RenderWork(isFirstPublication: isFirstPublication)
+        work.pois.reserveCapacity(dirtyPois.count)
+        for id in dirtyPois {
+            let tours = pois[id] == nil ? [] : publishedTours(at: id)
+            if let poi = pois[id], !tours.isEmpty {
+                work.pois[id] = .some(RenderWork.Poi(poi: poi, tours: tours))
+            } else {
+                work.pois[id] = .some(nil)
+            }
+        }
+        work.tours.reserveCapacity(dirtyTours.count)
+        for id in dirtyTours {
+            if let tour = tours[id], tour.status == .published {
+                // A stop whose POI has not arrived yet (another partition) is left out until it does.
+                work.tours[id] = .some(RenderWork.Tour(tour: tour, stops: tour.stops.compactMap { pois[$0] }))
+            } else {
+                work.tours[id] = .some(nil)
+            }
+        }
         dirtyTours = []
         dirtyPois = []
-        rebuildPois(changedPois)
-        rebuildTours(changedTours)
-        if !changedTours.isEmpty || isFirstPublication { rebuildTourLists() }
-        poiTextIndex.seal()
-        tourTextIndex.seal()
         isFirstPublication = false
-        generation += 1
+        return work
     }
 
     /// Published tours stopping at the POI, in list order.
     func publishedTours(at poiId: UUID) -> [TourState] {
-        (toursByPoi[poiId] ?? []).compactMap { tours[$0] }.filter { $0.status == .published }.sorted(by: Self.listOrder)
+        (toursByPoi[poiId] ?? []).compactMap { tours[$0] }.filter { $0.status == .published }.sorted(by: RenderedState.listOrder)
+    }
+}
+
+/// The rendered resources and indexes, kept up to date incrementally; `publish` changes it.
+private struct RenderedState {
+    /// The published tours as rendered, for the lists.
+    var tours: [UUID: TourState] = [:]
+    var tourResources: [UUID: TourResources] = [:]
+    var poiResources: [UUID: PoiResources] = [:]
+    var poiSlots = SlotTable<PoiListing>()
+    var tourSlots = SlotTable<TourListing>()
+    var spatialIndex = SpatialIndex()
+    var poiTextIndex = TextIndex()
+    var tourTextIndex = TextIndex()
+    var tourList: RenderedResource = Self.render(ContentJSON.tourList([]), MediaTypes.json)
+    var legacyTourList: RenderedResource = Self.render(LegacyXML.tours([]), MediaTypes.xml)
+    var legacyTourIds: [String: UUID] = [:]
+    var renderedBytes = 0
+    var generation = 0
+
+    // MARK: rebuilding
+
+    mutating func render(_ work: RenderWork) {
+        rebuildPois(work.pois)
+        rebuildTours(work.tours)
+        if !work.tours.isEmpty || work.isFirstPublication { rebuildTourLists() }
+        poiTextIndex.seal()
+        tourTextIndex.seal()
+        generation += 1
     }
 
     static func listOrder(_ a: TourState, _ b: TourState) -> Bool {
         (a.content.name, a.id.uuidString) < (b.content.name, b.id.uuidString)
     }
 
-    private mutating func rebuildPois(_ ids: Set<UUID>) {
-        struct Work: Sendable {
-            let poi: PoiState
-            let tours: [TourState]
-        }
-        var work: [Work] = []
-        for id in ids {
-            let tours = pois[id] == nil ? [] : publishedTours(at: id)
-            if let poi = pois[id], !tours.isEmpty {
-                work.append(Work(poi: poi, tours: tours))
+    private mutating func rebuildPois(_ changed: [UUID: RenderWork.Poi?]) {
+        var work: [RenderWork.Poi] = []
+        for (id, visible) in changed {
+            if let visible {
+                work.append(visible)
             } else {
                 removePoi(id)
             }
@@ -205,17 +258,13 @@ private struct State {
         }
     }
 
-    private mutating func rebuildTours(_ ids: Set<UUID>) {
-        struct Work: Sendable {
-            let tour: TourState
-            let stops: [PoiState]
-        }
-        var work: [Work] = []
-        for id in ids {
-            if let tour = tours[id], tour.status == .published {
-                // A stop whose POI has not arrived yet (another partition) is left out until it does.
-                work.append(Work(tour: tour, stops: tour.stops.compactMap { pois[$0] }))
+    private mutating func rebuildTours(_ changed: [UUID: RenderWork.Tour?]) {
+        var work: [RenderWork.Tour] = []
+        for (id, published) in changed {
+            if let published {
+                work.append(published)
             } else {
+                tours[id] = nil
                 if let old = tourResources.removeValue(forKey: id) { renderedBytes -= old.detail.byteCount + old.legacyPois.byteCount }
                 if let slot = tourSlots.remove(id) { tourTextIndex.remove(slot: slot) }
             }
@@ -231,6 +280,7 @@ private struct State {
         for (item, (resources, listing)) in zip(work, rendered) {
             let tour = item.tour
             let old = tourResources[tour.id]
+            tours[tour.id] = tour
             renderedBytes += resources.detail.byteCount + resources.legacyPois.byteCount
                 - (old.map { $0.detail.byteCount + $0.legacyPois.byteCount } ?? 0)
             tourResources[tour.id] = resources
