@@ -46,26 +46,35 @@ final class TrackingIngest: Service, Sendable {
     }
 
     func run() async throws {
+        let storedOffsets = StoredOffsetsRequests()
         try await withGracefulShutdownHandler {
-            while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
-                let consumer = try KafkaConsumer(configuration: configuration, subscription: .group(id: groupId, topics: [topic]),
-                                                 logger: logger, name: "analytics", resetUnconfirmedBeyondEnd: true,
-                                                 assignmentOffsets: { [self] in self.offsetsOnAssignment($0) },
-                                                 onLogCheck: { [self] check in self.logMoved(check) })
-                self.consumer.withLock { $0 = consumer }
-                let rejoin: Bool
-                do {
-                    rejoin = try await consume(consumer)
-                } catch {
-                    await consumer.close()
-                    throw error
-                }
-                await consumer.close()
-                guard rejoin else { return }
-                logger.warning("stored offsets are behind this reader (a replay was activated): rejoining to read from them")
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { await storedOffsets.serve { await self.readStoredOffsets() } }
+                try await self.consumeUntilStopped(storedOffsets)
+                group.cancelAll()
             }
         } onGracefulShutdown: {
             self.stopping.store(true, ordering: .releasing)
+        }
+    }
+
+    private func consumeUntilStopped(_ storedOffsets: StoredOffsetsRequests) async throws {
+        while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
+            let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .group(id: groupId, topics: [topic]),
+                                                        logger: logger, name: "analytics", resetUnconfirmedBeyondEnd: true,
+                                                        assignmentOffsets: { [self] in self.offsetsOnAssignment($0, storedOffsets) },
+                                                        onLogCheck: { [self] check in self.logMoved(check) })
+            self.consumer.withLock { $0 = consumer }
+            let rejoin: Bool
+            do {
+                rejoin = try await consume(consumer)
+            } catch {
+                await consumer.close()
+                throw error
+            }
+            await consumer.close()
+            guard rejoin else { return }
+            logger.warning("stored offsets are behind this reader (a replay was activated): rejoining to read from them")
         }
     }
 
@@ -158,27 +167,20 @@ final class TrackingIngest: Service, Sendable {
 
     /// The assignment hook: start each assigned partition at the offset stored with the aggregates, less
     /// `assignmentRewind`.
-    /// librdkafka calls it on the consumer's own thread and waits for the answer, so the answer is
-    /// fetched on the cooperative pool and awaited here; that thread does nothing else meanwhile.
-    private func offsetsOnAssignment(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: Int64] {
-        let box = OffsetsBox()
-        let done = DispatchSemaphore(value: 0)
-        let store = self.store, topic = self.topic, logger = self.logger
-        Task {
-            defer { done.signal() }
-            for attempt in 1...30 {
-                do {
-                    let offsets = try await store.storedOffsets(topic: topic)
-                    box.value.withLock { $0 = offsets }
-                    return
-                } catch {
-                    logger.error("reading stored offsets failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
-                    try? await Task.sleep(for: .seconds(1))
-                }
-            }
+    ///
+    /// librdkafka calls it inside a poll and must have the offsets before it returns, so this blocks: on the
+    /// consumer's own queue (KafkaConsumer runs its polls there, never on the cooperative pool or an event
+    /// loop), while `run`'s child task reads Postgres (`StoredOffsetsRequests`).
+    private func offsetsOnAssignment(_ partitions: [KafkaTopicPartition], _ storedOffsets: StoredOffsetsRequests) -> [KafkaTopicPartition: Int64] {
+        let answer: [Int32: Int64]?
+        if withUnsafeCurrentTask(body: { $0 != nil }) {
+            // Called from a task: blocking here could hold the very thread the read needs.
+            logger.error("assignment hook called from a task; not waiting for stored offsets")
+            answer = nil
+        } else {
+            answer = storedOffsets.ask(timeout: .seconds(60))
         }
-        done.wait()
-        guard let stored = box.value.withLock({ $0 }) else {
+        guard let stored = answer else {
             // Still correct, only slower: from the beginning, every id already counted is recognised.
             logger.error("stored offsets unavailable; reading assigned partitions from their beginning")
             expected.withLock { held in for partition in partitions { held[partition.partition] = nil } }
@@ -200,8 +202,81 @@ final class TrackingIngest: Service, Sendable {
         return offsets
     }
 
-    private final class OffsetsBox: Sendable {
-        let value = Mutex<[Int32: Int64]?>(nil)
+    /// The stored offsets, retried while Postgres fails (about 30 s); nil once stopping or out of attempts.
+    private func readStoredOffsets() async -> [Int32: Int64]? {
+        for attempt in 1...30 {
+            if stopping.load(ordering: .acquiring) || Task.isCancelled { return nil }
+            do {
+                return try await store.storedOffsets(topic: topic)
+            } catch {
+                logger.error("reading stored offsets failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        return nil
+    }
+}
+
+/// Questions for the stored offsets from a thread that must wait for the answer (librdkafka's assignment
+/// hook), answered by a task: `serve` runs as a child of the ingest's `run`, so the Postgres read is
+/// structured and ends with it. Once it has ended, questions are answered with nil at once.
+final class StoredOffsetsRequests: Sendable {
+    private final class Request: Sendable {
+        private let answered = DispatchSemaphore(value: 0)
+        private let answer = Mutex<[Int32: Int64]?>(nil)
+
+        func resolve(_ offsets: [Int32: Int64]?) {
+            answer.withLock { $0 = offsets }
+            answered.signal()
+        }
+
+        func wait(timeout: Duration) -> [Int32: Int64]? {
+            let (seconds, attoseconds) = timeout.components
+            let milliseconds = Int(seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
+            guard answered.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return nil }
+            return answer.withLock { $0 }
+        }
+    }
+
+    private struct State {
+        var pending: [Request] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let wakeups = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    /// Blocks the calling thread until `serve` answers (nil: not available, or `timeout` passed).
+    func ask(timeout: Duration) -> [Int32: Int64]? {
+        let request = Request()
+        let queued = state.withLock { state in
+            guard !state.closed else { return false }
+            state.pending.append(request)
+            return true
+        }
+        guard queued else { return nil }
+        wakeups.continuation.yield()
+        return request.wait(timeout: timeout)
+    }
+
+    /// Answers questions with `read` until cancelled; then answers what is left, and all later ones, with nil.
+    func serve(_ read: @Sendable () async -> [Int32: Int64]?) async {
+        for await _ in wakeups.stream {
+            let questions = state.withLock { state in
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard !questions.isEmpty else { continue }
+            let offsets = await read()
+            for question in questions { question.resolve(offsets) }
+        }
+        let unanswered = state.withLock { state in
+            state.closed = true
+            defer { state.pending = [] }
+            return state.pending
+        }
+        wakeups.continuation.finish()
+        for question in unanswered { question.resolve(nil) }
     }
 }
 
