@@ -49,7 +49,6 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// cooperative pool, one after the other.
     private let client: RDKafkaClient
     private let context: RDKafkaCallbackContext
-    private let subscription: Subscription
     private let closed = Flag(false)
     private let logger: Logger
     private let name: String
@@ -76,27 +75,15 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                             name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
                             assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
                             onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) async throws -> KafkaConsumer {
-        let consumer = try KafkaConsumer(unstarted: configuration, subscription: subscription, logger: logger, name: name,
+        let consumer = try KafkaConsumer(configuration: configuration, subscription: subscription, logger: logger, name: name,
                                          checkInterval: checkInterval, resetUnconfirmedBeyondEnd: resetUnconfirmedBeyondEnd,
                                          assignmentOffsets: assignmentOffsets, onLogCheck: onLogCheck)
-        try await consumer.client.run { _ in try consumer.start() }
+        try await consumer.client.run { _ in try consumer.start(subscription) }
         return consumer
     }
 
-    /// `open`, waiting for the broker on the calling thread.
-    @available(*, deprecated, message: "blocks its thread while it asks the broker (up to 10 s); use `try await KafkaConsumer.open(...)`")
-    public convenience init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
-                            name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
-                            assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
-                            onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) throws {
-        try self.init(unstarted: configuration, subscription: subscription, logger: logger, name: name,
-                      checkInterval: checkInterval, resetUnconfirmedBeyondEnd: resetUnconfirmedBeyondEnd,
-                      assignmentOffsets: assignmentOffsets, onLogCheck: onLogCheck)
-        try start()
-    }
-
-    /// Makes the handle only (no broker is asked); `start` subscribes or assigns.
-    private init(unstarted configuration: KafkaConfiguration, subscription: Subscription, logger: Logger, name: String?,
+    /// Makes the handle only: no broker is asked.
+    private init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger, name: String?,
                  checkInterval: Duration, resetUnconfirmedBeyondEnd: Bool,
                  assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])?,
                  onLogCheck: (@Sendable (LogCheck) -> Void)?) throws {
@@ -105,14 +92,13 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         self.checkInterval = checkInterval
         self.resetUnconfirmedBeyondEnd = resetUnconfirmedBeyondEnd
         self.onLogCheck = onLogCheck
-        self.subscription = subscription
         self.logger = logger
         context = RDKafkaCallbackContext(logger: logger, assignmentOffsets: assignmentOffsets)
         client = try RDKafkaClient(role: .consumer, properties: configuration.consumerProperties(groupId: groupId), callbackContext: context)
     }
 
     /// Subscribes, or assigns every partition of the topics from the start position. Blocks.
-    private func start() throws {
+    private func start(_ subscription: Subscription) throws {
         switch subscription {
         case .group(_, let topics):
             try client.subscribe(topics: topics)
@@ -145,8 +131,6 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// Waits up to `timeout` for the first message, then takes whatever else is already fetched,
     /// up to `maxMessages`. Returns an empty array on timeout or once closed.
     public func poll(maxMessages: Int, timeout: Duration) async throws -> [KafkaMessage] {
-        let closed = self.closed
-        let logger = self.logger
         let timeoutMilliseconds = timeout.milliseconds
         return try await client.run { [self] client in
             checkPositionsIfDue()
