@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import Shared
 
 @Suite("Startup barrier")
@@ -72,6 +73,31 @@ struct StartupBarrierTests {
             }
             #expect(barrier.waiterCount == 0)
         }
+    }
+
+    @Test("a service waiting for start-up stops cleanly when its group shuts down before start-up finished")
+    func afterStartupShutDownEarly() async throws {
+        let barrier = StartupBarrier()
+        let producer = try KafkaProducer(configuration: TestServices.kafka(), logger: TestServices.logger)
+        let ended = Atomic<Bool>(false)
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        // Unstructured and polled below, so a group that never stops fails the test instead of hanging it.
+        let running = Task {
+            defer { ended.store(true, ordering: .releasing) }
+            do {
+                try await TestServices.withServices([AfterStartup(barrier, producer)]) {
+                    try await waitUntil { barrier.waiterCount == 1 }
+                }
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+        }
+        try await waitUntil { ended.load(ordering: .acquiring) }
+        _ = await running.result
+        #expect(throws: Never.self) { try outcome.withLock { $0 }?.get() }
+        #expect(barrier.waiterCount == 0)
+        await producer.shutdown()
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {

@@ -11,7 +11,12 @@ public struct AfterStartup: Service {
     }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { try await barrier.wait() }
+        do {
+            try await cancelWhenGracefulShutdown { try await barrier.wait() }
+        } catch is CancellationError {
+            // Stopped before start-up finished: nothing ran, nothing to report.
+            return
+        }
         guard barrier.isOpen else { return }
         try await service.run()
     }
