@@ -126,6 +126,11 @@ final class RDKafkaTopicPartitionList {
         if owned { rd_kafka_topic_partition_list_destroy(pointer) }
     }
 
+    /// Calls `body` with the C list, this object (which frees it) kept alive until `body` returned.
+    func withPointer<T>(_ body: (UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) throws -> T) rethrows -> T {
+        try withExtendedLifetime(self) { try body(pointer) }
+    }
+
     func add(_ partition: KafkaTopicPartition, offset: Int64) {
         let element = rd_kafka_topic_partition_list_add(pointer, partition.topic, partition.partition)!
         element.pointee.offset = offset

@@ -11,13 +11,13 @@ extension RDKafkaClient {
         for topic in topics {
             list.add(KafkaTopicPartition(topic: topic, partition: RD_KAFKA_PARTITION_UA), offset: Int64(RD_KAFKA_OFFSET_INVALID))
         }
-        let err = rd_kafka_subscribe(handle, list.pointer)
+        let err = list.withPointer { rd_kafka_subscribe(handle, $0) }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "subscribe") }
     }
 
     /// Reads exactly these partitions, from these offsets, without a group.
     func assign(_ offsets: [KafkaTopicPartition: Int64]) throws {
-        let err = rd_kafka_assign(handle, RDKafkaTopicPartitionList(offsets).pointer)
+        let err = RDKafkaTopicPartitionList(offsets).withPointer { rd_kafka_assign(handle, $0) }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "assign") }
     }
 
@@ -32,7 +32,7 @@ extension RDKafkaClient {
 
     /// Commits the next offset to read per partition; returns once the broker stored them.
     func commit(_ offsets: [KafkaTopicPartition: Int64]) throws {
-        let err = rd_kafka_commit(handle, RDKafkaTopicPartitionList(offsets).pointer, 0)
+        let err = RDKafkaTopicPartitionList(offsets).withPointer { rd_kafka_commit(handle, $0, 0) }
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "commit") }
     }
 
@@ -40,7 +40,7 @@ extension RDKafkaClient {
     func positions(_ partitions: [KafkaTopicPartition]) -> [KafkaTopicPartition: Int64] {
         let list = RDKafkaTopicPartitionList(capacity: partitions.count)
         for partition in partitions { list.add(partition, offset: Int64(RD_KAFKA_OFFSET_INVALID)) }
-        _ = rd_kafka_position(handle, list.pointer)
+        _ = list.withPointer { rd_kafka_position(handle, $0) }
         return Dictionary(list.elements.map { ($0.partition, $0.offset) }, uniquingKeysWith: { first, _ in first })
     }
 

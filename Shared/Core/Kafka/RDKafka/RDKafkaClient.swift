@@ -95,7 +95,7 @@ final class RDKafkaClient: @unchecked Sendable {
     /// Moves the fetch position of assigned partitions (a consumer's), dropping what was prefetched for them.
     func seek(_ offsets: [KafkaTopicPartition: Int64], timeoutMilliseconds: Int32) throws {
         let list = RDKafkaTopicPartitionList(offsets)
-        if let error = rd_kafka_seek_partitions(handle, list.pointer, timeoutMilliseconds) {
+        if let error = list.withPointer({ rd_kafka_seek_partitions(handle, $0, timeoutMilliseconds) }) {
             throw Self.consume(error, context: "seek")
         }
         for element in list.elements where element.error != RD_KAFKA_RESP_ERR_NO_ERROR {
