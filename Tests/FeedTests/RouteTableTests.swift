@@ -171,9 +171,10 @@ struct RouteTableTests {
             let miss = try Self.bothWays(port: port, "GET /v1/tours/\(UUID()) HTTP/1.1\r\nHost: feed\r\n")
             #expect(miss.pipeline.status == "HTTP/1.1 404 Not Found")
             #expect(Self.comparable(miss.pipeline) == Self.comparable(miss.router))
-            // Only the first of each pair came from the pipeline's stored responses.
+            // The first of each pair came from the pipeline's stored responses (at least: the counter is the
+            // process's, and other suites' feeds may run meanwhile).
             let storedAfter = Self.storedAnswers(try await client.execute(uri: "/metrics", method: .get))
-            #expect(storedAfter - storedBefore == answeredInPipeline)
+            #expect(storedAfter - storedBefore >= answeredInPipeline)
         }
     }
 
