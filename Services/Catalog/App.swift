@@ -24,10 +24,12 @@ struct CatalogMain: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import the tours, POIs and categories of FILE as one catalog.import command.",
+            abstract: "Import the tours, POIs and categories of FILE through catalog.import commands.",
             discussion: """
-            The rows go to a running catalog over the broker, as the admin's import page sends them: all or nothing, \
-            or with --skip-bad-rows the good rows. Prints a report per failed row; exits 1 unless every row was applied.
+            The rows go to a running catalog over the broker, as the admin's import page sends them: a file that fits \
+            one command (2 000 rows, 900 kB) all or nothing, or with --skip-bad-rows the good rows; a bigger file as \
+            several commands in turn, each all or nothing (importing the file again completes one that stopped). \
+            Prints a report per failed row; exits 1 unless every row was applied.
             """)
 
         @OptionGroup var options: ImportOptions
