@@ -28,20 +28,16 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let router = runtime.makeRouter(context: FeedRequestContext.self,
                                     checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
-    router.add(middleware: MethodNotAllowedMiddleware(FeedAPI.routes))
-    FeedRoutes(projection: projection).register(on: router)
-    EventRoutes(ingest: ingest).register(on: router)
-    let openAPI = OpenAPIRoutes<BasicRequestContext>.render()
-    OpenAPIRoutes(document: openAPI).register(on: router)
+    FeedAPI.register(on: router, projection: projection, ingest: ingest)
 
-    // Stored responses and event batches are answered in the connection pipeline, ahead of the router (PipelineResponder).
-    // It keeps the connection's idle timeout too: Hummingbird's would not see the requests answered there.
-    let stored = StoredResponses(projection: projection, openAPI: openAPI)
+    // The stored GETs and the common batches are answered in the connection pipeline, ahead of the router, from
+    // the same table (PipelineResponder); it keeps the connection's idle timeout too: Hummingbird's would not
+    // see the requests answered there.
     let http = runtime.httpConfiguration
-    let serverName = http.serverName ?? "itour-feed"
+    let routes = PipelineRoutes(FeedAPI.routes, projection: projection, ingest: ingest, serverName: http.serverName ?? "itour-feed")
     var app = Application(router: router,
                           server: .http1(configuration: .init(additionalChannelHandlers: [
-                              PipelineResponder(lookup: stored, events: ingest, serverName: serverName, idleTimeout: http.idleTimeout),
+                              PipelineResponder(routes: routes, idleTimeout: http.idleTimeout),
                           ])),
                           configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
@@ -50,13 +46,4 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
         try await runtime.prepare(migrations: nil)
     }
     return app
-}
-
-/// The feed's paths and their methods, for `405` answers.
-enum FeedAPI {
-    static let routes: [(String, [HTTPRequest.Method])] = [
-        ("/v1/tours", [.get]), ("/v1/tours/*", [.get]), ("/v1/pois", [.get]), ("/v1/pois/*", [.get]), ("/v1/pois/*/page", [.get]),
-        ("/v1/search", [.get]), ("/v1/legacy/tours.xml", [.get]), ("/v1/legacy/tours/*/pois.xml", [.get]), ("/v1/events", [.post]),
-        ("/openapi.json", [.get]), ("/health", [.get]), ("/ready", [.get]), ("/metrics", [.get]),
-    ]
 }

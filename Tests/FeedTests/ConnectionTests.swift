@@ -17,7 +17,7 @@ struct ConnectionTests {
     func feedIdleTimeout() async throws {
         try await FeedHTTPTests.withFeed(idleTimeoutSeconds: 1, testing: .live) { _, client in
             let port = try #require(client.port)
-            try Self.expectClosedWhenIdle(port: port)
+            try await Self.expectClosedWhenIdle(port: port)
 
             // A GET every 0.4 s for longer than the timeout, answered in the pipeline: the connection stays.
             let busy = try RawSocket(port: port)
@@ -26,7 +26,7 @@ struct ConnectionTests {
                 try await Task.sleep(for: .milliseconds(400))
             }
             try busy.sendAll(Array("GET /health HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n".utf8))
-            let answers = busy.readUntilClosed(timeout: .seconds(20))
+            let answers = try await busy.readUntilClosed(timeout: .seconds(20))
             #expect(answers.components(separatedBy: "HTTP/1.1 200 ").count - 1 == 9, "\(answers.prefix(600))")
         }
     }
@@ -43,18 +43,18 @@ struct ConnectionTests {
         let app = Application(router: router, configuration: runtime.httpConfiguration, logger: runtime.logger)
         try await app.test(.live) { client in
             #expect(try await client.execute(uri: "/hello", method: .get).status == .ok)
-            try Self.expectClosedWhenIdle(port: try #require(client.port))
+            try await Self.expectClosedWhenIdle(port: try #require(client.port))
         }
     }
 
-    static func expectClosedWhenIdle(port: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectClosedWhenIdle(port: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let half = try RawSocket(port: port)
         try half.sendAll(Array("GET /v1/tou".utf8))
         let silent = try RawSocket(port: port)
         let started = ContinuousClock.now
         // Generous bounds: closed at all within 10 s, and not at once (the timeout is 1 s).
-        #expect(half.waitForClose(timeout: .seconds(10)), "half a request line: still open", sourceLocation: sourceLocation)
-        #expect(silent.waitForClose(timeout: .seconds(10)), "nothing sent: still open", sourceLocation: sourceLocation)
+        #expect(try await half.waitForClose(timeout: .seconds(10)), "half a request line: still open", sourceLocation: sourceLocation)
+        #expect(try await silent.waitForClose(timeout: .seconds(10)), "nothing sent: still open", sourceLocation: sourceLocation)
         let elapsed = ContinuousClock.now - started
         #expect(elapsed > .milliseconds(500) && elapsed < .seconds(8), "closed after \(elapsed)", sourceLocation: sourceLocation)
     }
@@ -180,27 +180,31 @@ final class RawSocket {
 
     /// True when the server closes the connection (end of stream or reset) within `timeout`; what it sends
     /// before is dropped.
-    func waitForClose(timeout: Duration) -> Bool {
+    func waitForClose(timeout: Duration) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) > 0 else { continue }
             guard let chunk = receiveSome() else { return true }
-            if chunk.isEmpty, poller.revents & Int16(POLLHUP | POLLERR) != 0 { return true }
+            if chunk.isEmpty { try await Self.pause() }
         }
         return false
     }
 
     /// Everything the server sends until it closes (or `timeout`).
-    func readUntilClosed(timeout: Duration) -> String {
+    func receiveUntilClosed(timeout: Duration) async throws -> [UInt8] {
         var received: [UInt8] = []
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) > 0 else { continue }
             guard let chunk = receiveSome() else { break }
-            received += chunk
+            if chunk.isEmpty { try await Self.pause() } else { received += chunk }
         }
-        return String(decoding: received, as: UTF8.self)
+        return received
     }
+
+    func readUntilClosed(timeout: Duration) async throws -> String {
+        String(decoding: try await receiveUntilClosed(timeout: timeout), as: UTF8.self)
+    }
+
+    /// Waits by sleeping, never in poll(2) or a blocking recv: the in-process services answer their router's
+    /// requests on the cooperative pool (two threads on a two-core machine), which a blocked test would starve.
+    private static func pause() async throws { try await Task.sleep(for: .milliseconds(2)) }
 }

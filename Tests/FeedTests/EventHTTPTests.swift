@@ -118,7 +118,7 @@ struct EventHTTPTests {
             let two = "{\"events\": [\(Self.event(deviceId: "pipe-2")), \(Self.event(deviceId: "pipe-2"))]}"
             let requests = post(one) + "GET /v1/tours HTTP/1.1\r\nHost: feed\r\n\r\n" + post("{") + post(two, chunked: true)
                 + "GET /health HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n"
-            let answer = try RawHTTP.exchange(port: port, send: requests)
+            let answer = try await RawHTTP.exchange(port: port, send: requests)
             // Each answer starts with its status line (right after the previous body, which has no line end).
             let statuses = answer.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
             #expect(statuses == ["202", "200", "400", "202", "200"], "\(answer.prefix(2_000))")
@@ -199,7 +199,7 @@ extension EventHTTPTests {
             #expect(try await Self.post(client, "{\"events\": [\(Self.event(deviceId: "shutdown-0"))]}").status == .accepted)
             let port = try #require(client.port)
             broker.pause()
-            let exchange = Task.detached { try RawHTTP.exchange(port: port, send: request) }
+            let exchange = Task.detached { try await RawHTTP.exchange(port: port, send: request) }
             pending.withLock { $0 = exchange }
             // Let the batch reach the producer, then return: that starts the feed's graceful shutdown. The broker
             // answers again a second into it.
@@ -218,19 +218,10 @@ extension EventHTTPTests {
 
 /// One TCP connection to 127.0.0.1:`port`: sends `text` at once, reads until the server closes.
 enum RawHTTP {
-    static func exchange(port: Int, send text: String, timeoutSeconds: Int = 20) throws -> String {
+    /// Sends `text` on a new connection and returns all the server sends until it closes (or `timeoutSeconds`).
+    static func exchange(port: Int, send text: String, timeoutSeconds: Int = 20) async throws -> String {
         let connection = try RawSocket(port: port)
-        let fd = connection.fd
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try connection.sendAll(Array(text.utf8))
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received, as: UTF8.self)
+        return try await connection.readUntilClosed(timeout: .seconds(timeoutSeconds))
     }
 }

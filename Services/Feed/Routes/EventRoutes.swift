@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import Shared
-import Synchronization
 
 /// `POST /v1/events` (DESIGN.md "Feed API", "Tracking events"): `202` with what was accepted and what
 /// was rejected and why, once the broker has the accepted events. `PipelineResponder` answers the
@@ -12,8 +11,9 @@ import Synchronization
 struct EventRoutes<Context: RemoteAddressRequestContext> {
     let ingest: EventIngest
 
-    func register(on router: Router<Context>) {
-        router.post(RouterPath(EventsEndpoint.path)) { request, context -> Response in
+    /// `route`: its entry in `FeedAPI.routes`.
+    func register(_ route: FeedRoute, on router: Router<Context>) {
+        router.on(RouterPath(route.path), method: route.method) { request, context -> Response in
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > EventBatch.maxBytes { throw EventsEndpoint.tooLarge }
             if let type = request.headers[.contentType], !EventsEndpoint.isJSON(type) {
                 throw Problem(.unsupportedMediaType, "send the batch as application/json, not \(QueryParameters.shown(type))")
@@ -58,19 +58,6 @@ enum EventsEndpoint {
         json.endObject()
         return ByteBuffer(bytes: json.bytes)
     }
-
-    /// The route's request metrics, as Hummingbird's `MetricsMiddleware` records them, for the batches
-    /// `PipelineResponder` answers (the router never sees them); one set per status.
-    static func requestMetrics(status: HTTPResponse.Status) -> RouteRequestMetrics {
-        requestMetricsByStatus.withLock { byStatus in
-            if let metrics = byStatus[status.code] { return metrics }
-            let metrics = RouteRequestMetrics(route: path, method: .post, status: status)
-            byStatus[status.code] = metrics
-            return metrics
-        }
-    }
-
-    private static let requestMetricsByStatus = Mutex<[Int: RouteRequestMetrics]>([:])
 
     /// `application/json` or a `+json` type, any parameters.
     static func isJSON(_ contentType: String) -> Bool {

@@ -3,64 +3,39 @@ import HTTPTypes
 import Hummingbird
 import Shared
 
-/// The phones' read API (DESIGN.md "Feed API"). Each handler takes the current projection snapshot and
-/// answers from it: stored responses are looked up, nearby and search ask the indexes.
-struct FeedRoutes<Context: RequestContext> {
-    let projection: CatalogProjection
-
+/// The handlers of the phones' read API (DESIGN.md "Feed API"), which `FeedAPI.routes` names: lookups of
+/// stored responses in the current snapshot, and nearby and search, which ask its indexes.
+enum FeedRoutes {
     static var maxNearbyRadiusMeters: Double { 100_000 }
     static var maxNearbyLimit: Int { 200 }
     static var maxSearchLimit: Int { 100 }
     static var maxQueryCharacters: Int { 200 }
 
-    func register(on router: Router<Context>) {
-        router.get("/v1/tours") { request, _ in
-            projection.snapshot.tourList.response(to: request)
-        }
-        router.get("/v1/tours/:id") { request, context in
-            let id = try Self.uuid(context, "tour")
-            guard let tour = projection.snapshot.tours[id] else { throw Problem.notFound("no published tour has id \(id.uuidString)") }
-            return tour.detail.response(to: request)
-        }
-        router.get("/v1/pois") { request, _ in
-            try nearby(request)
-        }
-        router.get("/v1/pois/:id") { request, context in
-            let id = try Self.uuid(context, "POI")
-            return try poi(id).detail.response(to: request)
-        }
-        router.get("/v1/pois/:id/page") { request, context in
-            let id = try Self.uuid(context, "POI")
-            return try poi(id).page.response(to: request)
-        }
-        router.get("/v1/search") { request, _ in
-            try search(request)
-        }
-        router.get("/v1/legacy/tours.xml") { request, _ in
-            projection.snapshot.legacyTourList.response(to: request)
-        }
-        router.get("/v1/legacy/tours/:id/pois.xml") { request, context in
-            let given = context.parameters.get("id") ?? ""
-            let snapshot = projection.snapshot
-            // The id tours.xml gave (a legacy number or a UUID), or any published tour's UUID.
-            guard let id = snapshot.legacyTourIds[given] ?? UUID(uuidString: given), let tour = snapshot.tours[id] else {
-                throw Problem.notFound("no published tour has id \(QueryParameters.shown(given)) (ids come from /v1/legacy/tours.xml)")
-            }
-            return tour.legacyPois.response(to: request)
-        }
+    static func tour(_ id: Substring, in snapshot: FeedSnapshot) throws -> TourResources {
+        let id = try uuid(id, "tour")
+        guard let tour = snapshot.tours[id] else { throw Problem.notFound("no published tour has id \(id.uuidString)") }
+        return tour
     }
 
-    private func poi(_ id: UUID) throws -> PoiResources {
-        guard let poi = projection.snapshot.pois[id] else {
-            throw Problem.notFound("no POI with id \(id.uuidString) is on a published tour")
-        }
+    static func poi(_ id: Substring, in snapshot: FeedSnapshot) throws -> PoiResources {
+        let id = try uuid(id, "POI")
+        guard let poi = snapshot.pois[id] else { throw Problem.notFound("no POI with id \(id.uuidString) is on a published tour") }
         return poi
     }
 
-    static func uuid(_ context: Context, _ kind: String) throws -> UUID {
-        let text = context.parameters.get("id") ?? ""
-        guard let id = UUID(uuidString: text) else {
-            throw Problem.badRequest("a \(kind) id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(text))\"")
+    /// The id tours.xml gave (a legacy number or a UUID), or any published tour's UUID.
+    static func legacyTour(_ given: Substring, in snapshot: FeedSnapshot) throws -> TourResources {
+        let given = String(given)
+        guard let id = snapshot.legacyTourIds[given] ?? UUID(text: given), let tour = snapshot.tours[id] else {
+            throw Problem.notFound("no published tour has id \(QueryParameters.shown(given)) (ids come from /v1/legacy/tours.xml)")
+        }
+        return tour
+    }
+
+    private static func uuid(_ text: Substring, _ kind: String) throws -> UUID {
+        var text = text
+        guard let id = text.withUTF8({ UUID(bytes: UnsafeRawBufferPointer($0)) }) else {
+            throw Problem.badRequest("a \(kind) id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(String(text)))\"")
         }
         return id
     }
@@ -68,7 +43,7 @@ struct FeedRoutes<Context: RequestContext> {
     // MARK: nearby
 
     /// `GET /v1/pois?near=LAT,LON&radius=M&limit=N&category=C`.
-    func nearby(_ request: Request) throws -> Response {
+    static func nearby(_ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
         let query = try QueryParameters(request.uri.query)
         let center = try query.coordinate("near")
         let radius = try query.double("radius", in: 0...Self.maxNearbyRadiusMeters, default: 1_000)
@@ -82,7 +57,6 @@ struct FeedRoutes<Context: RequestContext> {
             category = folded
         }
 
-        let snapshot = projection.snapshot
         let started = ContinuousClock.now
         let hits = snapshot.spatialIndex.nearest(to: center, radiusMeters: radius, limit: limit) { slot in
             guard let category else { return true }
@@ -111,7 +85,7 @@ struct FeedRoutes<Context: RequestContext> {
     // MARK: search
 
     /// `GET /v1/search?q=TEXT&limit=N`: tours and POIs whose name, summary or buildings contain TEXT.
-    func search(_ request: Request) throws -> Response {
+    static func search(_ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
         let query = try QueryParameters(request.uri.query)
         let text = query["q"] ?? ""
         let folded = TextFolding.fold(text)
@@ -120,7 +94,6 @@ struct FeedRoutes<Context: RequestContext> {
         }
         let limit = try query.int("limit", in: 1...Self.maxSearchLimit, default: 20)
 
-        let snapshot = projection.snapshot
         let started = ContinuousClock.now
         let tourSlots = snapshot.tourTextIndex.search(folded: folded, limit: limit)
         let poiSlots = snapshot.poiTextIndex.search(folded: folded, limit: limit)

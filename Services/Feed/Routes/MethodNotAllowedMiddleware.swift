@@ -5,11 +5,20 @@ import Shared
 /// Answers a known path asked with a method it does not support with `405` and an `Allow` header
 /// (RFC 9110 15.5.6) instead of the router's `404`, so clients learn the path exists.
 struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// Path templates (`*` is one parameter segment) and the methods each supports.
+    /// Path templates (a `{…}` segment is one parameter) and the methods each supports.
     let routes: [(template: [Substring], methods: [HTTPRequest.Method])]
 
-    init(_ routes: [(String, [HTTPRequest.Method])]) {
-        self.routes = routes.map { ($0.0.split(separator: "/"), $0.1) }
+    init(_ table: [FeedRoute]) {
+        var routes: [(template: [Substring], methods: [HTTPRequest.Method])] = []
+        for route in table {
+            let template = route.path.split(separator: "/")
+            if let index = routes.firstIndex(where: { $0.template == template }) {
+                routes[index].methods.append(route.method)
+            } else {
+                routes.append((template, [route.method]))
+            }
+        }
+        self.routes = routes
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -27,6 +36,6 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private static func matches(_ template: [Substring], _ segments: [Substring]) -> Bool {
-        template.count == segments.count && zip(template, segments).allSatisfy { $0 == "*" || $0 == $1 }
+        template.count == segments.count && zip(template, segments).allSatisfy { $0.first == "{" || $0 == $1 }
     }
 }

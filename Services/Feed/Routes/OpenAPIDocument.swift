@@ -1,11 +1,40 @@
-/// The feed's OpenAPI 3.1 document, served at `GET /openapi.json`. Written by hand to say exactly what
-/// the handlers accept: parameter patterns and bounds here are the ones `FeedRoutes` enforces (a
-/// schemathesis run in tests/feed checks that both agree and that no request gets a 5xx).
+import Foundation
+import Shared
+
+/// The feed's OpenAPI 3.1 document, served at `GET /openapi.json`: `paths` is made from `FeedAPI.routes`
+/// (each route's operation, under its path and method), around the info and the shared components written
+/// here. Parameter patterns and bounds are the ones the handlers enforce (a schemathesis run in tests/feed
+/// checks that both agree and that no request gets a 5xx).
 enum OpenAPIDocument {
     /// `near=LAT,LON`: the same pattern `QueryParameters.coordinate` requires.
     static let nearPattern = #"^-?(?:90(?:\.0+)?|[1-8]?[0-9](?:\.[0-9]+)?),-?(?:180(?:\.0+)?|(?:1[0-7][0-9]|[1-9]?[0-9])(?:\.[0-9]+)?)$"#
 
-    static let json: String = #"""
+    static let json: String = render(FeedAPI.routes)
+
+    /// The stored response of `GET /openapi.json`.
+    static let resource = RenderedResource(bytes: Array(json.utf8), contentType: MediaTypes.json, cacheControl: CachePolicy.document,
+                                           compressor: GzipCompressor())
+
+    static func render(_ routes: [FeedRoute]) -> String {
+        var paths: [(path: String, operations: [String])] = []
+        for route in routes {
+            let operation = "\"\(route.method.rawValue.lowercased())\": \(route.operation)"
+            if let index = paths.firstIndex(where: { $0.path == route.path }) {
+                paths[index].operations.append(operation)
+            } else {
+                paths.append((route.path, [operation]))
+            }
+        }
+        let rendered = paths.map { "    \"\($0.path)\": {\($0.operations.joined(separator: ", "))}" }.joined(separator: ",\n")
+        return header + "\n  \"paths\": {\n" + rendered + "\n  },\n" + components
+    }
+
+    /// `text` as the inside of a JSON string (the pattern's backslashes doubled).
+    static func jsonEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+
+    private static let header = #"""
     {
       "openapi": "3.1.0",
       "info": {
@@ -15,182 +44,9 @@ enum OpenAPIDocument {
         "description": "Every GET answers with an ETag and Cache-Control, honours If-None-Match with 304, and sends gzip when the request accepts it. Errors are application/problem+json (RFC 9457). Only published content is visible: a tour when it is published, a POI when a published tour stops there."
       },
       "servers": [{"url": "/"}],
-      "paths": {
-        "/v1/tours": {
-          "get": {
-            "operationId": "listTours",
-            "summary": "Published tours, by name",
-            "responses": {
-              "200": {"description": "The published tours", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TourList"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"}
-            }
-          }
-        },
-        "/v1/tours/{id}": {
-          "get": {
-            "operationId": "getTour",
-            "summary": "A published tour with its stops in walking order, their bounding box and the walking distance along them",
-            "parameters": [{"$ref": "#/components/parameters/TourId"}],
-            "responses": {
-              "200": {"description": "The tour", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tour"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"},
-              "400": {"$ref": "#/components/responses/BadRequest"},
-              "404": {"$ref": "#/components/responses/NotFound"}
-            }
-          }
-        },
-        "/v1/pois": {
-          "get": {
-            "operationId": "nearbyPois",
-            "summary": "POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing",
-            "parameters": [
-              {"name": "near", "in": "query", "required": true, "description": "LAT,LON in decimal degrees",
-               "schema": {"type": "string", "pattern": "NEAR_PATTERN"}, "example": "34.2261,-77.8767"},
-              {"name": "radius", "in": "query", "description": "Metres", "schema": {"type": "number", "minimum": 0, "maximum": 100000, "default": 1000}},
-              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20}},
-              {"name": "category", "in": "query", "description": "A category path; matches it and its subcategories (Shop matches Shop/Fashion), case- and accent-insensitive",
-               "schema": {"type": "string", "minLength": 1, "maxLength": 200}}
-            ],
-            "responses": {
-              "200": {"description": "Nearby POIs", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NearbyResult"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"},
-              "400": {"$ref": "#/components/responses/BadRequest"}
-            }
-          }
-        },
-        "/v1/pois/{id}": {
-          "get": {
-            "operationId": "getPoi",
-            "summary": "A visible POI in full, with the published tours that stop there",
-            "parameters": [{"$ref": "#/components/parameters/PoiId"}],
-            "responses": {
-              "200": {"description": "The POI", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Poi"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"},
-              "400": {"$ref": "#/components/responses/BadRequest"},
-              "404": {"$ref": "#/components/responses/NotFound"}
-            }
-          }
-        },
-        "/v1/pois/{id}/page": {
-          "get": {
-            "operationId": "getPoiPage",
-            "summary": "A small mobile HTML page about the POI, for the app's embedded browser",
-            "parameters": [{"$ref": "#/components/parameters/PoiId"}],
-            "responses": {
-              "200": {"description": "The page", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"text/html": {"schema": {"type": "string"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"},
-              "400": {"$ref": "#/components/responses/BadRequest"},
-              "404": {"$ref": "#/components/responses/NotFound"}
-            }
-          }
-        },
-        "/v1/search": {
-          "get": {
-            "operationId": "search",
-            "summary": "Tours and POIs whose name, summary or buildings contain the text, case- and accent-insensitive, by name",
-            "parameters": [
-              {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "example": "hall"},
-              {"name": "limit", "in": "query", "description": "At most this many tours and this many POIs",
-               "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}}
-            ],
-            "responses": {
-              "200": {"description": "Matches", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchResult"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"},
-              "400": {"$ref": "#/components/responses/BadRequest"}
-            }
-          }
-        },
-        "/v1/legacy/tours.xml": {
-          "get": {
-            "operationId": "legacyTours",
-            "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",
-            "responses": {
-              "200": {"description": "The feed", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/xml": {"schema": {"type": "string"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"}
-            }
-          }
-        },
-        "/v1/legacy/tours/{id}/pois.xml": {
-          "get": {
-            "operationId": "legacyTourPois",
-            "summary": "The original iTour app's POI feed of one tour: items with poiID, title, summary, latitude, longitude",
-            "parameters": [{"name": "id", "in": "path", "required": true, "description": "The id tours.xml gives (the legacy number, or the UUID of a tour without one)",
-                            "schema": {"type": "string", "minLength": 1, "maxLength": 100}, "example": "11"}],
-            "responses": {
-              "200": {"description": "The feed", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/xml": {"schema": {"type": "string"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"},
-              "404": {"$ref": "#/components/responses/NotFound"}
-            }
-          }
-        },
-        "/v1/events": {
-          "post": {
-            "operationId": "postEvents",
-            "summary": "Report tracking events",
-            "description": "At most 500 events and 1 MiB per batch. Each event is checked on its own (see the TrackingEvent schema): bad ones are rejected with their index and reason, the rest are accepted. 202 comes only after the broker stored the accepted events. Each device may send FEED_EVENTS_PER_MINUTE_PER_DEVICE events per minute (default 600), and each client address FEED_EVENTS_PER_MINUTE_PER_CLIENT (default 60000; every element of a batch counts, and every batch at least one).",
-            "requestBody": {
-              "required": true,
-              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventBatch"}}}
-            },
-            "responses": {
-              "202": {"description": "The broker has the accepted events",
-                      "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventBatchResult"}}}},
-              "400": {"$ref": "#/components/responses/BadRequest"},
-              "413": {"description": "The body is over 1 MiB", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-              "415": {"description": "The body is not JSON", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-              "429": {"description": "The client address or a device in the batch is over its rate; nothing was accepted",
-                      "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
-                      "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-              "503": {"description": "The broker is unreachable; nothing was accepted",
-                      "headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}},
-                      "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
-            }
-          }
-        },
-        "/openapi.json": {
-          "get": {
-            "operationId": "openapi",
-            "summary": "This document",
-            "responses": {
-              "200": {"description": "OpenAPI 3.1", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
-                      "content": {"application/json": {"schema": {"type": "object"}}}},
-              "304": {"$ref": "#/components/responses/NotModified"}
-            }
-          }
-        },
-        "/health": {
-          "get": {
-            "operationId": "health",
-            "summary": "The process is alive",
-            "responses": {"200": {"description": "Alive", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}}}}}
-          }
-        },
-        "/ready": {
-          "get": {
-            "operationId": "ready",
-            "summary": "Broker reachable and the catalog projection loaded",
-            "responses": {
-              "200": {"description": "Ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}},
-              "503": {"description": "Not ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}}
-            }
-          }
-        },
-        "/metrics": {
-          "get": {
-            "operationId": "metrics",
-            "summary": "Prometheus metrics",
-            "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {"schema": {"type": "string"}}}}}
-          }
-        }
-      },
+    """#
+
+    private static let components = #"""
       "components": {
         "headers": {
           "ETag": {"required": true, "description": "Changes when the content does", "schema": {"type": "string"}},
@@ -378,5 +234,5 @@ enum OpenAPIDocument {
         }
       }
     }
-    """#.replacingOccurrences(of: "NEAR_PATTERN", with: nearPattern.replacingOccurrences(of: "\\", with: "\\\\"))
+    """#
 }

@@ -129,7 +129,7 @@ extension Application {
     }
 }
 
-/// Gives each request an id (the caller's `X-Request-Id` when it is sane, else a new one), logs with it,
+/// Gives each request an id (`RequestId`: the caller's `X-Request-Id` when it is sane, else a new one), logs with it,
 /// returns it, and lets handlers pass it on in Kafka headers (`RequestIdMiddleware.id(of:)`).
 public struct RequestIdMiddleware<Context: RequestContext>: RouterMiddleware {
     public init() {}
@@ -140,10 +140,7 @@ public struct RequestIdMiddleware<Context: RequestContext>: RouterMiddleware {
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let given = request.headers[.xRequestId].flatMap { value in
-            value.count <= 64 && value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) ? value : nil
-        }
-        let id = given ?? UUID().uuidString.lowercased()
+        let id = RequestId.id(given: request.headers[.xRequestId])
         context.logger[metadataKey: "request_id"] = "\(id)"
         do {
             var response = try await next(request, context)

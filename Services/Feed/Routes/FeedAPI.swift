@@ -1,0 +1,211 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Shared
+
+/// One route of the feed's API (DESIGN.md "Feed API"), declared once in `FeedAPI.routes`: its method, its
+/// path, what answers it and its OpenAPI operation. The router's registrations (`FeedAPI.register`), the
+/// pipeline's matching (`PipelineResponder`), the `405` answers (`MethodNotAllowedMiddleware`), the request
+/// metrics' route names and the OpenAPI document's `paths` (`OpenAPIDocument`) all come from that table.
+struct FeedRoute: Sendable {
+    enum Handler: Sendable {
+        /// A stored response, looked up in the snapshot by the path's `{id}` (empty when it has none); a miss
+        /// throws the route's problem. The same lookup serves the pipeline (which leaves misses to the router,
+        /// for their problem+json) and the router.
+        case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring) throws -> RenderedResource)
+        /// Worked out per request, by the router only (nearby, search).
+        case computed(@Sendable (_ request: Request, _ snapshot: FeedSnapshot) throws -> Response)
+        /// `POST /v1/events` (`EventRoutes`; the pipeline answers its common shape through the same `EventIngest`).
+        case events
+        /// `/health`, `/ready`, `/metrics`, which `ServiceRuntime.makeRouter` registers for every service.
+        case operational
+    }
+
+    let method: HTTPRequest.Method
+    /// The path as OpenAPI and Hummingbird's router both write it: `/v1/tours/{id}`.
+    let path: String
+    let handler: Handler
+    /// The OpenAPI operation object, JSON.
+    let operation: String
+    let template: PathTemplate
+
+    init(_ method: HTTPRequest.Method, _ path: String, _ handler: Handler, operation: String) {
+        self.method = method
+        self.path = path
+        self.handler = handler
+        self.operation = operation
+        template = PathTemplate(path)
+    }
+}
+
+enum FeedAPI {
+    static let routes: [FeedRoute] = [
+        FeedRoute(.get, "/v1/tours", .stored { snapshot, _ in snapshot.tourList }, operation: #"""
+            {"operationId": "listTours", "summary": "Published tours, by name",
+             "responses": {"200": \#(ok("The published tours", "application/json", schema: "TourList")), "304": \#(notModified)}}
+            """#),
+        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id in try FeedRoutes.tour(id, in: snapshot).detail }, operation: #"""
+            {"operationId": "getTour",
+             "summary": "A published tour with its stops in walking order, their bounding box and the walking distance along them",
+             "parameters": [{"$ref": "#/components/parameters/TourId"}],
+             "responses": {"200": \#(ok("The tour", "application/json", schema: "Tour")), "304": \#(notModified),
+                           "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.get, "/v1/pois", .computed(FeedRoutes.nearby), operation: #"""
+            {"operationId": "nearbyPois",
+             "summary": "POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing",
+             "parameters": [
+               {"name": "near", "in": "query", "required": true, "description": "LAT,LON in decimal degrees",
+                "schema": {"type": "string", "pattern": "\#(OpenAPIDocument.jsonEscaped(OpenAPIDocument.nearPattern))"}, "example": "34.2261,-77.8767"},
+               {"name": "radius", "in": "query", "description": "Metres",
+                "schema": {"type": "number", "minimum": 0, "maximum": \#(Int(FeedRoutes.maxNearbyRadiusMeters)), "default": 1000}},
+               {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxNearbyLimit), "default": 20}},
+               {"name": "category", "in": "query", "description": "A category path; matches it and its subcategories (Shop matches Shop/Fashion), case- and accent-insensitive",
+                "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}}
+             ],
+             "responses": {"200": \#(ok("Nearby POIs", "application/json", schema: "NearbyResult")), "304": \#(notModified), "400": \#(badRequest)}}
+            """#),
+        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).detail }, operation: #"""
+            {"operationId": "getPoi", "summary": "A visible POI in full, with the published tours that stop there",
+             "parameters": [{"$ref": "#/components/parameters/PoiId"}],
+             "responses": {"200": \#(ok("The POI", "application/json", schema: "Poi")), "304": \#(notModified),
+                           "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).page }, operation: #"""
+            {"operationId": "getPoiPage", "summary": "A small mobile HTML page about the POI, for the app's embedded browser",
+             "parameters": [{"$ref": "#/components/parameters/PoiId"}],
+             "responses": {"200": \#(ok("The page", "text/html")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
+            {"operationId": "search",
+             "summary": "Tours and POIs whose name, summary or buildings contain the text, case- and accent-insensitive, by name",
+             "parameters": [
+               {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}, "example": "hall"},
+               {"name": "limit", "in": "query", "description": "At most this many tours and this many POIs",
+                "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxSearchLimit), "default": 20}}
+             ],
+             "responses": {"200": \#(ok("Matches", "application/json", schema: "SearchResult")), "304": \#(notModified), "400": \#(badRequest)}}
+            """#),
+        FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
+            {"operationId": "legacyTours",
+             "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",
+             "responses": {"200": \#(ok("The feed", "application/xml")), "304": \#(notModified)}}
+            """#),
+        FeedRoute(.get, "/v1/legacy/tours/{id}/pois.xml", .stored { snapshot, id in try FeedRoutes.legacyTour(id, in: snapshot).legacyPois },
+                  operation: #"""
+            {"operationId": "legacyTourPois",
+             "summary": "The original iTour app's POI feed of one tour: items with poiID, title, summary, latitude, longitude",
+             "parameters": [{"name": "id", "in": "path", "required": true, "description": "The id tours.xml gives (the legacy number, or the UUID of a tour without one)",
+                             "schema": {"type": "string", "minLength": 1, "maxLength": 100}, "example": "11"}],
+             "responses": {"200": \#(ok("The feed", "application/xml")), "304": \#(notModified), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.post, EventsEndpoint.path, .events, operation: #"""
+            {"operationId": "postEvents", "summary": "Report tracking events",
+             "description": "At most \#(EventBatch.maxEvents) events and 1 MiB per batch. Each event is checked on its own (see the TrackingEvent schema): bad ones are rejected with their index and reason, the rest are accepted. 202 comes only after the broker stored the accepted events. Each device may send FEED_EVENTS_PER_MINUTE_PER_DEVICE events per minute (default 600), and each client address FEED_EVENTS_PER_MINUTE_PER_CLIENT (default 60000; every element of a batch counts, and every batch at least one).",
+             "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventBatch"}}}},
+             "responses": {
+               "202": {"description": "The broker has the accepted events",
+                       "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventBatchResult"}}}},
+               "400": \#(badRequest),
+               "413": \#(problem("The body is over 1 MiB")),
+               "415": \#(problem("The body is not JSON")),
+               "429": \#(problem("The client address or a device in the batch is over its rate; nothing was accepted", retryAfter: true)),
+               "503": \#(problem("The broker is unreachable; nothing was accepted", retryAfter: true))
+             }}
+            """#),
+        FeedRoute(.get, "/openapi.json", .stored { _, _ in OpenAPIDocument.resource }, operation: #"""
+            {"operationId": "openapi", "summary": "This document",
+             "responses": {"200": \#(ok("OpenAPI 3.1", "application/json")), "304": \#(notModified)}}
+            """#),
+        FeedRoute(.get, "/health", .operational, operation: #"""
+            {"operationId": "health", "summary": "The process is alive",
+             "responses": {"200": {"description": "Alive", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}}}}}}
+            """#),
+        FeedRoute(.get, "/ready", .operational, operation: #"""
+            {"operationId": "ready", "summary": "Broker reachable and the catalog projection loaded",
+             "responses": {
+               "200": {"description": "Ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}},
+               "503": {"description": "Not ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}}
+             }}
+            """#),
+        FeedRoute(.get, "/metrics", .operational, operation: #"""
+            {"operationId": "metrics", "summary": "Prometheus metrics",
+             "responses": {"200": {"description": "Prometheus text format", "content": {"text/plain": {"schema": {"type": "string"}}}}}}
+            """#),
+    ]
+
+    /// Registers every route the feed itself answers on the router (the operational ones come with
+    /// `ServiceRuntime.makeRouter`), and `405` for a known path asked with another method.
+    static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest) {
+        router.add(middleware: MethodNotAllowedMiddleware(routes))
+        for route in routes {
+            switch route.handler {
+            case .stored(let lookup):
+                router.on(RouterPath(route.path), method: route.method) { request, context in
+                    try lookup(projection.snapshot, Substring(context.parameters.get("id") ?? "")).response(to: request)
+                }
+            case .computed(let answer):
+                router.on(RouterPath(route.path), method: route.method) { request, _ in
+                    try answer(request, projection.snapshot)
+                }
+            case .events:
+                EventRoutes(ingest: ingest).register(route, on: router)
+            case .operational:
+                break
+            }
+        }
+    }
+
+    // The OpenAPI response objects the operations share.
+
+    private static func ok(_ description: String, _ contentType: String, schema: String? = nil) -> String {
+        let schema = schema.map { ##"{"$ref": "#/components/schemas/\##($0)"}"## }
+            ?? (contentType == "application/json" ? #"{"type": "object"}"# : #"{"type": "string"}"#)
+        return ##"{"description": "\##(description)", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}}, "content": {"\##(contentType)": {"schema": \##(schema)}}}"##
+    }
+
+    private static func problem(_ description: String, retryAfter: Bool = false) -> String {
+        let headers = retryAfter ? ##""headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}, "## : ""
+        return ##"{"description": "\##(description)", \##(headers)"content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}"##
+    }
+
+    private static let notModified = ##"{"$ref": "#/components/responses/NotModified"}"##
+    private static let badRequest = ##"{"$ref": "#/components/responses/BadRequest"}"##
+    private static let notFound = ##"{"$ref": "#/components/responses/NotFound"}"##
+}
+
+/// A route's path with at most one `{parameter}`, matched on a request path's bytes (the pipeline does this
+/// for every request): the literal text before the parameter and after it; a parameter is one non-empty
+/// segment without `%` (percent-encoded ids are left to the router, which decodes them).
+struct PathTemplate: Sendable {
+    let prefix: [UInt8]
+    /// Nil when the path has no parameter.
+    let suffix: [UInt8]?
+
+    init(_ path: String) {
+        let bytes = Array(path.utf8)
+        if let open = bytes.firstIndex(of: UInt8(ascii: "{")), let close = bytes[open...].firstIndex(of: UInt8(ascii: "}")) {
+            prefix = Array(bytes[..<open])
+            suffix = Array(bytes[(close + 1)...])
+        } else {
+            prefix = bytes
+            suffix = nil
+        }
+    }
+
+    /// The parameter's byte range in `path` (empty without one) when `path` matches, else nil.
+    func match(_ path: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        guard let suffix else { return Self.equal(path, 0, prefix) && path.count == prefix.count ? 0..<0 : nil }
+        let end = path.count - suffix.count
+        guard end > prefix.count, Self.equal(path, 0, prefix), Self.equal(path, end, suffix) else { return nil }
+        for index in prefix.count..<end where path[index] == UInt8(ascii: "/") || path[index] == UInt8(ascii: "%") { return nil }
+        return prefix.count..<end
+    }
+
+    /// Whether `path` holds `text` at `offset`.
+    private static func equal(_ path: UnsafeBufferPointer<UInt8>, _ offset: Int, _ text: [UInt8]) -> Bool {
+        guard offset + text.count <= path.count else { return false }
+        guard !text.isEmpty, let base = path.baseAddress else { return true }
+        return text.withUnsafeBufferPointer { memcmp(base + offset, $0.baseAddress!, text.count) == 0 }
+    }
+}
