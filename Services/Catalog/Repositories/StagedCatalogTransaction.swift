@@ -79,42 +79,31 @@ final class StagedCatalogTransaction: CatalogTransaction {
     }
 
     private func loadProcessed(_ ids: [UUID]) async throws {
-        let wanted = state.withLock { state in Array(Set(ids).subtracting(state.processedLoaded)) }
-        guard !wanted.isEmpty else { return }
-        let found = try await base.processedResults(of: wanted)
-        state.withLock { state in
-            state.processedLoaded.formUnion(wanted)
-            for (id, result) in found where state.processed[id] == nil { state.processed[id] = result }
-        }
+        try await load(ids, marking: \.processedLoaded, into: \.processed) { try await base.processedResults(of: $0) }
     }
 
     private func loadPois(_ ids: [UUID]) async throws {
-        let wanted = state.withLock { state in Array(Set(ids).subtracting(state.poisLoaded)) }
-        guard !wanted.isEmpty else { return }
-        let found = try await base.pois(wanted)
-        state.withLock { state in
-            state.poisLoaded.formUnion(wanted)
-            for (id, poi) in found where state.pois[id] == nil { state.pois[id] = poi }
-        }
+        try await load(ids, marking: \.poisLoaded, into: \.pois) { try await base.pois($0) }
     }
 
     private func loadTours(_ ids: [UUID]) async throws {
-        let wanted = state.withLock { state in Array(Set(ids).subtracting(state.toursLoaded)) }
-        guard !wanted.isEmpty else { return }
-        let found = try await base.tours(wanted)
-        state.withLock { state in
-            state.toursLoaded.formUnion(wanted)
-            for (id, tour) in found where state.tours[id] == nil { state.tours[id] = tour }
-        }
+        try await load(ids, marking: \.toursLoaded, into: \.tours) { try await base.tours($0) }
     }
 
     private func loadCategories(_ paths: [String]) async throws {
-        let wanted = state.withLock { state in Array(Set(paths).subtracting(state.categoriesLoaded)) }
+        try await load(paths, marking: \.categoriesLoaded, into: \.categories) { try await base.categories(paths: $0) }
+    }
+
+    /// Reads through `fetch` the keys not looked up before; what this chunk changed meanwhile wins over what is read.
+    private func load<Key: Hashable & Sendable, Value: Sendable>(_ keys: [Key], marking looked: WritableKeyPath<State, Set<Key>>,
+                                                                into known: WritableKeyPath<State, [Key: Value]>,
+                                                                fetch: ([Key]) async throws -> [Key: Value]) async throws {
+        let wanted = state.withLock { state in Array(Set(keys).subtracting(state[keyPath: looked])) }
         guard !wanted.isEmpty else { return }
-        let found = try await base.categories(paths: wanted)
+        let found = try await fetch(wanted)
         state.withLock { state in
-            state.categoriesLoaded.formUnion(wanted)
-            state.categories.merge(found) { loaded, _ in loaded }
+            state[keyPath: looked].formUnion(wanted)
+            state[keyPath: known].merge(found) { current, _ in current }
         }
     }
 
