@@ -8,12 +8,10 @@ extension RenderedResource {
     func response(to request: Request) -> Response {
         let useGzip = gzip != nil && ContentNegotiation.acceptsGzip(request.headers[.acceptEncoding])
         if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: [etag, gzipETag]) {
-            return Response(status: .notModified, headers: useGzip ? gzipNotModifiedHeaders : notModifiedHeaders)
+            return Response(status: .notModified, headers: headers(gzip: useGzip, notModified: true))
         }
-        if useGzip, let gzip {
-            return Response(status: .ok, headers: gzipHeaders, body: ResponseBody(byteBuffer: gzip))
-        }
-        return Response(status: .ok, headers: identityHeaders, body: ResponseBody(byteBuffer: identity))
+        return Response(status: .ok, headers: headers(gzip: useGzip, notModified: false),
+                        body: ResponseBody(byteBuffer: useGzip ? gzip! : identity))
     }
 }
 

@@ -212,14 +212,14 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, resource: RenderedResource, request: HTTPRequest, started: UInt64) {
         let useGzip = resource.gzip != nil && ContentNegotiation.acceptsGzip(request.headerFields[.acceptEncoding])
-        if let condition = request.headerFields[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: [resource.etag, resource.gzipETag]) {
-            write(context: context, request: request, status: .notModified, fields: useGzip ? resource.gzipNotModifiedHeaders : resource.notModifiedHeaders, body: nil)
-            route.notModified.answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-        } else {
-            write(context: context, request: request, status: .ok, fields: useGzip ? resource.gzipHeaders : resource.identityHeaders,
-                  body: useGzip ? resource.gzip : resource.identity)
-            route.usual.answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        let notModified = request.headerFields[.ifNoneMatch].map {
+            ContentNegotiation.ifNoneMatch($0, matchesAnyOf: [resource.etag, resource.gzipETag])
+        } ?? false
+        write(context: context, request: request, status: notModified ? .notModified : .ok,
+              body: notModified ? nil : useGzip ? resource.gzip : resource.identity) { head in
+            resource.forEachHeader(gzip: useGzip, notModified: notModified) { Self.writeField($0.rawName, $1, to: &head) }
         }
+        (notModified ? route.notModified : route.usual).answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         routes.answered.increment()
     }
 
@@ -263,6 +263,19 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer, encoded here (status line and header lines from the same `HTTPFields` the router would
     /// send, with the request id, date and server name it adds) and written from the front of the pipeline.
     private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
+        write(context: context, request: request, status: status, body: body) { head in
+            var hasContentLength = false
+            for field in fields {
+                hasContentLength = hasContentLength || field.name == .contentLength
+                Self.writeField(field.name.rawName, field.value, to: &head)
+            }
+            if let body, !hasContentLength { Self.writeField("Content-Length", String(body.readableBytes), to: &head) }
+        }
+    }
+
+    /// `headers` writes the answer's own header lines; the request id, date and server name follow.
+    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, body: ByteBuffer?,
+                       headers: (inout ByteBuffer) -> Void) {
         // No writer: the channel is closing (its handlers are being removed), so there is no one to answer.
         guard let socket = socket?.context else { return }
         var head = context.channel.allocator.buffer(capacity: 384)
@@ -271,12 +284,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         head.writeStaticString(" ")
         head.writeString(status.reasonPhrase)
         head.writeStaticString("\r\n")
-        var hasContentLength = false
-        for field in fields {
-            hasContentLength = hasContentLength || field.name == .contentLength
-            Self.writeField(field.name.rawName, field.value, to: &head)
-        }
-        if let body, !hasContentLength { Self.writeField("Content-Length", String(body.readableBytes), to: &head) }
+        headers(&head)
         Self.writeField(HTTPField.Name.xRequestId.rawName, RequestId.id(given: request.headerFields[.xRequestId]), to: &head)
         Self.writeField("Date", dateCache.current(), to: &head)
         Self.writeField("Server", routes.serverName, to: &head)

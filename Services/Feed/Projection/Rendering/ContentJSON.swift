@@ -54,16 +54,7 @@ enum ContentJSON {
         json.key("stopCount"); json.number(stops.count)
         json.key("stops")
         json.beginArray()
-        for stop in stops {
-            json.beginObject()
-            json.key("category"); json.string(stop.content.category)
-            json.key("id"); json.uuid(stop.id)
-            json.key("latitude"); json.number(stop.content.latitude)
-            json.key("longitude"); json.number(stop.content.longitude)
-            json.key("name"); json.string(stop.content.name)
-            json.key("summary"); json.string(stop.content.summary)
-            json.endObject()
-        }
+        for stop in stops { poiListing(stop, to: &json) }
         json.endArray()
         json.key("summary"); json.string(tour.content.summary)
         json.key("updatedAt"); json.date(tour.updatedAt)
@@ -122,6 +113,12 @@ enum ContentJSON {
     /// braces, so a nearby result can put its distance and bearing in front.
     static func poiListingMembers(_ poi: PoiState) -> [UInt8] {
         var json = JSONWriter(capacity: 256)
+        poiListing(poi, to: &json)
+        return Array(json.bytes.dropFirst().dropLast())
+    }
+
+    /// A POI as listings show it, also a tour's stop: `category`, `id`, `latitude`, `longitude`, `name`, `summary`.
+    private static func poiListing(_ poi: PoiState, to json: inout JSONWriter) {
         json.beginObject()
         json.key("category"); json.string(poi.content.category)
         json.key("id"); json.uuid(poi.id)
@@ -130,6 +127,5 @@ enum ContentJSON {
         json.key("name"); json.string(poi.content.name)
         json.key("summary"); json.string(poi.content.summary)
         json.endObject()
-        return Array(json.bytes.dropFirst().dropLast())
     }
 }
