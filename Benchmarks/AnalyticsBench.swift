@@ -99,11 +99,7 @@ enum AnalyticsBench {
             var inFlight = 0
             for chunk in chunks {
                 if inFlight == 4 { try await group.next(); inFlight -= 1 }
-                let messages = try chunk.map { event in
-                    KafkaOutgoingMessage(topic: topic, key: event.deviceId,
-                                         value: try Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt,
-                                                             source: "feed", data: event).encoded())
-                }
+                let messages = chunk.map { KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingCodec.writeMessage($0)) }
                 group.addTask { _ = try await producer.send(messages) }
                 inFlight += 1
             }
@@ -231,7 +227,7 @@ enum AnalyticsBench {
             let start = ContinuousClock.now
             if let producer {
                 try await producer.send(KafkaOutgoingMessage(topic: settings.kafka.topic(Topic.trackingEvents), key: event.deviceId,
-                                                             value: try Envelope(id: event.id, type: event.type.rawValue, source: "bench", data: event).encoded()))
+                                                             value: TrackingCodec.writeMessage(event, source: "bench")))
             } else if try await !post(event, settings) {
                 throw BenchError("POST /v1/events failed")
             }

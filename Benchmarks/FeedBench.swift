@@ -188,8 +188,7 @@ enum FeedEventBodies {
                                           via: index % 3 == 0 ? .map : nil)
                 let json = String(decoding: try JSONCoding.encoder.encode(event), as: UTF8.self)
                 events.append(json)
-                let envelope = Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt, source: "feed", data: event)
-                messages.append(device + "\t" + String(decoding: try envelope.encoded(), as: UTF8.self))
+                messages.append(device + "\t" + String(decoding: TrackingCodec.writeMessage(event), as: UTF8.self))
             }
             bodies.append("{\"events\":[" + events.joined(separator: ",") + "]}")
         }

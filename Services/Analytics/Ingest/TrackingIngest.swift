@@ -284,12 +284,12 @@ final class StoredOffsetsRequests: Sendable {
 struct DecodedBatch: Sendable {
     var batch: IngestBatch
     /// Rejected messages (nil when read from a file) and why.
-    var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)]
+    var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)]
     var messageCount: Int
 
     var isEmpty: Bool { messageCount == 0 }
 
-    init(batch: IngestBatch, rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)], messageCount: Int) {
+    init(batch: IngestBatch, rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)], messageCount: Int) {
         self.batch = batch
         self.rejected = rejected
         self.messageCount = messageCount
@@ -299,10 +299,10 @@ struct DecodedBatch: Sendable {
         var events: [TrackingEvent] = []
         events.reserveCapacity(messages.count)
         var nextOffsets: [Int32: Int64] = [:]
-        var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)] = []
+        var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)] = []
         for message in messages {
             nextOffsets[message.partition] = max(nextOffsets[message.partition] ?? 0, message.offset + 1)
-            switch TrackingMessageDecoder.decode(message.value) {
+            switch TrackingCodec.readMessage(message.value) {
             case .event(let event): events.append(event)
             case .rejected(let rejection): rejected.append((message, rejection))
             }
@@ -325,7 +325,7 @@ struct IngestMetrics: Sendable {
     private let invalid = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "invalid")], help: Self.rejectedHelp)
     private static let rejectedHelp = "Tracking messages not counted and sent to dead-letters, by reason (undecodable or invalid)."
 
-    func rejected(_ kind: TrackingMessageDecoder.Rejection.Kind) -> Counter {
+    func rejected(_ kind: TrackingCodec.MessageRejection.Kind) -> Counter {
         kind == .undecodable ? undecodable : invalid
     }
 }

@@ -155,17 +155,16 @@ extension DecodedBatch {
         var wrapped: [[UInt8]] = []
         wrapped.reserveCapacity(lines.count)
         for line in lines {
-            if case .rejected = TrackingMessageDecoder.decode(line), let event = try? JSONCoding.decoder.decode(TrackingEvent.self, from: Data(line)),
-               let envelope = try? Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt, source: "replay", data: event).encoded() {
-                wrapped.append(envelope)
+            if case .rejected = TrackingCodec.readMessage(line), case .success(let event) = TrackingCodec.readEvent(line) {
+                wrapped.append(TrackingCodec.writeMessage(event, source: "replay"))
             } else {
                 wrapped.append(line)
             }
         }
         var events: [TrackingEvent] = []
-        var rejected: [(KafkaMessage?, TrackingMessageDecoder.Rejection)] = []
+        var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)] = []
         for line in wrapped {
-            switch TrackingMessageDecoder.decode(line) {
+            switch TrackingCodec.readMessage(line) {
             case .event(let event): events.append(event)
             case .rejected(let rejection): rejected.append((nil, rejection))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// A UTC calendar day, counted in days since 1970-01-01. Reports cover whole UTC days of `occurredAt`
 /// (DESIGN.md "Report semantics"); the ingest files each event under its day with the same arithmetic,
@@ -28,13 +29,13 @@ struct Day: Hashable, Comparable, Sendable, CustomStringConvertible {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-              (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year) else { return nil }
-        self.number = Int32(Self.daysFromCivil(year: year, month: month, day: day))
+              (1...12).contains(month), day >= 1, day <= CivilDate.daysIn(month: month, year: year) else { return nil }
+        self.number = Int32(CivilDate.daysFromCivil(year: year, month: month, day: day))
     }
 
     /// `YYYY-MM-DD`.
     var description: String {
-        let (year, month, day) = Self.civil(fromDays: Int(number))
+        let (year, month, day) = CivilDate.civil(fromDays: Int(number))
         return String(format: "%04d-%02d-%02d", year, month, day)
     }
 
@@ -44,35 +45,4 @@ struct Day: Hashable, Comparable, Sendable, CustomStringConvertible {
     func adding(days: Int) -> Day { Day(number: number + Int32(days)) }
 
     static func < (lhs: Day, rhs: Day) -> Bool { lhs.number < rhs.number }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Howard Hinnant's days_from_civil: proleptic Gregorian date to days since 1970-01-01.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of `daysFromCivil`.
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 }

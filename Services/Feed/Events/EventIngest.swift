@@ -4,6 +4,12 @@ import Metrics
 import NIOCore
 import Shared
 
+/// The limits of a `POST /v1/events` body, read by `TrackingCodec.readBatch`.
+enum EventBatch {
+    static let maxEvents = TrackingCodec.maxEvents
+    static let maxBytes = 1 << 20
+}
+
 /// `POST /v1/events` behind the HTTP layer: reads a batch, rejects bad events one by one with their
 /// reason, holds each client address and each device to its rate, and produces the good events to
 /// `tracking.events` keyed by deviceId. It returns only after the broker acknowledged every produced event (DESIGN.md
@@ -122,9 +128,9 @@ final class EventIngest: Sendable {
             throw clientLimited(error)
         }
         let parsed = body.withUnsafeReadableBytes { bytes in
-            Result { () throws(EventBatch.Failure) in try EventBatch.parse(bytes) }
+            Result { () throws(TrackingCodec.BatchFailure) in try TrackingCodec.readBatch(bytes) }
         }
-        let candidates: [Result<TrackingEvent, EventRejection>]
+        let candidates: [Result<TrackingEvent, TrackingCodec.Rejection>]
         switch parsed {
         case .success(let elements): candidates = elements
         case .failure(.tooManyEvents):
@@ -174,7 +180,7 @@ final class EventIngest: Sendable {
         }
         // No request-id header per message: nothing downstream reads it, and librdkafka and the broker
         // paid for one on every event (about a tenth of the batch's cost).
-        let messages = valid.map { KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingEnvelope.encode($0)) }
+        let messages = valid.map { KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingCodec.writeMessage($0)) }
         return Batch(messages: messages, rejected: rejected, perDevice: perDevice, clientCharge: clientCharge)
     }
 
@@ -186,7 +192,7 @@ final class EventIngest: Sendable {
         return Problem(.tooManyRequests, detail, headers: [.retryAfter: String(error.retryAfterSeconds)])
     }
 
-    private static func describe(_ error: EventBatch.Failure) -> String {
+    private static func describe(_ error: TrackingCodec.BatchFailure) -> String {
         switch error {
         case .malformed(let where_): "malformed JSON (\(where_))"
         case .notAnObject: "the body is not a JSON object"

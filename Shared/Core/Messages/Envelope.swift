@@ -117,30 +117,3 @@ public enum JSONCoding {
         }
     }
 }
-
-/// RFC 3339 timestamps in UTC with milliseconds. Formatting and parsing are exact inverses at millisecond
-/// precision (Foundation's ISO 8601 style alone can drift by a millisecond per round trip).
-public enum RFC3339 {
-    public static func format(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded())
-        var seconds = time_t(milliseconds.floorDivided(by: 1_000))
-        let fraction = milliseconds - Int64(seconds) * 1_000
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(fraction))
-    }
-
-    public static func parse(_ text: String) -> Date? {
-        guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-                ?? (try? Date.ISO8601FormatStyle().parse(text)) else { return nil }
-        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1_000).rounded() / 1_000)
-    }
-}
-
-extension Int64 {
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor < 0) ? quotient - 1 : quotient
-    }
-}

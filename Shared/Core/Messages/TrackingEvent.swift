@@ -58,59 +58,99 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         self.mediaType = mediaType
     }
 
+    /// Every JSON key of a tracking event, and of the envelope it travels in on `tracking.events`: each
+    /// spelled here once, for the codec's reader and writer and for the reasons that name a field.
+    public enum Key: Int, CaseIterable, Sendable {
+        case id, type, deviceId, touristId, occurredAt, platform, osVersion, model, appVersion
+        case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType
+        /// The envelope's own (`id`, `type` and `occurredAt` it shares with the event).
+        case data, schemaVersion, source
+
+        public var name: StaticString {
+            switch self {
+            case .id: "id"
+            case .type: "type"
+            case .deviceId: "deviceId"
+            case .touristId: "touristId"
+            case .occurredAt: "occurredAt"
+            case .platform: "platform"
+            case .osVersion: "osVersion"
+            case .model: "model"
+            case .appVersion: "appVersion"
+            case .tourId: "tourId"
+            case .poiId: "poiId"
+            case .durationSeconds: "durationSeconds"
+            case .dwellSeconds: "dwellSeconds"
+            case .via: "via"
+            case .url: "url"
+            case .mediaType: "mediaType"
+            case .data: "data"
+            case .schemaVersion: "schemaVersion"
+            case .source: "source"
+            }
+        }
+
+        /// The keys an event itself has (not the envelope's own).
+        public static let eventKeys = allCases.filter { $0.rawValue < Key.data.rawValue }
+    }
+
     /// The fields each type must carry, beyond id, type, deviceId and occurredAt.
-    public static func requiredFields(of kind: Kind) -> [String] {
+    public static func requiredFields(of kind: Kind) -> [Key] {
         switch kind {
-        case .deviceRegistered: ["platform", "osVersion", "model", "appVersion"]
-        case .tourStarted: ["tourId"]
-        case .tourCompleted: ["tourId", "durationSeconds"]
-        case .poiViewed: ["poiId", "via"]
-        case .poiArrived: ["poiId"]
-        case .poiLeft: ["poiId", "dwellSeconds"]
-        case .mediaPlayed: ["poiId", "url", "mediaType"]
+        case .deviceRegistered: [.platform, .osVersion, .model, .appVersion]
+        case .tourStarted: [.tourId]
+        case .tourCompleted: [.tourId, .durationSeconds]
+        case .poiViewed: [.poiId, .via]
+        case .poiArrived: [.poiId]
+        case .poiLeft: [.poiId, .dwellSeconds]
+        case .mediaPlayed: [.poiId, .url, .mediaType]
         }
     }
 
     /// Nil when the event is acceptable at `now`, else the reason it is rejected.
     public func validationError(now: Date = Date()) -> String? {
-        if deviceId.isEmpty || deviceId.utf8.count > 128 && deviceId.count > 128 { return "deviceId must be 1 to 128 characters" }
-        if let touristId, touristId.isEmpty || touristId.utf8.count > 128 && touristId.count > 128 { return "touristId must be 1 to 128 characters" }
-        if occurredAt < now.addingTimeInterval(-30 * 86_400) { return "occurredAt is more than 30 days old" }
-        if occurredAt > now.addingTimeInterval(5 * 60) { return "occurredAt is more than 5 minutes in the future" }
+        if let reason = Self.identifier(.deviceId, deviceId) ?? Self.identifier(.touristId, touristId) { return reason }
+        if occurredAt < now.addingTimeInterval(-30 * 86_400) { return "\(Key.occurredAt.name) is more than 30 days old" }
+        if occurredAt > now.addingTimeInterval(5 * 60) { return "\(Key.occurredAt.name) is more than 5 minutes in the future" }
         for field in Self.requiredFields(of: type) where !has(field) {
-            return "missing field \(field) for \(type.rawValue)"
+            return "missing field \(field.name) for \(type.rawValue)"
         }
-        if let reason = Self.seconds("durationSeconds", durationSeconds) ?? Self.seconds("dwellSeconds", dwellSeconds) { return reason }
-        return Self.text("platform", platform) ?? Self.text("osVersion", osVersion) ?? Self.text("model", model)
-            ?? Self.text("appVersion", appVersion) ?? Self.text("url", url)
+        if let reason = Self.seconds(.durationSeconds, durationSeconds) ?? Self.seconds(.dwellSeconds, dwellSeconds) { return reason }
+        return Self.text(.platform, platform) ?? Self.text(.osVersion, osVersion) ?? Self.text(.model, model)
+            ?? Self.text(.appVersion, appVersion) ?? Self.text(.url, url)
     }
 
     // Checked one field at a time, without collections: the feed validates tens of thousands a second.
 
-    private func has(_ field: String) -> Bool {
+    private func has(_ field: Key) -> Bool {
         switch field {
-        case "platform": platform != nil
-        case "osVersion": osVersion != nil
-        case "model": model != nil
-        case "appVersion": appVersion != nil
-        case "tourId": tourId != nil
-        case "poiId": poiId != nil
-        case "durationSeconds": durationSeconds != nil
-        case "dwellSeconds": dwellSeconds != nil
-        case "via": via != nil
-        case "url": url != nil
-        case "mediaType": mediaType != nil
+        case .platform: platform != nil
+        case .osVersion: osVersion != nil
+        case .model: model != nil
+        case .appVersion: appVersion != nil
+        case .tourId: tourId != nil
+        case .poiId: poiId != nil
+        case .durationSeconds: durationSeconds != nil
+        case .dwellSeconds: dwellSeconds != nil
+        case .via: via != nil
+        case .url: url != nil
+        case .mediaType: mediaType != nil
         default: false
         }
     }
 
-    private static func seconds(_ name: String, _ value: Double?) -> String? {
-        guard let value, !(value.isFinite && value >= 0 && value <= 7 * 86_400) else { return nil }
-        return "\(name) must be between 0 and 604800"
+    private static func identifier(_ key: Key, _ value: String?) -> String? {
+        guard let value, value.isEmpty || value.utf8.count > 128 && value.count > 128 else { return nil }
+        return "\(key.name) must be 1 to 128 characters"
     }
 
-    private static func text(_ name: String, _ value: String?) -> String? {
+    private static func seconds(_ key: Key, _ value: Double?) -> String? {
+        guard let value, !(value.isFinite && value >= 0 && value <= 7 * 86_400) else { return nil }
+        return "\(key.name) must be between 0 and 604800"
+    }
+
+    private static func text(_ key: Key, _ value: String?) -> String? {
         guard let value, value.isEmpty || value.utf8.count > 2_048 && value.count > 2_048 else { return nil }
-        return "\(name) must be 1 to 2048 characters"
+        return "\(key.name) must be 1 to 2048 characters"
     }
 }

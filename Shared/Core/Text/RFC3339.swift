@@ -1,30 +1,37 @@
 import Foundation
-import Shared
 
-/// `RFC3339` (Shared) without Foundation on the common path: the feed formats and parses tens of
-/// thousands of timestamps per second, and `String(format:)` and `ISO8601FormatStyle` dominated a
-/// profile of `POST /v1/events`. Results are identical to `RFC3339`'s (a test compares them); input
-/// outside the fast path (offsets other than Z, more than three fraction digits, years before 1600) goes to
-/// `RFC3339` itself.
-enum Timestamps {
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, as `RFC3339.format`.
-    static func format(_ date: Date) -> String {
+/// RFC 3339 timestamps in UTC with milliseconds: the suite's one reader and writer of them. Formatting and
+/// parsing are exact inverses at millisecond precision (Foundation's ISO 8601 style alone can drift by a
+/// millisecond per round trip).
+///
+/// The suite's own form, `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z` in years 1600–9999, is read and written here
+/// without Foundation: the feed and analytics handle tens of thousands a second, and `String(format:)` and
+/// `ISO8601FormatStyle` dominated their profiles. Anything else (offsets other than Z, more fraction
+/// digits, other years) goes to Foundation, with the same result.
+public enum RFC3339 {
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    public static func format(_ date: Date) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
         append(date, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func append(_ date: Date, to bytes: inout [UInt8]) {
+    /// `format(date)`'s UTF-8, appended.
+    public static func append(_ date: Date, to bytes: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded())
         let seconds = floorDivide(milliseconds, 1_000)
         let days = floorDivide(seconds, 86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.civil(fromDays: Int(days))
+        let secondOfDay = Int(seconds - days * 86_400), fraction = Int(milliseconds - seconds * 1_000)
         guard (0...9_999).contains(year) else {
-            bytes.append(contentsOf: RFC3339.format(date).utf8)
+            var time = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&time, &parts)
+            bytes.append(contentsOf: String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                                            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction).utf8)
             return
         }
-        let secondOfDay = Int(seconds - days * 86_400), fraction = Int(milliseconds - seconds * 1_000)
         // Written into 24 bytes on the stack, then appended at once.
         var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &text) { out in
@@ -35,7 +42,7 @@ enum Timestamps {
                     rest /= 10
                 }
             }
-            digits(Int(year), 4, at: 0); out[4] = UInt8(ascii: "-")
+            digits(year, 4, at: 0); out[4] = UInt8(ascii: "-")
             digits(month, 2, at: 5); out[7] = UInt8(ascii: "-")
             digits(day, 2, at: 8); out[10] = UInt8(ascii: "T")
             digits(secondOfDay / 3_600, 2, at: 11); out[13] = UInt8(ascii: ":")
@@ -46,18 +53,25 @@ enum Timestamps {
         }
     }
 
-    /// As `RFC3339.parse`: UTC `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z` here, everything else by `RFC3339`.
-    static func parse(_ text: String) -> Date? {
+    /// Any RFC 3339 date-time, rounded to the millisecond; nil for anything else.
+    public static func parse(_ text: String) -> Date? {
         var text = text
-        return text.withUTF8 { utf8 in fastParse(utf8) } ?? RFC3339.parse(text)
+        return text.withUTF8 { utf8 in suiteForm(utf8) } ?? general(text)
     }
 
     /// `parse` over UTF-8 bytes, making a string only off the fast path.
-    static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> Date? {
-        fastParse(text) ?? RFC3339.parse(String(decoding: text, as: UTF8.self))
+    public static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> Date? {
+        suiteForm(text) ?? general(String(decoding: text, as: UTF8.self))
     }
 
-    private static func fastParse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+    private static func general(_ text: String) -> Date? {
+        guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+                ?? (try? Date.ISO8601FormatStyle().parse(text)) else { return nil }
+        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1_000).rounded() / 1_000)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.f{1,3}]Z` in 1600–9999, or nil (then Foundation decides).
+    private static func suiteForm(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         guard text.count == 20 || (text.count >= 22 && text.count <= 24) else { return nil }
         func number(_ start: Int, _ count: Int) -> Int? {
             var value = 0
@@ -72,8 +86,8 @@ enum Timestamps {
               text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"), text[text.count - 1] == UInt8(ascii: "Z"),
               let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
               let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-              // Before the Gregorian reform Foundation's calendar is Julian: leave those to RFC3339.
-              (1_600...9_999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              // Before the Gregorian reform Foundation's calendar is Julian: leave those to it.
+              (1_600...9_999).contains(year), (1...12).contains(month), (1...CivilDate.daysIn(month: month, year: year)).contains(day),
               hour < 24, minute < 60, second < 60 else { return nil }
         var milliseconds = 0
         if text.count > 20 {
@@ -82,7 +96,7 @@ enum Timestamps {
             guard text[19] == UInt8(ascii: "."), let fraction = number(20, digits) else { return nil }
             milliseconds = digits == 1 ? fraction * 100 : digits == 2 ? fraction * 10 : fraction
         }
-        let days = days(fromCivil: Int64(year), month, day)
+        let days = Int64(CivilDate.daysFromCivil(year: year, month: month, day: day))
         let total = (days * 86_400 + Int64(hour * 3_600 + minute * 60 + second)) * 1_000 + Int64(milliseconds)
         return Date(timeIntervalSince1970: Double(total) / 1_000)
     }
@@ -91,8 +105,11 @@ enum Timestamps {
         let quotient = value / divisor
         return value % divisor < 0 ? quotient - 1 : quotient
     }
+}
 
-    private static func daysIn(month: Int, year: Int) -> Int {
+/// Proleptic Gregorian calendar arithmetic in days since 1970-01-01 (Howard Hinnant's algorithms).
+public enum CivilDate {
+    public static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -100,26 +117,26 @@ enum Timestamps {
         }
     }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-    private static func days(fromCivil year: Int64, _ month: Int, _ day: Int) -> Int64 {
+    /// days_from_civil.
+    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
-        let dayOfYear = Int64((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1)
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    /// The date of a day count since 1970-01-01 (civil_from_days).
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
+    /// civil_from_days, the inverse of `daysFromCivil`.
+    public static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
         let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * monthIndex + 2) / 5 + 1)
-        let month = Int(monthIndex < 10 ? monthIndex + 3 : monthIndex - 9)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
