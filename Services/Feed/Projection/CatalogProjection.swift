@@ -31,7 +31,7 @@ final class CatalogProjection: Sendable {
     private let tourGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "tours")], help: CatalogProjection.entitiesHelp)
     private let poiGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "pois")], help: CatalogProjection.entitiesHelp)
     private static let entitiesHelp = "Tours and POIs the feed serves, by kind."
-    private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the feed's stored responses, as last published.")
+    private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the feed's responses rendered when it last published: lists and tours (a POI's are rendered on its first request).")
     private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds", help: "Time the last publish of the feed's projection took.")
 
     init(beforeRendering: (@Sendable () -> Void)? = nil) {
@@ -233,17 +233,13 @@ private struct RenderedState {
                 removePoi(id)
             }
         }
-        let rendered = Rendering.inParallel(work) { item, compressor in
-            let detail = RenderedResource(bytes: ContentJSON.poiDetail(item.poi, tourIds: item.tours.map(\.id)),
-                                          contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: compressor)
-            let listing = PoiListing(id: item.poi.id, foldedCategory: TextFolding.fold(item.poi.content.category ?? ""),
-                                     members: ContentJSON.poiListingMembers(item.poi))
-            return (PoiResources(detail: detail, poi: item.poi, tourNames: item.tours.map(\.content.name)), listing)
+        let listings = Rendering.inParallel(work) { item, _ in
+            PoiListing(id: item.poi.id, foldedCategory: TextFolding.fold(item.poi.content.category ?? ""),
+                       members: ContentJSON.poiListingMembers(item.poi))
         }
-        for (item, (resources, listing)) in zip(work, rendered) {
+        for (item, listing) in zip(work, listings) {
             let poi = item.poi
-            renderedBytes += resources.detail.byteCount - (poiResources[poi.id]?.detail.byteCount ?? 0)
-            poiResources[poi.id] = resources
+            poiResources[poi.id] = PoiResources(poi: poi, tours: item.tours)
             let slot = poiSlots.store(listing, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))
             poiTextIndex.insert(slot: slot, id: poi.id, name: poi.content.name, fields: [poi.content.summary] + poi.content.buildings)
@@ -251,7 +247,7 @@ private struct RenderedState {
     }
 
     private mutating func removePoi(_ id: UUID) {
-        if let old = poiResources.removeValue(forKey: id) { renderedBytes -= old.detail.byteCount }
+        poiResources[id] = nil
         if let slot = poiSlots.remove(id) {
             spatialIndex.remove(slot: slot)
             poiTextIndex.remove(slot: slot)

@@ -59,29 +59,46 @@ final class TourResources: Sendable {
     }
 }
 
-/// A visible POI's responses. The page is rendered on its first request and then kept until the POI
-/// changes (when a new `PoiResources` replaces this one): phones open the page of few POIs, and
-/// rendering all of them up front would triple the feed's memory on a city-sized catalog.
+/// A visible POI's responses, each rendered on its first request and then kept until the POI changes (when a
+/// new `PoiResources` replaces this one). A city has far more POIs than phones open: rendering them all up
+/// front made most of a new feed's start and memory.
 final class PoiResources: Sendable {
-    let detail: RenderedResource
-    private let pageInput: (poi: PoiState, tourNames: [String])
+    private let poi: PoiState
+    /// The published tours stopping there, in list order.
+    private let tourIds: [UUID]
+    private let tourNames: [String]
+    private let renderedDetail = Mutex<RenderedResource?>(nil)
     private let renderedPage = Mutex<RenderedResource?>(nil)
 
-    init(detail: RenderedResource, poi: PoiState, tourNames: [String]) {
-        self.detail = detail
-        pageInput = (poi, tourNames)
+    init(poi: PoiState, tours: [TourState]) {
+        self.poi = poi
+        tourIds = tours.map(\.id)
+        tourNames = tours.map(\.content.name)
+    }
+
+    var detail: RenderedResource {
+        Self.cached(renderedDetail) {
+            RenderedResource(bytes: ContentJSON.poiDetail(poi, tourIds: tourIds), contentType: MediaTypes.json,
+                             cacheControl: CachePolicy.content, compressor: GzipCompressor())
+        }
     }
 
     var page: RenderedResource {
-        if let page = renderedPage.withLock({ $0 }) { return page }
-        let page = RenderedResource(bytes: PoiPage.render(pageInput.poi, tourNames: pageInput.tourNames),
-                                    contentType: MediaTypes.html, cacheControl: CachePolicy.content,
-                                    extraHeaders: [.contentSecurityPolicy: PoiPage.contentSecurityPolicy, .xContentTypeOptions: "nosniff"],
-                                    compressor: GzipCompressor())
-        return renderedPage.withLock { cached in
+        Self.cached(renderedPage) {
+            RenderedResource(bytes: PoiPage.render(poi, tourNames: tourNames), contentType: MediaTypes.html, cacheControl: CachePolicy.content,
+                             extraHeaders: PoiPage.headers, compressor: GzipCompressor())
+        }
+    }
+
+    /// What `slot` holds, else `render`'s result, kept; rendered outside the lock (two first requests at once
+    /// both render, the first kept wins).
+    private static func cached(_ slot: borrowing Mutex<RenderedResource?>, render: () -> RenderedResource) -> RenderedResource {
+        if let resource = slot.withLock({ $0 }) { return resource }
+        let resource = render()
+        return slot.withLock { cached in
             if let cached { return cached }
-            cached = page
-            return page
+            cached = resource
+            return resource
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Shared
 
 /// The POI page for the app's embedded browser (iTour's "POI web view"): one small, self-contained
@@ -6,6 +7,8 @@ import Shared
 /// links. Every piece of content is escaped; only http(s) URLs become links or images.
 enum PoiPage {
     /// Sent with the page: nothing but its own inline style and http(s) images may load.
+    /// What the page's answers carry beside the usual headers, shared by every POI's page.
+    static let headers: HTTPFields = [.contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff"]
     static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
     static let style = """
