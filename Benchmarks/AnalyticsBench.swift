@@ -260,17 +260,11 @@ enum AnalyticsBench {
 
 /// SplitMix64: the same events on every run.
 struct BenchRandom {
-    var state: UInt64
+    private var base: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { base = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { base.next() }
 
     mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(max(1, bound))) }
 

@@ -222,16 +222,10 @@ enum FeedCityGenerator {
 
 /// SplitMix64: fast, deterministic, good enough for synthetic content.
 struct CityRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 }
+    private var base: SplitMix64
+    init(seed: UInt64) { base = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { base.next() }
 
     /// In [0, 1).
     mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }

@@ -178,17 +178,11 @@ struct Truth {
 
 /// A small seeded generator (SplitMix64), so a failing workload can be rerun exactly.
 struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
+    private var base: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { base = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { base.next() }
 
     mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
     mutating func double() -> Double { Double(next() >> 11) / Double(1 << 53) }

@@ -3,20 +3,10 @@ import Shared
 import Testing
 import TestSupport
 
-/// SplitMix64: the same inputs on every run.
-struct Seeded: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    mutating func chance(_ oneIn: Int) -> Bool { below(oneIn) == 0 }
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+extension SplitMix64 {
+    fileprivate mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    fileprivate mutating func chance(_ oneIn: Int) -> Bool { below(oneIn) == 0 }
+    fileprivate mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
 }
 
 @Suite("Tracking codec")
@@ -34,7 +24,7 @@ struct TrackingCodecTests {
 
     @Test("random events: written, they read back the same, by the codec and by JSONDecoder; a phone's batch of them too")
     func roundTrip() throws {
-        var random = Seeded(state: 16)
+        var random = SplitMix64(seed: 16)
         var events: [TrackingEvent] = []
         for _ in 0..<2_000 {
             let event = Self.randomEvent(&random)
@@ -59,7 +49,7 @@ struct TrackingCodecTests {
 
     /// An event valid on the topic (every rule but the age window): any text, including escapes, control
     /// characters and non-ASCII; a millisecond-exact time in 1600–9999.
-    static func randomEvent(_ random: inout Seeded) -> TrackingEvent {
+    static func randomEvent(_ random: inout SplitMix64) -> TrackingEvent {
         func text() -> String {
             let alphabet: [String] = ["a", "Z", "7", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1F}", "\u{7F}", "é", "€", "😀", "\u{2028}", "<", "&"]
             return (0..<(1 + random.below(24))).map { _ in random.pick(alphabet) }.joined()
@@ -116,7 +106,7 @@ struct RFC3339CodecTests {
 
     @Test("the writer agrees with gmtime and the reader with Foundation, to the millisecond")
     func agreesWithFoundation() {
-        var random = Seeded(state: 99)
+        var random = SplitMix64(seed: 99)
         for _ in 0..<20_000 {
             // From year 1 to 9999, at whole milliseconds and in between.
             let date = Date(timeIntervalSince1970: Double.random(in: -62_135_596_800...253_402_300_799, using: &random))
@@ -158,7 +148,7 @@ struct RFC3339CodecTests {
 struct JSONReaderDifferentialTests {
     @Test("same documents accepted, same values read, on 20 000 seeded random and hostile inputs")
     func differential() throws {
-        var random = Seeded(state: 2_026)
+        var random = SplitMix64(seed: 2_026)
         var accepted = 0, refused = 0, documented = 0
         for round in 0..<20_000 {
             var input = Self.document(&random)
@@ -302,7 +292,7 @@ struct JSONReaderDifferentialTests {
 
     // MARK: Generating
 
-    static func document(_ random: inout Seeded) -> [UInt8] {
+    static func document(_ random: inout SplitMix64) -> [UInt8] {
         switch random.below(6) {
         case 0:
             // A phone's batch: events as JSONEncoder writes them, and odd elements.
@@ -323,7 +313,7 @@ struct JSONReaderDifferentialTests {
         }
     }
 
-    static func value(_ random: inout Seeded, depth: Int) -> [UInt8] {
+    static func value(_ random: inout SplitMix64, depth: Int) -> [UInt8] {
         switch random.below(depth > 4 ? 5 : 7) {
         case 0: return Array(random.pick(["null", "true", "false"]).utf8)
         case 1, 2: return number(&random)
@@ -342,8 +332,8 @@ struct JSONReaderDifferentialTests {
         }
     }
 
-    static func number(_ random: inout Seeded) -> [UInt8] {
-        let digits = { (random: inout Seeded, count: Int) in String((0..<count).map { _ in Character(String(random.below(10))) }) }
+    static func number(_ random: inout SplitMix64) -> [UInt8] {
+        let digits = { (random: inout SplitMix64, count: Int) in String((0..<count).map { _ in Character(String(random.below(10))) }) }
         var text = random.chance(3) ? "-" : ""
         text += random.chance(4) ? "0" : String(1 + random.below(9)) + digits(&random, random.pick([0, 1, 3, 14, 15, 16, 25]))
         if random.chance(2) { text += "." + digits(&random, 1 + random.pick([0, 1, 2, 14, 20])) }
@@ -351,17 +341,17 @@ struct JSONReaderDifferentialTests {
         return Array(text.utf8)
     }
 
-    static func string(_ random: inout Seeded) -> [UInt8] {
+    static func string(_ random: inout SplitMix64) -> [UInt8] {
         let pieces: [String] = ["a", "Z", " ", "é", "€", "😀", "\u{7F}", "\u{2028}", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t",
                                 "\\u0000", "\\u001f", "\\u00e9", "\\uD83D\\uDE00", "\\ud83d\\ude00", "\\uFFFF", "\\uFEFF", "abcdefgh", "12345678"]
         return Array(("\"" + (0..<random.below(12)).map { _ in random.pick(pieces) }.joined() + "\"").utf8)
     }
 
-    static func whitespace(_ random: inout Seeded) -> [UInt8] {
+    static func whitespace(_ random: inout SplitMix64) -> [UInt8] {
         (0..<random.pick([0, 0, 1, 3])).map { _ in random.pick([0x20, 0x09, 0x0A, 0x0D]) }
     }
 
-    static func mutate(_ input: inout [UInt8], _ random: inout Seeded) {
+    static func mutate(_ input: inout [UInt8], _ random: inout SplitMix64) {
         let hostile: [[UInt8]] = [[0x00], [0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0x22], [0x5C], [0x2C], [0x5B], [0x5D], [0x7B], [0x7D], [0x3A],
                                   Array("\\x".utf8), Array("\\u12".utf8), Array("\\ud800".utf8), Array("\\udc00".utf8), Array("\\ud800\\u0041".utf8),
                                   Array("1e999".utf8), Array("-".utf8), Array(".".utf8), Array("01".utf8), Array("tru".utf8), Array("nul".utf8),

@@ -285,12 +285,15 @@ struct EventFields {
         return value
     }
 
+    /// The field's value when `typed` takes it; nil when absent, a rejection naming `kind` when of another kind.
+    private func field<T>(_ key: TrackingEvent.Key, _ kind: String, _ typed: (Value) -> T?) throws(TrackingCodec.Rejection) -> T? {
+        guard let value = self[key] else { return nil }
+        guard let typed = typed(value) else { throw TrackingCodec.Rejection("\(key.name) must be \(kind)") }
+        return typed
+    }
+
     private func text(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> JSONString? {
-        switch self[key] {
-        case nil: return nil
-        case .string(let value): return value
-        default: throw TrackingCodec.Rejection("\(key.name) must be a string")
-        }
+        try field(key, "a string") { if case .string(let value) = $0 { value } else { nil } }
     }
 
     private func string(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> String? {
@@ -304,11 +307,7 @@ struct EventFields {
     }
 
     private func number(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Double? {
-        switch self[key] {
-        case nil: return nil
-        case .number(let value): return value
-        default: throw TrackingCodec.Rejection("\(key.name) must be a number")
-        }
+        try field(key, "a number") { if case .number(let value) = $0 { value } else { nil } }
     }
 
     /// An enumerated field: absent, or one of `table`'s names.
