@@ -14,26 +14,33 @@ struct JSONWriter {
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func beginObject() {
+    mutating func beginObject() { begin(UInt8(ascii: "{")) }
+    mutating func endObject() { end(UInt8(ascii: "}")) }
+    mutating func beginArray() { begin(UInt8(ascii: "[")) }
+    mutating func endArray() { end(UInt8(ascii: "]")) }
+
+    /// An array of strings (or of UUIDs, by `uuidString`), as one value.
+    mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
+    mutating func uuids(_ values: [UUID]) {
+        beginArray()
+        for value in values { uuid(value) }
+        endArray()
+    }
+
+    private mutating func begin(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         hasMember.append(false)
     }
 
-    mutating func endObject() {
+    private mutating func end(_ bracket: UInt8) {
         hasMember.removeLast()
-        bytes.append(UInt8(ascii: "}"))
-    }
-
-    mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        hasMember.append(false)
-    }
-
-    mutating func endArray() {
-        hasMember.removeLast()
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(bracket)
     }
 
     mutating func key(_ name: StaticString) {
