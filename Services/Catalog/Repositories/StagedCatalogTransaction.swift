@@ -98,7 +98,11 @@ final class StagedCatalogTransaction: CatalogTransaction {
     private func load<Key: Hashable & Sendable, Value: Sendable>(_ keys: [Key], marking looked: WritableKeyPath<State, Set<Key>>,
                                                                 into known: WritableKeyPath<State, [Key: Value]>,
                                                                 fetch: ([Key]) async throws -> [Key: Value]) async throws {
-        let wanted = state.withLock { state in Array(Set(keys).subtracting(state[keyPath: looked])) }
+        // Checked key by key: `Set.subtracting` walks the whole of the other set, and this runs for every read.
+        let wanted = state.withLock { state in
+            var seen = Set<Key>()
+            return keys.filter { !state[keyPath: looked].contains($0) && seen.insert($0).inserted }
+        }
         guard !wanted.isEmpty else { return }
         let found = try await fetch(wanted)
         state.withLock { state in
