@@ -8,9 +8,11 @@ root=$PWD
 apt_packages=(postgresql postgresql-contrib librdkafka-dev zlib1g-dev pkg-config make curl python3-venv
               wrk nginx-light chromium chromium-driver docker-compose
               # make containers: podman with runc (crun refuses hybrid cgroups), netavark and
-              # aardvark-dns (names on compose networks), catatonit (pods' infra image), debootstrap
-              # (the base image); promtool (prometheus) lints every /metrics.
-              podman runc netavark aardvark-dns catatonit debootstrap prometheus)
+              # aardvark-dns (names on compose networks) with iptables, which netavark runs and does
+              # not depend on (without it every RUN step fails "netavark: No such file or directory"),
+              # catatonit (pods' infra image), debootstrap (the base image); promtool (prometheus)
+              # lints every /metrics.
+              podman runc netavark aardvark-dns iptables catatonit debootstrap prometheus)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
