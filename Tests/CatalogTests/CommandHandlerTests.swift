@@ -125,6 +125,40 @@ struct CommandHandlerTests {
         }
     }
 
+    @Test("a snapshot sends its entities in chunks on every partition in turn, halving a chunk too large, then a marker on each partition")
+    func snapshotInChunks() async throws {
+        try await withHandler { handler, client in
+            // 300 POIs: a full chunk of 256 and one of 44; descriptions of 3 000 bytes make the full one pass 512 KiB, so it is halved.
+            var content = Self.quad
+            content.description = String(repeating: "d", count: 3_000)
+            let rows = (0..<300).map { n in
+                var poi = content
+                poi.name = "POI \(n)"
+                return CatalogBatchRow(label: "row \(n)", commands: [CatalogCommand(action: .createPoi, actor: "a", poi: poi)])
+            }
+            let imported = try await handler.handle(CatalogCommand(action: .importBatch, actor: "a", rows: rows))
+            #expect(imported.outcome == .applied, "\(imported.message ?? "")")
+            let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T")))
+            let before = try await outbox(client).count
+
+            let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
+            #expect(snapshot.message == "republished 1 tours, 300 POIs and 0 categories")
+            let written = try await client.fetch("SELECT key, partition, payload FROM catalog.outbox ORDER BY id OFFSET \(before)",
+                                                 as: (String?, Int32?, String).self, logger: logger)
+            let envelopes = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)) }
+            let chunks = envelopes.filter { $0.data.kind == .snapshotChunk }
+            #expect(chunks.map { $0.data.pois?.count ?? 0 } == [128, 128, 44, 0])
+            #expect(chunks.last?.data.tours?.map(\.id) == [tour.entityId].compactMap { $0 })
+            #expect(written.prefix(chunks.count).map(\.1) == [0, 1, 2, 3])
+            #expect(written.prefix(chunks.count).allSatisfy { $0.2.utf8.count <= CatalogCommandHandler.snapshotChunkBytes })
+            #expect(Set(chunks.flatMap { $0.data.entityEvents.compactMap(\.entityId) }).count == 301)
+            #expect(chunks.allSatisfy { $0.data.entityEvents.allSatisfy { $0.snapshotId == snapshot.commandId } })
+            let markers = envelopes.filter { $0.data.kind == .snapshotMarker }
+            #expect(markers.compactMap(\.data.partition) == [0, 1, 2, 3])
+            #expect(Array(envelopes.suffix(4).map(\.data.kind)) == Array(repeating: .snapshotMarker, count: 4))
+        }
+    }
+
     @Test("characters a URI cannot hold are percent-encoded in links, pictures and website")
     func urlsEncoded() async throws {
         try await withHandler { handler, _ in

@@ -89,7 +89,7 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, rows: rows), ["category.changed", "poi.changed"])
         case .snapshot:
             return (CatalogCommand(action: action, actor: "feed"),
-                    Array(repeating: "category.changed", count: 3) + Array(repeating: "poi.changed", count: 2) + ["tour.changed"]
+                    Array(repeating: "category.changed", count: 3) + ["catalog.snapshot-chunk", "catalog.snapshot-chunk"]
                     + Array(repeating: "catalog.snapshot-marker", count: 4))
         }
     }

@@ -56,7 +56,7 @@ final class AdminCatalogProjection: Sendable {
             case .tourDeleted: content.tours[id] = nil
             case .poiChanged: content.pois[id] = event.poi
             case .poiDeleted: content.pois[id] = nil
-            case .snapshotMarker: break
+            case .snapshotMarker, .snapshotChunk: break
             }
         }
     }

@@ -11,6 +11,11 @@ struct CatalogCommandHandler: Sendable {
     let eventPartitions: @Sendable () async throws -> Int
     let logger: Logger
 
+    /// Most entities in one snapshot chunk, and the most bytes its message may have (a chunk over it is halved;
+    /// brokers refuse messages over 1 MB by default).
+    static let snapshotChunkEntities = 256
+    static let snapshotChunkBytes = 512 * 1024
+
     /// Handles a command; returns its result (the stored one when the command was seen before).
     @discardableResult
     func handle(_ command: CatalogCommand, requestId: String? = nil, now: Date = Date()) async throws -> CatalogCommandResult {
@@ -79,6 +84,22 @@ struct Work {
     mutating func publish(_ event: CatalogEvent, partition: Int32? = nil) throws {
         outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId?.uuidString.lowercased(),
                                   partition: partition, payload: try envelope(type: event.kind.rawValue, event), requestId: requestId))
+    }
+
+    /// One chunk of a snapshot, on the next partition in turn; halved while its message is too large. Keyed by
+    /// its number, so a compacted topic keeps the latest snapshot's chunks only.
+    mutating func publishChunk<Entity>(_ entities: ArraySlice<Entity>, number: inout Int, partitions: Int,
+                                       _ chunk: ([Entity]) -> CatalogEvent) throws {
+        let payload = try envelope(type: CatalogEvent.Kind.snapshotChunk.rawValue, chunk(Array(entities)))
+        if payload.utf8.count > CatalogCommandHandler.snapshotChunkBytes && entities.count > 1 {
+            let middle = entities.startIndex + entities.count / 2
+            try publishChunk(entities[..<middle], number: &number, partitions: partitions, chunk)
+            try publishChunk(entities[middle...], number: &number, partitions: partitions, chunk)
+            return
+        }
+        outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
+                                  partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))
+        number += 1
     }
 
     mutating func publish(_ event: CategoryEvent) throws {
@@ -260,16 +281,26 @@ struct Work {
 
     // MARK: snapshot
 
-    /// Republishes every live entity (categories, then POIs, so a tour's stops are known when it arrives),
-    /// then a marker on each partition.
+    /// Republishes every live entity (categories, then POIs, so a tour's stops are known when it arrives) in
+    /// chunks spread over the partitions, then a marker on each partition: a reader that saw every marker
+    /// has read every chunk before it.
     mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
         let snapshotId = command.commandId
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
+        var chunks = 0
         let pois = try await transaction.livePois()
-        for poi in pois { try publish(.changed(poi, snapshotId: snapshotId)) }
+        for start in stride(from: 0, to: pois.count, by: CatalogCommandHandler.snapshotChunkEntities) {
+            try publishChunk(pois[start..<min(start + CatalogCommandHandler.snapshotChunkEntities, pois.count)], number: &chunks, partitions: partitions) {
+                .snapshotChunk(pois: $0, snapshotId: snapshotId)
+            }
+        }
         let tours = try await transaction.liveTours()
-        for tour in tours { try publish(.changed(tour, snapshotId: snapshotId)) }
+        for start in stride(from: 0, to: tours.count, by: CatalogCommandHandler.snapshotChunkEntities) {
+            try publishChunk(tours[start..<min(start + CatalogCommandHandler.snapshotChunkEntities, tours.count)], number: &chunks, partitions: partitions) {
+                .snapshotChunk(tours: $0, snapshotId: snapshotId)
+            }
+        }
         for partition in 0..<Int32(partitions) {
             try publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
                         partition: partition)

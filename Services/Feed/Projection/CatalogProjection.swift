@@ -128,7 +128,7 @@ private struct EntityState {
         case .poiDeleted:
             pois[id] = nil
             markPoiChanged(id)
-        case .snapshotMarker:
+        case .snapshotMarker, .snapshotChunk:
             return false
         }
         versions[id] = version

@@ -137,10 +137,18 @@ public final class CatalogEventFeed: Service, Sendable {
             }
             return
         }
-        do {
-            try await handler(envelope)
-        } catch {
-            await deadLetters.send(message, reason: "handler failed: \(error)")
+        // A snapshot chunk is handled as its entities' events, each in an envelope like the chunk's.
+        var failures: [String] = []
+        for entityEvent in event.entityEvents {
+            do {
+                try await handler(Envelope(id: envelope.id, type: entityEvent.kind.rawValue, schemaVersion: envelope.schemaVersion,
+                                           occurredAt: envelope.occurredAt, source: envelope.source, data: entityEvent))
+            } catch {
+                failures.append(entityEvent.entityId.map { "\($0): \(error)" } ?? "\(error)")
+            }
+        }
+        if !failures.isEmpty {
+            await deadLetters.send(message, reason: "handler failed: \(failures.joined(separator: "; "))")
         }
     }
 }

@@ -234,6 +234,9 @@ public struct CatalogEvent: Codable, Sendable, Equatable {
         /// Written to every partition after a snapshot's entities: once a consumer saw the marker on all
         /// partitions, it has the whole catalog.
         case snapshotMarker = "catalog.snapshot-marker"
+        /// Many entities of one snapshot in one message (`pois`, `tours`): a snapshot of a city is a few
+        /// hundred messages, not one per entity. Read as one `poi.changed` / `tour.changed` per entity.
+        case snapshotChunk = "catalog.snapshot-chunk"
     }
 
     public var kind: Kind
@@ -245,9 +248,12 @@ public struct CatalogEvent: Codable, Sendable, Equatable {
     public var snapshotId: UUID?
     public var partition: Int32?
     public var partitionCount: Int?
+    /// A snapshot chunk's entities.
+    public var pois: [PoiState]?
+    public var tours: [TourState]?
 
     public init(kind: Kind, entityId: UUID? = nil, version: Int? = nil, tour: TourState? = nil, poi: PoiState? = nil,
-                snapshotId: UUID? = nil, partition: Int32? = nil, partitionCount: Int? = nil) {
+                snapshotId: UUID? = nil, partition: Int32? = nil, partitionCount: Int? = nil, pois: [PoiState]? = nil, tours: [TourState]? = nil) {
         self.kind = kind
         self.entityId = entityId
         self.version = version
@@ -256,6 +262,19 @@ public struct CatalogEvent: Codable, Sendable, Equatable {
         self.snapshotId = snapshotId
         self.partition = partition
         self.partitionCount = partitionCount
+        self.pois = pois
+        self.tours = tours
+    }
+
+    /// A chunk of a snapshot: POIs and tours together, the POIs first when read.
+    public static func snapshotChunk(pois: [PoiState] = [], tours: [TourState] = [], snapshotId: UUID) -> CatalogEvent {
+        CatalogEvent(kind: .snapshotChunk, snapshotId: snapshotId, pois: pois.isEmpty ? nil : pois, tours: tours.isEmpty ? nil : tours)
+    }
+
+    /// The events a chunk stands for, one per entity, POIs first; any other event is itself.
+    public var entityEvents: [CatalogEvent] {
+        guard kind == .snapshotChunk else { return [self] }
+        return (pois ?? []).map { .changed($0, snapshotId: snapshotId) } + (tours ?? []).map { .changed($0, snapshotId: snapshotId) }
     }
 
     public static func changed(_ tour: TourState, snapshotId: UUID? = nil) -> CatalogEvent {

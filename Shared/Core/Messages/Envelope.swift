@@ -64,12 +64,18 @@ public enum EnvelopeDecoder {
 
     /// Decodes the whole envelope with `Payload`, checking the schema version.
     public static func decode<Payload>(_ payload: Payload.Type, from bytes: [UInt8]) throws(EnvelopeError) -> Envelope<Payload> {
-        _ = try header(bytes)
+        let envelope: Envelope<Payload>
         do {
-            return try JSONCoding.decoder.decode(Envelope<Payload>.self, from: Data(bytes))
+            envelope = try JSONCoding.decoder.decode(Envelope<Payload>.self, from: Data(bytes))
         } catch {
+            // A newer schema is the better explanation, when the header says so.
+            _ = try header(bytes)
             throw .undecodable(JSONCoding.describe(error))
         }
+        guard (1...Envelope<Int>.currentSchemaVersion).contains(envelope.schemaVersion) else {
+            throw .unsupportedSchemaVersion(envelope.schemaVersion)
+        }
+        return envelope
     }
 }
 

@@ -6,8 +6,8 @@ import Synchronization
 import TestSupport
 
 /// Plays catalog's part on the real broker, so the feed can be tested without Postgres: it answers the
-/// feed's `catalog.snapshot` command the way catalog does (every entity, then a marker on each
-/// partition of `catalog.events`) and publishes live changes on request.
+/// feed's `catalog.snapshot` command the way catalog does (every entity in chunks, then a marker on
+/// each partition of `catalog.events`) and publishes live changes on request.
 final class CatalogStandIn: Service, Sendable {
     let configuration: KafkaConfiguration
     let producer: KafkaProducer
@@ -53,13 +53,13 @@ final class CatalogStandIn: Service, Sendable {
     private func answerSnapshot(_ snapshotId: UUID) async throws {
         let topic = configuration.topic(Topic.catalogEvents)
         let partitions = try await producer.partitionCounts(topics: [topic])[topic] ?? 1
-        // POIs first, as catalog does.
-        let events = content.withLock { Array($0.values) }.sorted { ($0.kind == .poiChanged ? 0 : 1) < ($1.kind == .poiChanged ? 0 : 1) }
-        var messages = try events.map { event in
-            var event = event
-            event.snapshotId = snapshotId
-            return try message(event)
-        }
+        // In chunks of a few entities spread over the partitions, POIs first, as catalog does.
+        let events = content.withLock { Array($0.values) }
+        let pois = events.compactMap { $0.kind == .poiChanged ? $0.poi : nil }
+        let tours = events.compactMap { $0.kind == .tourChanged ? $0.tour : nil }
+        let chunks = stride(from: 0, to: pois.count, by: 3).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + 3, pois.count)]), snapshotId: snapshotId) }
+            + stride(from: 0, to: tours.count, by: 3).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + 3, tours.count)]), snapshotId: snapshotId) }
+        var messages = try chunks.enumerated().map { number, chunk in try message(chunk, partition: Int32(number % partitions)) }
         for partition in 0..<Int32(partitions) {
             messages.append(try message(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
                                         partition: partition))
