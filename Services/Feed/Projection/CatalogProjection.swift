@@ -31,7 +31,7 @@ final class CatalogProjection: Sendable {
     private let tourGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "tours")], help: CatalogProjection.entitiesHelp)
     private let poiGauge = Gauge(label: "itour_feed_projection_entities", dimensions: [("kind", "pois")], help: CatalogProjection.entitiesHelp)
     private static let entitiesHelp = "Tours and POIs the feed serves, by kind."
-    private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the feed's responses rendered when it last published: lists and tours (a POI's are rendered on its first request).")
+    private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the tour lists the feed rendered when it last published (a tour's and a POI's responses are rendered on their first request).")
     private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds", help: "Time the last publish of the feed's projection took.")
 
     init(beforeRendering: (@Sendable () -> Void)? = nil) {
@@ -261,25 +261,15 @@ private struct RenderedState {
                 work.append(published)
             } else {
                 tours[id] = nil
-                if let old = tourResources.removeValue(forKey: id) { renderedBytes -= old.detail.byteCount + old.legacyPois.byteCount }
+                tourResources[id] = nil
                 if let slot = tourSlots.remove(id) { tourTextIndex.remove(slot: slot) }
             }
         }
-        let rendered = Rendering.inParallel(work) { item, compressor in
-            let detail = RenderedResource(bytes: ContentJSON.tourDetail(item.tour, stops: item.stops),
-                                          contentType: MediaTypes.json, cacheControl: CachePolicy.content, compressor: compressor)
-            let legacy = RenderedResource(bytes: LegacyXML.pois(of: item.tour, stops: item.stops),
-                                          contentType: MediaTypes.xml, cacheControl: CachePolicy.content, compressor: compressor)
-            let listing = TourListing(id: item.tour.id, summary: ContentJSON.tourSummary(item.tour, stopCount: item.stops.count))
-            return (TourResources(detail: detail, legacyPois: legacy), listing)
-        }
-        for (item, (resources, listing)) in zip(work, rendered) {
+        for item in work {
             let tour = item.tour
-            let old = tourResources[tour.id]
             tours[tour.id] = tour
-            renderedBytes += resources.detail.byteCount + resources.legacyPois.byteCount
-                - (old.map { $0.detail.byteCount + $0.legacyPois.byteCount } ?? 0)
-            tourResources[tour.id] = resources
+            tourResources[tour.id] = TourResources(tour: tour, stops: item.stops)
+            let listing = TourListing(id: tour.id, summary: ContentJSON.tourSummary(tour, stopCount: item.stops.count))
             let slot = tourSlots.store(listing, for: tour.id)
             tourTextIndex.insert(slot: slot, id: tour.id, name: tour.content.name, fields: [tour.content.summary])
         }

@@ -48,14 +48,32 @@ final class FeedSnapshot: Sendable {
     }
 }
 
-/// A published tour's responses.
+/// A published tour's responses, each rendered on its first request, like a POI's: a city's tours with all
+/// their stops were most of what a new feed rendered before it was ready.
 final class TourResources: Sendable {
-    let detail: RenderedResource
-    let legacyPois: RenderedResource
+    private let tour: TourState
+    /// Its stops' POIs that have arrived, in walking order.
+    private let stops: [PoiState]
+    private let renderedDetail = Mutex<RenderedResource?>(nil)
+    private let renderedLegacyPois = Mutex<RenderedResource?>(nil)
 
-    init(detail: RenderedResource, legacyPois: RenderedResource) {
-        self.detail = detail
-        self.legacyPois = legacyPois
+    init(tour: TourState, stops: [PoiState]) {
+        self.tour = tour
+        self.stops = stops
+    }
+
+    var detail: RenderedResource {
+        RenderedResource.cached(in: renderedDetail) {
+            RenderedResource(bytes: ContentJSON.tourDetail(tour, stops: stops), contentType: MediaTypes.json,
+                             cacheControl: CachePolicy.content, compressor: GzipCompressor())
+        }
+    }
+
+    var legacyPois: RenderedResource {
+        RenderedResource.cached(in: renderedLegacyPois) {
+            RenderedResource(bytes: LegacyXML.pois(of: tour, stops: stops), contentType: MediaTypes.xml,
+                             cacheControl: CachePolicy.content, compressor: GzipCompressor())
+        }
     }
 }
 
@@ -77,22 +95,24 @@ final class PoiResources: Sendable {
     }
 
     var detail: RenderedResource {
-        Self.cached(renderedDetail) {
+        RenderedResource.cached(in: renderedDetail) {
             RenderedResource(bytes: ContentJSON.poiDetail(poi, tourIds: tourIds), contentType: MediaTypes.json,
                              cacheControl: CachePolicy.content, compressor: GzipCompressor())
         }
     }
 
     var page: RenderedResource {
-        Self.cached(renderedPage) {
+        RenderedResource.cached(in: renderedPage) {
             RenderedResource(bytes: PoiPage.render(poi, tourNames: tourNames), contentType: MediaTypes.html, cacheControl: CachePolicy.content,
                              extraHeaders: PoiPage.headers, compressor: GzipCompressor())
         }
     }
+}
 
+extension RenderedResource {
     /// What `slot` holds, else `render`'s result, kept; rendered outside the lock (two first requests at once
     /// both render, the first kept wins).
-    private static func cached(_ slot: borrowing Mutex<RenderedResource?>, render: () -> RenderedResource) -> RenderedResource {
+    static func cached(in slot: borrowing Mutex<RenderedResource?>, render: () -> RenderedResource) -> RenderedResource {
         if let resource = slot.withLock({ $0 }) { return resource }
         let resource = render()
         return slot.withLock { cached in

@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -37,6 +40,9 @@ final class ProjectionPublisher: Service, Sendable {
             }
             let loaded = ContinuousClock.now
             let snapshot = await self.publishOffTheEventLoops()
+            // Loading freed far more than it kept (every chunk's JSON, the decoded events, rendering buffers);
+            // glibc keeps freed memory in its arenas unless asked to give it back.
+            Self.returnFreedMemory()
             self.ready.store(true, ordering: .releasing)
             self.logger.info("projection published", metadata: [
                 "tours": "\(snapshot.tours.count)", "pois": "\(snapshot.pois.count)",
@@ -48,6 +54,19 @@ final class ProjectionPublisher: Service, Sendable {
                 await self.publishOffTheEventLoops()
             }
         }
+    }
+
+    /// glibc's `malloc_trim`, which its Swift module does not export (malloc.h); nil on other C libraries.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
+        #else
+        nil
+        #endif
+    }()
+
+    private static func returnFreedMemory() {
+        _ = mallocTrim?(0)
     }
 
     /// Rendering a whole catalog takes seconds: do it on a Dispatch thread, not on the threads that
