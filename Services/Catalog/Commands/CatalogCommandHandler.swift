@@ -86,20 +86,17 @@ struct Work {
                                   partition: partition, payload: try envelope(type: event.kind.rawValue, event), requestId: requestId))
     }
 
-    /// One chunk of a snapshot, on the next partition in turn; halved while its message is too large. Keyed by
-    /// its number, so a compacted topic keeps the latest snapshot's chunks only.
-    mutating func publishChunk<Entity>(_ entities: ArraySlice<Entity>, number: inout Int, partitions: Int,
-                                       _ chunk: ([Entity]) -> CatalogEvent) throws {
-        let payload = try envelope(type: CatalogEvent.Kind.snapshotChunk.rawValue, chunk(Array(entities)))
-        if payload.utf8.count > CatalogCommandHandler.snapshotChunkBytes && entities.count > 1 {
-            let middle = entities.startIndex + entities.count / 2
-            try publishChunk(entities[..<middle], number: &number, partitions: partitions, chunk)
-            try publishChunk(entities[middle...], number: &number, partitions: partitions, chunk)
-            return
-        }
-        outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
-                                  partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))
-        number += 1
+    /// A snapshot chunk's message, or two or more when it is too large: halved until each fits.
+    static func chunkPayloads(_ chunk: CatalogEvent) throws -> [String] {
+        let payload = String(decoding: try Envelope(type: chunk.kind.rawValue, source: "catalog", data: chunk).encoded(), as: UTF8.self)
+        let pois = chunk.pois ?? [], tours = chunk.tours ?? []
+        guard payload.utf8.count > CatalogCommandHandler.snapshotChunkBytes, pois.count + tours.count > 1 else { return [payload] }
+        let half = (pois.count + tours.count) / 2, toursInFirst = max(0, half - pois.count)
+        let halves = [
+            CatalogEvent.snapshotChunk(pois: Array(pois.prefix(half)), tours: Array(tours.prefix(toursInFirst)), snapshotId: chunk.snapshotId),
+            CatalogEvent.snapshotChunk(pois: Array(pois.dropFirst(half)), tours: Array(tours.dropFirst(toursInFirst)), snapshotId: chunk.snapshotId),
+        ]
+        return try halves.flatMap(chunkPayloads)
     }
 
     mutating func publish(_ event: CategoryEvent) throws {
@@ -288,18 +285,16 @@ struct Work {
         let snapshotId = command.commandId
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
-        var chunks = 0
         let pois = try await transaction.livePois()
-        for start in stride(from: 0, to: pois.count, by: CatalogCommandHandler.snapshotChunkEntities) {
-            try publishChunk(pois[start..<min(start + CatalogCommandHandler.snapshotChunkEntities, pois.count)], number: &chunks, partitions: partitions) {
-                .snapshotChunk(pois: $0, snapshotId: snapshotId)
-            }
-        }
         let tours = try await transaction.liveTours()
-        for start in stride(from: 0, to: tours.count, by: CatalogCommandHandler.snapshotChunkEntities) {
-            try publishChunk(tours[start..<min(start + CatalogCommandHandler.snapshotChunkEntities, tours.count)], number: &chunks, partitions: partitions) {
-                .snapshotChunk(tours: $0, snapshotId: snapshotId)
-            }
+        let size = CatalogCommandHandler.snapshotChunkEntities
+        let chunks = stride(from: 0, to: pois.count, by: size).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + size, pois.count)]), snapshotId: snapshotId) }
+            + stride(from: 0, to: tours.count, by: size).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + size, tours.count)]), snapshotId: snapshotId) }
+        // Encoding a city's worth of JSON is most of a snapshot's time: on all cores.
+        let encoded = try chunks.concurrentMap(minimumCount: 2, elementsPerTask: 1) { chunk in Result { try Work.chunkPayloads(chunk) } }.flatMap { try $0.get() }
+        for (number, payload) in encoded.enumerated() {
+            outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
+                                      partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))
         }
         for partition in 0..<Int32(partitions) {
             try publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),

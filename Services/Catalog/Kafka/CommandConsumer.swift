@@ -92,11 +92,14 @@ final class CommandConsumer: Service, Sendable {
         var attempt = 0
         while true {
             do {
+                let started = ContinuousClock.now
                 let result = try await handler.handle(envelope.data, requestId: message.header(MessageHeader.requestId))
+                let elapsed = ContinuousClock.now - started
                 handled.increment()
                 logger.info("command handled", metadata: [
                     "commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)",
                     "outcome": "\(result.outcome.rawValue)", "request_id": "\(message.header(MessageHeader.requestId) ?? "-")",
+                    "seconds": "\(String(format: "%.3f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))",
                 ])
                 return
             } catch let failure where Self.deterministicError(failure) != nil {

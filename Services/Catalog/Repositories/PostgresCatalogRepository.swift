@@ -133,29 +133,28 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             """, as: UUID.self, logger: logger)
     }
 
+    // The whole catalog is read for a snapshot: its JSON is decoded on all cores.
     func liveTours() async throws -> [TourState] {
-        var tours: [TourState] = []
-        for (id, version, status, content, updatedAt, stops) in try await connection.fetch("""
+        let rows = try await connection.fetch("""
             SELECT id, version, status, content::text, updated_at,
                    COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
             FROM catalog.tours t WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, String, Date, [UUID]).self, logger: logger) {
-            tours.append(TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                                   content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)),
-                                   stops: stops, updatedAt: updatedAt))
-        }
-        return tours
+            """, as: (UUID, Int, String, String, Date, [UUID]).self, logger: logger)
+        return try rows.concurrentMap { id, version, status, content, updatedAt, stops in
+            Result {
+                TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
+                          content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)), stops: stops, updatedAt: updatedAt)
+            }
+        }.map { try $0.get() }
     }
 
     func livePois() async throws -> [PoiState] {
-        var pois: [PoiState] = []
-        for (id, version, content, updatedAt) in try await connection.fetch("""
+        let rows = try await connection.fetch("""
             SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, Date).self, logger: logger) {
-            pois.append(PoiState(id: id, version: version,
-                                 content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt))
-        }
-        return pois
+            """, as: (UUID, Int, String, Date).self, logger: logger)
+        return try rows.concurrentMap { id, version, content, updatedAt in
+            Result { PoiState(id: id, version: version, content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt) }
+        }.map { try $0.get() }
     }
 
     // MARK: categories

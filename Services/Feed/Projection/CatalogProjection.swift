@@ -233,7 +233,7 @@ private struct RenderedState {
                 removePoi(id)
             }
         }
-        let listings = Rendering.inParallel(work) { item, _ in
+        let listings = work.concurrentMap { item in
             PoiListing(id: item.poi.id, foldedCategory: TextFolding.fold(item.poi.content.category ?? ""),
                        members: ContentJSON.poiListingMembers(item.poi))
         }
@@ -339,34 +339,5 @@ struct SlotTable<Value: Sendable>: Sendable {
 
     func value(for id: UUID) -> Value? {
         slots[id].flatMap { values[Int($0)] }
-    }
-}
-
-/// Renders many items on all cores when there are enough of them to be worth it (a snapshot load
-/// renders the whole catalog at once), each worker with its own gzip stream.
-enum Rendering {
-    static func inParallel<Item: Sendable, Output: Sendable>(_ items: [Item],
-                                                             _ render: @Sendable (Item, GzipCompressor) -> Output) -> [Output] {
-        guard items.count >= 256 else {
-            let compressor = GzipCompressor()
-            return items.map { render($0, compressor) }
-        }
-        let chunkCount = min(items.count / 64, ProcessInfo.processInfo.activeProcessorCount * 4)
-        let results = UnsafeMutableBufferPointer<Output?>.allocate(capacity: items.count)
-        results.initialize(repeating: nil)
-        defer {
-            _ = results.deinitialize()
-            results.deallocate()
-        }
-        nonisolated(unsafe) let shared = results
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let compressor = GzipCompressor()
-            // Each chunk writes only its own indices of `shared`.
-            for index in stride(from: chunk, to: items.count, by: chunkCount) {
-                shared[index] = render(items[index], compressor)
-            }
-        }
-        // Every index was written above.
-        return results.map { $0! }
     }
 }

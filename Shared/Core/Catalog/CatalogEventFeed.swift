@@ -84,6 +84,7 @@ public final class CatalogEventFeed: Service, Sendable {
             while !Task.isCancelled, snapshotId.withLock({ $0 }) == id {
                 do {
                     try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source))
+                    logger.info("asked catalog for a snapshot", metadata: ["snapshot": "\(id)"])
                     break
                 } catch {
                     logger.warning("snapshot request failed; retrying", metadata: ["error": "\(error)"])

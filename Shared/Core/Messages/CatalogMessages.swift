@@ -267,7 +267,7 @@ public struct CatalogEvent: Codable, Sendable, Equatable {
     }
 
     /// A chunk of a snapshot: POIs and tours together, the POIs first when read.
-    public static func snapshotChunk(pois: [PoiState] = [], tours: [TourState] = [], snapshotId: UUID) -> CatalogEvent {
+    public static func snapshotChunk(pois: [PoiState] = [], tours: [TourState] = [], snapshotId: UUID?) -> CatalogEvent {
         CatalogEvent(kind: .snapshotChunk, snapshotId: snapshotId, pois: pois.isEmpty ? nil : pois, tours: tours.isEmpty ? nil : tours)
     }
 
