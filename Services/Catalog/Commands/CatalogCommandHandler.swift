@@ -83,12 +83,17 @@ struct Work {
 
     mutating func publish(_ event: CatalogEvent, partition: Int32? = nil) throws {
         outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId?.uuidString.lowercased(),
-                                  partition: partition, payload: try envelope(type: event.kind.rawValue, event), requestId: requestId))
+                                  partition: partition, payload: Self.payload(event), requestId: requestId))
+    }
+
+    /// A `catalog.events` message, written by its codec.
+    static func payload(_ event: CatalogEvent) -> String {
+        String(decoding: CatalogEventCodec.write(Envelope(type: event.kind.rawValue, source: "catalog", data: event)), as: UTF8.self)
     }
 
     /// A snapshot chunk's message, or two or more when it is too large: halved until each fits.
-    static func chunkPayloads(_ chunk: CatalogEvent) throws -> [String] {
-        let payload = String(decoding: try Envelope(type: chunk.kind.rawValue, source: "catalog", data: chunk).encoded(), as: UTF8.self)
+    static func chunkPayloads(_ chunk: CatalogEvent) -> [String] {
+        let payload = payload(chunk)
         let pois = chunk.pois ?? [], tours = chunk.tours ?? []
         guard payload.utf8.count > CatalogCommandHandler.snapshotChunkBytes, pois.count + tours.count > 1 else { return [payload] }
         let half = (pois.count + tours.count) / 2, toursInFirst = max(0, half - pois.count)
@@ -96,7 +101,7 @@ struct Work {
             CatalogEvent.snapshotChunk(pois: Array(pois.prefix(half)), tours: Array(tours.prefix(toursInFirst)), snapshotId: chunk.snapshotId),
             CatalogEvent.snapshotChunk(pois: Array(pois.dropFirst(half)), tours: Array(tours.dropFirst(toursInFirst)), snapshotId: chunk.snapshotId),
         ]
-        return try halves.flatMap(chunkPayloads)
+        return halves.flatMap(chunkPayloads)
     }
 
     mutating func publish(_ event: CategoryEvent) throws {
@@ -291,7 +296,7 @@ struct Work {
         let chunks = stride(from: 0, to: pois.count, by: size).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + size, pois.count)]), snapshotId: snapshotId) }
             + stride(from: 0, to: tours.count, by: size).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + size, tours.count)]), snapshotId: snapshotId) }
         // Encoding a city's worth of JSON is most of a snapshot's time: on all cores.
-        let encoded = try chunks.concurrentMap(minimumCount: 2, elementsPerTask: 1) { chunk in Result { try Work.chunkPayloads(chunk) } }.flatMap { try $0.get() }
+        let encoded = chunks.concurrentMap(minimumCount: 2, elementsPerTask: 1) { Work.chunkPayloads($0) }.flatMap { $0 }
         for (number, payload) in encoded.enumerated() {
             outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
                                       partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))

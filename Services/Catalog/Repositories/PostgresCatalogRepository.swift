@@ -91,7 +91,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func saveTour(_ tour: TourState, deleted: Bool) async throws {
-        let content = try jsonText(tour.content)
+        let content = CatalogEventCodec.text(tour.content)
         let deletedAt: Date? = deleted ? tour.updatedAt : nil
         try await connection.query("""
             INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at)
@@ -110,7 +110,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func savePoi(_ poi: PoiState, deleted: Bool) async throws {
-        let content = try jsonText(poi.content)
+        let content = CatalogEventCodec.text(poi.content)
         let deletedAt: Date? = deleted ? poi.updatedAt : nil
         try await connection.query("""
             INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at)
@@ -143,7 +143,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         return try rows.concurrentMap { id, version, status, content, updatedAt, stops in
             Result {
                 TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                          content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)), stops: stops, updatedAt: updatedAt)
+                          content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt)
             }
         }.map { try $0.get() }
     }
@@ -153,7 +153,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
             """, as: (UUID, Int, String, Date).self, logger: logger)
         return try rows.concurrentMap { id, version, content, updatedAt in
-            Result { PoiState(id: id, version: version, content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt) }
+            Result { PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt) }
         }.map { try $0.get() }
     }
 
@@ -299,7 +299,7 @@ extension PostgresCatalogTransaction {
             FROM catalog.tours t WHERE id = ANY(\(ids)) FOR UPDATE
             """, as: (UUID, Int, String, String, Date, Bool, [UUID]).self, logger: logger) {
             let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                                  content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)), stops: stops, updatedAt: updatedAt)
+                                  content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt)
             tours[id] = Stored(state: state, isDeleted: deleted)
         }
         return tours
@@ -320,7 +320,7 @@ extension PostgresCatalogTransaction {
     func write(_ changes: CatalogChanges) async throws {
         if !changes.pois.isEmpty {
             let pois = changes.pois.map(\.state)
-            let contents = try pois.map { try jsonText($0.content) }
+            let contents = pois.map { CatalogEventCodec.text($0.content) }
             try await connection.query("""
                 INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at)
                 SELECT id, version, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END
@@ -333,7 +333,7 @@ extension PostgresCatalogTransaction {
         }
         if !changes.tours.isEmpty {
             let tours = changes.tours.map(\.state)
-            let contents = try tours.map { try jsonText($0.content) }
+            let contents = tours.map { CatalogEventCodec.text($0.content) }
             try await connection.query("""
                 INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at)
                 SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END

@@ -109,8 +109,12 @@ public final class CatalogEventFeed: Service, Sendable {
     }
 
     private func process(_ message: KafkaMessage) async {
-        // Category events (CatalogCategories.swift) go to the category handler; consumers without one skip them.
-        if let header = try? EnvelopeDecoder.header(message.value), CategoryEvent.isCategoryEvent(type: header.type) {
+        let envelope: Envelope<CatalogEvent>
+        switch Result(catching: { () throws(EnvelopeError) in try CatalogEventCodec.read(message.value) }) {
+        case .success(.catalog(let read)):
+            envelope = read
+        case .success(.other(let type)) where CategoryEvent.isCategoryEvent(type: type):
+            // Category events (CatalogCategories.swift) go to the category handler; consumers without one skip them.
             guard let categoryHandler else { return }
             do {
                 try await categoryHandler(try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value))
@@ -118,11 +122,10 @@ public final class CatalogEventFeed: Service, Sendable {
                 await deadLetters.send(message, reason: "category event: \(error)")
             }
             return
-        }
-        let envelope: Envelope<CatalogEvent>
-        do {
-            envelope = try EnvelopeDecoder.decode(CatalogEvent.self, from: message.value)
-        } catch {
+        case .success(.other(let type)):
+            await deadLetters.send(message, reason: EnvelopeError.unexpectedType(type).description)
+            return
+        case .failure(let error):
             await deadLetters.send(message, reason: error.description)
             return
         }

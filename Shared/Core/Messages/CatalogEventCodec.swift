@@ -1,0 +1,414 @@
+import Foundation
+
+/// The one codec of `catalog.events` messages (`Envelope<CatalogEvent>`) and of the tour and POI content
+/// catalog stores: written and read straight from bytes. A snapshot is a whole city of them, and through
+/// `JSONEncoder` and `JSONDecoder` encoding and decoding were most of a new feed's wait.
+///
+/// It writes what `JSONCoding.encoder` writes for the same values (sorted keys, absent optionals left out,
+/// RFC 3339 dates), and reads what `JSONCoding.decoder` reads to the same values: the fast reader takes the
+/// common form, and anything it does not take (unknown enum values, a wrong type, malformed JSON) goes to
+/// `JSONDecoder`, whose answer or error stands. `CatalogEventCodecTests` checks both directions against
+/// Foundation on random and damaged input.
+public enum CatalogEventCodec {
+    /// What a `catalog.events` message holds: a catalog event, or another type (the category events).
+    public enum Message: Sendable {
+        case catalog(Envelope<CatalogEvent>)
+        case other(type: String)
+    }
+
+    // MARK: writing
+
+    public static func write(_ envelope: Envelope<CatalogEvent>) -> [UInt8] {
+        var out = Writer()
+        out.open()
+        out.key("data"); out.event(envelope.data)
+        out.key("id"); out.uuid(envelope.id)
+        out.key("occurredAt"); out.date(envelope.occurredAt)
+        out.key("schemaVersion"); out.int(envelope.schemaVersion)
+        out.key("source"); out.string(envelope.source)
+        out.key("type"); out.string(envelope.type)
+        out.close()
+        return out.bytes
+    }
+
+    /// A POI's content as catalog stores it (JSON text).
+    public static func text(_ content: PoiContent) -> String {
+        var out = Writer()
+        out.poiContent(content)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
+    public static func text(_ content: TourContent) -> String {
+        var out = Writer()
+        out.tourContent(content)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
+    // MARK: reading
+
+    /// Reads a message of `catalog.events`; an error says why it is not one (as `EnvelopeDecoder` would).
+    public static func read(_ bytes: [UInt8]) throws(EnvelopeError) -> Message {
+        if let message = readFast(bytes) { return message }
+        let header = try EnvelopeDecoder.header(bytes)
+        guard CatalogEvent.Kind(rawValue: header.type) != nil else { return .other(type: header.type) }
+        return .catalog(try EnvelopeDecoder.decode(CatalogEvent.self, from: bytes))
+    }
+
+    public static func readPoiContent(_ bytes: [UInt8]) throws -> PoiContent {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            if let content = try? reader.whole({ (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.poiContent() }) { return content }
+            return try JSONCoding.decoder.decode(PoiContent.self, from: Data(bytes))
+        }
+    }
+
+    public static func readTourContent(_ bytes: [UInt8]) throws -> TourContent {
+        try bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            if let content = try? reader.whole({ (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.tourContent() }) { return content }
+            return try JSONCoding.decoder.decode(TourContent.self, from: Data(bytes))
+        }
+    }
+
+    /// The fast reader alone: nil for anything it does not take. Internal, for the tests.
+    static func readFast(_ bytes: [UInt8]) -> Message? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            return try? reader.whole { (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.envelope() }
+        }
+    }
+}
+
+// MARK: - writer
+
+/// Keys are written in sorted order, as `JSONCoding.encoder` sorts them; absent optionals are left out.
+private struct Writer {
+    var bytes: [UInt8] = []
+    /// Whether the next key or array element needs a comma before it.
+    private var afterValue = false
+
+    init() { bytes.reserveCapacity(1_024) }
+
+    private mutating func separate() {
+        if afterValue { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    mutating func open() { separate(); bytes.append(UInt8(ascii: "{")); afterValue = false }
+    mutating func close() { bytes.append(UInt8(ascii: "}")); afterValue = true }
+    mutating func openArray() { separate(); bytes.append(UInt8(ascii: "[")); afterValue = false }
+    mutating func closeArray() { bytes.append(UInt8(ascii: "]")); afterValue = true }
+
+    mutating func key(_ key: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        afterValue = false
+    }
+
+    mutating func string(_ value: String) { separate(); JSONBytes.appendQuoted(value, to: &bytes); afterValue = true }
+    mutating func uuid(_ value: UUID) { separate(); JSONBytes.appendQuoted(value, to: &bytes); afterValue = true }
+    mutating func date(_ value: Date) { separate(); JSONBytes.appendQuoted(value, to: &bytes); afterValue = true }
+    mutating func int(_ value: Int) { separate(); bytes.append(contentsOf: String(value).utf8); afterValue = true }
+    mutating func double(_ value: Double) { separate(); JSONBytes.append(value, to: &bytes); afterValue = true }
+
+    mutating func strings(_ values: [String]) {
+        openArray()
+        for value in values { string(value) }
+        closeArray()
+    }
+
+    mutating func event(_ event: CatalogEvent) {
+        open()
+        if let entityId = event.entityId { key("entityId"); uuid(entityId) }
+        key("kind"); string(event.kind.rawValue)
+        if let partition = event.partition { key("partition"); int(Int(partition)) }
+        if let partitionCount = event.partitionCount { key("partitionCount"); int(partitionCount) }
+        if let poi = event.poi { key("poi"); poiState(poi) }
+        if let pois = event.pois {
+            key("pois"); openArray()
+            for poi in pois { poiState(poi) }
+            closeArray()
+        }
+        if let snapshotId = event.snapshotId { key("snapshotId"); uuid(snapshotId) }
+        if let tour = event.tour { key("tour"); tourState(tour) }
+        if let tours = event.tours {
+            key("tours"); openArray()
+            for tour in tours { tourState(tour) }
+            closeArray()
+        }
+        if let version = event.version { key("version"); int(version) }
+        close()
+    }
+
+    mutating func poiState(_ poi: PoiState) {
+        open()
+        key("content"); poiContent(poi.content)
+        key("id"); uuid(poi.id)
+        key("updatedAt"); date(poi.updatedAt)
+        key("version"); int(poi.version)
+        close()
+    }
+
+    mutating func tourState(_ tour: TourState) {
+        open()
+        key("content"); tourContent(tour.content)
+        key("id"); uuid(tour.id)
+        key("status"); string(tour.status.rawValue)
+        key("stops"); openArray()
+        for stop in tour.stops { uuid(stop) }
+        closeArray()
+        key("updatedAt"); date(tour.updatedAt)
+        key("version"); int(tour.version)
+        close()
+    }
+
+    mutating func poiContent(_ poi: PoiContent) {
+        open()
+        if let address = poi.address { key("address"); string(address) }
+        key("buildings"); strings(poi.buildings)
+        if let category = poi.category { key("category"); string(category) }
+        key("description"); string(poi.description)
+        key("latitude"); double(poi.latitude)
+        if let legacyId = poi.legacyId { key("legacyId"); int(legacyId) }
+        key("links"); openArray()
+        for link in poi.links {
+            open()
+            key("name"); string(link.name)
+            key("type"); string(link.type.rawValue)
+            key("url"); string(link.url)
+            close()
+        }
+        closeArray()
+        key("longitude"); double(poi.longitude)
+        key("name"); string(poi.name)
+        if let openingHours = poi.openingHours { key("openingHours"); string(openingHours) }
+        if let phone = poi.phone { key("phone"); string(phone) }
+        key("pictures"); strings(poi.pictures)
+        key("summary"); string(poi.summary)
+        if let website = poi.website { key("website"); string(website) }
+        close()
+    }
+
+    mutating func tourContent(_ tour: TourContent) {
+        open()
+        if let legacyId = tour.legacyId { key("legacyId"); int(legacyId) }
+        key("name"); string(tour.name)
+        key("purpose"); string(tour.purpose)
+        key("summary"); string(tour.summary)
+        close()
+    }
+}
+
+// MARK: - reader
+
+/// The fast reader's parts: each throws on anything unexpected, and the caller falls back to `JSONDecoder`.
+extension JSONReader {
+    mutating func whole<T>(_ read: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> T {
+        skipWhitespace()
+        let value = try read(&self)
+        try expectEnd()
+        return value
+    }
+
+    /// Reads `{ … }`, handing each member to `member`; false from it means an unknown key, which is skipped.
+    private mutating func object(depth: Int, _ member: (inout JSONReader, JSONString) throws(Failure) -> Bool) throws(Failure) {
+        guard depth <= Self.maxDepth else { throw malformed("nesting deeper than \(Self.maxDepth)") }
+        try expect(UInt8(ascii: "{"))
+        _ = try members { reader, key throws(Failure) in
+            if try !member(&reader, key) { try reader.skipValue(depth: depth + 1) }
+            return true
+        }
+    }
+
+    private mutating func array<T>(_ element: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> [T] {
+        try expect(UInt8(ascii: "["))
+        var values: [T] = []
+        _ = try elements { reader throws(Failure) in
+            values.append(try element(&reader))
+            return true
+        }
+        return values
+    }
+
+    /// True (and the null read) when the value is null: an optional that is absent.
+    private mutating func null() throws(Failure) -> Bool {
+        guard peek() == UInt8(ascii: "n") else { return false }
+        try literal("null")
+        return true
+    }
+
+    private mutating func text() throws(Failure) -> String { try string().string }
+
+    private mutating func uuid() throws(Failure) -> UUID {
+        guard let uuid = try string().withUTF8({ UUID(uuidString: String(decoding: $0, as: UTF8.self)) }) else { throw malformed("not a UUID") }
+        return uuid
+    }
+
+    private mutating func date() throws(Failure) -> Date {
+        guard let date = try string().withUTF8({ RFC3339.parse(utf8: $0) }) else { throw malformed("not an RFC 3339 date") }
+        return date
+    }
+
+    private mutating func double() throws(Failure) -> Double {
+        let value = try number()
+        guard value.isFinite else { throw malformed("number out of range") }
+        return value
+    }
+
+    /// Digits only (JSONDecoder's reading of "1.0" or "1e2" as an Int is left to it).
+    private mutating func int() throws(Failure) -> Int {
+        let start = offset
+        let value = try number()
+        for byte in bytes[start..<offset] where byte != UInt8(ascii: "-") && !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+            throw malformed("not an integer")
+        }
+        guard abs(value) < 9_007_199_254_740_992 else { throw malformed("integer out of range") }
+        return Int(value)
+    }
+
+    private mutating func optional<T>(_ read: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> T? {
+        try null() ? nil : try read(&self)
+    }
+
+    private static func required<T>(_ value: T?) throws(Failure) -> T {
+        guard let value else { throw Failure(offset: 0, what: "a required field is missing") }
+        return value
+    }
+
+    mutating func envelope() throws(Failure) -> CatalogEventCodec.Message {
+        var data: CatalogEvent?, id: UUID?, occurredAt: Date?, schemaVersion: Int?, source: String?, type: String?
+        try object(depth: 0) { reader, key throws(Failure) in
+            if key.equals("data") { data = try reader.event() }
+            else if key.equals("id") { id = try reader.uuid() }
+            else if key.equals("occurredAt") { occurredAt = try reader.date() }
+            else if key.equals("schemaVersion") { schemaVersion = try reader.int() }
+            else if key.equals("source") { source = try reader.text() }
+            else if key.equals("type") { type = try reader.text() }
+            else { return false }
+            return true
+        }
+        let version = try Self.required(schemaVersion)
+        guard (1...Envelope<Int>.currentSchemaVersion).contains(version) else { throw malformed("unsupported schema version") }
+        // Another type (a category event) is for the caller to read.
+        guard let type, CatalogEvent.Kind(rawValue: type) != nil else { throw malformed("not a catalog event") }
+        return .catalog(Envelope(id: try Self.required(id), type: type, schemaVersion: version,
+                                 occurredAt: try Self.required(occurredAt), source: try Self.required(source), data: try Self.required(data)))
+    }
+
+    private mutating func event() throws(Failure) -> CatalogEvent {
+        var kind: CatalogEvent.Kind?, entityId: UUID?, version: Int?, tour: TourState?, poi: PoiState?, snapshotId: UUID?
+        var partition: Int32?, partitionCount: Int?, pois: [PoiState]?, tours: [TourState]?
+        try object(depth: 1) { reader, key throws(Failure) in
+            if key.equals("kind") {
+                guard let value = CatalogEvent.Kind(rawValue: try reader.text()) else { throw reader.malformed("unknown kind") }
+                kind = value
+            } else if key.equals("entityId") { entityId = try reader.optional { r throws(Failure) in try r.uuid() } }
+            else if key.equals("version") { version = try reader.optional { r throws(Failure) in try r.int() } }
+            else if key.equals("poi") { poi = try reader.optional { r throws(Failure) in try r.poiState() } }
+            else if key.equals("pois") { pois = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.poiState() } } }
+            else if key.equals("tour") { tour = try reader.optional { r throws(Failure) in try r.tourState() } }
+            else if key.equals("tours") { tours = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.tourState() } } }
+            else if key.equals("snapshotId") { snapshotId = try reader.optional { r throws(Failure) in try r.uuid() } }
+            else if key.equals("partition") {
+                partition = try reader.optional { r throws(Failure) in
+                    let value = try r.int()
+                    guard let narrow = Int32(exactly: value) else { throw r.malformed("partition out of range") }
+                    return narrow
+                }
+            } else if key.equals("partitionCount") { partitionCount = try reader.optional { r throws(Failure) in try r.int() } }
+            else { return false }
+            return true
+        }
+        return CatalogEvent(kind: try Self.required(kind), entityId: entityId, version: version, tour: tour, poi: poi, snapshotId: snapshotId,
+                            partition: partition, partitionCount: partitionCount, pois: pois, tours: tours)
+    }
+
+    private mutating func poiState() throws(Failure) -> PoiState {
+        var id: UUID?, version: Int?, content: PoiContent?, updatedAt: Date?
+        try object(depth: 2) { reader, key throws(Failure) in
+            if key.equals("content") { content = try reader.poiContent() }
+            else if key.equals("id") { id = try reader.uuid() }
+            else if key.equals("updatedAt") { updatedAt = try reader.date() }
+            else if key.equals("version") { version = try reader.int() }
+            else { return false }
+            return true
+        }
+        return PoiState(id: try Self.required(id), version: try Self.required(version), content: try Self.required(content),
+                        updatedAt: try Self.required(updatedAt))
+    }
+
+    private mutating func tourState() throws(Failure) -> TourState {
+        var id: UUID?, version: Int?, status: ContentStatus?, content: TourContent?, stops: [UUID]?, updatedAt: Date?
+        try object(depth: 2) { reader, key throws(Failure) in
+            if key.equals("content") { content = try reader.tourContent() }
+            else if key.equals("id") { id = try reader.uuid() }
+            else if key.equals("status") {
+                guard let value = ContentStatus(rawValue: try reader.text()) else { throw reader.malformed("unknown status") }
+                status = value
+            } else if key.equals("stops") { stops = try reader.array { e throws(Failure) in try e.uuid() } }
+            else if key.equals("updatedAt") { updatedAt = try reader.date() }
+            else if key.equals("version") { version = try reader.int() }
+            else { return false }
+            return true
+        }
+        return TourState(id: try Self.required(id), version: try Self.required(version), status: try Self.required(status),
+                         content: try Self.required(content), stops: try Self.required(stops), updatedAt: try Self.required(updatedAt))
+    }
+
+    mutating func poiContent() throws(Failure) -> PoiContent {
+        var name: String?, summary: String?, description: String?, latitude: Double?, longitude: Double?, category: String?
+        var buildings: [String]?, pictures: [String]?, links: [MediaLink]?, address: String?, phone: String?, website: String?
+        var openingHours: String?, legacyId: Int?
+        try object(depth: 3) { reader, key throws(Failure) in
+            if key.equals("name") { name = try reader.text() }
+            else if key.equals("summary") { summary = try reader.text() }
+            else if key.equals("description") { description = try reader.text() }
+            else if key.equals("latitude") { latitude = try reader.double() }
+            else if key.equals("longitude") { longitude = try reader.double() }
+            else if key.equals("category") { category = try reader.optional { r throws(Failure) in try r.text() } }
+            else if key.equals("buildings") { buildings = try reader.array { e throws(Failure) in try e.text() } }
+            else if key.equals("pictures") { pictures = try reader.array { e throws(Failure) in try e.text() } }
+            else if key.equals("links") { links = try reader.array { e throws(Failure) in try e.link() } }
+            else if key.equals("address") { address = try reader.optional { r throws(Failure) in try r.text() } }
+            else if key.equals("phone") { phone = try reader.optional { r throws(Failure) in try r.text() } }
+            else if key.equals("website") { website = try reader.optional { r throws(Failure) in try r.text() } }
+            else if key.equals("openingHours") { openingHours = try reader.optional { r throws(Failure) in try r.text() } }
+            else if key.equals("legacyId") { legacyId = try reader.optional { r throws(Failure) in try r.int() } }
+            else { return false }
+            return true
+        }
+        return PoiContent(name: try Self.required(name), summary: try Self.required(summary), description: try Self.required(description),
+                          latitude: try Self.required(latitude), longitude: try Self.required(longitude), category: category,
+                          buildings: try Self.required(buildings), pictures: try Self.required(pictures), links: try Self.required(links),
+                          address: address, phone: phone, website: website, openingHours: openingHours, legacyId: legacyId)
+    }
+
+    private mutating func link() throws(Failure) -> MediaLink {
+        var name: String?, type: MediaType?, url: String?
+        try object(depth: 5) { reader, key throws(Failure) in
+            if key.equals("name") { name = try reader.text() }
+            else if key.equals("type") {
+                guard let value = MediaType(rawValue: try reader.text()) else { throw reader.malformed("unknown link type") }
+                type = value
+            } else if key.equals("url") { url = try reader.text() }
+            else { return false }
+            return true
+        }
+        return MediaLink(name: try Self.required(name), type: try Self.required(type), url: try Self.required(url))
+    }
+
+    mutating func tourContent() throws(Failure) -> TourContent {
+        var name: String?, summary: String?, purpose: String?, legacyId: Int?
+        try object(depth: 3) { reader, key throws(Failure) in
+            if key.equals("name") { name = try reader.text() }
+            else if key.equals("summary") { summary = try reader.text() }
+            else if key.equals("purpose") { purpose = try reader.text() }
+            else if key.equals("legacyId") { legacyId = try reader.optional { r throws(Failure) in try r.int() } }
+            else { return false }
+            return true
+        }
+        return TourContent(name: try Self.required(name), summary: try Self.required(summary), purpose: try Self.required(purpose),
+                           legacyId: legacyId)
+    }
+}

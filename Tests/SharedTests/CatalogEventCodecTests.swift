@@ -1,0 +1,165 @@
+import Foundation
+@testable import Shared
+import Testing
+
+/// The catalog.events codec against Foundation's JSONEncoder and JSONDecoder (JSONCoding), which read and
+/// wrote these messages before it: what either writes, both read to the same values; on damaged input the
+/// fast reader takes nothing Foundation would refuse or read differently.
+@Suite("catalog.events codec")
+struct CatalogEventCodecTests {
+    @Test("random events, snapshot chunks among them: the codec's bytes read back equal by JSONDecoder and by the codec; JSONEncoder's by the codec")
+    func roundTrip() throws {
+        var random = SplitMix64(seed: 16)
+        for round in 0..<3_000 {
+            let envelope = Self.envelope(&random)
+            let ours = CatalogEventCodec.write(envelope)
+            let foundation = try JSONCoding.decoder.decode(Envelope<CatalogEvent>.self, from: Data(ours))
+            #expect(Self.same(foundation, envelope), "round \(round): \(String(decoding: ours.prefix(400), as: UTF8.self))")
+            let theirs = Array(try JSONCoding.encoder.encode(envelope))
+            for bytes in [ours, theirs] {
+                // Another type is not a catalog event, whatever its data: read() says which type it is.
+                guard CatalogEvent.Kind(rawValue: envelope.type) != nil else {
+                    #expect(CatalogEventCodec.readFast(bytes) == nil)
+                    guard case .other(let type) = try CatalogEventCodec.read(bytes) else { Issue.record("read as a catalog event"); continue }
+                    #expect(type == envelope.type)
+                    continue
+                }
+                guard case .catalog(let read)? = CatalogEventCodec.readFast(bytes) else {
+                    Issue.record("fast reader refused round \(round): \(String(decoding: bytes.prefix(400), as: UTF8.self))")
+                    continue
+                }
+                #expect(Self.same(read, envelope), "round \(round)")
+            }
+        }
+    }
+
+    @Test("stored content: the codec's text reads back equal by JSONDecoder, and JSONEncoder's by the codec")
+    func content() throws {
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<2_000 {
+            let poi = Self.poiContent(&random), tour = Self.tourContent(&random)
+            #expect(try JSONCoding.decoder.decode(PoiContent.self, from: Data(CatalogEventCodec.text(poi).utf8)) == poi)
+            #expect(try JSONCoding.decoder.decode(TourContent.self, from: Data(CatalogEventCodec.text(tour).utf8)) == tour)
+            #expect(try CatalogEventCodec.readPoiContent(Array(try JSONCoding.encoder.encode(poi))) == poi)
+            #expect(try CatalogEventCodec.readTourContent(Array(try JSONCoding.encoder.encode(tour))) == tour)
+        }
+    }
+
+    @Test("damaged messages: the fast reader takes one only where JSONDecoder reads the same values; read() answers what JSONDecoder answers")
+    func damaged() throws {
+        var random = SplitMix64(seed: 2_026)
+        var fastTook = 0, refused = 0
+        for round in 0..<6_000 {
+            var bytes = random.chance(2) ? CatalogEventCodec.write(Self.envelope(&random)) : Array(try JSONCoding.encoder.encode(Self.envelope(&random)))
+            for _ in 0..<random.below(3) { Self.damage(&bytes, &random) }
+            let foundation = try? JSONCoding.decoder.decode(Envelope<CatalogEvent>.self, from: Data(bytes))
+            let shown = "round \(round): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)"
+            if case .catalog(let fast)? = CatalogEventCodec.readFast(bytes) {
+                fastTook += 1
+                guard let foundation else { Issue.record("fast reader took what JSONDecoder refuses: \(shown)"); continue }
+                #expect(Self.same(fast, foundation), "\(shown)")
+            }
+            switch Result(catching: { () throws(EnvelopeError) in try CatalogEventCodec.read(bytes) }) {
+            case .success(.catalog(let read)):
+                #expect(foundation.map { Self.same(read, $0) } == true, "\(shown)")
+            case .success(.other(let type)):
+                #expect(CatalogEvent.Kind(rawValue: type) == nil && (try? EnvelopeDecoder.header(bytes).type) == type, "\(shown)")
+            case .failure:
+                refused += 1
+                #expect(foundation == nil, "\(shown)")
+            }
+        }
+        // The damage must leave both kinds of input.
+        #expect(fastTook > 500 && refused > 500, "fast reader took \(fastTook), refused \(refused)")
+    }
+
+    // MARK: generators
+
+    static func same(_ a: Envelope<CatalogEvent>, _ b: Envelope<CatalogEvent>) -> Bool {
+        a.id == b.id && a.type == b.type && a.schemaVersion == b.schemaVersion && a.occurredAt == b.occurredAt && a.source == b.source
+            && a.data == b.data
+    }
+
+    static func envelope(_ random: inout SplitMix64) -> Envelope<CatalogEvent> {
+        let kinds: [CatalogEvent.Kind] = [.tourChanged, .tourDeleted, .poiChanged, .poiDeleted, .snapshotMarker, .snapshotChunk]
+        let kind = random.pick(kinds)
+        var event = CatalogEvent(kind: kind, entityId: random.chance(5) ? nil : UUID(), version: random.chance(5) ? nil : random.below(1_000_000))
+        switch kind {
+        case .tourChanged: event.tour = tourState(&random)
+        case .poiChanged: event.poi = poiState(&random)
+        case .snapshotMarker:
+            event.partition = Int32(random.below(12))
+            event.partitionCount = 1 + random.below(12)
+            event.snapshotId = UUID()
+        case .snapshotChunk:
+            event.snapshotId = UUID()
+            if !random.chance(3) { event.pois = (0..<random.below(5)).map { _ in poiState(&random) } }
+            if !random.chance(3) { event.tours = (0..<random.below(3)).map { _ in tourState(&random) } }
+        case .tourDeleted, .poiDeleted: break
+        }
+        if random.chance(4) { event.snapshotId = UUID() }
+        return Envelope(id: UUID(), type: random.chance(10) ? "something.else" : kind.rawValue, occurredAt: date(&random),
+                        source: text(&random), data: event)
+    }
+
+    static func poiState(_ random: inout SplitMix64) -> PoiState {
+        PoiState(id: UUID(), version: random.below(100_000), content: poiContent(&random), updatedAt: date(&random))
+    }
+
+    static func tourState(_ random: inout SplitMix64) -> TourState {
+        TourState(id: UUID(), version: random.below(100_000), status: random.pick(ContentStatus.allCases), content: tourContent(&random),
+                  stops: (0..<random.below(6)).map { _ in UUID() }, updatedAt: date(&random))
+    }
+
+    static func poiContent(_ random: inout SplitMix64) -> PoiContent {
+        PoiContent(name: text(&random), summary: text(&random), description: text(&random), latitude: number(&random), longitude: number(&random),
+                   category: optionalText(&random), buildings: (0..<random.below(3)).map { _ in text(&random) },
+                   pictures: (0..<random.below(3)).map { _ in text(&random) },
+                   links: (0..<random.below(3)).map { _ in MediaLink(name: text(&random), type: random.pick(MediaType.allCases), url: text(&random)) },
+                   address: optionalText(&random), phone: optionalText(&random), website: optionalText(&random),
+                   openingHours: optionalText(&random), legacyId: random.chance(2) ? nil : Int(random.next() >> 12) - (1 << 51))
+    }
+
+    static func tourContent(_ random: inout SplitMix64) -> TourContent {
+        TourContent(name: text(&random), summary: text(&random), purpose: text(&random), legacyId: random.chance(2) ? nil : random.below(1_000) - 500)
+    }
+
+    static func optionalText(_ random: inout SplitMix64) -> String? { random.chance(3) ? nil : text(&random) }
+
+    /// Plain words, and now and then quotes, backslashes, slashes, control characters, accents and emoji.
+    static func text(_ random: inout SplitMix64) -> String {
+        let pieces = ["Hall", " ", "Café", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "ß", "日本", "🏛️", "\u{2028}", "a", "0", "&<>", "\u{7F}"]
+        return String((0..<random.below(12)).map { _ in random.pick(pieces) }.joined())
+    }
+
+    static func number(_ random: inout SplitMix64) -> Double {
+        switch random.below(5) {
+        case 0: Double(random.below(181)) - 90
+        case 1: Double(bitPattern: random.next() & 0x7FEF_FFFF_FFFF_FFFF) * (random.chance(2) ? 1 : -1)
+        case 2: 1e-7 * Double(random.below(1_000))
+        default: (Double(random.below(360_000_000)) - 180_000_000) / 1_000_000
+        }
+    }
+
+    /// Whole milliseconds, as RFC 3339 text keeps them, from 1970 to 2100.
+    static func date(_ random: inout SplitMix64) -> Date {
+        Date(timeIntervalSince1970: Double(random.below(4_102_444_800_000)) / 1_000)
+    }
+
+    static func damage(_ bytes: inout [UInt8], _ random: inout SplitMix64) {
+        guard !bytes.isEmpty else { return }
+        let at = random.below(bytes.count)
+        switch random.below(4) {
+        case 0: bytes[at] = random.pick(Array("{}[]\",:0-.eE tnfx\\".utf8))
+        case 1: bytes.removeSubrange(at..<min(bytes.count, at + 1 + random.below(8)))
+        case 2: bytes.insert(contentsOf: random.pick([Array("null".utf8), Array(",".utf8), Array("\"x\":1,".utf8), [0xC3], [0xFF]]), at: at)
+        default: bytes.removeSubrange(at...)
+        }
+    }
+}
+
+extension SplitMix64 {
+    fileprivate mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    fileprivate mutating func chance(_ oneIn: Int) -> Bool { below(oneIn) == 0 }
+    fileprivate mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+}
