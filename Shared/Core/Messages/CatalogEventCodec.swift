@@ -19,27 +19,27 @@ public enum CatalogEventCodec {
     // MARK: writing
 
     public static func write(_ envelope: Envelope<CatalogEvent>) -> [UInt8] {
-        var out = Writer()
-        out.open()
+        var out = JSONWriter(capacity: 1_024)
+        out.beginObject()
         out.key("data"); out.event(envelope.data)
         out.key("id"); out.uuid(envelope.id)
         out.key("occurredAt"); out.date(envelope.occurredAt)
-        out.key("schemaVersion"); out.int(envelope.schemaVersion)
+        out.key("schemaVersion"); out.number(envelope.schemaVersion)
         out.key("source"); out.string(envelope.source)
         out.key("type"); out.string(envelope.type)
-        out.close()
+        out.endObject()
         return out.bytes
     }
 
     /// A POI's content as catalog stores it (JSON text).
     public static func text(_ content: PoiContent) -> String {
-        var out = Writer()
+        var out = JSONWriter()
         out.poiContent(content)
         return String(decoding: out.bytes, as: UTF8.self)
     }
 
     public static func text(_ content: TourContent) -> String {
-        var out = Writer()
+        var out = JSONWriter()
         out.tourContent(content)
         return String(decoding: out.bytes, as: UTF8.self)
     }
@@ -81,122 +81,85 @@ public enum CatalogEventCodec {
 
 // MARK: - writer
 
-/// Keys are written in sorted order, as `JSONCoding.encoder` sorts them; absent optionals are left out.
-private struct Writer {
-    var bytes: [UInt8] = []
-    /// Whether the next key or array element needs a comma before it.
-    private var afterValue = false
-
-    init() { bytes.reserveCapacity(1_024) }
-
-    private mutating func separate() {
-        if afterValue { bytes.append(UInt8(ascii: ",")) }
-    }
-
-    mutating func open() { separate(); bytes.append(UInt8(ascii: "{")); afterValue = false }
-    mutating func close() { bytes.append(UInt8(ascii: "}")); afterValue = true }
-    mutating func openArray() { separate(); bytes.append(UInt8(ascii: "[")); afterValue = false }
-    mutating func closeArray() { bytes.append(UInt8(ascii: "]")); afterValue = true }
-
-    mutating func key(_ key: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-        afterValue = false
-    }
-
-    mutating func string(_ value: String) { separate(); JSONBytes.appendQuoted(value, to: &bytes); afterValue = true }
-    mutating func uuid(_ value: UUID) { separate(); JSONBytes.appendQuoted(value, to: &bytes); afterValue = true }
-    mutating func date(_ value: Date) { separate(); JSONBytes.appendQuoted(value, to: &bytes); afterValue = true }
-    mutating func int(_ value: Int) { separate(); bytes.append(contentsOf: String(value).utf8); afterValue = true }
-    mutating func double(_ value: Double) { separate(); JSONBytes.append(value, to: &bytes); afterValue = true }
-
-    mutating func strings(_ values: [String]) {
-        openArray()
-        for value in values { string(value) }
-        closeArray()
-    }
-
+/// The codec's writing: keys in sorted order, as `JSONCoding.encoder` sorts them; absent optionals left out.
+extension JSONWriter {
     mutating func event(_ event: CatalogEvent) {
-        open()
+        beginObject()
         if let entityId = event.entityId { key("entityId"); uuid(entityId) }
         key("kind"); string(event.kind.rawValue)
-        if let partition = event.partition { key("partition"); int(Int(partition)) }
-        if let partitionCount = event.partitionCount { key("partitionCount"); int(partitionCount) }
+        if let partition = event.partition { key("partition"); number(Int(partition)) }
+        if let partitionCount = event.partitionCount { key("partitionCount"); number(partitionCount) }
         if let poi = event.poi { key("poi"); poiState(poi) }
         if let pois = event.pois {
-            key("pois"); openArray()
+            key("pois"); beginArray()
             for poi in pois { poiState(poi) }
-            closeArray()
+            endArray()
         }
         if let snapshotId = event.snapshotId { key("snapshotId"); uuid(snapshotId) }
         if let tour = event.tour { key("tour"); tourState(tour) }
         if let tours = event.tours {
-            key("tours"); openArray()
+            key("tours"); beginArray()
             for tour in tours { tourState(tour) }
-            closeArray()
+            endArray()
         }
-        if let version = event.version { key("version"); int(version) }
-        close()
+        if let version = event.version { key("version"); number(version) }
+        endObject()
     }
 
     mutating func poiState(_ poi: PoiState) {
-        open()
+        beginObject()
         key("content"); poiContent(poi.content)
         key("id"); uuid(poi.id)
         key("updatedAt"); date(poi.updatedAt)
-        key("version"); int(poi.version)
-        close()
+        key("version"); number(poi.version)
+        endObject()
     }
 
     mutating func tourState(_ tour: TourState) {
-        open()
+        beginObject()
         key("content"); tourContent(tour.content)
         key("id"); uuid(tour.id)
         key("status"); string(tour.status.rawValue)
-        key("stops"); openArray()
-        for stop in tour.stops { uuid(stop) }
-        closeArray()
+        key("stops"); uuids(tour.stops)
         key("updatedAt"); date(tour.updatedAt)
-        key("version"); int(tour.version)
-        close()
+        key("version"); number(tour.version)
+        endObject()
     }
 
     mutating func poiContent(_ poi: PoiContent) {
-        open()
+        beginObject()
         if let address = poi.address { key("address"); string(address) }
         key("buildings"); strings(poi.buildings)
         if let category = poi.category { key("category"); string(category) }
         key("description"); string(poi.description)
-        key("latitude"); double(poi.latitude)
-        if let legacyId = poi.legacyId { key("legacyId"); int(legacyId) }
-        key("links"); openArray()
+        key("latitude"); number(poi.latitude)
+        if let legacyId = poi.legacyId { key("legacyId"); number(legacyId) }
+        key("links"); beginArray()
         for link in poi.links {
-            open()
+            beginObject()
             key("name"); string(link.name)
             key("type"); string(link.type.rawValue)
             key("url"); string(link.url)
-            close()
+            endObject()
         }
-        closeArray()
-        key("longitude"); double(poi.longitude)
+        endArray()
+        key("longitude"); number(poi.longitude)
         key("name"); string(poi.name)
         if let openingHours = poi.openingHours { key("openingHours"); string(openingHours) }
         if let phone = poi.phone { key("phone"); string(phone) }
         key("pictures"); strings(poi.pictures)
         key("summary"); string(poi.summary)
         if let website = poi.website { key("website"); string(website) }
-        close()
+        endObject()
     }
 
     mutating func tourContent(_ tour: TourContent) {
-        open()
-        if let legacyId = tour.legacyId { key("legacyId"); int(legacyId) }
+        beginObject()
+        if let legacyId = tour.legacyId { key("legacyId"); number(legacyId) }
         key("name"); string(tour.name)
         key("purpose"); string(tour.purpose)
         key("summary"); string(tour.summary)
-        close()
+        endObject()
     }
 }
 
