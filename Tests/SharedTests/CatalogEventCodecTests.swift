@@ -33,7 +33,7 @@ struct CatalogEventCodecTests {
         }
     }
 
-    @Test("stored content: the codec's text reads back equal by JSONDecoder, and JSONEncoder's by the codec")
+    @Test("stored content and audited states: the codec's text reads back equal by JSONDecoder, and JSONEncoder's content by the codec")
     func content() throws {
         var random = SplitMix64(seed: 7)
         for _ in 0..<2_000 {
@@ -42,6 +42,9 @@ struct CatalogEventCodecTests {
             #expect(try JSONCoding.decoder.decode(TourContent.self, from: Data(CatalogEventCodec.text(tour).utf8)) == tour)
             #expect(try CatalogEventCodec.readPoiContent(Array(try JSONCoding.encoder.encode(poi))) == poi)
             #expect(try CatalogEventCodec.readTourContent(Array(try JSONCoding.encoder.encode(tour))) == tour)
+            let poiState = Self.poiState(&random), tourState = Self.tourState(&random)
+            #expect(try JSONCoding.decoder.decode(PoiState.self, from: Data(CatalogEventCodec.text(poiState).utf8)) == poiState)
+            #expect(try JSONCoding.decoder.decode(TourState.self, from: Data(CatalogEventCodec.text(tourState).utf8)) == tourState)
         }
     }
 

@@ -44,6 +44,19 @@ public enum CatalogEventCodec {
         return String(decoding: out.bytes, as: UTF8.self)
     }
 
+    /// A POI's whole state as JSON text (catalog's audit rows keep these).
+    public static func text(_ state: PoiState) -> String {
+        var out = JSONWriter(capacity: 512)
+        out.poiState(state)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
+    public static func text(_ state: TourState) -> String {
+        var out = JSONWriter(capacity: 512)
+        out.tourState(state)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
     // MARK: reading
 
     /// Reads a message of `catalog.events`; an error says why it is not one (as `EnvelopeDecoder` would).
