@@ -152,10 +152,16 @@ struct CatalogEventCodecTests {
     static func damage(_ bytes: inout [UInt8], _ random: inout SplitMix64) {
         guard !bytes.isEmpty else { return }
         let at = random.below(bytes.count)
-        switch random.below(4) {
+        switch random.below(5) {
         case 0: bytes[at] = random.pick(Array("{}[]\",:0-.eE tnfx\\".utf8))
         case 1: bytes.removeSubrange(at..<min(bytes.count, at + 1 + random.below(8)))
         case 2: bytes.insert(contentsOf: random.pick([Array("null".utf8), Array(",".utf8), Array("\"x\":1,".utf8), [0xC3], [0xFF]]), at: at)
+        case 3:
+            // A key the object may already have, written first (JSONDecoder keeps the first value), after an opening brace.
+            guard let open = bytes[at...].firstIndex(of: UInt8(ascii: "{")) else { return }
+            let member = Array(random.pick([#""name":"twice","#, #""version":7,"#, #""kind":"poi.deleted","#, #""category":null,"#,
+                                            #""id":"00000000-0000-0000-0000-000000000001","#, #""latitude":1.5,"#, #""status":"draft","#]).utf8)
+            bytes.insert(contentsOf: member, at: open + 1)
         default: bytes.removeSubrange(at...)
         }
     }

@@ -187,12 +187,20 @@ extension JSONReader {
         return value
     }
 
-    /// Reads `{ … }`, handing each member to `member`; false from it means an unknown key, which is skipped.
-    private mutating func object(depth: Int, _ member: (inout JSONReader, JSONString) throws(Failure) -> Bool) throws(Failure) {
+    /// Reads `{ … }`, handing each member whose key is in `keys` to `member` with the key's index; other keys
+    /// are skipped. A key twice is refused: JSONDecoder keeps the first value, and the fallback gives that.
+    private mutating func object(depth: Int, keys: [StaticString], _ member: (inout JSONReader, Int) throws(Failure) -> Void) throws(Failure) {
         guard depth <= Self.maxDepth else { throw malformed("nesting deeper than \(Self.maxDepth)") }
         try expect(UInt8(ascii: "{"))
+        var seen: UInt32 = 0
         _ = try members { reader, key throws(Failure) in
-            if try !member(&reader, key) { try reader.skipValue(depth: depth + 1) }
+            guard let index = keys.firstIndex(where: { key.equals($0) }) else {
+                try reader.skipValue(depth: depth + 1)
+                return true
+            }
+            guard seen & (1 << index) == 0 else { throw reader.malformed("duplicate key") }
+            seen |= 1 << index
+            try member(&reader, index)
             return true
         }
     }
@@ -254,15 +262,15 @@ extension JSONReader {
 
     mutating func envelope() throws(Failure) -> CatalogEventCodec.Message {
         var data: CatalogEvent?, id: UUID?, occurredAt: Date?, schemaVersion: Int?, source: String?, type: String?
-        try object(depth: 0) { reader, key throws(Failure) in
-            if key.equals("data") { data = try reader.event() }
-            else if key.equals("id") { id = try reader.uuid() }
-            else if key.equals("occurredAt") { occurredAt = try reader.date() }
-            else if key.equals("schemaVersion") { schemaVersion = try reader.int() }
-            else if key.equals("source") { source = try reader.text() }
-            else if key.equals("type") { type = try reader.text() }
-            else { return false }
-            return true
+        try object(depth: 0, keys: ["data", "id", "occurredAt", "schemaVersion", "source", "type"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: data = try reader.event()
+            case 1: id = try reader.uuid()
+            case 2: occurredAt = try reader.date()
+            case 3: schemaVersion = try reader.int()
+            case 4: source = try reader.text()
+            default: type = try reader.text()
+            }
         }
         let version = try Self.required(schemaVersion)
         guard (1...Envelope<Int>.currentSchemaVersion).contains(version) else { throw malformed("unsupported schema version") }
@@ -275,26 +283,27 @@ extension JSONReader {
     private mutating func event() throws(Failure) -> CatalogEvent {
         var kind: CatalogEvent.Kind?, entityId: UUID?, version: Int?, tour: TourState?, poi: PoiState?, snapshotId: UUID?
         var partition: Int32?, partitionCount: Int?, pois: [PoiState]?, tours: [TourState]?
-        try object(depth: 1) { reader, key throws(Failure) in
-            if key.equals("kind") {
+        let keys: [StaticString] = ["kind", "entityId", "version", "poi", "pois", "tour", "tours", "snapshotId", "partition", "partitionCount"]
+        try object(depth: 1, keys: keys) { reader, field throws(Failure) in
+            switch field {
+            case 0:
                 guard let value = CatalogEvent.Kind(rawValue: try reader.text()) else { throw reader.malformed("unknown kind") }
                 kind = value
-            } else if key.equals("entityId") { entityId = try reader.optional { r throws(Failure) in try r.uuid() } }
-            else if key.equals("version") { version = try reader.optional { r throws(Failure) in try r.int() } }
-            else if key.equals("poi") { poi = try reader.optional { r throws(Failure) in try r.poiState() } }
-            else if key.equals("pois") { pois = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.poiState() } } }
-            else if key.equals("tour") { tour = try reader.optional { r throws(Failure) in try r.tourState() } }
-            else if key.equals("tours") { tours = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.tourState() } } }
-            else if key.equals("snapshotId") { snapshotId = try reader.optional { r throws(Failure) in try r.uuid() } }
-            else if key.equals("partition") {
+            case 1: entityId = try reader.optional { r throws(Failure) in try r.uuid() }
+            case 2: version = try reader.optional { r throws(Failure) in try r.int() }
+            case 3: poi = try reader.optional { r throws(Failure) in try r.poiState() }
+            case 4: pois = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.poiState() } }
+            case 5: tour = try reader.optional { r throws(Failure) in try r.tourState() }
+            case 6: tours = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.tourState() } }
+            case 7: snapshotId = try reader.optional { r throws(Failure) in try r.uuid() }
+            case 8:
                 partition = try reader.optional { r throws(Failure) in
                     let value = try r.int()
                     guard let narrow = Int32(exactly: value) else { throw r.malformed("partition out of range") }
                     return narrow
                 }
-            } else if key.equals("partitionCount") { partitionCount = try reader.optional { r throws(Failure) in try r.int() } }
-            else { return false }
-            return true
+            default: partitionCount = try reader.optional { r throws(Failure) in try r.int() }
+            }
         }
         return CatalogEvent(kind: try Self.required(kind), entityId: entityId, version: version, tour: tour, poi: poi, snapshotId: snapshotId,
                             partition: partition, partitionCount: partitionCount, pois: pois, tours: tours)
@@ -302,13 +311,13 @@ extension JSONReader {
 
     private mutating func poiState() throws(Failure) -> PoiState {
         var id: UUID?, version: Int?, content: PoiContent?, updatedAt: Date?
-        try object(depth: 2) { reader, key throws(Failure) in
-            if key.equals("content") { content = try reader.poiContent() }
-            else if key.equals("id") { id = try reader.uuid() }
-            else if key.equals("updatedAt") { updatedAt = try reader.date() }
-            else if key.equals("version") { version = try reader.int() }
-            else { return false }
-            return true
+        try object(depth: 2, keys: ["content", "id", "updatedAt", "version"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: content = try reader.poiContent()
+            case 1: id = try reader.uuid()
+            case 2: updatedAt = try reader.date()
+            default: version = try reader.int()
+            }
         }
         return PoiState(id: try Self.required(id), version: try Self.required(version), content: try Self.required(content),
                         updatedAt: try Self.required(updatedAt))
@@ -316,17 +325,17 @@ extension JSONReader {
 
     private mutating func tourState() throws(Failure) -> TourState {
         var id: UUID?, version: Int?, status: ContentStatus?, content: TourContent?, stops: [UUID]?, updatedAt: Date?
-        try object(depth: 2) { reader, key throws(Failure) in
-            if key.equals("content") { content = try reader.tourContent() }
-            else if key.equals("id") { id = try reader.uuid() }
-            else if key.equals("status") {
+        try object(depth: 2, keys: ["content", "id", "status", "stops", "updatedAt", "version"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: content = try reader.tourContent()
+            case 1: id = try reader.uuid()
+            case 2:
                 guard let value = ContentStatus(rawValue: try reader.text()) else { throw reader.malformed("unknown status") }
                 status = value
-            } else if key.equals("stops") { stops = try reader.array { e throws(Failure) in try e.uuid() } }
-            else if key.equals("updatedAt") { updatedAt = try reader.date() }
-            else if key.equals("version") { version = try reader.int() }
-            else { return false }
-            return true
+            case 3: stops = try reader.array { e throws(Failure) in try e.uuid() }
+            case 4: updatedAt = try reader.date()
+            default: version = try reader.int()
+            }
         }
         return TourState(id: try Self.required(id), version: try Self.required(version), status: try Self.required(status),
                          content: try Self.required(content), stops: try Self.required(stops), updatedAt: try Self.required(updatedAt))
@@ -336,23 +345,25 @@ extension JSONReader {
         var name: String?, summary: String?, description: String?, latitude: Double?, longitude: Double?, category: String?
         var buildings: [String]?, pictures: [String]?, links: [MediaLink]?, address: String?, phone: String?, website: String?
         var openingHours: String?, legacyId: Int?
-        try object(depth: 3) { reader, key throws(Failure) in
-            if key.equals("name") { name = try reader.text() }
-            else if key.equals("summary") { summary = try reader.text() }
-            else if key.equals("description") { description = try reader.text() }
-            else if key.equals("latitude") { latitude = try reader.double() }
-            else if key.equals("longitude") { longitude = try reader.double() }
-            else if key.equals("category") { category = try reader.optional { r throws(Failure) in try r.text() } }
-            else if key.equals("buildings") { buildings = try reader.array { e throws(Failure) in try e.text() } }
-            else if key.equals("pictures") { pictures = try reader.array { e throws(Failure) in try e.text() } }
-            else if key.equals("links") { links = try reader.array { e throws(Failure) in try e.link() } }
-            else if key.equals("address") { address = try reader.optional { r throws(Failure) in try r.text() } }
-            else if key.equals("phone") { phone = try reader.optional { r throws(Failure) in try r.text() } }
-            else if key.equals("website") { website = try reader.optional { r throws(Failure) in try r.text() } }
-            else if key.equals("openingHours") { openingHours = try reader.optional { r throws(Failure) in try r.text() } }
-            else if key.equals("legacyId") { legacyId = try reader.optional { r throws(Failure) in try r.int() } }
-            else { return false }
-            return true
+        let keys: [StaticString] = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures", "links",
+                                    "address", "phone", "website", "openingHours", "legacyId"]
+        try object(depth: 3, keys: keys) { reader, field throws(Failure) in
+            switch field {
+            case 0: name = try reader.text()
+            case 1: summary = try reader.text()
+            case 2: description = try reader.text()
+            case 3: latitude = try reader.double()
+            case 4: longitude = try reader.double()
+            case 5: category = try reader.optional { r throws(Failure) in try r.text() }
+            case 6: buildings = try reader.array { e throws(Failure) in try e.text() }
+            case 7: pictures = try reader.array { e throws(Failure) in try e.text() }
+            case 8: links = try reader.array { e throws(Failure) in try e.link() }
+            case 9: address = try reader.optional { r throws(Failure) in try r.text() }
+            case 10: phone = try reader.optional { r throws(Failure) in try r.text() }
+            case 11: website = try reader.optional { r throws(Failure) in try r.text() }
+            case 12: openingHours = try reader.optional { r throws(Failure) in try r.text() }
+            default: legacyId = try reader.optional { r throws(Failure) in try r.int() }
+            }
         }
         return PoiContent(name: try Self.required(name), summary: try Self.required(summary), description: try Self.required(description),
                           latitude: try Self.required(latitude), longitude: try Self.required(longitude), category: category,
@@ -362,27 +373,27 @@ extension JSONReader {
 
     private mutating func link() throws(Failure) -> MediaLink {
         var name: String?, type: MediaType?, url: String?
-        try object(depth: 5) { reader, key throws(Failure) in
-            if key.equals("name") { name = try reader.text() }
-            else if key.equals("type") {
+        try object(depth: 5, keys: ["name", "type", "url"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: name = try reader.text()
+            case 1:
                 guard let value = MediaType(rawValue: try reader.text()) else { throw reader.malformed("unknown link type") }
                 type = value
-            } else if key.equals("url") { url = try reader.text() }
-            else { return false }
-            return true
+            default: url = try reader.text()
+            }
         }
         return MediaLink(name: try Self.required(name), type: try Self.required(type), url: try Self.required(url))
     }
 
     mutating func tourContent() throws(Failure) -> TourContent {
         var name: String?, summary: String?, purpose: String?, legacyId: Int?
-        try object(depth: 3) { reader, key throws(Failure) in
-            if key.equals("name") { name = try reader.text() }
-            else if key.equals("summary") { summary = try reader.text() }
-            else if key.equals("purpose") { purpose = try reader.text() }
-            else if key.equals("legacyId") { legacyId = try reader.optional { r throws(Failure) in try r.int() } }
-            else { return false }
-            return true
+        try object(depth: 3, keys: ["name", "summary", "purpose", "legacyId"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: name = try reader.text()
+            case 1: summary = try reader.text()
+            case 2: purpose = try reader.text()
+            default: legacyId = try reader.optional { r throws(Failure) in try r.int() }
+            }
         }
         return TourContent(name: try Self.required(name), summary: try Self.required(summary), purpose: try Self.required(purpose),
                            legacyId: legacyId)
