@@ -29,7 +29,7 @@ struct DeadLetterAndReplayTests {
         try await harness.produce(Array(workload.events.dropFirst(150)))
         try await harness.app().test(.router) { client in
             try await harness.waitUntilCounted(workload.events.count)
-            let letters = try await Self.deadLetters(harness, count: bad.count)
+            let letters = try await TestServices.deadLetters(harness.kafka, count: bad.count)
             #expect(Set(letters.map(\.data.value)) == Set(bad))
             #expect(letters.allSatisfy { $0.data.consumer == "analytics" && $0.data.topic == harness.trackingTopic })
             let reasons = letters.map(\.data.reason).sorted()
@@ -44,21 +44,6 @@ struct DeadLetterAndReplayTests {
             let truth = Truth(events: workload.events)
             try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 12, count: 2))
         }
-    }
-
-    static func deadLetters(_ harness: AnalyticsHarness, count: Int) async throws -> [Envelope<DeadLetterSink.Letter>] {
-        let consumer = try await KafkaConsumer.open(configuration: harness.kafka,
-                                                    subscription: .allPartitions(topics: [harness.kafka.topic(Topic.deadLetters)], from: .beginning),
-                                                    logger: TestServices.logger)
-        var letters: [Envelope<DeadLetterSink.Letter>] = []
-        let deadline = ContinuousClock.now + .seconds(20)
-        while letters.count < count && ContinuousClock.now < deadline {
-            for message in try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200)) {
-                letters.append(try EnvelopeDecoder.decode(DeadLetterSink.Letter.self, from: message.value))
-            }
-        }
-        await consumer.close()
-        return letters
     }
 
     @Test("replay rebuilds every report from the topic's beginning and from a file into fresh tables; activating it swaps them in under a running service")

@@ -142,12 +142,11 @@ struct ReportUnitTests {
         }
         let base = #""id":"\#(id)","type":"poi.viewed","deviceId":"d","occurredAt":"2025-01-01T00:00:00.5Z","poiId":"\#(id)","via":"map""#
         #expect(read(message(base))?.occurredAt == RFC3339.parse("2025-01-01T00:00:00.500Z"))
-        // Unknown fields and nulls are fine; escapes, exponents, offsets; a key given twice keeps its last value.
+        // Unknown fields and nulls are fine; escapes, exponents, offsets; a key given twice is refused.
         #expect(read(message(base + #","extra":[1,{"a":"\"x"}],"touristId":null,"dwellSeconds":12.25"#))?.dwellSeconds == 12.25)
         #expect(read(message(base + #","model":"a\"b""#))?.model == "a\"b")
         #expect(read(message(base + #","touristId":"t\u00e9""#))?.touristId == "té")
         #expect(read(message(base + #","dwellSeconds":1e3"#))?.dwellSeconds == 1_000)
-        #expect(read(message(base + #","deviceId":"e""#))?.deviceId == "e")
         #expect(read(message(base.replacingOccurrences(of: "00.5Z", with: "00+01:00")))?.occurredAt == RFC3339.parse("2024-12-31T23:00:00Z"))
         func rejection(_ bytes: [UInt8]) -> TrackingCodec.MessageRejection? {
             if case .rejected(let rejection) = TrackingCodec.readMessage(bytes) { rejection } else { nil }
@@ -155,7 +154,9 @@ struct ReportUnitTests {
         #expect(rejection(message(base) + Array(" x".utf8))?.kind == .undecodable)
         #expect(rejection(message(base, envelope: #","schemaVersion":2"#))?.reason.contains("schemaVersion 2") == true)
         #expect(rejection(message(base.replacingOccurrences(of: #""poiId":"\#(id)""#, with: #""poiId":5"#)))?.kind == .undecodable)
-        #expect(rejection(message(base + #","deviceId":"a\u0000b""#))?.reason == "deviceId must not contain NUL characters")
+        #expect(rejection(message(base.replacingOccurrences(of: #""deviceId":"d""#, with: #""deviceId":"a\u0000b""#)))?.reason
+                == "deviceId must not contain NUL characters")
+        #expect(rejection(message(base + #","deviceId":"e""#))?.reason == "undecodable message: data: field deviceId given twice")
     }
 
     @Test("CSV text fields are always quoted, quotes doubled, formula starts neutralised")

@@ -125,13 +125,14 @@ struct CommandHandlerTests {
         }
     }
 
-    @Test("a snapshot sends its entities in chunks on every partition in turn, halving a chunk too large, then a marker on each partition")
+    @Test("a snapshot asked for in chunks sends its entities in chunks on the partitions in turn, halving a chunk too large, then a marker on each partition")
     func snapshotInChunks() async throws {
         try await withHandler { handler, client in
-            // 300 POIs: a full chunk of 256 and one of 44; descriptions of 3 000 bytes make the full one pass 512 KiB, so it is halved.
+            // 600 POIs: chunks of 256, 256 and 88; descriptions of 3 000 bytes make a full one pass 512 KiB, so it is
+            // halved. With the tours' chunk that is six chunks on four partitions.
             var content = Self.quad
             content.description = String(repeating: "d", count: 3_000)
-            let rows = (0..<300).map { n in
+            let rows = (0..<600).map { n in
                 var poi = content
                 poi.name = "POI \(n)"
                 return CatalogBatchRow(label: "row \(n)", commands: [CatalogCommand(action: .createPoi, actor: "a", poi: poi)])
@@ -141,21 +142,47 @@ struct CommandHandlerTests {
             let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T")))
             let before = try await outbox(client).count
 
-            let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
-            #expect(snapshot.message == "republished 1 tours, 300 POIs and 0 categories")
+            let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed", chunkedSnapshot: true))
+            #expect(snapshot.message == "republished 1 tours, 600 POIs and 0 categories")
             let written = try await client.fetch("SELECT key, partition, payload FROM catalog.outbox ORDER BY id OFFSET \(before)",
                                                  as: (String?, Int32?, String).self, logger: logger)
             let envelopes = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)) }
             let chunks = envelopes.filter { $0.data.kind == .snapshotChunk }
-            #expect(chunks.map { $0.data.pois?.count ?? 0 } == [128, 128, 44, 0])
+            #expect(chunks.map { $0.data.pois?.count ?? 0 } == [128, 128, 128, 128, 88, 0])
             #expect(chunks.last?.data.tours?.map(\.id) == [tour.entityId].compactMap { $0 })
-            #expect(written.prefix(chunks.count).map(\.1) == [0, 1, 2, 3])
+            #expect(written.prefix(chunks.count).map(\.1) == [0, 1, 2, 3, 0, 1])
+            #expect(written.prefix(chunks.count).map(\.0) == (0..<6).map { "catalog.snapshot-chunk/\($0)" })
             #expect(written.prefix(chunks.count).allSatisfy { $0.2.utf8.count <= CatalogCommandHandler.snapshotChunkBytes })
-            #expect(Set(chunks.flatMap { $0.data.entityEvents.compactMap(\.entityId) }).count == 301)
+            #expect(Set(chunks.flatMap { $0.data.entityEvents.compactMap(\.entityId) }).count == 601)
             #expect(chunks.allSatisfy { $0.data.entityEvents.allSatisfy { $0.snapshotId == snapshot.commandId } })
             let markers = envelopes.filter { $0.data.kind == .snapshotMarker }
             #expect(markers.compactMap(\.data.partition) == [0, 1, 2, 3])
             #expect(Array(envelopes.suffix(4).map(\.data.kind)) == Array(repeating: .snapshotMarker, count: 4))
+        }
+    }
+
+    @Test("a snapshot asked for without chunks (a reader built before them) sends one event per entity, POIs before tours, then the markers")
+    func snapshotPerEntity() async throws {
+        try await withHandler { handler, client in
+            var pois: [CatalogCommandResult] = []
+            for n in 0..<3 {
+                var poi = Self.quad
+                poi.name = "POI \(n)"
+                pois.append(try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi)))
+            }
+            let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T")))
+            let before = try await outbox(client).count
+
+            let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
+            #expect(snapshot.message == "republished 1 tours, 3 POIs and 0 categories")
+            let written = try await client.fetch("SELECT key, partition, payload FROM catalog.outbox ORDER BY id OFFSET \(before)",
+                                                 as: (String?, Int32?, String).self, logger: logger)
+            let envelopes = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)) }
+            #expect(envelopes.map(\.data.kind) == [.poiChanged, .poiChanged, .poiChanged, .tourChanged] + Array(repeating: .snapshotMarker, count: 4))
+            #expect(Set(envelopes.prefix(3).compactMap(\.data.entityId)) == Set(pois.compactMap(\.entityId)))
+            #expect(envelopes[3].data.entityId == tour.entityId)
+            #expect(written.prefix(4).map(\.0) == envelopes.prefix(4).map { $0.data.entityId?.uuidString.lowercased() })
+            #expect(envelopes.allSatisfy { $0.data.snapshotId == snapshot.commandId })
         }
     }
 

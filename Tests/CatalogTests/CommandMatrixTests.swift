@@ -88,7 +88,7 @@ struct CommandMatrixTests {
             ]
             return (CatalogCommand(action: action, actor: actor, rows: rows), ["category.changed", "poi.changed"])
         case .snapshot:
-            return (CatalogCommand(action: action, actor: "feed"),
+            return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
                     Array(repeating: "category.changed", count: 3) + ["catalog.snapshot-chunk", "catalog.snapshot-chunk"]
                     + Array(repeating: "catalog.snapshot-marker", count: 4))
         }

@@ -48,7 +48,8 @@ struct EventBatchTests {
               {"id": "\(id)", "type": "tour.started", "deviceId": "d1", "occurredAt": "\(RFC3339.format(now.addingTimeInterval(600)))", "tourId": "\(poi)"},
               {"id": "\(id)", "type": "poi.left", "deviceId": "d1", "occurredAt": "\(recent)", "poiId": "\(poi)", "dwellSeconds": "long"},
               {"id": "\(id)", "type": "device.registered", "deviceId": "d1", "occurredAt": "\(recent)", "platform": "iOS", "osVersion": "17.4",
-               "model": "iPhone15,2", "appVersion": "2.0.1", "touristId": "t-9", "extra": true}
+               "model": "iPhone15,2", "appVersion": "2.0.1", "touristId": "t-9", "extra": true},
+              {"id": "\(id)", "type": "tour.started", "deviceId": "d1", "occurredAt": "\(recent)", "tourId": "\(poi)", "deviceId": "d2"}
             ]}
             """)
         let reasons = results.map { reason($0, now: now) }
@@ -65,6 +66,7 @@ struct EventBatchTests {
         #expect(reasons[10] == "occurredAt is more than 5 minutes in the future")
         #expect(reasons[11] == "dwellSeconds must be a number")
         #expect(reasons[12] == nil)
+        #expect(reasons[13] == "field deviceId given twice")
     }
 
     @Test("the reader takes any valid JSON and refuses anything else as a whole")

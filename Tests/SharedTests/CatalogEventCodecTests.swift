@@ -1,6 +1,7 @@
 import Foundation
 @testable import Shared
 import Testing
+import TestSupport
 
 /// The catalog.events codec against Foundation's JSONEncoder and JSONDecoder (JSONCoding), which read and
 /// wrote these messages before it: what either writes, both read to the same values; on damaged input the
@@ -45,6 +46,36 @@ struct CatalogEventCodecTests {
             let poiState = Self.poiState(&random), tourState = Self.tourState(&random)
             #expect(try JSONCoding.decoder.decode(PoiState.self, from: Data(CatalogEventCodec.text(poiState).utf8)) == poiState)
             #expect(try JSONCoding.decoder.decode(TourState.self, from: Data(CatalogEventCodec.text(tourState).utf8)) == tourState)
+        }
+    }
+
+    @Test("content as Postgres keeps it (jsonb, read back as text) is taken by the fast reader and reads back equal")
+    func contentFromPostgres() async throws {
+        var random = SplitMix64(seed: 11)
+        let pois = (0..<300).map { _ in Self.poiContent(&random) }, tours = (0..<300).map { _ in Self.tourContent(&random) }
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            for poi in pois {
+                let stored = try await client.fetch("SELECT \(CatalogEventCodec.text(poi))::jsonb::text", as: String.self, logger: TestServices.logger)
+                #expect(CatalogEventCodec.readFastPoiContent(Array(stored[0].utf8)) == poi, "\(stored[0])")
+            }
+            for tour in tours {
+                let stored = try await client.fetch("SELECT \(CatalogEventCodec.text(tour))::jsonb::text", as: String.self, logger: TestServices.logger)
+                #expect(CatalogEventCodec.readFastTourContent(Array(stored[0].utf8)) == tour, "\(stored[0])")
+            }
+        }
+    }
+
+    @Test("escapes and integer edges: \\u escapes and surrogate pairs read fast; integers past 2^53 go to JSONDecoder and read back exact")
+    func escapesAndIntegerEdges() throws {
+        let escaped = #"{"buildings":[],"description":"","latitude":1,"links":[],"longitude":-2.5,"name":"\u0048\u00e9\ud83c\udfdb\u2028\/","pictures":[],"summary":""}"#
+        #expect(CatalogEventCodec.readFastPoiContent(Array(escaped.utf8))?.name == "H\u{E9}\u{1F3DB}\u{2028}/")
+        #expect(CatalogEventCodec.readFastPoiContent(Array(escaped.replacingOccurrences(of: #"\ud83c\udfdb"#, with: #"\ud83c"#).utf8)) == nil)
+        for legacyId in [0, -1, 9_007_199_254_740_991, -9_007_199_254_740_991, 9_007_199_254_740_992, Int.max, Int.min] {
+            let poi = PoiContent(name: "n", latitude: 1, longitude: 2, legacyId: legacyId)
+            let text = Array(CatalogEventCodec.text(poi).utf8)
+            #expect(try CatalogEventCodec.readPoiContent(text) == poi, "\(legacyId)")
+            #expect((CatalogEventCodec.readFastPoiContent(text) != nil) == (abs(Double(legacyId)) < 9_007_199_254_740_992), "\(legacyId)")
         }
     }
 

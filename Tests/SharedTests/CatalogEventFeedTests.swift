@@ -33,4 +33,49 @@ struct CatalogEventFeedTests {
         #expect(stopped, "run() still running 30 s after its task was cancelled")
         await producer.shutdown()
     }
+
+    @Test("a snapshot chunk with an unreadable entity, or one its handler refuses, loses only that entity: the rest are handled, each bad one dead-lettered alone")
+    func chunkEntitiesOneByOne() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics(Topic.all)
+        let startup = StartupBarrier()
+        startup.open()
+        let pois = (0..<4).map { n in
+            PoiState(id: UUID(), version: 1, content: PoiContent(name: n == 1 ? "DAMAGED" : "POI \(n)", latitude: 34.2, longitude: -77.8),
+                     updatedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        }
+        let refused = pois[3].id
+        let handled = Mutex<[UUID]>([])
+        let commands = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
+        let feed = CatalogEventFeed(configuration: configuration, startup: startup, commands: commands,
+                                    deadLetters: DeadLetterSink(producer: producer, consumerName: "test", logger: logger),
+                                    source: "test", logger: logger, handler: { envelope in
+                                        guard let id = envelope.data.entityId else { return }
+                                        if id == refused { throw CancellationError() }
+                                        handled.withLock { $0.append(id) }
+                                    })
+        let running = Task { try await feed.run() }
+        // Reading (its snapshot request waits for a command client not run): what is sent now is read.
+        try #require(try await TestServices.eventually(timeout: .seconds(20)) { commands.listening.waiterCount == 1 })
+        let chunk = CatalogEventCodec.write(Envelope(type: CatalogEvent.Kind.snapshotChunk.rawValue, source: "catalog",
+                                                     data: .snapshotChunk(pois: pois, snapshotId: UUID())))
+        let damaged = String(decoding: chunk, as: UTF8.self).replacingOccurrences(of: #""name":"DAMAGED""#, with: #""name":17"#)
+        try #require(damaged.utf8.count == chunk.count - 7)
+        try await producer.send(KafkaOutgoingMessage(topic: configuration.topic(Topic.catalogEvents), key: "catalog.snapshot-chunk/0",
+                                                     value: Array(damaged.utf8)))
+
+        let letters = try await TestServices.deadLetters(configuration, count: 2)
+        #expect(handled.withLock { $0 } == [pois[0].id, pois[2].id])
+        try #require(letters.count == 2)
+        let unreadable = try #require(letters.first { $0.data.part == "an entity of a snapshot chunk" })
+        #expect(unreadable.data.value.contains(#""name":17"#) && !unreadable.data.value.contains("POI 0"))
+        #expect(unreadable.data.reason.hasPrefix("unreadable entity"))
+        let refusedLetter = try #require(letters.first { $0.data.part == "entity \(refused.uuidString.lowercased())" })
+        let event = try EnvelopeDecoder.decode(CatalogEvent.self, from: Array(refusedLetter.data.value.utf8))
+        #expect(event.data.poi == pois[3] && event.type == CatalogEvent.Kind.poiChanged.rawValue)
+        running.cancel()
+        _ = await running.result
+        await producer.shutdown()
+    }
 }

@@ -99,4 +99,20 @@ public enum TestServices {
         }
         return try await condition()
     }
+
+    /// The letters on a test's `dead-letters` topic, once `count` arrived or 20 s passed.
+    public static func deadLetters(_ configuration: KafkaConfiguration, count: Int) async throws -> [Envelope<DeadLetterSink.Letter>] {
+        let consumer = try await KafkaConsumer.open(configuration: configuration,
+                                                    subscription: .allPartitions(topics: [configuration.topic(Topic.deadLetters)], from: .beginning),
+                                                    logger: logger)
+        var letters: [Envelope<DeadLetterSink.Letter>] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while letters.count < count && ContinuousClock.now < deadline {
+            for message in try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200)) {
+                letters.append(try EnvelopeDecoder.decode(DeadLetterSink.Letter.self, from: message.value))
+            }
+        }
+        await consumer.close()
+        return letters
+    }
 }

@@ -81,7 +81,7 @@ struct Work {
         String(decoding: try Envelope(type: type, source: "catalog", data: data).encoded(), as: UTF8.self)
     }
 
-    mutating func publish(_ event: CatalogEvent, partition: Int32? = nil) throws {
+    mutating func publish(_ event: CatalogEvent, partition: Int32? = nil) {
         outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId?.uuidString.lowercased(),
                                   partition: partition, payload: Self.payload(event), requestId: requestId))
     }
@@ -185,13 +185,13 @@ struct Work {
         tour.version += 1
         tour.updatedAt = now
         try await transaction.saveTour(tour, deleted: true)
-        try publish(CatalogEvent(kind: .tourDeleted, entityId: id, version: tour.version))
+        publish(CatalogEvent(kind: .tourDeleted, entityId: id, version: tour.version))
         return try await applied(id, version: tour.version, before: stored.state, after: nil as TourState?)
     }
 
     mutating func commit(_ tour: TourState, before: TourState?) async throws -> CatalogCommandResult {
         try await transaction.saveTour(tour, deleted: false)
-        try publish(.changed(tour))
+        publish(.changed(tour))
         var result = try await applied(tour.id, version: tour.version, before: before, after: tour)
         result.tour = tour
         return result
@@ -261,7 +261,7 @@ struct Work {
             changed.version += 1
             changed.updatedAt = now
             try await transaction.saveTour(changed, deleted: false)
-            try publish(.changed(changed))
+            publish(.changed(changed))
             try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: tourId,
                                         before: tour.state.auditText(), after: changed.auditText())
         }
@@ -269,13 +269,13 @@ struct Work {
         poi.version += 1
         poi.updatedAt = now
         try await transaction.savePoi(poi, deleted: true)
-        try publish(CatalogEvent(kind: .poiDeleted, entityId: id, version: poi.version))
+        publish(CatalogEvent(kind: .poiDeleted, entityId: id, version: poi.version))
         return try await applied(id, version: poi.version, before: stored.state, after: nil as PoiState?)
     }
 
     mutating func commit(_ poi: PoiState, before: PoiState?) async throws -> CatalogCommandResult {
         try await transaction.savePoi(poi, deleted: false)
-        try publish(.changed(poi))
+        publish(.changed(poi))
         var result = try await applied(poi.id, version: poi.version, before: before, after: poi)
         result.poi = poi
         return result
@@ -283,26 +283,34 @@ struct Work {
 
     // MARK: snapshot
 
-    /// Republishes every live entity (categories, then POIs, so a tour's stops are known when it arrives) in
-    /// chunks spread over the partitions, then a marker on each partition: a reader that saw every marker
-    /// has read every chunk before it.
+    /// Republishes every live entity (categories, then POIs, so a tour's stops are known when it arrives), in
+    /// chunks spread over the partitions when the asker reads them, else one event per entity; then a marker on
+    /// each partition: a reader that saw every marker has read every entity before it.
     mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
         let snapshotId = command.commandId
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
         let pois = try await transaction.livePois()
         let tours = try await transaction.liveTours()
-        let size = CatalogCommandHandler.snapshotChunkEntities
-        let chunks = stride(from: 0, to: pois.count, by: size).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + size, pois.count)]), snapshotId: snapshotId) }
-            + stride(from: 0, to: tours.count, by: size).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + size, tours.count)]), snapshotId: snapshotId) }
-        // Encoding a city's worth of JSON is most of a snapshot's time: on all cores.
-        let encoded = chunks.concurrentMap(minimumCount: 2, elementsPerTask: 1) { Work.chunkPayloads($0) }.flatMap { $0 }
-        for (number, payload) in encoded.enumerated() {
-            outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
-                                      partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))
+        let topic = topics.topic(Topic.catalogEvents), requestId = requestId
+        if command.chunkedSnapshot == true {
+            let size = CatalogCommandHandler.snapshotChunkEntities
+            let chunks = stride(from: 0, to: pois.count, by: size).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + size, pois.count)]), snapshotId: snapshotId) }
+                + stride(from: 0, to: tours.count, by: size).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + size, tours.count)]), snapshotId: snapshotId) }
+            // Encoding a city's worth of JSON is most of a snapshot's time: on all cores.
+            let encoded = await chunks.concurrentMapOffThePool(minimumCount: 2, elementsPerTask: 1) { Work.chunkPayloads($0) }.flatMap { $0 }
+            for (number, payload) in encoded.enumerated() {
+                outbox.append(OutboxEntry(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
+                                          partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))
+            }
+        } else {
+            let events = pois.map { CatalogEvent.changed($0, snapshotId: snapshotId) } + tours.map { CatalogEvent.changed($0, snapshotId: snapshotId) }
+            outbox += await events.concurrentMapOffThePool { event in
+                OutboxEntry(topic: topic, key: event.entityId?.uuidString.lowercased(), partition: nil, payload: Work.payload(event), requestId: requestId)
+            }
         }
         for partition in 0..<Int32(partitions) {
-            try publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
+            publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,

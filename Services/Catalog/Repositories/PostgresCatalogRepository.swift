@@ -140,7 +140,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
                    COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
             FROM catalog.tours t WHERE deleted_at IS NULL ORDER BY id
             """, as: (UUID, Int, String, String, Date, [UUID]).self, logger: logger)
-        return try rows.concurrentMap { id, version, status, content, updatedAt, stops in
+        return try await rows.concurrentMapOffThePool { id, version, status, content, updatedAt, stops in
             Result {
                 TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
                           content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt)
@@ -152,7 +152,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         let rows = try await connection.fetch("""
             SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
             """, as: (UUID, Int, String, Date).self, logger: logger)
-        return try rows.concurrentMap { id, version, content, updatedAt in
+        return try await rows.concurrentMapOffThePool { id, version, content, updatedAt in
             Result { PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt) }
         }.map { try $0.get() }
     }

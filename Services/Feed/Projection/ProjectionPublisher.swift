@@ -39,10 +39,9 @@ final class ProjectionPublisher: Service, Sendable {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let loaded = ContinuousClock.now
-            let snapshot = await self.publishOffTheEventLoops()
             // Loading freed far more than it kept (every chunk's JSON, the decoded events, rendering buffers);
             // glibc keeps freed memory in its arenas unless asked to give it back.
-            Self.returnFreedMemory()
+            let snapshot = await self.publishOffTheEventLoops(thenReturnFreedMemory: true)
             self.ready.store(true, ordering: .releasing)
             self.logger.info("projection published", metadata: [
                 "tours": "\(snapshot.tours.count)", "pois": "\(snapshot.pois.count)",
@@ -72,10 +71,15 @@ final class ProjectionPublisher: Service, Sendable {
     /// Rendering a whole catalog takes seconds: do it on a Dispatch thread, not on the threads that
     /// answer requests (the feed runs Swift concurrency on NIO's event loops, see App.swift).
     @discardableResult
-    private func publishOffTheEventLoops() async -> FeedSnapshot {
+    private func publishOffTheEventLoops(thenReturnFreedMemory: Bool = false) async -> FeedSnapshot {
         let projection = self.projection
         return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: projection.publish()) }
+            DispatchQueue.global().async {
+                let snapshot = projection.publish()
+                // malloc_trim walks every arena, so it stays off the event loops too.
+                if thenReturnFreedMemory { Self.returnFreedMemory() }
+                continuation.resume(returning: snapshot)
+            }
         }
     }
 }

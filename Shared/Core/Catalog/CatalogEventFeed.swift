@@ -83,7 +83,7 @@ public final class CatalogEventFeed: Service, Sendable {
         for await id in snapshotRequests.stream {
             while !Task.isCancelled, snapshotId.withLock({ $0 }) == id {
                 do {
-                    try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source))
+                    try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source, chunkedSnapshot: true))
                     logger.info("asked catalog for a snapshot", metadata: ["snapshot": "\(id)"])
                     break
                 } catch {
@@ -126,11 +126,17 @@ public final class CatalogEventFeed: Service, Sendable {
             await deadLetters.send(message, reason: EnvelopeError.unexpectedType(type).description)
             return
         case .failure(let error):
-            await deadLetters.send(message, reason: error.description)
+            // A chunk with a bad entity: the others are handled, the bad one dead-lettered alone.
+            if let chunk = CatalogEventCodec.readChunkByEntity(message.value) {
+                await handle(chunk.entities, of: chunk.envelope, message)
+            } else {
+                await deadLetters.send(message, reason: error.description)
+            }
             return
         }
         let event = envelope.data
-        if event.kind == .snapshotMarker {
+        switch event.kind {
+        case .snapshotMarker:
             guard event.snapshotId == snapshotId.withLock({ $0 }), let partitionCount = event.partitionCount, let partition = event.partition else { return }
             let complete = markersSeen.withLock { seen in
                 seen.insert(partition)
@@ -139,20 +145,35 @@ public final class CatalogEventFeed: Service, Sendable {
             if complete && !loaded.set() {
                 logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId.withLock { $0 })"])
             }
-            return
-        }
-        // A snapshot chunk is handled as its entities' events, each in an envelope like the chunk's.
-        var failures: [String] = []
-        for entityEvent in event.entityEvents {
+        case .snapshotChunk:
+            await handle(event.entityEvents.map { .success($0) }, of: envelope, message)
+        default:
             do {
-                try await handler(Envelope(id: envelope.id, type: entityEvent.kind.rawValue, schemaVersion: envelope.schemaVersion,
-                                           occurredAt: envelope.occurredAt, source: envelope.source, data: entityEvent))
+                try await handler(envelope)
             } catch {
-                failures.append(entityEvent.entityId.map { "\($0): \(error)" } ?? "\(error)")
+                await deadLetters.send(message, reason: "handler failed: \(error)")
             }
         }
-        if !failures.isEmpty {
-            await deadLetters.send(message, reason: "handler failed: \(failures.joined(separator: "; "))")
+    }
+
+    /// A snapshot chunk's entities, each handled as its own event in an envelope like the chunk's; one that
+    /// cannot be read or handled is dead-lettered alone (a whole chunk, escaped, could exceed a message's size).
+    private func handle(_ entities: [Result<CatalogEvent, CatalogEventCodec.UnreadEntity>], of chunk: Envelope<CatalogEvent>,
+                        _ message: KafkaMessage) async {
+        for entity in entities {
+            switch entity {
+            case .success(let event):
+                let envelope = Envelope(id: chunk.id, type: event.kind.rawValue, schemaVersion: chunk.schemaVersion,
+                                        occurredAt: chunk.occurredAt, source: chunk.source, data: event)
+                do {
+                    try await handler(envelope)
+                } catch {
+                    await deadLetters.send(message, part: ("entity \(event.entityId?.uuidString.lowercased() ?? "?")", CatalogEventCodec.write(envelope)),
+                                           reason: "handler failed: \(error)")
+                }
+            case .failure(let unread):
+                await deadLetters.send(message, part: ("an entity of a snapshot chunk", unread.json), reason: "unreadable entity: \(unread.reason)")
+            }
         }
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// A strict JSON reader (RFC 8259) over bytes, for the message codecs: it reads in place, makes a string
 /// only for text that has escapes or is asked for, and refuses nesting deeper than `maxDepth` rather than
-/// following it (no stack exhaustion). Duplicate keys are not refused; callers keep the last value.
+/// following it (no stack exhaustion). Duplicate keys are the callers' to refuse: both codecs do, since readers
+/// disagree on which value counts.
 struct JSONReader {
     struct Failure: Error {
         let offset: Int

@@ -12,8 +12,10 @@ public struct DeadLetterSink: Sendable {
         public let key: String?
         public let reason: String
         public let consumer: String
-        /// The original bytes, as text when they are UTF-8, else base64.
+        /// The original bytes, as text when they are UTF-8, else base64; or, when `part` is set, that part's.
         public let value: String
+        /// Set when only part of the message failed (one entity of a snapshot chunk): which part.
+        public let part: String?
     }
 
     private let producer: KafkaProducer
@@ -29,11 +31,13 @@ public struct DeadLetterSink: Sendable {
                           help: "Messages a consumer could not process and sent to the dead-letters topic, by consumer.")
     }
 
-    public func send(_ message: KafkaMessage, reason: String) async {
+    /// `part`: what of the message failed, and its bytes, when the rest of it was processed.
+    public func send(_ message: KafkaMessage, part: (name: String, value: [UInt8])? = nil, reason: String) async {
         counter.increment()
-        let text = String(validating: message.value, as: UTF8.self) ?? Data(message.value).base64EncodedString()
+        let value = part?.value ?? message.value
+        let text = String(validating: value, as: UTF8.self) ?? Data(value).base64EncodedString()
         let letter = Letter(topic: message.topic, partition: message.partition, offset: message.offset, key: message.keyString,
-                            reason: reason, consumer: consumerName, value: text)
+                            reason: reason, consumer: consumerName, value: text, part: part?.name)
         let envelope = Envelope(type: "dead-letter", source: consumerName, data: letter)
         logger.warning("dead-lettered", metadata: ["topic": "\(message.topic)", "offset": "\(message.offset)", "reason": "\(reason)"])
         do {

@@ -4,8 +4,10 @@ import Foundation
 /// catalog stores: written and read straight from bytes. A snapshot is a whole city of them, and through
 /// `JSONEncoder` and `JSONDecoder` encoding and decoding were most of a new feed's wait.
 ///
-/// It writes what `JSONCoding.encoder` writes for the same values (sorted keys, absent optionals left out,
-/// RFC 3339 dates), and reads what `JSONCoding.decoder` reads to the same values: the fast reader takes the
+/// It writes what `JSONCoding.encoder` writes for the same values, up to number formatting (sorted keys, absent
+/// optionals left out, RFC 3339 dates): `JSONDecoder` reads the two to equal values. A number that is not
+/// finite, which catalog's validation never lets into content, is written as null (`JSONEncoder` throws), and
+/// such a message is then refused by readers. It reads what `JSONCoding.decoder` reads to the same values: the fast reader takes the
 /// common form, and anything it does not take (unknown enum values, a wrong type, malformed JSON) goes to
 /// `JSONDecoder`, whose answer or error stands. `CatalogEventCodecTests` checks both directions against
 /// Foundation on random and damaged input.
@@ -68,19 +70,63 @@ public enum CatalogEventCodec {
     }
 
     public static func readPoiContent(_ bytes: [UInt8]) throws -> PoiContent {
-        try bytes.withUnsafeBufferPointer { buffer in
-            var reader = JSONReader(buffer)
-            if let content = try? reader.whole({ (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.poiContent() }) { return content }
-            return try JSONCoding.decoder.decode(PoiContent.self, from: Data(bytes))
-        }
+        try readFastPoiContent(bytes) ?? JSONCoding.decoder.decode(PoiContent.self, from: Data(bytes))
     }
 
     public static func readTourContent(_ bytes: [UInt8]) throws -> TourContent {
-        try bytes.withUnsafeBufferPointer { buffer in
+        try readFastTourContent(bytes) ?? JSONCoding.decoder.decode(TourContent.self, from: Data(bytes))
+    }
+
+    /// The fast readers of content alone: nil for anything they do not take. Internal, for the tests.
+    static func readFastPoiContent(_ bytes: [UInt8]) -> PoiContent? {
+        bytes.withUnsafeBufferPointer { buffer in
             var reader = JSONReader(buffer)
-            if let content = try? reader.whole({ (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.tourContent() }) { return content }
-            return try JSONCoding.decoder.decode(TourContent.self, from: Data(bytes))
+            return try? reader.whole { (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.poiContent() }
         }
+    }
+
+    static func readFastTourContent(_ bytes: [UInt8]) -> TourContent? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            return try? reader.whole { (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.tourContent() }
+        }
+    }
+
+    /// An entity of a snapshot chunk that could not be read: its JSON and why.
+    public struct UnreadEntity: Error, Sendable {
+        public let json: [UInt8]
+        public let reason: String
+    }
+
+    /// A snapshot chunk that does not read whole, read entity by entity, so a bad entity costs only itself:
+    /// the chunk's envelope (without its entities) and each entity's event or why it is not one. Nil when
+    /// the message is not a chunk or its envelope cannot be read. Slow (JSONSerialization), for damaged chunks only.
+    public static func readChunkByEntity(_ bytes: [UInt8]) -> (envelope: Envelope<CatalogEvent>, entities: [Result<CatalogEvent, UnreadEntity>])? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              var data = object["data"] as? [String: Any], data["kind"] as? String == CatalogEvent.Kind.snapshotChunk.rawValue
+        else { return nil }
+        let pois = data.removeValue(forKey: "pois"), tours = data.removeValue(forKey: "tours")
+        guard pois == nil || pois is [Any], tours == nil || tours is [Any] else { return nil }
+        var header = object
+        header["data"] = data
+        guard let headerBytes = try? JSONSerialization.data(withJSONObject: header),
+              let envelope = try? EnvelopeDecoder.decode(CatalogEvent.self, from: Array(headerBytes)),
+              envelope.type == CatalogEvent.Kind.snapshotChunk.rawValue
+        else { return nil }
+        let snapshotId = envelope.data.snapshotId
+        func entity<State: Decodable>(_ value: Any, as type: State.Type, _ event: (State) -> CatalogEvent) -> Result<CatalogEvent, UnreadEntity> {
+            guard let json = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]) else {
+                return .failure(UnreadEntity(json: Array("\(value)".utf8), reason: "not JSON"))
+            }
+            do {
+                return .success(event(try JSONCoding.decoder.decode(State.self, from: json)))
+            } catch {
+                return .failure(UnreadEntity(json: Array(json), reason: JSONCoding.describe(error)))
+            }
+        }
+        let entities = (pois as? [Any] ?? []).map { entity($0, as: PoiState.self) { .changed($0, snapshotId: snapshotId) } }
+            + (tours as? [Any] ?? []).map { entity($0, as: TourState.self) { .changed($0, snapshotId: snapshotId) } }
+        return (envelope, entities)
     }
 
     /// The fast reader alone: nil for anything it does not take. Internal, for the tests.

@@ -118,11 +118,14 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var rows: [CatalogBatchRow]?
     /// For `catalog.import`: apply the good rows and report the bad ones, instead of applying nothing.
     public var skipInvalidRows: Bool?
+    /// For `catalog.snapshot`: the asker reads `catalog.snapshot-chunk` events. Without it catalog republishes
+    /// one event per entity, which every reader understands (a reader built before chunks asks that way).
+    public var chunkedSnapshot: Bool?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
-                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil) {
+                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -135,6 +138,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.category = category
         self.rows = rows
         self.skipInvalidRows = skipInvalidRows
+        self.chunkedSnapshot = chunkedSnapshot
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.

@@ -241,16 +241,24 @@ struct EventFields {
         case otherType
     }
 
-    /// By key; a key given twice keeps its last value; null removes it.
+    /// By key; null is absent.
     private var values = InlineArray<16, Value?>(repeating: nil)
+    private var given: UInt32 = 0
+    /// A known key given twice: refused, as readers disagree on which value counts (Foundation keeps the first).
+    private(set) var repeated: TrackingEvent.Key?
 
     subscript(key: TrackingEvent.Key) -> Value? {
         get { values[key.rawValue] }
-        set { values[key.rawValue] = newValue }
+        set {
+            if given & (1 << key.rawValue) != 0, repeated == nil { repeated = key }
+            given |= 1 << key.rawValue
+            values[key.rawValue] = newValue
+        }
     }
 
     /// The event these fields make, or the first reason they do not make one.
     func event() throws(TrackingCodec.Rejection) -> TrackingEvent {
+        if let repeated { throw TrackingCodec.Rejection("field \(repeated.name) given twice") }
         guard let id = try uuid(.id) else { throw missing(.id) }
         let typeText = try required(.type)
         guard let type = typeText.matching(Self.kinds) else {

@@ -25,4 +25,15 @@ extension Array where Element: Sendable {
         // Every index was written above.
         return results.map { $0! }
     }
+
+    /// `concurrentMap` for async code: it waits on a Dispatch thread, so neither the cooperative pool nor
+    /// an event loop is blocked while the cores work.
+    public func concurrentMapOffThePool<Output: Sendable>(minimumCount: Int = 256, elementsPerTask: Int = 64,
+                                                          _ transform: @escaping @Sendable (Element) -> Output) async -> [Output] {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.concurrentMap(minimumCount: minimumCount, elementsPerTask: elementsPerTask, transform))
+            }
+        }
+    }
 }

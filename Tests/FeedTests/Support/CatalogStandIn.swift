@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 
 /// Plays catalog's part on the real broker, so the feed can be tested without Postgres: it answers the
-/// feed's `catalog.snapshot` command the way catalog does (every entity in chunks, then a marker on
+/// feed's `catalog.snapshot` command the way catalog does (every entity in chunks when asked so, then a marker on
 /// each partition of `catalog.events`) and publishes live changes on request.
 final class CatalogStandIn: Service, Sendable {
     let configuration: KafkaConfiguration
@@ -31,9 +31,9 @@ final class CatalogStandIn: Service, Sendable {
         try await producer.send(message(event))
     }
 
-    func message(_ event: CatalogEvent, partition: Int32? = nil) throws -> KafkaOutgoingMessage {
+    func message(_ event: CatalogEvent, partition: Int32? = nil) -> KafkaOutgoingMessage {
         KafkaOutgoingMessage(topic: configuration.topic(Topic.catalogEvents), key: event.entityId?.uuidString.lowercased(),
-                             value: try Envelope(type: event.kind.rawValue, source: "catalog", data: event).encoded(), partition: partition)
+                             value: CatalogEventCodec.write(Envelope(type: event.kind.rawValue, source: "catalog", data: event)), partition: partition)
     }
 
     func run() async throws {
@@ -44,20 +44,21 @@ final class CatalogStandIn: Service, Sendable {
             for try await message in commands {
                 guard let command = try? EnvelopeDecoder.decode(CatalogCommand.self, from: message.value).data,
                       command.action == .snapshot else { continue }
-                try await self.answerSnapshot(command.commandId)
+                try await self.answerSnapshot(command.commandId, chunked: command.chunkedSnapshot == true)
             }
         }
         await commands.close()
     }
 
-    private func answerSnapshot(_ snapshotId: UUID) async throws {
+    private func answerSnapshot(_ snapshotId: UUID, chunked: Bool) async throws {
         let topic = configuration.topic(Topic.catalogEvents)
         let partitions = try await producer.partitionCounts(topics: [topic])[topic] ?? 1
         // In chunks of a few entities spread over the partitions, POIs first, as catalog does.
         let events = content.withLock { Array($0.values) }
         let pois = events.compactMap { $0.kind == .poiChanged ? $0.poi : nil }
         let tours = events.compactMap { $0.kind == .tourChanged ? $0.tour : nil }
-        let chunks = stride(from: 0, to: pois.count, by: 3).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + 3, pois.count)]), snapshotId: snapshotId) }
+        let chunks = !chunked ? pois.map { CatalogEvent.changed($0, snapshotId: snapshotId) } + tours.map { CatalogEvent.changed($0, snapshotId: snapshotId) }
+            : stride(from: 0, to: pois.count, by: 3).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + 3, pois.count)]), snapshotId: snapshotId) }
             + stride(from: 0, to: tours.count, by: 3).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + 3, tours.count)]), snapshotId: snapshotId) }
         var messages = try chunks.enumerated().map { number, chunk in try message(chunk, partition: Int32(number % partitions)) }
         for partition in 0..<Int32(partitions) {
