@@ -18,7 +18,7 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
     let handler = CatalogCommandHandler(
         repository: repository, topics: settings.kafka,
         eventPartitions: { try await producer.partitionCounts(topics: [eventsTopic])[eventsTopic] ?? 1 },
-        logger: logger)
+        producer: producer, logger: logger)
     let commands = CommandConsumer(makeConsumer: {
                                        try await KafkaConsumer.open(configuration: settings.kafka,
                                                                     subscription: .group(id: settings.kafka.topic("catalog"),
@@ -38,7 +38,8 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
     app.addServices(runtime.baseServices)
     app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands),
                     AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, logger: logger)),
-                    AfterStartup(runtime.startup, commandsLag.ends), AfterStartup(runtime.startup, commandsLag.watch))
+                    AfterStartup(runtime.startup, commandsLag.ends), AfterStartup(runtime.startup, commandsLag.watch),
+                    AfterStartup(runtime.startup, SnapshotCacheWarmer(handler: handler, logger: logger)))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: CatalogMigrations.runner)
     }

@@ -13,13 +13,7 @@ struct BulkImportTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000.123)
 
     func withHandler(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> Void) async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
-            try await CatalogMigrations.runner.run(on: client, logger: logger)
-            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: TestServices.kafka(),
-                                                eventPartitions: { 4 }, logger: logger)
-            try await body(handler, client)
-        }
+        try await HandlerFixture.with(body)
     }
 
     func count(_ sql: String, _ client: PostgresClient) async throws -> Int {
@@ -191,13 +185,7 @@ struct BulkImportTests {
     }
 
     func withHandlerResult<T: Sendable>(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> T) async throws -> T {
-        let database = try await TestServices.freshDatabase()
-        return try await TestServices.withPostgres(database) { client in
-            try await CatalogMigrations.runner.run(on: client, logger: logger)
-            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: TestServices.kafka(),
-                                                eventPartitions: { 4 }, logger: logger)
-            return try await body(handler, client)
-        }
+        try await HandlerFixture.with(body)
     }
 
     @Test("a big file becomes several import commands, each under the broker's message size and catalog's row limit, rows in order")

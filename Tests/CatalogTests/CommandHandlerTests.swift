@@ -13,14 +13,7 @@ struct CommandHandlerTests {
 
     /// A migrated database and a handler on it.
     func withHandler(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> Void) async throws {
-        let database = try await TestServices.freshDatabase()
-        let kafka = TestServices.kafka()
-        try await TestServices.withPostgres(database) { client in
-            try await CatalogMigrations.runner.run(on: client, logger: logger)
-            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: kafka,
-                                                eventPartitions: { 4 }, logger: logger)
-            try await body(handler, client)
-        }
+        try await HandlerFixture.with(body)
     }
 
     func outbox(_ client: PostgresClient) async throws -> [(topic: String, payload: String)] {
@@ -125,11 +118,11 @@ struct CommandHandlerTests {
         }
     }
 
-    @Test("a snapshot asked for in chunks sends its entities in chunks on the partitions in turn, halving a chunk too large, then a marker on each partition")
+    @Test("a snapshot asked for in chunks sends its entities in chunks on the partitions in turn, tours first, halving a chunk too large, then a marker on each partition")
     func snapshotInChunks() async throws {
         try await withHandler { handler, client in
-            // 600 POIs: chunks of 256, 256 and 88; descriptions of 3 000 bytes make a full one pass 512 KiB, so it is
-            // halved. With the tours' chunk that is six chunks on four partitions.
+            // 600 POIs: three chunks of 200 (as few as hold at most 256, of even size); descriptions of 3 000 bytes
+            // make each pass 512 KiB, so each is halved. After the tours' chunk that is seven chunks on four partitions.
             var content = Self.quad
             content.description = String(repeating: "d", count: 3_000)
             let rows = (0..<600).map { n in
@@ -141,23 +134,66 @@ struct CommandHandlerTests {
             #expect(imported.outcome == .applied, "\(imported.message ?? "")")
             let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T")))
             let before = try await outbox(client).count
+            let reader = try await CatalogEventsReader(handler.topics)
+            _ = try await reader.next()
 
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed", chunkedSnapshot: true))
             #expect(snapshot.message == "republished 1 tours, 600 POIs and 0 categories")
+            let chunks = try CatalogEventsReader.chunks(try await reader.next())
+            await reader.close()
+            #expect(chunks.map { $0.event.pois?.count ?? 0 } == [0, 100, 100, 100, 100, 100, 100])
+            #expect(chunks.first?.event.tours?.map(\.id) == [tour.entityId].compactMap { $0 })
+            #expect(chunks.map(\.number) == Array(0..<7))
+            #expect(chunks.map(\.partition) == [0, 1, 2, 3, 0, 1, 2])
+            #expect(chunks.allSatisfy { $0.bytes <= CatalogCommandHandler.snapshotChunkBytes })
+            #expect(Set(chunks.flatMap { $0.event.entityEvents.compactMap(\.entityId) }).count == 601)
+            #expect(chunks.allSatisfy { $0.event.entityEvents.allSatisfy { $0.snapshotId == snapshot.commandId } })
+            // The markers, through the outbox, after the chunks were acknowledged.
             let written = try await client.fetch("SELECT key, partition, payload FROM catalog.outbox ORDER BY id OFFSET \(before)",
                                                  as: (String?, Int32?, String).self, logger: logger)
-            let envelopes = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)) }
-            let chunks = envelopes.filter { $0.data.kind == .snapshotChunk }
-            #expect(chunks.map { $0.data.pois?.count ?? 0 } == [128, 128, 128, 128, 88, 0])
-            #expect(chunks.last?.data.tours?.map(\.id) == [tour.entityId].compactMap { $0 })
-            #expect(written.prefix(chunks.count).map(\.1) == [0, 1, 2, 3, 0, 1])
-            #expect(written.prefix(chunks.count).map(\.0) == (0..<6).map { "catalog.snapshot-chunk/\($0)" })
-            #expect(written.prefix(chunks.count).allSatisfy { $0.2.utf8.count <= CatalogCommandHandler.snapshotChunkBytes })
-            #expect(Set(chunks.flatMap { $0.data.entityEvents.compactMap(\.entityId) }).count == 601)
-            #expect(chunks.allSatisfy { $0.data.entityEvents.allSatisfy { $0.snapshotId == snapshot.commandId } })
-            let markers = envelopes.filter { $0.data.kind == .snapshotMarker }
-            #expect(markers.compactMap(\.data.partition) == [0, 1, 2, 3])
-            #expect(Array(envelopes.suffix(4).map(\.data.kind)) == Array(repeating: .snapshotMarker, count: 4))
+            let markers = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)).data }
+            #expect(markers.map(\.kind) == Array(repeating: .snapshotMarker, count: 4))
+            #expect(markers.compactMap(\.partition) == [0, 1, 2, 3])
+        }
+    }
+
+    @Test("a snapshot reuses chunks encoded before (by a snapshot or ahead) when no POI changed, and never a chunk whose POIs changed or were deleted")
+    func snapshotReusesChunks() async throws {
+        try await withHandler { handler, client in
+            var ids: [UUID] = []
+            for n in 0..<5 {
+                var poi = Self.quad
+                poi.name = "POI \(n)"
+                ids.append(try #require(try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi)).entityId))
+            }
+            let reader = try await CatalogEventsReader(handler.topics)
+            func snapshot() async throws -> (id: UUID, pois: [PoiState], chunkSnapshotIds: Set<UUID>) {
+                _ = try await reader.next()
+                let result = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed", chunkedSnapshot: true))
+                let chunks = try CatalogEventsReader.chunks(try await reader.next()).map(\.event)
+                return (result.commandId, chunks.flatMap { $0.pois ?? [] }, Set(chunks.compactMap(\.snapshotId)))
+            }
+            let first = try await snapshot()
+            #expect(first.pois.map(\.id) == ids.sorted { $0.uuidString < $1.uuidString } && first.chunkSnapshotIds == [first.id])
+            let unchanged = try await snapshot()
+            #expect(unchanged.pois == first.pois && unchanged.chunkSnapshotIds == [first.id], "chunks encoded again though nothing changed")
+
+            var renamed = Self.quad
+            renamed.name = "Renamed"
+            _ = try await handler.handle(CatalogCommand(action: .updatePoi, actor: "a", entityId: ids[1], poi: renamed))
+            _ = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: ids[2]))
+            let changed = try await snapshot()
+            #expect(changed.chunkSnapshotIds == [changed.id])
+            #expect(Set(changed.pois.map(\.id)) == Set(ids).subtracting([ids[2]]))
+            #expect(changed.pois.first { $0.id == ids[1] }.map { ($0.version, $0.content.name) } ?? (0, "") == (2, "Renamed"))
+
+            // Encoded ahead (the warmer, after commands pause): the next snapshot sends those chunks, which name no snapshot.
+            #expect(try await handler.warmSnapshotCache() == 0)
+            _ = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: ids[3]))
+            #expect(try await handler.warmSnapshotCache() == 1)
+            let warmed = try await snapshot()
+            #expect(warmed.chunkSnapshotIds.isEmpty && Set(warmed.pois.map(\.id)) == Set(ids).subtracting([ids[2], ids[3]]))
+            await reader.close()
         }
     }
 

@@ -11,14 +11,7 @@ struct ImportAndCategoryTests {
     let logger = TestServices.logger
 
     func withHandler(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> Void) async throws {
-        let database = try await TestServices.freshDatabase()
-        let kafka = TestServices.kafka()
-        try await TestServices.withPostgres(database) { client in
-            try await CatalogMigrations.runner.run(on: client, logger: logger)
-            let handler = CatalogCommandHandler(repository: PostgresCatalogRepository(client: client, logger: logger), topics: kafka,
-                                                eventPartitions: { 4 }, logger: logger)
-            try await body(handler, client)
-        }
+        try await HandlerFixture.with(body)
     }
 
     func count(_ table: String, _ client: PostgresClient) async throws -> Int {

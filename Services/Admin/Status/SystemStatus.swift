@@ -107,7 +107,7 @@ final class SystemStatusProbe: Sendable {
             }
             if let before, requests >= before.requests {
                 let elapsed = now - before.at
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let seconds = elapsed.seconds
                 if seconds > 0.2 { status.requestsPerSecond = (requests - before.requests) / seconds }
             }
             // Messages waiting per the lag watches (against the broker's ends); the consumers' own lag gauge counts a

@@ -9,7 +9,10 @@ struct CatalogCommandHandler: Sendable {
     let topics: KafkaConfiguration
     /// Partition count of `catalog.events`, for the snapshot's per-partition markers.
     let eventPartitions: @Sendable () async throws -> Int
+    /// Sends a snapshot's chunks straight to `catalog.events` (see `Work.snapshot`).
+    let producer: KafkaProducer
     let logger: Logger
+    let snapshotCache = SnapshotCache()
 
     /// Most entities in one snapshot chunk, and the most bytes its message may have (a chunk over it is halved;
     /// brokers refuse messages over 1 MB by default).
@@ -22,20 +25,33 @@ struct CatalogCommandHandler: Sendable {
         // Whole milliseconds: what JSON and Postgres both keep exactly, so a stored result equals the returned one.
         let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
         let partitions = command.action == .snapshot ? try await eventPartitions() : 0
-        return try await repository.withTransaction { transaction in
+        let result = try await repository.withTransaction { transaction in
             if let previous = try await transaction.processedResult(of: command.commandId) {
                 // Applied before: change nothing, but answer again, since the sender may be waiting for it.
                 try await transaction.appendOutbox([try resultEntry(previous, requestId: requestId)])
                 return previous
             }
             var work = Work(command: command, transaction: transaction, topics: topics, requestId: requestId, now: now)
+            work.snapshotCache = snapshotCache
             // Round-tripped through JSON, so the first answer is byte for byte the one a redelivery gets.
             let result = try JSONCoding.decoder.decode(CatalogCommandResult.self,
                                                        from: JSONCoding.encoder.encode(try await work.apply(eventPartitions: partitions)))
+            // Before the commit, so a failure leaves the command to be redelivered and applied again.
+            _ = try await producer.send(work.directMessages)
             try await transaction.recordProcessed(result)
             work.outbox.append(try resultEntry(result, requestId: requestId))
             try await transaction.appendOutbox(work.outbox)
             return result
+        }
+        if result.outcome == .applied && command.action != .snapshot { snapshotCache.noteChange() }
+        return result
+    }
+
+    /// Brings the snapshot cache up to date (`SnapshotCacheWarmer`); returns how many buckets it encoded.
+    @discardableResult
+    func warmSnapshotCache() async throws -> Int {
+        try await repository.withTransaction { transaction in
+            try await snapshotCache.poiPayloads(in: transaction) { Work.chunkPayloads(pois: $0, snapshotId: nil) }.encodedBuckets
         }
     }
 }
@@ -68,6 +84,10 @@ struct Work {
     let requestId: String?
     let now: Date
     var outbox: [OutboxEntry] = []
+    /// Messages sent before the transaction commits, not through the outbox: a snapshot's chunks.
+    var directMessages: [KafkaOutgoingMessage] = []
+    /// Catalog's snapshot chunks, reused by the next snapshot; nil: encode every chunk afresh.
+    var snapshotCache: SnapshotCache?
 
     init(command: CatalogCommand, transaction: any CatalogTransaction, topics: KafkaConfiguration, requestId: String?, now: Date) {
         self.command = command
@@ -91,11 +111,23 @@ struct Work {
         String(decoding: CatalogEventCodec.write(Envelope(type: event.kind.rawValue, source: "catalog", data: event)), as: UTF8.self)
     }
 
+    /// The messages of snapshot chunks holding these entities: as few chunks of at most
+    /// `snapshotChunkEntities` as will do, of even size.
+    static func chunkPayloads(pois: [PoiState] = [], tours: [TourState] = [], snapshotId: UUID?) -> [[UInt8]] {
+        func groups<T>(_ entities: [T]) -> [ArraySlice<T>] {
+            guard !entities.isEmpty else { return [] }
+            let count = (entities.count + CatalogCommandHandler.snapshotChunkEntities - 1) / CatalogCommandHandler.snapshotChunkEntities
+            return (0..<count).map { entities[entities.count * $0 / count..<entities.count * ($0 + 1) / count] }
+        }
+        return groups(pois).flatMap { chunkPayloads(.snapshotChunk(pois: Array($0), snapshotId: snapshotId)) }
+            + groups(tours).flatMap { chunkPayloads(.snapshotChunk(tours: Array($0), snapshotId: snapshotId)) }
+    }
+
     /// A snapshot chunk's message, or two or more when it is too large: halved until each fits.
-    static func chunkPayloads(_ chunk: CatalogEvent) -> [String] {
-        let payload = payload(chunk)
+    static func chunkPayloads(_ chunk: CatalogEvent) -> [[UInt8]] {
+        let payload = CatalogEventCodec.write(Envelope(type: chunk.kind.rawValue, source: "catalog", data: chunk))
         let pois = chunk.pois ?? [], tours = chunk.tours ?? []
-        guard payload.utf8.count > CatalogCommandHandler.snapshotChunkBytes, pois.count + tours.count > 1 else { return [payload] }
+        guard payload.count > CatalogCommandHandler.snapshotChunkBytes, pois.count + tours.count > 1 else { return [payload] }
         let half = (pois.count + tours.count) / 2, toursInFirst = max(0, half - pois.count)
         let halves = [
             CatalogEvent.snapshotChunk(pois: Array(pois.prefix(half)), tours: Array(tours.prefix(toursInFirst)), snapshotId: chunk.snapshotId),
@@ -283,27 +315,33 @@ struct Work {
 
     // MARK: snapshot
 
-    /// Republishes every live entity (categories, then POIs, so a tour's stops are known when it arrives), in
-    /// chunks spread over the partitions when the asker reads them, else one event per entity; then a marker on
-    /// each partition: a reader that saw every marker has read every entity before it.
+    /// Republishes every live entity, in chunks spread over the partitions when the asker reads them (categories,
+    /// tours, POIs), else one event per entity (categories, POIs, tours, as before chunks); then a marker on each
+    /// partition: a reader that saw every marker has read every entity before it.
     mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
         let snapshotId = command.commandId
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
-        let pois = try await transaction.livePois()
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
+        let poiCount: Int
         if command.chunkedSnapshot == true {
-            let size = CatalogCommandHandler.snapshotChunkEntities
-            let chunks = stride(from: 0, to: pois.count, by: size).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + size, pois.count)]), snapshotId: snapshotId) }
-                + stride(from: 0, to: tours.count, by: size).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + size, tours.count)]), snapshotId: snapshotId) }
-            // Encoding a city's worth of JSON is most of a snapshot's time: on all cores.
-            let encoded = await chunks.concurrentMapOffThePool(minimumCount: 2, elementsPerTask: 1) { Work.chunkPayloads($0) }.flatMap { $0 }
-            for (number, payload) in encoded.enumerated() {
-                outbox.append(OutboxEntry(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)",
-                                          partition: Int32(number % max(partitions, 1)), payload: payload, requestId: requestId))
+            // Tours first: a reader can then show each POI as it arrives (a POI is visible through its tours).
+            let pois = try await (snapshotCache ?? SnapshotCache()).poiPayloads(in: transaction) { pois in
+                Work.chunkPayloads(pois: pois, snapshotId: snapshotId)
+            }
+            poiCount = pois.count
+            // Straight to the topic: a city's chunks are tens of megabytes, which the outbox would write to Postgres
+            // and read back only to send them. Nothing is lost: they are sent before the command's transaction
+            // commits (a failure redelivers the command), and the markers, in the outbox, go after them.
+            let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
+            directMessages = (Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
+                KafkaOutgoingMessage(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)", value: payload,
+                                     partition: Int32(number % max(partitions, 1)), headers: headers)
             }
         } else {
+            let pois = try await transaction.livePois()
+            poiCount = pois.count
             let events = pois.map { CatalogEvent.changed($0, snapshotId: snapshotId) } + tours.map { CatalogEvent.changed($0, snapshotId: snapshotId) }
             outbox += await events.concurrentMapOffThePool { event in
                 OutboxEntry(topic: topic, key: event.entityId?.uuidString.lowercased(), partition: nil, payload: Work.payload(event), requestId: requestId)
@@ -314,7 +352,7 @@ struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(pois.count) POIs and \(categories.count) categories")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs and \(categories.count) categories")
     }
 }
 

@@ -106,7 +106,7 @@ enum ContentImport {
         }
         // The answers' rows are the plan's rows, in order.
         let pois = zip(plan.rows, rows).filter { $0.0.commands.first?.action == .createPoi && $0.1.outcome == .applied }.count
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let seconds = duration.seconds
         print(String(format: "imported %d POIs in %.1f s (%.0f POIs/s)", pois, seconds, Double(pois) / max(seconds, 0.001)))
         if results.contains(where: { $0.outcome != .applied }) || rows.contains(where: { $0.outcome != .applied }) || notSent > 0 || !plan.unreadable.isEmpty {
             throw ImportError(message: "import incomplete: see the rows above")

@@ -99,7 +99,7 @@ final class CommandConsumer: Service, Sendable {
                 logger.info("command handled", metadata: [
                     "commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)",
                     "outcome": "\(result.outcome.rawValue)", "request_id": "\(message.header(MessageHeader.requestId) ?? "-")",
-                    "seconds": "\(String(format: "%.3f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))",
+                    "seconds": "\(String(format: "%.3f", elapsed.seconds))",
                 ])
                 return
             } catch let failure where Self.deterministicError(failure) != nil {

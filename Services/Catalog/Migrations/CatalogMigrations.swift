@@ -72,5 +72,10 @@ enum CatalogMigrations {
             CREATE UNIQUE INDEX categories_live_path ON categories (lower(path)) WHERE deleted_at IS NULL;
             CREATE INDEX pois_category ON pois ((content->>'category')) WHERE deleted_at IS NULL;
             """),
+        Migration(3, "outbox payloads stored uncompressed", """
+            -- A snapshot writes a city's JSON through the outbox and the relay reads it straight back:
+            -- compressing it on the way in and out cost more than the space it saved for so short a stay.
+            ALTER TABLE outbox ALTER COLUMN payload SET STORAGE EXTERNAL;
+            """),
     ])
 }

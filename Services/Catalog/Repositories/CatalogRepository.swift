@@ -32,6 +32,11 @@ protocol CatalogTransaction: Sendable {
     func toursWithStop(_ poiId: UUID) async throws -> [UUID]
     func liveTours() async throws -> [TourState]
     func livePois() async throws -> [PoiState]
+    /// Live POIs in 256 buckets by a hash of the id: how many in each, and a fingerprint that changes whenever
+    /// a POI in the bucket is created, changed or deleted (a sum of hashes of id and version).
+    func livePoiBuckets() async throws -> [Int: (count: Int, fingerprint: String)]
+    /// Live POIs of those buckets, by bucket, each bucket's by id.
+    func livePois(inBuckets buckets: [Int]) async throws -> [Int: [PoiState]]
 
     /// The category, locked for update until the transaction ends.
     func category(_ id: UUID) async throws -> Stored<CategoryState>?

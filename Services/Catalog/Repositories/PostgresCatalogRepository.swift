@@ -149,10 +149,30 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func livePois() async throws -> [PoiState] {
-        let rows = try await connection.fetch("""
+        try await poiStates(try await connection.fetch("""
             SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, Date).self, logger: logger)
-        return try await rows.concurrentMapOffThePool { id, version, content, updatedAt in
+            """, as: (UUID, Int, String, Date).self, logger: logger))
+    }
+
+    func livePoiBuckets() async throws -> [Int: (count: Int, fingerprint: String)] {
+        let rows = try await connection.fetch("""
+            SELECT hashtext(id::text) & 255, count(*), sum(hashtextextended(id::text || ':' || version, 0)::numeric)::text
+            FROM catalog.pois WHERE deleted_at IS NULL GROUP BY 1
+            """, as: (Int, Int, String).self, logger: logger)
+        return Dictionary(rows.map { ($0.0, (count: $0.1, fingerprint: $0.2)) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func livePois(inBuckets buckets: [Int]) async throws -> [Int: [PoiState]] {
+        let rows = try await connection.fetch("""
+            SELECT id, version, content::text, updated_at, hashtext(id::text) & 255 FROM catalog.pois
+            WHERE deleted_at IS NULL AND hashtext(id::text) & 255 = ANY(\(buckets)) ORDER BY id
+            """, as: (UUID, Int, String, Date, Int).self, logger: logger)
+        let pois = try await poiStates(rows.map { ($0.0, $0.1, $0.2, $0.3) })
+        return Dictionary(grouping: zip(rows, pois)) { $0.0.4 }.mapValues { $0.map(\.1) }
+    }
+
+    private func poiStates(_ rows: [(UUID, Int, String, Date)]) async throws -> [PoiState] {
+        try await rows.concurrentMapOffThePool { id, version, content, updatedAt in
             Result { PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt) }
         }.map { try $0.get() }
     }

@@ -255,6 +255,8 @@ final class StagedCatalogTransaction: CatalogTransaction {
     func toursWithStop(_ poiId: UUID) async throws -> [UUID] { throw StagingError(operation: "toursWithStop") }
     func liveTours() async throws -> [TourState] { throw StagingError(operation: "liveTours") }
     func livePois() async throws -> [PoiState] { throw StagingError(operation: "livePois") }
+    func livePoiBuckets() async throws -> [Int: (count: Int, fingerprint: String)] { throw StagingError(operation: "livePoiBuckets") }
+    func livePois(inBuckets buckets: [Int]) async throws -> [Int: [PoiState]] { throw StagingError(operation: "livePois(inBuckets)") }
     func category(_ id: UUID) async throws -> Stored<CategoryState>? { throw StagingError(operation: "category(id)") }
     func saveCategory(_ category: CategoryState, deleted: Bool) async throws { throw StagingError(operation: "saveCategory") }
     func descendantCategories(of path: String) async throws -> [CategoryState] { throw StagingError(operation: "descendantCategories") }

@@ -55,21 +55,30 @@ final class CatalogProjection: Sendable {
         return changed
     }
 
+    /// Renders what changed so far without making it visible: while a snapshot streams in, so that little
+    /// is left to render when it is complete. No snapshot is made, so nothing shares (and copies) the state.
+    func renderAhead() {
+        rendered.withLock { rendered in
+            guard let work = entities.withLock({ $0.takeChanges(isPublication: false) }) else { return }
+            rendered.render(work, isPublication: false)
+        }
+    }
+
     /// Renders what changed since the last call and makes it visible; returns the new snapshot.
     @discardableResult
     func publish() -> FeedSnapshot {
         rendered.withLock { rendered in
             let started = ContinuousClock.now
-            guard let work = entities.withLock({ $0.takeChanges() }) else { return self.snapshot }
+            guard let work = entities.withLock({ $0.takeChanges(isPublication: true) }) else { return self.snapshot }
             beforeRendering?()
-            rendered.render(work)
+            rendered.render(work, isPublication: true)
             let snapshot = rendered.makeSnapshot()
             published.withLock { $0 = snapshot }
             tourGauge.record(snapshot.tours.count)
             poiGauge.record(snapshot.pois.count)
             bytesGauge.record(rendered.renderedBytes)
             let elapsed = ContinuousClock.now - started
-            publishGauge.record(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            publishGauge.record(elapsed.seconds)
             return snapshot
         }
     }
@@ -159,9 +168,9 @@ private struct EntityState {
 
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
-    mutating func takeChanges() -> RenderWork? {
-        guard isFirstPublication || !dirtyTours.isEmpty || !dirtyPois.isEmpty else { return nil }
-        var work = RenderWork(isFirstPublication: isFirstPublication)
+    mutating func takeChanges(isPublication: Bool) -> RenderWork? {
+        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty else { return nil }
+        var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -182,7 +191,7 @@ private struct EntityState {
         }
         dirtyTours = []
         dirtyPois = []
-        isFirstPublication = false
+        if isPublication { isFirstPublication = false }
         return work
     }
 
@@ -208,13 +217,20 @@ private struct RenderedState {
     var legacyTourIds: [String: UUID] = [:]
     var renderedBytes = 0
     var generation = 0
+    /// Tours changed since the lists were last rendered.
+    var tourListsOutdated = false
 
     // MARK: rebuilding
 
-    mutating func render(_ work: RenderWork) {
+    /// Renders the work's entities; a publication also renders the lists and ranks the text indexes, which
+    /// each cover everything and are done once, not per batch rendered ahead.
+    mutating func render(_ work: RenderWork, isPublication: Bool) {
         rebuildPois(work.pois)
         rebuildTours(work.tours)
-        if !work.tours.isEmpty || work.isFirstPublication { rebuildTourLists() }
+        tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
+        guard isPublication else { return }
+        if tourListsOutdated { rebuildTourLists() }
+        tourListsOutdated = false
         poiTextIndex.seal()
         tourTextIndex.seal()
         generation += 1

@@ -35,8 +35,14 @@ final class ProjectionPublisher: Service, Sendable {
     private func publishUntilShutdown() async throws {
         try await cancelWhenGracefulShutdown {
             let started = ContinuousClock.now
+            var lastRenderedAhead = started
             while !self.isSourceLoaded() {
                 try await Task.sleep(for: .milliseconds(20))
+                // What has arrived is rendered while the rest streams in; published once all is there.
+                if ContinuousClock.now - lastRenderedAhead > .milliseconds(200), self.projection.hasPendingChanges {
+                    await self.offTheEventLoops { $0.renderAhead() }
+                    lastRenderedAhead = .now
+                }
             }
             let loaded = ContinuousClock.now
             // Loading freed far more than it kept (every chunk's JSON, the decoded events, rendering buffers);
@@ -72,18 +78,18 @@ final class ProjectionPublisher: Service, Sendable {
     /// answer requests (the feed runs Swift concurrency on NIO's event loops, see App.swift).
     @discardableResult
     private func publishOffTheEventLoops(thenReturnFreedMemory: Bool = false) async -> FeedSnapshot {
-        let projection = self.projection
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let snapshot = projection.publish()
-                // malloc_trim walks every arena, so it stays off the event loops too.
-                if thenReturnFreedMemory { Self.returnFreedMemory() }
-                continuation.resume(returning: snapshot)
-            }
+        await offTheEventLoops { projection in
+            let snapshot = projection.publish()
+            // malloc_trim walks every arena, so it stays off the event loops too.
+            if thenReturnFreedMemory { Self.returnFreedMemory() }
+            return snapshot
         }
     }
-}
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    private func offTheEventLoops<Result: Sendable>(_ work: @escaping @Sendable (CatalogProjection) -> Result) async -> Result {
+        let projection = self.projection
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work(projection)) }
+        }
+    }
 }

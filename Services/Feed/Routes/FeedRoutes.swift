@@ -124,7 +124,7 @@ enum FeedRoutes {
     /// tell the index's share of a request from the network's.
     static func serverTiming(_ name: String, since start: ContinuousClock.Instant) -> String {
         let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+        let milliseconds = elapsed.seconds * 1_000
         return "\(name);dur=\(String(format: "%.3f", milliseconds))"
     }
 }

@@ -15,3 +15,8 @@ public func withTimeout<T: Sendable>(_ duration: Duration, _ operation: @escapin
         return try await group.next()!
     }
 }
+
+extension Duration {
+    /// The duration in seconds, as logs and gauges give durations.
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -53,13 +53,13 @@ final class CatalogStandIn: Service, Sendable {
     private func answerSnapshot(_ snapshotId: UUID, chunked: Bool) async throws {
         let topic = configuration.topic(Topic.catalogEvents)
         let partitions = try await producer.partitionCounts(topics: [topic])[topic] ?? 1
-        // In chunks of a few entities spread over the partitions, POIs first, as catalog does.
+        // In chunks of a few entities spread over the partitions, tours first, as catalog does.
         let events = content.withLock { Array($0.values) }
         let pois = events.compactMap { $0.kind == .poiChanged ? $0.poi : nil }
         let tours = events.compactMap { $0.kind == .tourChanged ? $0.tour : nil }
         let chunks = !chunked ? pois.map { CatalogEvent.changed($0, snapshotId: snapshotId) } + tours.map { CatalogEvent.changed($0, snapshotId: snapshotId) }
-            : stride(from: 0, to: pois.count, by: 3).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + 3, pois.count)]), snapshotId: snapshotId) }
-            + stride(from: 0, to: tours.count, by: 3).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + 3, tours.count)]), snapshotId: snapshotId) }
+            : stride(from: 0, to: tours.count, by: 3).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + 3, tours.count)]), snapshotId: snapshotId) }
+            + stride(from: 0, to: pois.count, by: 3).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + 3, pois.count)]), snapshotId: snapshotId) }
         var messages = try chunks.enumerated().map { number, chunk in try message(chunk, partition: Int32(number % partitions)) }
         for partition in 0..<Int32(partitions) {
             messages.append(try message(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),

@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Shared
+import Synchronization
+
+/// The POI chunks of the snapshots catalog sent, by bucket (of a hash of the id), each with its bucket's fingerprint: a
+/// snapshot reads and encodes again only the buckets whose POIs changed since. A city's POIs are most of a
+/// snapshot's work, and most snapshots follow few changes. It keeps one snapshot's POI messages in memory
+/// (their JSON); a chunk keeps the `snapshotId` of the snapshot that encoded it, or none when it was encoded
+/// ahead of any (`SnapshotCacheWarmer`).
+final class SnapshotCache: Sendable {
+    private struct Bucket: Sendable {
+        let fingerprint: String
+        let payloads: [[UInt8]]
+        let count: Int
+    }
+
+    private let buckets = Mutex<[Int: Bucket]>([:])
+    private let changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    init() {
+        // Warm once at start.
+        changes.continuation.yield()
+    }
+
+    /// A command changed content: the warmer brings the cache up to date once commands pause.
+    func noteChange() { changes.continuation.yield() }
+
+    /// Signals of `noteChange`, for the warmer.
+    var changeSignals: AsyncStream<Void> { changes.stream }
+
+    /// Every live POI's chunk messages, bucket after bucket, and how many POIs they hold. `encode` makes the
+    /// messages of a bucket's POIs (in id order); buckets are encoded on all cores.
+    func poiPayloads(in transaction: any CatalogTransaction,
+                     encode: @escaping @Sendable ([PoiState]) -> [[UInt8]]) async throws -> (payloads: [[UInt8]], count: Int, encodedBuckets: Int) {
+        let fine = try await transaction.livePoiBuckets()
+        // Buckets of a few hundred POIs: all 256 in a city; 16 or one in a smaller catalog, whose chunks would
+        // otherwise hold a POI or two each.
+        let total = fine.values.reduce(0) { $0 + $1.count }
+        let shift = total < 4_096 ? 8 : total < 65_536 ? 4 : 0
+        let fineByBucket = Dictionary(grouping: fine.keys.sorted()) { $0 >> shift }
+        let fingerprints = fineByBucket.mapValues { keys in "\(shift)/" + keys.map { "\($0)=\(fine[$0]!.fingerprint)" }.joined(separator: ",") }
+        let cached = buckets.withLock { $0 }
+        var current = cached.filter { fingerprints[$0.key] == $0.value.fingerprint }
+        let stale = fingerprints.keys.filter { current[$0] == nil }.sorted()
+        if !stale.isEmpty {
+            let byFineBucket = try await transaction.livePois(inBuckets: stale.flatMap { fineByBucket[$0]! })
+            let encoded = await stale.concurrentMapOffThePool(minimumCount: 2, elementsPerTask: 1) { bucket in
+                let pois = fineByBucket[bucket]!.flatMap { byFineBucket[$0] ?? [] }.sorted { $0.id.uuidString < $1.id.uuidString }
+                return (bucket, pois.count, encode(pois))
+            }
+            for (bucket, count, payloads) in encoded {
+                current[bucket] = Bucket(fingerprint: fingerprints[bucket]!, payloads: payloads, count: count)
+            }
+        }
+        buckets.withLock { $0 = current }
+        let ordered = current.keys.sorted().map { current[$0]! }
+        return (ordered.flatMap(\.payloads), ordered.reduce(0) { $0 + $1.count }, stale.count)
+    }
+}
+
+/// Encodes the chunks of changed POI buckets shortly after commands stop changing content (and once at start),
+/// so that a new reader's snapshot finds them ready instead of encoding a city while it waits.
+final class SnapshotCacheWarmer: Service, Sendable {
+    private let handler: CatalogCommandHandler
+    private let logger: Logger
+    /// How long content must stay unchanged before the cache is brought up to date (an import is many commands).
+    private let quietPeriod: Duration
+
+    init(handler: CatalogCommandHandler, logger: Logger, quietPeriod: Duration = .seconds(1)) {
+        self.handler = handler
+        self.logger = logger
+        self.quietPeriod = quietPeriod
+    }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await _ in self.handler.snapshotCache.changeSignals {
+                do {
+                    try await Task.sleep(for: self.quietPeriod)
+                    let started = ContinuousClock.now
+                    let encoded = try await self.handler.warmSnapshotCache()
+                    if encoded > 0 {
+                        self.logger.info("snapshot chunks encoded ahead", metadata: [
+                            "buckets": "\(encoded)", "seconds": "\(String(format: "%.3f", (ContinuousClock.now - started).seconds))",
+                        ])
+                    }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    self.logger.warning("encoding snapshot chunks ahead failed; a snapshot will encode them", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+}
