@@ -49,6 +49,30 @@ struct CatalogEventCodecTests {
         }
     }
 
+    @Test("command results, stored and as messages: the codec's text reads back equal by JSONDecoder")
+    func commandResults() throws {
+        var random = SplitMix64(seed: 23)
+        for round in 0..<2_000 {
+            let errors = (0..<random.below(3)).map { _ in FieldError(field: Self.text(&random), message: Self.text(&random)) }
+            let result = CatalogCommandResult(
+                commandId: UUID(), action: random.pick(CatalogAction.allCases), outcome: random.pick([.applied, .rejected, .conflict]),
+                entityId: random.chance(2) ? UUID() : nil, version: random.chance(2) ? random.below(1_000) : nil, errors: errors,
+                message: Self.optionalText(&random), tour: random.chance(3) ? Self.tourState(&random) : nil,
+                poi: random.chance(3) ? Self.poiState(&random) : nil,
+                category: random.chance(4) ? CategoryState(id: UUID(), version: random.below(9), name: Self.text(&random),
+                                                           parentId: random.chance(2) ? UUID() : nil, path: Self.text(&random), updatedAt: Self.date(&random)) : nil,
+                rows: random.chance(4) ? (0..<random.below(4)).map { _ in
+                    CatalogBatchRowResult(label: Self.text(&random), outcome: random.pick([.applied, .failed, .notApplied]), errors: errors,
+                                          message: Self.optionalText(&random), entityIds: (0..<random.below(3)).map { _ in UUID() })
+                } : nil)
+            let stored = CatalogEventCodec.text(result)
+            #expect(try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(stored.utf8)) == result, "round \(round): \(stored)")
+            let envelope = Envelope(type: "command.\(result.outcome.rawValue)", source: "catalog", data: result)
+            let message = try JSONCoding.decoder.decode(Envelope<CatalogCommandResult>.self, from: Data(CatalogEventCodec.write(envelope)))
+            #expect(message.data == result && message.id == envelope.id && message.type == envelope.type && abs(message.occurredAt.timeIntervalSince(envelope.occurredAt)) < 0.001)
+        }
+    }
+
     @Test("content as Postgres keeps it (jsonb, read back as text) is taken by the fast reader and reads back equal")
     func contentFromPostgres() async throws {
         var random = SplitMix64(seed: 11)

@@ -35,7 +35,7 @@ struct CatalogCommandHandler: Sendable {
             work.snapshotCache = snapshotCache
             // Round-tripped through JSON, so the first answer is byte for byte the one a redelivery gets.
             let result = try JSONCoding.decoder.decode(CatalogCommandResult.self,
-                                                       from: JSONCoding.encoder.encode(try await work.apply(eventPartitions: partitions)))
+                                                       from: Data(CatalogEventCodec.text(try await work.apply(eventPartitions: partitions)).utf8))
             // Before the commit, so a failure leaves the command to be redelivered and applied again.
             _ = try await producer.send(work.directMessages)
             try await transaction.recordProcessed(result)
@@ -72,7 +72,7 @@ extension CatalogCommandHandler {
     func resultEntry(_ result: CatalogCommandResult, requestId: String?) throws -> OutboxEntry {
         let envelope = Envelope(type: "command.\(result.outcome.rawValue)", source: "catalog", data: result)
         return OutboxEntry(topic: topics.topic(Topic.catalogCommandResults), key: result.commandId.uuidString.lowercased(),
-                           partition: nil, payload: String(decoding: try envelope.encoded(), as: UTF8.self), requestId: requestId)
+                           partition: nil, payload: String(decoding: CatalogEventCodec.write(envelope), as: UTF8.self), requestId: requestId)
     }
 }
 

@@ -18,6 +18,7 @@ final class SnapshotCache: Sendable {
 
     private let buckets = Mutex<[Int: Bucket]>([:])
     private let changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    private let lastChange = Mutex(ContinuousClock.now)
 
     init() {
         // Warm once at start.
@@ -25,7 +26,13 @@ final class SnapshotCache: Sendable {
     }
 
     /// A command changed content: the warmer brings the cache up to date once commands pause.
-    func noteChange() { changes.continuation.yield() }
+    func noteChange() {
+        lastChange.withLock { $0 = .now }
+        changes.continuation.yield()
+    }
+
+    /// When a command last changed content.
+    var lastChangeAt: ContinuousClock.Instant { lastChange.withLock { $0 } }
 
     /// Signals of `noteChange`, for the warmer.
     var changeSignals: AsyncStream<Void> { changes.stream }
@@ -78,7 +85,12 @@ final class SnapshotCacheWarmer: Service, Sendable {
         await cancelWhenGracefulShutdown {
             for await _ in self.handler.snapshotCache.changeSignals {
                 do {
-                    try await Task.sleep(for: self.quietPeriod)
+                    // Until no command changed content for the quiet period.
+                    var quietFrom = self.handler.snapshotCache.lastChangeAt + self.quietPeriod
+                    while quietFrom > .now {
+                        try await Task.sleep(until: quietFrom, clock: .continuous)
+                        quietFrom = self.handler.snapshotCache.lastChangeAt + self.quietPeriod
+                    }
                     let started = ContinuousClock.now
                     let encoded = try await self.handler.warmSnapshotCache()
                     if encoded > 0 {

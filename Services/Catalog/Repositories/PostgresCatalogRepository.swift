@@ -60,7 +60,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func recordProcessed(_ result: CatalogCommandResult) async throws {
-        let json = try jsonText(result)
+        let json = CatalogEventCodec.text(result)
         try await connection.query("""
             INSERT INTO catalog.processed_commands (command_id, outcome, result)
             VALUES (\(result.commandId), \(result.outcome.rawValue), \(json)::jsonb)
@@ -388,7 +388,7 @@ extension PostgresCatalogTransaction {
         }
         if !changes.processed.isEmpty {
             let results = changes.processed
-            let texts = try results.map { try jsonText($0) }
+            let texts = results.map { CatalogEventCodec.text($0) }
             try await connection.query("""
                 INSERT INTO catalog.processed_commands (command_id, outcome, result)
                 SELECT command_id, outcome, result::jsonb

@@ -212,8 +212,8 @@ private struct RenderedState {
     var spatialIndex = SpatialIndex()
     var poiTextIndex = TextIndex()
     var tourTextIndex = TextIndex()
-    var tourList: RenderedResource = Self.render(ContentJSON.tourList([]), MediaTypes.json)
-    var legacyTourList: RenderedResource = Self.render(LegacyXML.tours([]), MediaTypes.xml)
+    var tourList: RenderedResource = RenderedResource.content(ContentJSON.tourList([]), MediaTypes.json)
+    var legacyTourList: RenderedResource = RenderedResource.content(LegacyXML.tours([]), MediaTypes.xml)
     var legacyTourIds: [String: UUID] = [:]
     var renderedBytes = 0
     var generation = 0
@@ -305,14 +305,10 @@ private struct RenderedState {
             legacyEntries.append((id, tour))
         }
         renderedBytes -= tourList.byteCount + legacyTourList.byteCount
-        tourList = Self.render(ContentJSON.tourList(summaries), MediaTypes.json)
-        legacyTourList = Self.render(LegacyXML.tours(legacyEntries), MediaTypes.xml)
+        tourList = .content(ContentJSON.tourList(summaries), MediaTypes.json)
+        legacyTourList = .content(LegacyXML.tours(legacyEntries), MediaTypes.xml)
         renderedBytes += tourList.byteCount + legacyTourList.byteCount
         legacyTourIds = legacyIds
-    }
-
-    static func render(_ bytes: [UInt8], _ contentType: String) -> RenderedResource {
-        RenderedResource(bytes: bytes, contentType: contentType, cacheControl: CachePolicy.content, compressor: GzipCompressor())
     }
 
     func makeSnapshot() -> FeedSnapshot {

@@ -63,17 +63,11 @@ final class TourResources: Sendable {
     }
 
     var detail: RenderedResource {
-        RenderedResource.cached(in: renderedDetail) {
-            RenderedResource(bytes: ContentJSON.tourDetail(tour, stops: stops), contentType: MediaTypes.json,
-                             cacheControl: CachePolicy.content, compressor: GzipCompressor())
-        }
+        .cached(in: renderedDetail) { .content(ContentJSON.tourDetail(tour, stops: stops), MediaTypes.json) }
     }
 
     var legacyPois: RenderedResource {
-        RenderedResource.cached(in: renderedLegacyPois) {
-            RenderedResource(bytes: LegacyXML.pois(of: tour, stops: stops), contentType: MediaTypes.xml,
-                             cacheControl: CachePolicy.content, compressor: GzipCompressor())
-        }
+        .cached(in: renderedLegacyPois) { .content(LegacyXML.pois(of: tour, stops: stops), MediaTypes.xml) }
     }
 }
 
@@ -95,21 +89,21 @@ final class PoiResources: Sendable {
     }
 
     var detail: RenderedResource {
-        RenderedResource.cached(in: renderedDetail) {
-            RenderedResource(bytes: ContentJSON.poiDetail(poi, tourIds: tourIds), contentType: MediaTypes.json,
-                             cacheControl: CachePolicy.content, compressor: GzipCompressor())
-        }
+        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi, tourIds: tourIds), MediaTypes.json) }
     }
 
     var page: RenderedResource {
-        RenderedResource.cached(in: renderedPage) {
-            RenderedResource(bytes: PoiPage.render(poi, tourNames: tourNames), contentType: MediaTypes.html, cacheControl: CachePolicy.content,
-                             extraHeaders: PoiPage.headers, compressor: GzipCompressor())
-        }
+        .cached(in: renderedPage) { .content(PoiPage.render(poi, tourNames: tourNames), MediaTypes.html, extraHeaders: PoiPage.headers) }
     }
 }
 
 extension RenderedResource {
+    /// Catalog content: cached as content is, gzip-compressed where that pays.
+    static func content(_ bytes: [UInt8], _ contentType: String, extraHeaders: HTTPFields = [:]) -> RenderedResource {
+        RenderedResource(bytes: bytes, contentType: contentType, cacheControl: CachePolicy.content, extraHeaders: extraHeaders,
+                         compressor: GzipCompressor())
+    }
+
     /// What `slot` holds, else `render`'s result, kept; rendered outside the lock (two first requests at once
     /// both render, the first kept wins).
     static func cached(in slot: borrowing Mutex<RenderedResource?>, render: () -> RenderedResource) -> RenderedResource {

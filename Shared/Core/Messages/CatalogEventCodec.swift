@@ -1,7 +1,8 @@
 import Foundation
 
 /// The one codec of `catalog.events` messages (`Envelope<CatalogEvent>`) and of the tour and POI content
-/// catalog stores: written and read straight from bytes. A snapshot is a whole city of them, and through
+/// catalog stores: written and read straight from bytes; and the writer of command results (stored, and
+/// on `catalog.command-results`), which an import makes one of per row. A snapshot is a whole city of them, and through
 /// `JSONEncoder` and `JSONDecoder` encoding and decoding were most of a new feed's wait.
 ///
 /// It writes what `JSONCoding.encoder` writes for the same values, up to number formatting (sorted keys, absent
@@ -21,9 +22,14 @@ public enum CatalogEventCodec {
     // MARK: writing
 
     public static func write(_ envelope: Envelope<CatalogEvent>) -> [UInt8] {
+        write(envelope) { out, event in out.event(event) }
+    }
+
+    /// An envelope, its `data` written by `data`.
+    private static func write<Payload>(_ envelope: Envelope<Payload>, data: (inout JSONWriter, Payload) -> Void) -> [UInt8] {
         var out = JSONWriter(capacity: 1_024)
         out.beginObject()
-        out.key("data"); out.event(envelope.data)
+        out.key("data"); data(&out, envelope.data)
         out.key("id"); out.uuid(envelope.id)
         out.key("occurredAt"); out.date(envelope.occurredAt)
         out.key("schemaVersion"); out.number(envelope.schemaVersion)
@@ -57,6 +63,18 @@ public enum CatalogEventCodec {
         var out = JSONWriter(capacity: 512)
         out.tourState(state)
         return String(decoding: out.bytes, as: UTF8.self)
+    }
+
+    /// A command's result as catalog stores it (`processed_commands`: an import stores one per row).
+    public static func text(_ result: CatalogCommandResult) -> String {
+        var out = JSONWriter(capacity: 512)
+        out.commandResult(result)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
+    /// A `catalog.command-results` message.
+    public static func write(_ envelope: Envelope<CatalogCommandResult>) -> [UInt8] {
+        write(envelope) { out, result in out.commandResult(result) }
     }
 
     // MARK: reading
@@ -163,6 +181,56 @@ extension JSONWriter {
         }
         if let version = event.version { key("version"); number(version) }
         endObject()
+    }
+
+    mutating func commandResult(_ result: CatalogCommandResult) {
+        beginObject()
+        key("action"); string(result.action.rawValue)
+        if let category = result.category {
+            key("category"); beginObject()
+            key("id"); uuid(category.id)
+            key("name"); string(category.name)
+            if let parentId = category.parentId { key("parentId"); uuid(parentId) }
+            key("path"); string(category.path)
+            key("updatedAt"); date(category.updatedAt)
+            key("version"); number(category.version)
+            endObject()
+        }
+        key("commandId"); uuid(result.commandId)
+        if let entityId = result.entityId { key("entityId"); uuid(entityId) }
+        key("errors"); fieldErrors(result.errors)
+        if let message = result.message { key("message"); string(message) }
+        key("outcome"); string(result.outcome.rawValue)
+        if let poi = result.poi { key("poi"); poiState(poi) }
+        if let rows = result.rows {
+            key("rows"); beginArray()
+            for row in rows {
+                beginObject()
+                key("entityIds"); beginArray()
+                for id in row.entityIds { uuid(id) }
+                endArray()
+                key("errors"); fieldErrors(row.errors)
+                key("label"); string(row.label)
+                if let message = row.message { key("message"); string(message) }
+                key("outcome"); string(row.outcome.rawValue)
+                endObject()
+            }
+            endArray()
+        }
+        if let tour = result.tour { key("tour"); tourState(tour) }
+        if let version = result.version { key("version"); number(version) }
+        endObject()
+    }
+
+    private mutating func fieldErrors(_ errors: [FieldError]) {
+        beginArray()
+        for error in errors {
+            beginObject()
+            key("field"); string(error.field)
+            key("message"); string(error.message)
+            endObject()
+        }
+        endArray()
     }
 
     mutating func poiState(_ poi: PoiState) {
