@@ -18,6 +18,7 @@ enum FeedProgram: ServiceProgram {
     static let abstract = "The iTour feed: the phones' API, served from a projection of catalog.events; tracking events to tracking.events."
 
     static func serve(environment: Shared.Environment) async throws {
+        GlibcMalloc.limitArenas(to: 2)
         // Run Swift concurrency on NIO's event loops, so a request's handler runs on the thread that read
         // it instead of hopping to the concurrency pool and back (a third of a GET's cost otherwise).
         // Nothing in the feed blocks a task: librdkafka calls and rendering run on Dispatch threads.

@@ -79,8 +79,11 @@ struct RenderingTests {
         #expect(object["summary"] as? String == "line\nbreak\ttab \\ slash /")
         #expect((object["links"] as? [[String: String]])?.first == ["name": "Tour video", "type": "video", "url": "https://example.edu/v.mp4"])
         for key in ["address", "phone", "website", "openingHours", "legacyId"] { #expect(object[key] is NSNull, "\(key)") }
-        let members = ContentJSON.poiListingMembers(poi)
-        let listing = try #require(try JSONSerialization.jsonObject(with: Data([UInt8(ascii: "{")] + members + [UInt8(ascii: "}")])) as? [String: Any])
+        var members = JSONWriter()
+        members.beginObject()
+        ContentJSON.poiListingMembers(poi, to: &members)
+        members.endObject()
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(members.bytes)) as? [String: Any])
         #expect(Set(listing.keys) == ["category", "id", "latitude", "longitude", "name", "summary"])
     }
 

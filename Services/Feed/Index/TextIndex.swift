@@ -4,26 +4,30 @@ import Foundation
 /// postings. A query's trigrams narrow the candidates to documents holding all of them; each candidate
 /// is then checked for the whole folded query.
 ///
-/// Results come in name order, and a search stops at its `limit`-th match: every posting is
-/// `rank << 32 | slot`, where `rank` is the document's place in (folded name, id) order, spread over 32
+/// Results come in name order, and a search stops at its `limit`-th match: a trigram's list holds the
+/// ranks of its documents, where a `rank` is the document's place in (folded name, id) order, spread over 32
 /// bits so a new document usually fits between its neighbours without renumbering the others. An
-/// intersection of posting lists therefore walks documents in result order. A value type: the
-/// projection mutates its copy, readers keep theirs.
+/// intersection of lists therefore walks documents in result order; a match's slot is looked up in the
+/// ranked list of every document (`rank << 32 | slot`), so the lists, most of the index, hold 4 bytes per
+/// entry, not 8. A value type: the projection mutates its copy, readers keep theirs.
 struct TextIndex: Sendable {
     struct Document: Sendable {
         let id: UUID
-        let foldedName: [UInt8]
-        /// Folded fields separated by 0, so no match spans two fields.
+        /// Folded name, then the other folded fields, separated by 0 so no match spans two fields.
         let haystack: [UInt8]
+        /// Bytes of the folded name at the start of `haystack`.
+        let nameLength: Int
         /// `rank << 32 | slot`; nil until `seal()` ranks the document.
         var posting: UInt64?
+
+        var rank: UInt32? { posting.map { UInt32(truncatingIfNeeded: $0 >> 32) } }
     }
 
     /// By slot (slots are small and dense, reused after removal); nil for a free slot.
     private var documents: [Document?] = []
     private(set) var count = 0
-    /// Trigram → postings of the documents containing it, ascending.
-    private var postings: [UInt32: [UInt64]] = [:]
+    /// Trigram → ranks of the documents containing it, ascending.
+    private var postings: [UInt32: [UInt32]] = [:]
     /// Every ranked document's posting, ascending: the result order itself, and the candidates of a
     /// query too short to have a trigram.
     private var everyDocument: [UInt64] = []
@@ -39,14 +43,14 @@ struct TextIndex: Sendable {
     /// Adds or replaces the document in `slot`. Searchable after `seal()`.
     mutating func insert(slot: Int32, id: UUID, name: String, fields: [String]) {
         remove(slot: slot)
-        let foldedName = TextFolding.fold(name)
-        var haystack = foldedName
+        var haystack = TextFolding.fold(name)
+        let nameLength = haystack.count
         for field in fields {
             haystack.append(Self.separator)
             haystack.append(contentsOf: TextFolding.fold(field))
         }
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
-        documents[Int(slot)] = Document(id: id, foldedName: foldedName, haystack: haystack, posting: nil)
+        documents[Int(slot)] = Document(id: id, haystack: haystack, nameLength: nameLength, posting: nil)
         count += 1
         unranked.append(slot)
     }
@@ -55,13 +59,13 @@ struct TextIndex: Sendable {
         guard Int(slot) < documents.count, let document = documents[Int(slot)] else { return }
         documents[Int(slot)] = nil
         count -= 1
-        guard let posting = document.posting else {
+        guard let posting = document.posting, let rank = document.rank else {
             unranked.removeAll { $0 == slot }
             return
         }
         for trigram in Self.trigrams(of: document.haystack) {
             guard var list = postings.removeValue(forKey: trigram) else { continue }
-            if let index = Self.position(of: posting, in: list), list[index] == posting { list.remove(at: index) }
+            if let index = Self.position(of: rank, in: list), list[index] == rank { list.remove(at: index) }
             if !list.isEmpty { postings[trigram] = list }
         }
         if let index = Self.position(of: posting, in: everyDocument), everyDocument[index] == posting { everyDocument.remove(at: index) }
@@ -86,12 +90,13 @@ struct TextIndex: Sendable {
             let above = low == everyDocument.count ? Self.rankLimit : everyDocument[low] >> 32
             // Renumbering rebuilds every list, including what this loop has posted so far.
             guard above - below >= 2 else { return renumber() }
-            let posting = (below + (above - below) / 2) << 32 | UInt64(UInt32(bitPattern: slot))
+            let rank = below + (above - below) / 2
+            let posting = rank << 32 | UInt64(UInt32(bitPattern: slot))
             everyDocument.insert(posting, at: low)
             documents[Int(slot)]?.posting = posting
             for trigram in Self.trigrams(of: document.haystack) {
                 var list = postings.removeValue(forKey: trigram) ?? []
-                list.insert(posting, at: Self.position(of: posting, in: list) ?? list.count)
+                list.insert(UInt32(rank), at: Self.position(of: UInt32(rank), in: list) ?? list.count)
                 postings[trigram] = list
             }
         }
@@ -118,10 +123,10 @@ struct TextIndex: Sendable {
         let ranked = everyDocument, documentsBySlot = documents
         let partPostings = (0..<parts).map { part in ranked.count * part / parts..<ranked.count * (part + 1) / parts }
             .concurrentMap(minimumCount: 2, elementsPerTask: 1) { range in
-                var postings: [UInt32: [UInt64]] = [:]
+                var postings: [UInt32: [UInt32]] = [:]
                 for posting in ranked[range] {
-                    for trigram in Self.trigrams(of: documentsBySlot[Int(UInt32(truncatingIfNeeded: posting))]!.haystack) {
-                        postings[trigram, default: []].append(posting)
+                    for trigram in Self.trigrams(of: documentsBySlot[Int(Self.slot(of: posting))]!.haystack) {
+                        postings[trigram, default: []].append(UInt32(truncatingIfNeeded: posting >> 32))
                     }
                 }
                 return postings
@@ -139,21 +144,26 @@ struct TextIndex: Sendable {
 
     func search(folded query: [UInt8], limit: Int) -> [Int32] {
         guard !query.isEmpty, limit > 0 else { return [] }
-        var lists: [[UInt64]] = []
-        if query.count < 3 {
-            lists = [everyDocument]
-        } else {
-            for trigram in Self.trigrams(of: query) {
-                guard let list = postings[trigram] else { return [] }
-                lists.append(list)
-            }
-            // The rarest few trigrams narrow the candidates about as well as all of them (the substring
-            // check is exact anyway), and a long query would otherwise pay for every list per candidate.
-            lists.sort { $0.count < $1.count }
-            if lists.count > Self.intersectedLists { lists.removeLast(lists.count - Self.intersectedLists) }
-        }
         var found: [Int32] = []
         found.reserveCapacity(min(limit, 64))
+        /// Keeps the slot if its document holds the query; true once `limit` are found.
+        func check(_ slot: Int32) -> Bool {
+            if let document = documents[Int(slot)], Self.contains(document.haystack, query) { found.append(slot) }
+            return found.count == limit
+        }
+        guard query.count >= 3 else {
+            for posting in everyDocument where check(Self.slot(of: posting)) { break }
+            return found
+        }
+        var lists: [[UInt32]] = []
+        for trigram in Self.trigrams(of: query) {
+            guard let list = postings[trigram] else { return [] }
+            lists.append(list)
+        }
+        // The rarest few trigrams narrow the candidates about as well as all of them (the substring
+        // check is exact anyway), and a long query would otherwise pay for every list per candidate.
+        lists.sort { $0.count < $1.count }
+        if lists.count > Self.intersectedLists { lists.removeLast(lists.count - Self.intersectedLists) }
         // Leapfrog intersection: every list gallops to the largest posting any list is on, so a long list
         // skips the runs a shorter one does not have (instead of probing the others for each of its postings).
         var cursors = [Int](repeating: 0, count: lists.count)
@@ -164,11 +174,7 @@ struct TextIndex: Sendable {
                 target = lists[index][cursors[index]]
                 continue search
             }
-            let slot = Int32(bitPattern: UInt32(truncatingIfNeeded: target))
-            if let document = documents[Int(slot)], Self.contains(document.haystack, query) {
-                found.append(slot)
-                if found.count == limit { break }
-            }
+            if let index = Self.position(of: UInt64(target) << 32, in: everyDocument), check(Self.slot(of: everyDocument[index])) { break }
             cursors[0] += 1
             guard cursors[0] < lists[0].count else { break }
             target = lists[0][cursors[0]]
@@ -178,17 +184,21 @@ struct TextIndex: Sendable {
 
     /// The ranked document of a posting.
     private func document(_ posting: UInt64) -> Document {
-        documents[Int(UInt32(truncatingIfNeeded: posting))]!
+        documents[Int(Self.slot(of: posting))]!
+    }
+
+    private static func slot(of posting: UInt64) -> Int32 {
+        Int32(bitPattern: UInt32(truncatingIfNeeded: posting))
     }
 
     /// Result order: folded name, then id.
     private static func precedes(_ a: Document, _ b: Document) -> Bool {
         // memcmp, not the generic sequence comparison: ranking a bulk load sorts every document by name.
-        let order = a.foldedName.withUnsafeBufferPointer { left in
-            b.foldedName.withUnsafeBufferPointer { right in
-                let common = min(left.count, right.count)
+        let order = a.haystack.withUnsafeBufferPointer { left in
+            b.haystack.withUnsafeBufferPointer { right in
+                let common = min(a.nameLength, b.nameLength)
                 let bytes = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
-                return bytes != 0 ? Int(bytes) : left.count - right.count
+                return bytes != 0 ? Int(bytes) : a.nameLength - b.nameLength
             }
         }
         if order != 0 { return order < 0 }
@@ -223,7 +233,7 @@ struct TextIndex: Sendable {
 
     /// Moves `cursor` to the first element of the sorted `list` not below `target` (galloping, then
     /// binary search); true when that element is `target`.
-    private static func advance(_ cursor: inout Int, in list: [UInt64], to target: UInt64) -> Bool {
+    private static func advance(_ cursor: inout Int, in list: [UInt32], to target: UInt32) -> Bool {
         var low = cursor, step = 1
         var high = cursor
         while high < list.count && list[high] < target {
@@ -241,7 +251,7 @@ struct TextIndex: Sendable {
     }
 
     /// Index of the first element of the sorted `list` not below `posting`; nil when there is none.
-    private static func position(of posting: UInt64, in list: [UInt64]) -> Int? {
+    private static func position<Posting: FixedWidthInteger>(of posting: Posting, in list: [Posting]) -> Int? {
         var low = 0, high = list.count
         while low < high {
             let middle = (low + high) / 2

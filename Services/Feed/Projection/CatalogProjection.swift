@@ -88,7 +88,7 @@ final class CatalogProjection: Sendable {
 /// what its responses show, or nil where it is no longer visible.
 private struct RenderWork: Sendable {
     struct Poi: Sendable {
-        let poi: PoiState
+        let poi: PoiRecord
         /// Published tours stopping there, in list order.
         let tours: [TourState]
     }
@@ -96,7 +96,7 @@ private struct RenderWork: Sendable {
     struct Tour: Sendable {
         let tour: TourState
         /// Its stops' POIs that have arrived, in walking order.
-        let stops: [PoiState]
+        let stops: [PoiRecord]
     }
 
     var pois: [UUID: Poi?] = [:]
@@ -107,11 +107,12 @@ private struct RenderWork: Sendable {
 /// Every live entity (any status) and what changed since the last publication; `apply` changes it.
 private struct EntityState {
     var tours: [UUID: TourState] = [:]
-    var pois: [UUID: PoiState] = [:]
+    var pois: [UUID: PoiRecord] = [:]
     /// Version of each entity seen, including deleted ones, so an older event never undoes a newer one.
     var versions: [UUID: Int] = [:]
-    /// Tours (any status) stopping at each POI, known or not yet.
-    var toursByPoi: [UUID: Set<UUID>] = [:]
+    /// Tours (any status) stopping at each POI, known or not yet. Arrays, not sets: a POI is on one tour or a
+    /// few, and a set's storage costs a city three times an array's.
+    var toursByPoi: [UUID: [UUID]] = [:]
 
     var dirtyTours: Set<UUID> = []
     var dirtyPois: Set<UUID> = []
@@ -132,7 +133,7 @@ private struct EntityState {
         case .poiChanged:
             guard var poi = event.poi else { return false }
             poi.id = id
-            pois[id] = poi
+            pois[id] = PoiRecord(poi)
             markPoiChanged(id)
         case .poiDeleted:
             pois[id] = nil
@@ -147,10 +148,10 @@ private struct EntityState {
     private mutating func replaceTour(_ id: UUID, with tour: TourState?) {
         let oldStops = tours[id]?.stops ?? []
         for stop in oldStops {
-            toursByPoi[stop]?.remove(id)
+            toursByPoi[stop]?.removeAll { $0 == id }
             if toursByPoi[stop]?.isEmpty == true { toursByPoi[stop] = nil }
         }
-        for stop in tour?.stops ?? [] { toursByPoi[stop, default: []].insert(id) }
+        for stop in tour?.stops ?? [] where toursByPoi[stop]?.contains(id) != true { toursByPoi[stop, default: []].append(id) }
         tours[id] = tour
         dirtyTours.insert(id)
         // The stops' tourIds, visibility and pages name this tour.
@@ -207,7 +208,9 @@ private struct RenderedState {
     var tours: [UUID: TourState] = [:]
     var tourResources: [UUID: TourResources] = [:]
     var poiResources: [UUID: PoiResources] = [:]
-    var poiSlots = SlotTable<PoiListing>()
+    var poiSlots = SlotTable<PoiResources>()
+    /// Folded category paths, one array each, shared by the POIs in them.
+    var foldedCategories: [String: [UInt8]] = [:]
     var tourSlots = SlotTable<TourListing>()
     var spatialIndex = SpatialIndex()
     var poiTextIndex = TextIndex()
@@ -249,14 +252,14 @@ private struct RenderedState {
                 removePoi(id)
             }
         }
-        let listings = work.concurrentMap { item in
-            PoiListing(id: item.poi.id, foldedCategory: TextFolding.fold(item.poi.content.category ?? ""),
-                       members: ContentJSON.poiListingMembers(item.poi))
-        }
-        for (item, listing) in zip(work, listings) {
-            let poi = item.poi
-            poiResources[poi.id] = PoiResources(poi: poi, tours: item.tours)
-            let slot = poiSlots.store(listing, for: poi.id)
+        for item in work {
+            let poi = item.poi.state
+            let category = poi.content.category ?? ""
+            let foldedCategory = foldedCategories[category] ?? TextFolding.fold(category)
+            foldedCategories[category] = foldedCategory
+            let resources = PoiResources(poi: item.poi, tours: item.tours, foldedCategory: foldedCategory)
+            poiResources[poi.id] = resources
+            let slot = poiSlots.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))
             poiTextIndex.insert(slot: slot, id: poi.id, name: poi.content.name, fields: [poi.content.summary] + poi.content.buildings)
         }
@@ -313,7 +316,7 @@ private struct RenderedState {
 
     func makeSnapshot() -> FeedSnapshot {
         FeedSnapshot(tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources,
-                     legacyTourIds: legacyTourIds, poiListings: poiSlots.values, tourListings: tourSlots.values,
+                     legacyTourIds: legacyTourIds, poisBySlot: poiSlots.values, tourListings: tourSlots.values,
                      spatialIndex: spatialIndex, poiTextIndex: poiTextIndex, tourTextIndex: tourTextIndex, generation: generation)
     }
 }

@@ -15,7 +15,7 @@ final class FeedSnapshot: Sendable {
     /// Tour ids as `tours.xml` gives them (legacy number or UUID text) → tour.
     let legacyTourIds: [String: UUID]
     /// Visible POIs and published tours by index slot, for nearby and search results.
-    let poiListings: [PoiListing?]
+    let poisBySlot: [PoiResources?]
     let tourListings: [TourListing?]
     let spatialIndex: SpatialIndex
     let poiTextIndex: TextIndex
@@ -24,14 +24,14 @@ final class FeedSnapshot: Sendable {
     let generation: Int
 
     init(tourList: RenderedResource, legacyTourList: RenderedResource, tours: [UUID: TourResources], pois: [UUID: PoiResources],
-         legacyTourIds: [String: UUID], poiListings: [PoiListing?], tourListings: [TourListing?], spatialIndex: SpatialIndex,
+         legacyTourIds: [String: UUID], poisBySlot: [PoiResources?], tourListings: [TourListing?], spatialIndex: SpatialIndex,
          poiTextIndex: TextIndex, tourTextIndex: TextIndex, generation: Int) {
         self.tourList = tourList
         self.legacyTourList = legacyTourList
         self.tours = tours
         self.pois = pois
         self.legacyTourIds = legacyTourIds
-        self.poiListings = poiListings
+        self.poisBySlot = poisBySlot
         self.tourListings = tourListings
         self.spatialIndex = spatialIndex
         self.poiTextIndex = poiTextIndex
@@ -39,8 +39,8 @@ final class FeedSnapshot: Sendable {
         self.generation = generation
     }
 
-    func poiListing(_ slot: Int32) -> PoiListing? {
-        slot >= 0 && Int(slot) < poiListings.count ? poiListings[Int(slot)] : nil
+    func poi(inSlot slot: Int32) -> PoiResources? {
+        slot >= 0 && Int(slot) < poisBySlot.count ? poisBySlot[Int(slot)] : nil
     }
 
     func tourListing(_ slot: Int32) -> TourListing? {
@@ -53,47 +53,72 @@ final class FeedSnapshot: Sendable {
 final class TourResources: Sendable {
     private let tour: TourState
     /// Its stops' POIs that have arrived, in walking order.
-    private let stops: [PoiState]
+    private let stops: [PoiRecord]
     private let renderedDetail = Mutex<RenderedResource?>(nil)
     private let renderedLegacyPois = Mutex<RenderedResource?>(nil)
 
-    init(tour: TourState, stops: [PoiState]) {
+    init(tour: TourState, stops: [PoiRecord]) {
         self.tour = tour
         self.stops = stops
     }
 
     var detail: RenderedResource {
-        .cached(in: renderedDetail) { .content(ContentJSON.tourDetail(tour, stops: stops), MediaTypes.json) }
+        .cached(in: renderedDetail) { .content(ContentJSON.tourDetail(tour, stops: stops.map(\.state)), MediaTypes.json) }
     }
 
     var legacyPois: RenderedResource {
-        .cached(in: renderedLegacyPois) { .content(LegacyXML.pois(of: tour, stops: stops), MediaTypes.xml) }
+        .cached(in: renderedLegacyPois) { .content(LegacyXML.pois(of: tour, stops: stops.map(\.state)), MediaTypes.xml) }
     }
 }
 
 /// A visible POI's responses, each rendered on its first request and then kept until the POI changes (when a
-/// new `PoiResources` replaces this one). A city has far more POIs than phones open: rendering them all up
-/// front made most of a new feed's start and memory.
+/// new `PoiResources` replaces this one), and what nearby and search results show of it, written per answer.
+/// A city has far more POIs than phones open: rendering them all up front made most of a new feed's start
+/// and memory.
 final class PoiResources: Sendable {
-    private let poi: PoiState
+    private let poi: PoiRecord
     /// The published tours stopping there, in list order.
-    private let tourIds: [UUID]
-    private let tourNames: [String]
+    private let tours: [(id: UUID, name: String)]
+    /// Folded category path, for `category=` filters; one array per distinct category, shared.
+    let foldedCategory: [UInt8]
     private let renderedDetail = Mutex<RenderedResource?>(nil)
     private let renderedPage = Mutex<RenderedResource?>(nil)
 
-    init(poi: PoiState, tours: [TourState]) {
+    init(poi: PoiRecord, tours: [TourState], foldedCategory: [UInt8]) {
         self.poi = poi
-        tourIds = tours.map(\.id)
-        tourNames = tours.map(\.content.name)
+        self.tours = tours.map { ($0.id, $0.content.name) }
+        self.foldedCategory = foldedCategory
+    }
+
+    /// The JSON members of its entry in nearby and search results, without braces.
+    func writeListingMembers(to json: inout JSONWriter) {
+        ContentJSON.poiListingMembers(poi.state, to: &json)
+    }
+
+    /// True when the POI's category is `category` or below it ("Shop" matches "Shop/Fashion").
+    func isInCategory(_ category: [UInt8]) -> Bool {
+        guard foldedCategory.count >= category.count, foldedCategory.starts(with: category) else { return false }
+        return foldedCategory.count == category.count || foldedCategory[category.count] == UInt8(ascii: "/")
     }
 
     var detail: RenderedResource {
-        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi, tourIds: tourIds), MediaTypes.json) }
+        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi.state, tourIds: tours.map(\.id)), MediaTypes.json) }
     }
 
     var page: RenderedResource {
-        .cached(in: renderedPage) { .content(PoiPage.render(poi, tourNames: tourNames), MediaTypes.html, extraHeaders: PoiPage.headers) }
+        .cached(in: renderedPage) {
+            .content(PoiPage.render(poi.state, tourNames: tours.map(\.name)), MediaTypes.html, extraHeaders: PoiPage.headers)
+        }
+    }
+}
+
+/// A POI's state, held once and shared by reference: by the projection's entities, the POI's responses and
+/// each tour stopping there. Inline, a `PoiState` is some 250 bytes, which a city held three times per POI.
+final class PoiRecord: Sendable {
+    let state: PoiState
+
+    init(_ state: PoiState) {
+        self.state = state
     }
 }
 
@@ -114,27 +139,6 @@ extension RenderedResource {
             cached = resource
             return resource
         }
-    }
-}
-
-/// What nearby and search results show of a POI, pre-encoded.
-final class PoiListing: Sendable {
-    let id: UUID
-    /// Folded category path, for `category=` filters.
-    let foldedCategory: [UInt8]
-    /// JSON members `category` … `summary`, without braces.
-    let members: [UInt8]
-
-    init(id: UUID, foldedCategory: [UInt8], members: [UInt8]) {
-        self.id = id
-        self.foldedCategory = foldedCategory
-        self.members = members
-    }
-
-    /// True when the POI's category is `category` or below it ("Shop" matches "Shop/Fashion").
-    func isInCategory(_ category: [UInt8]) -> Bool {
-        guard foldedCategory.count >= category.count, foldedCategory.starts(with: category) else { return false }
-        return foldedCategory.count == category.count || foldedCategory[category.count] == UInt8(ascii: "/")
     }
 }
 

@@ -61,27 +61,13 @@ final class ProjectionPublisher: Service, Sendable {
         }
     }
 
-    /// glibc's `malloc_trim`, which its Swift module does not export (malloc.h); nil on other C libraries.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
-        #else
-        nil
-        #endif
-    }()
-
-    private static func returnFreedMemory() {
-        _ = mallocTrim?(0)
-    }
-
     /// Rendering a whole catalog takes seconds: do it on a Dispatch thread, not on the threads that
     /// answer requests (the feed runs Swift concurrency on NIO's event loops, see App.swift).
     @discardableResult
     private func publishOffTheEventLoops(thenReturnFreedMemory: Bool = false) async -> FeedSnapshot {
         await offTheEventLoops { projection in
             let snapshot = projection.publish()
-            // malloc_trim walks every arena, so it stays off the event loops too.
-            if thenReturnFreedMemory { Self.returnFreedMemory() }
+            if thenReturnFreedMemory { GlibcMalloc.returnFreedMemory() }
             return snapshot
         }
     }

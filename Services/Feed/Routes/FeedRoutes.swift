@@ -60,20 +60,20 @@ enum FeedRoutes {
         let started = ContinuousClock.now
         let hits = snapshot.spatialIndex.nearest(to: center, radiusMeters: radius, limit: limit) { slot in
             guard let category else { return true }
-            return snapshot.poiListing(slot)?.isInCategory(category) ?? false
+            return snapshot.poi(inSlot: slot)?.isInCategory(category) ?? false
         }
         var json = JSONWriter(capacity: 64 + hits.count * 320)
         json.beginObject()
         json.key("pois")
         json.beginArray()
         for hit in hits {
-            guard let listing = snapshot.poiListing(hit.slot) else { continue }
+            guard let listing = snapshot.poi(inSlot: hit.slot) else { continue }
             var bearing = Geo.initialBearingDegrees(center, hit.coordinate).rounded(places: 1)
             if bearing >= 360 { bearing = 0 }
             json.beginObject()
             json.key("bearingDegrees"); json.number(bearing)
             json.key("distanceMeters"); json.number(hit.distanceMeters.rounded(places: 1))
-            json.raw(listing.members)
+            listing.writeListingMembers(to: &json)
             json.endObject()
         }
         json.endArray()
@@ -102,9 +102,9 @@ enum FeedRoutes {
         json.key("pois")
         json.beginArray()
         for slot in poiSlots {
-            guard let listing = snapshot.poiListing(slot) else { continue }
+            guard let listing = snapshot.poi(inSlot: slot) else { continue }
             json.beginObject()
-            json.raw(listing.members)
+            listing.writeListingMembers(to: &json)
             json.endObject()
         }
         json.endArray()
