@@ -131,7 +131,58 @@ struct CatalogEventCodecTests {
         #expect(fastTook > 500 && refused > 500, "fast reader took \(fastTook), refused \(refused)")
     }
 
+    @Test("commands, imports among them: JSONEncoder's bytes read by the fast reader equal JSONDecoder's reading; damaged ones taken only where JSONDecoder reads the same")
+    func commands() throws {
+        var random = SplitMix64(seed: 31)
+        var fastTook = 0, refused = 0
+        for round in 0..<3_000 {
+            let envelope = Envelope(id: UUID(), type: "catalog.import", occurredAt: Self.date(&random), source: Self.text(&random),
+                                    data: Self.command(&random, depth: 0))
+            var bytes = Array(try JSONCoding.encoder.encode(envelope))
+            let intact = round % 2 == 0
+            if !intact { for _ in 0..<(1 + random.below(2)) { Self.damage(&bytes, &random) } }
+            let foundation = try? JSONCoding.decoder.decode(Envelope<CatalogCommand>.self, from: Data(bytes))
+            let shown = "round \(round): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)"
+            if let fast = CatalogEventCodec.readFastCommand(bytes) {
+                fastTook += 1
+                guard let foundation else { Issue.record("fast reader took what JSONDecoder refuses: \(shown)"); continue }
+                #expect(fast.data == foundation.data && fast.id == foundation.id && fast.type == foundation.type
+                    && fast.occurredAt == foundation.occurredAt && fast.source == foundation.source, "\(shown)")
+            } else if intact {
+                Issue.record("fast reader refused an intact command: \(shown)")
+            }
+            if let read = try? CatalogEventCodec.readCommand(bytes) {
+                #expect(read.data == foundation?.data, "\(shown)")
+            } else {
+                refused += 1
+                #expect(foundation == nil, "\(shown)")
+            }
+        }
+        #expect(fastTook > 1_500 && refused > 300, "fast reader took \(fastTook), refused \(refused)")
+    }
+
     // MARK: generators
+
+    static func command(_ random: inout SplitMix64, depth: Int) -> CatalogCommand {
+        var command = CatalogCommand(action: random.pick(CatalogAction.allCases), actor: text(&random), entityId: random.chance(3) ? nil : UUID(),
+                                     expectedVersion: random.chance(2) ? nil : random.below(1_000))
+        switch random.below(6) {
+        case 0: command.poi = poiContent(&random)
+        case 1: command.tour = tourContent(&random)
+        case 2: command.stops = (0..<random.below(5)).map { _ in UUID() }
+        case 3: command.status = random.pick(ContentStatus.allCases)
+        case 4: command.category = CategoryContent(name: text(&random), parentId: random.chance(2) ? nil : UUID(), path: optionalText(&random))
+        default:
+            if depth < 2 {
+                command.rows = (0..<random.below(4)).map { _ in
+                    CatalogBatchRow(label: text(&random), commands: (0..<(1 + random.below(2))).map { _ in Self.command(&random, depth: depth + 1) })
+                }
+            }
+        }
+        if random.chance(3) { command.skipInvalidRows = random.chance(2) }
+        if random.chance(5) { command.chunkedSnapshot = random.chance(2) }
+        return command
+    }
 
     static func same(_ a: Envelope<CatalogEvent>, _ b: Envelope<CatalogEvent>) -> Bool {
         a.id == b.id && a.type == b.type && a.schemaVersion == b.schemaVersion && a.occurredAt == b.occurredAt && a.source == b.source

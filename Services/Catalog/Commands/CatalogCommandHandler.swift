@@ -268,7 +268,7 @@ struct Work {
     /// The content rules, plus: a category must be a path of the category tree. An empty category is none,
     /// and a path that differs only in case takes the tree's spelling.
     func validate(_ content: inout PoiContent) async throws -> [FieldError] {
-        if let category = content.category, category.trimmingCharacters(in: .whitespaces).isEmpty { content.category = nil }
+        if let category = content.category, CommandValidation.isBlank(category, newlinesAreBlank: false) { content.category = nil }
         CommandValidation.encodeURLs(&content)
         var errors = CommandValidation.validate(content)
         if let category = content.category, !errors.contains(where: { $0.field == "category" }) {

@@ -29,8 +29,13 @@ extension Work {
             let end = rows[start...].firstIndex { Self.isStaged($0) != staged } ?? rows.endIndex
             if staged {
                 let stagedTransaction = try await StagedCatalogTransaction.load(for: rows[start..<end].flatMap(\.commands), on: transaction)
-                results += try await apply(rows[start..<end], on: stagedTransaction)
-                try await stagedTransaction.flush()
+                do {
+                    results += try await apply(rows[start..<end], on: stagedTransaction, writingBehind: stagedTransaction)
+                    try await stagedTransaction.flush()
+                } catch {
+                    await stagedTransaction.settle()
+                    throw error
+                }
             } else {
                 results += try await apply(rows[start..<end], on: transaction)
             }
@@ -59,11 +64,17 @@ extension Work {
         row.commands.allSatisfy { StagedCatalogTransaction.stagedActions.contains($0.action) }
     }
 
-    /// Applies the rows in order on `rowTransaction`, each inside a savepoint that a failed row rolls back.
-    private mutating func apply(_ rows: ArraySlice<CatalogBatchRow>, on rowTransaction: any CatalogTransaction) async throws -> [CatalogBatchRowResult] {
+    /// Rows of a staged run between writes started behind them.
+    static let rowsPerWrite = 250
+
+    /// Applies the rows in order on `rowTransaction`, each inside a savepoint that a failed row rolls back;
+    /// with `staged`, starts writing every `rowsPerWrite` rows while the next are applied.
+    private mutating func apply(_ rows: ArraySlice<CatalogBatchRow>, on rowTransaction: any CatalogTransaction,
+                                writingBehind staged: StagedCatalogTransaction? = nil) async throws -> [CatalogBatchRowResult] {
         var results: [CatalogBatchRowResult] = []
         results.reserveCapacity(rows.count)
         for row in rows {
+            if let staged, !results.isEmpty, results.count % Self.rowsPerWrite == 0 { staged.writeBehind() }
             try await rowTransaction.savepoint("import_row")
             let outboxMark = outbox.count
             let result = try await apply(row, on: rowTransaction)

@@ -49,10 +49,12 @@ final class CommandConsumer: Service, Sendable {
                     var offsets: [KafkaTopicPartition: Int64] = [:]
                     for message in messages {
                         try await self.process(message)
+                        // Each command's answer goes out while the next is handled: a sender keeping a few
+                        // commands in flight (an import) sends its next as soon as it hears of one.
+                        self.relay.notify()
                         self.progress.handled(message)
                         offsets[message.topicPartition] = message.offset + 1
                     }
-                    self.relay.notify()
                     do {
                         try await consumer.commit(offsets: offsets)
                     } catch let error as KafkaError {
@@ -80,7 +82,7 @@ final class CommandConsumer: Service, Sendable {
     private func process(_ message: KafkaMessage) async throws {
         let envelope: Envelope<CatalogCommand>
         do {
-            envelope = try EnvelopeDecoder.decode(CatalogCommand.self, from: message.value)
+            envelope = try CatalogEventCodec.readCommand(message.value)
         } catch {
             await deadLetters.send(message, reason: error.description)
             return

@@ -75,7 +75,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             """, as: (Int, String, String, Date, Bool, [UUID]).self, logger: logger)
         guard let (version, status, content, updatedAt, deleted, stops) = rows.first else { return nil }
         let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                              content: try JSONCoding.decoder.decode(TourContent.self, from: Data(content.utf8)),
+                              content: try CatalogEventCodec.readTourContent(Array(content.utf8)),
                               stops: stops, updatedAt: updatedAt)
         return Stored(state: state, isDeleted: deleted)
     }
@@ -86,7 +86,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             """, as: (Int, String, Date, Bool).self, logger: logger)
         guard let (version, content, updatedAt, deleted) = rows.first else { return nil }
         let state = PoiState(id: id, version: version,
-                             content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt)
+                             content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt)
         return Stored(state: state, isDeleted: deleted)
     }
 
@@ -222,7 +222,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             ORDER BY id FOR UPDATE
             """, as: (UUID, Int, String, Date).self, logger: logger) {
             pois.append(PoiState(id: id, version: version,
-                                 content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)), updatedAt: updatedAt))
+                                 content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt))
         }
         return pois
     }
@@ -304,7 +304,7 @@ extension PostgresCatalogTransaction {
         for (id, version, content, updatedAt, deleted) in try await connection.fetch("""
             SELECT id, version, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.pois WHERE id = ANY(\(ids)) FOR UPDATE
             """, as: (UUID, Int, String, Date, Bool).self, logger: logger) {
-            pois[id] = Stored(state: PoiState(id: id, version: version, content: try JSONCoding.decoder.decode(PoiContent.self, from: Data(content.utf8)),
+            pois[id] = Stored(state: PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)),
                                               updatedAt: updatedAt), isDeleted: deleted)
         }
         return pois

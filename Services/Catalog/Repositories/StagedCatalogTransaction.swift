@@ -15,6 +15,8 @@ final class StagedCatalogTransaction: CatalogTransaction {
 
     private let base: any CatalogTransaction
     private let state: Mutex<State>
+    /// The latest write started by `writeBehind`; each write waits for the one before.
+    private let pendingWrite = Mutex<Task<Void, any Error>?>(nil)
 
     private struct State: Sendable {
         /// Known results: loaded, or recorded by this chunk.
@@ -23,6 +25,10 @@ final class StagedCatalogTransaction: CatalogTransaction {
         /// Known entities, in their latest state (loaded, then changed); an id looked up but absent is in `…Loaded` only.
         var pois: [UUID: Stored<PoiState>] = [:]
         var poisLoaded: Set<UUID> = []
+        /// Whether POIs read only as tour stops are live: a tour row needs no more of its stops, and reading a
+        /// city's POIs whole for its tours' stops was most of an import's tours.
+        var livePois: [UUID: Bool] = [:]
+        var livenessLoaded: Set<UUID> = []
         var tours: [UUID: Stored<TourState>] = [:]
         var toursLoaded: Set<UUID> = []
         var categories: [String: CategoryState] = [:]
@@ -57,17 +63,18 @@ final class StagedCatalogTransaction: CatalogTransaction {
     /// Loads, with one query per kind and locking the entities, what `commands` read.
     static func load(for commands: [CatalogCommand], on base: any CatalogTransaction) async throws -> StagedCatalogTransaction {
         let staged = StagedCatalogTransaction(base: base)
-        var poiIds: Set<UUID> = [], tourIds: Set<UUID> = [], paths: Set<String> = []
+        var poiIds: Set<UUID> = [], stopIds: Set<UUID> = [], tourIds: Set<UUID> = [], paths: Set<String> = []
         for command in commands {
             switch command.action {
             case .createPoi, .updatePoi: if let id = command.entityId { poiIds.insert(id) }
             default: if let id = command.entityId { tourIds.insert(id) }
             }
-            poiIds.formUnion(command.stops ?? [])
-            if let category = command.poi?.category, !category.trimmingCharacters(in: .whitespaces).isEmpty { paths.insert(category) }
+            stopIds.formUnion(command.stops ?? [])
+            if let category = command.poi?.category, !CommandValidation.isBlank(category, newlinesAreBlank: false) { paths.insert(category) }
         }
         try await staged.loadProcessed(commands.map(\.commandId))
         try await staged.loadPois(Array(poiIds))
+        try await staged.loadLiveness(stopIds.filter { !poiIds.contains($0) })
         try await staged.loadTours(Array(tourIds))
         try await staged.loadCategories(Array(paths))
         return staged
@@ -84,6 +91,12 @@ final class StagedCatalogTransaction: CatalogTransaction {
 
     private func loadPois(_ ids: [UUID]) async throws {
         try await load(ids, marking: \.poisLoaded, into: \.pois) { try await base.pois($0) }
+    }
+
+    private func loadLiveness(_ ids: [UUID]) async throws {
+        try await load(ids, marking: \.livenessLoaded, into: \.livePois) { ids in
+            Dictionary(uniqueKeysWithValues: try await base.livePoiIds(ids).map { ($0, true) })
+        }
     }
 
     private func loadTours(_ ids: [UUID]) async throws {
@@ -111,9 +124,39 @@ final class StagedCatalogTransaction: CatalogTransaction {
         }
     }
 
-    /// Writes what the chunk changed, one statement per table, and forgets it.
+    /// Starts writing what the rows so far changed, after any write before it, and goes on without waiting:
+    /// Postgres stores one part of an import while catalog works out the next. Between rows only (no
+    /// savepoint open), since what is written cannot be undone in memory.
+    func writeBehind() {
+        let changes = takeChanges()
+        guard !changes.isEmpty else { return }
+        pendingWrite.withLock { pending in
+            let previous = pending
+            pending = Task { [base] in
+                try await previous?.value
+                try await base.write(changes)
+            }
+        }
+    }
+
+    /// Writes what the chunk changed and waits for every write of it.
     func flush() async throws {
-        let changes = state.withLock { state -> CatalogChanges in
+        writeBehind()
+        let pending = pendingWrite.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }
+        try await pending?.value
+    }
+
+    /// Waits for the writes in flight, whatever becomes of them: before a failed import's transaction ends, so
+    /// no write is left to run after it.
+    func settle() async {
+        _ = try? await pendingWrite.withLock { $0 }?.value
+    }
+
+    private func takeChanges() -> CatalogChanges {
+        state.withLock { state -> CatalogChanges in
             precondition(state.savepoints.isEmpty, "flush inside a savepoint")
             let changes = CatalogChanges(pois: state.changedPois.compactMap { state.pois[$0] },
                                          tours: state.changedTours.compactMap { state.tours[$0] },
@@ -127,7 +170,6 @@ final class StagedCatalogTransaction: CatalogTransaction {
             state.undo = []
             return changes
         }
-        if !changes.isEmpty { try await base.write(changes) }
     }
 
     // MARK: reads (an id not loaded up front is read through, e.g. a create without an entityId)
@@ -147,9 +189,13 @@ final class StagedCatalogTransaction: CatalogTransaction {
         return state.withLock { $0.tours[id] }
     }
 
+    /// A POI this chunk read or changed is live as it now stands; any other as the database has it.
     func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID> {
-        try await loadPois(ids)
-        return state.withLock { state in Set(ids.filter { state.pois[$0].map { !$0.isDeleted } ?? false }) }
+        let unknown = state.withLock { state in ids.filter { !state.poisLoaded.contains($0) && state.pois[$0] == nil } }
+        try await loadLiveness(unknown)
+        return state.withLock { state in
+            Set(ids.filter { id in state.pois[id].map { !$0.isDeleted } ?? state.livePois[id] ?? false })
+        }
     }
 
     func category(path: String) async throws -> CategoryState? {

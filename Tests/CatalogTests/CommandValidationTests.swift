@@ -1,0 +1,36 @@
+import Foundation
+import Shared
+import Testing
+@testable import Catalog
+
+@Suite("Command validation")
+struct CommandValidationTests {
+    @Test("isBlank agrees with Foundation's trimming of .whitespacesAndNewlines and .whitespaces, scalar by scalar and in mixes")
+    func blankMatchesFoundation() {
+        let scalars = (0...0x3100).compactMap(Unicode.Scalar.init) + [0xFEFF, 0x1_F3DB].compactMap(Unicode.Scalar.init)
+        for scalar in scalars {
+            let text = String(scalar)
+            #expect(CommandValidation.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "U+\(String(scalar.value, radix: 16))")
+            #expect(CommandValidation.isBlank(text, newlinesAreBlank: false) == text.trimmingCharacters(in: .whitespaces).isEmpty,
+                    "U+\(String(scalar.value, radix: 16))")
+        }
+        for text in ["", " \t ", " \n ", "\u{2028}", "\u{3000}a", " x ", "\u{A0}\u{2009}"] {
+            #expect(CommandValidation.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(text.debugDescription)")
+            #expect(CommandValidation.isBlank(text, newlinesAreBlank: false) == text.trimmingCharacters(in: .whitespaces).isEmpty, "\(text.debugDescription)")
+        }
+    }
+
+    @Test("URLs are percent-encoded as Foundation encodes them, and one with nothing to encode is kept as it is")
+    func urlsEncoded() {
+        let urls = ["https://example.edu/a.jpg", "https://example.edu/a b.jpg", "https://example.edu/café?x=<1>", "https://ex.edu/%20ok#frag",
+                    "http://example.edu/\"q\"", "https://example.edu/日本", "https://example.edu/~user/(1)"]
+        var poi = PoiContent(name: "P", latitude: 0, longitude: 0, pictures: urls, links: urls.map { MediaLink(name: "L", type: .page, url: $0) },
+                             website: urls[2])
+        CommandValidation.encodeURLs(&poi)
+        let expected = urls.map { $0.addingPercentEncoding(withAllowedCharacters: CommandValidation.uriCharacters)! }
+        #expect(poi.pictures == expected)
+        #expect(poi.links.map(\.url) == expected)
+        #expect(poi.website == expected[2])
+        #expect(expected[0] == urls[0] && expected[1].contains("%20") && expected[2].contains("%C3%A9"))
+    }
+}
