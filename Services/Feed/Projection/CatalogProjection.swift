@@ -252,12 +252,17 @@ private struct RenderedState {
                 removePoi(id)
             }
         }
+        // The POIs of a tour share one list of the tours stopping there, not one each.
+        var tourLists: [[UUID]: [(id: UUID, name: String)]] = [:]
         for item in work {
             let poi = item.poi.state
             let category = poi.content.category ?? ""
             let foldedCategory = foldedCategories[category] ?? TextFolding.fold(category)
             foldedCategories[category] = foldedCategory
-            let resources = PoiResources(poi: item.poi, tours: item.tours, foldedCategory: foldedCategory)
+            let tourIds = item.tours.map(\.id)
+            let tours = tourLists[tourIds] ?? item.tours.map { ($0.id, $0.content.name) }
+            tourLists[tourIds] = tours
+            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategory: foldedCategory)
             poiResources[poi.id] = resources
             let slot = poiSlots.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))

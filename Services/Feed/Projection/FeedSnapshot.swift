@@ -84,9 +84,9 @@ final class PoiResources: Sendable {
     private let renderedDetail = Mutex<RenderedResource?>(nil)
     private let renderedPage = Mutex<RenderedResource?>(nil)
 
-    init(poi: PoiRecord, tours: [TourState], foldedCategory: [UInt8]) {
+    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategory: [UInt8]) {
         self.poi = poi
-        self.tours = tours.map { ($0.id, $0.content.name) }
+        self.tours = tours
         self.foldedCategory = foldedCategory
     }
 
