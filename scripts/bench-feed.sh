@@ -100,7 +100,7 @@ wait_ready "$feed_url" 120
 log "generating the city: $POIS POIs in $TOURS tours through catalog import batches"
 "$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" | tee "$work/generate.txt"
 until [[ $(curl -s "$feed_url/v1/tours" | "$python" -c 'import json,sys; print(len(json.load(sys.stdin)["tours"]))') == "$TOURS" ]]; do sleep 0.5; done
-# Past one of the feed's 5 s rounds of giving freed memory back after publications: its steady state.
+# Past the feed's giving freed memory back once publications pause (a second): its steady state.
 sleep 6
 rss_live=$(rss_mib "$feed_pid")
 

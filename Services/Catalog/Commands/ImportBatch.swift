@@ -33,8 +33,8 @@ extension Work {
                     results += try await apply(rows[start..<end], on: stagedTransaction, writingBehind: stagedTransaction)
                     try await stagedTransaction.flush()
                 } catch {
-                    await stagedTransaction.settle()
-                    throw error
+                    // A refused write (class 22/23) must surface as itself, so the command is refused, not retried.
+                    throw await stagedTransaction.settle() ?? error
                 }
             } else {
                 results += try await apply(rows[start..<end], on: transaction)

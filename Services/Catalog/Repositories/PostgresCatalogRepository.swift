@@ -123,7 +123,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID> {
         guard !ids.isEmpty else { return [] }
         return Set(try await connection.fetch(
-            "SELECT id FROM catalog.pois WHERE id = ANY(\(ids)) AND deleted_at IS NULL", as: UUID.self, logger: logger))
+            "SELECT id FROM catalog.pois WHERE id = ANY(\(ids)) AND deleted_at IS NULL FOR SHARE", as: UUID.self, logger: logger))
     }
 
     func toursWithStop(_ poiId: UUID) async throws -> [UUID] {

@@ -149,10 +149,16 @@ final class StagedCatalogTransaction: CatalogTransaction {
         try await pending?.value
     }
 
-    /// Waits for the writes in flight, whatever becomes of them: before a failed import's transaction ends, so
-    /// no write is left to run after it.
-    func settle() async {
-        _ = try? await pendingWrite.withLock { $0 }?.value
+    /// Waits for the writes in flight: before a failed import's transaction ends, so no write is left to run
+    /// after it. Returns a write's error: the cause, where the failure that ended the import (a later read
+    /// refused by the aborted transaction) only follows from it.
+    func settle() async -> (any Error)? {
+        do {
+            try await pendingWrite.withLock { $0 }?.value
+            return nil
+        } catch {
+            return error
+        }
     }
 
     private func takeChanges() -> CatalogChanges {

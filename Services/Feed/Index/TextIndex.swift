@@ -174,7 +174,8 @@ struct TextIndex: Sendable {
                 target = lists[index][cursors[index]]
                 continue search
             }
-            if let index = Self.position(of: UInt64(target) << 32, in: everyDocument), check(Self.slot(of: everyDocument[index])) { break }
+            if let index = Self.position(of: UInt64(target) << 32, in: everyDocument), everyDocument[index] >> 32 == UInt64(target),
+               check(Self.slot(of: everyDocument[index])) { break }
             cursors[0] += 1
             guard cursors[0] < lists[0].count else { break }
             target = lists[0][cursors[0]]

@@ -17,9 +17,10 @@ final class ProjectionPublisher: Service, Sendable {
     private let isSourceLoaded: @Sendable () -> Bool
     private let logger: Logger
     private let ready = Atomic<Bool>(false)
-    /// Whether a publication happened since freed memory was last given back.
+    /// Whether a publication happened since the trimmer last looked.
     private let publishedSinceTrim = Atomic<Bool>(false)
-    static let trimInterval = Duration.seconds(5)
+    /// How long publications must pause before freed memory is given back.
+    static let trimQuiet = Duration.seconds(1)
 
     init(projection: CatalogProjection, isSourceLoaded: @escaping @Sendable () -> Bool, logger: Logger) {
         self.projection = projection
@@ -42,13 +43,19 @@ final class ProjectionPublisher: Service, Sendable {
 
     /// Publications free old snapshots and rendering buffers, which glibc keeps in its arenas unless asked:
     /// a feed that followed an import of a city held a third more than one that loaded it from a snapshot.
-    /// Given back every few seconds while publications go on.
+    /// Given back once publications pause, not while they go on: `malloc_trim` holds each arena's lock while
+    /// it walks it, and the event loops allocate from the same arenas.
     private func returnFreedMemoryAfterPublications() async throws {
         try await cancelWhenGracefulShutdown {
+            var freedSinceTrim = false
             while true {
-                try await Task.sleep(for: Self.trimInterval)
-                guard self.publishedSinceTrim.exchange(false, ordering: .acquiringAndReleasing) else { continue }
-                await self.offTheEventLoops { _ in GlibcMalloc.returnFreedMemory() }
+                try await Task.sleep(for: Self.trimQuiet)
+                if self.publishedSinceTrim.exchange(false, ordering: .acquiringAndReleasing) {
+                    freedSinceTrim = true
+                } else if freedSinceTrim {
+                    freedSinceTrim = false
+                    await self.offTheEventLoops { _ in GlibcMalloc.returnFreedMemory() }
+                }
             }
         }
     }
