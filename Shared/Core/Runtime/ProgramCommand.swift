@@ -36,9 +36,17 @@ extension Program {
             let environment = Environment()
             // The service's own format when it got that far; a configuration error may come before logging is set up.
             LoggingSetup.bootstrap(format: (try? environment.choice(ConfigVariable.logFormat)) ?? .json, level: .info)
-            Logger(label: name).critical("exiting: \(error)", source: name)
+            Logger(label: name).critical("exiting: \(describe(error, environment: environment))", source: name)
             throw ExitCode.failure
         }
+    }
+
+    /// The error, naming Postgres when its connection pool gave up on it: the pool's own error (its circuit
+    /// breaker, which can trip while start-up is still retrying) says nothing of where it looked.
+    static func describe(_ error: any Error, environment: Environment) -> String {
+        guard String(reflecting: type(of: error)).contains("ConnectionPoolError") else { return "\(error)" }
+        let postgres = "\(environment.string(ConfigVariable.postgresHost)):\(environment.string(ConfigVariable.postgresPort))"
+        return "Postgres (\(postgres)) cannot be reached: \(error)"
     }
 
     /// Runs a one-off command (an import, a replay, a benchmark): a failure is one line on stderr,
