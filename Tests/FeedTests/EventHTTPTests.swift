@@ -130,7 +130,7 @@ struct EventHTTPTests {
 
     @Test("503 with Retry-After, and nothing reported accepted, while the broker does not answer", arguments: [false, true])
     func brokerUnavailable(live: Bool) async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         var kafka = TestServices.kafka(deliveryTimeoutMilliseconds: 3_000)
         kafka.brokers = broker.address
@@ -187,7 +187,7 @@ extension EventHTTPTests {
     /// `PipelineResponder` holds while the broker has not acknowledged it: the close must wait for the answer.
     @Test("a batch waiting for the broker when the feed shuts down still gets its 202 before the connection closes")
     func answeredThroughGracefulShutdown() async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         var kafka = TestServices.kafka(deliveryTimeoutMilliseconds: 20_000)
         kafka.brokers = broker.address

@@ -37,7 +37,7 @@ struct KafkaRecoveryTests {
 
     @Test("the topic guard makes missing topics again with their partition counts, and nothing else")
     func topicGuardRecreates() async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         let configuration = configuration(broker)
         let producer = try KafkaProducer(configuration: configuration, logger: logger)
@@ -48,7 +48,7 @@ struct KafkaRecoveryTests {
         let expected = Dictionary(uniqueKeysWithValues: Topic.all.map { (configuration.topic($0.name), $0.partitions) })
         #expect(try await producer.partitionCounts(topics: names) == expected)
 
-        try broker.restartEmpty()
+        try await broker.restartEmpty()
         // A producer asking for a missing topic must not make the broker auto-create it with its own count.
         _ = try? await producer.send(KafkaOutgoingMessage(topic: configuration.topic(Topic.trackingEvents), key: "k", value: [1]))
         await guardian.check(reportedCounts: &reported)
@@ -58,7 +58,7 @@ struct KafkaRecoveryTests {
 
     @Test("an idempotent producer whose broker came back empty is acknowledged again within 10 s, and what it held is not lost")
     func producerSurvivesBrokerLoss() async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         let configuration = configuration(broker)
         let topic = configuration.topic("events")
@@ -68,7 +68,7 @@ struct KafkaRecoveryTests {
         // Every partition has seen this producer's id and sequence numbers.
         _ = try await producer.send((0..<40).map { KafkaOutgoingMessage(topic: topic, key: "before-\($0)", value: Array("before".utf8)) })
 
-        try broker.restartEmpty()
+        try await broker.restartEmpty()
         let back = ContinuousClock.now
         // As in a service: sends go on while the topic is missing, until the topic guard makes it again.
         let guardian = Task {
@@ -94,7 +94,7 @@ struct KafkaRecoveryTests {
 
     @Test("a consumer whose position is beyond a replaced log reads the new log from its start, and says so")
     func consumerFollowsReplacedLog() async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         let configuration = configuration(broker)
         let topic = configuration.topic("log")
@@ -114,7 +114,7 @@ struct KafkaRecoveryTests {
         #expect(received.values.withLock { $0.count } == 20)
         try await Task.sleep(for: .seconds(1))   // a check or two at the log's end
 
-        try broker.restartEmpty()
+        try await broker.restartEmpty()
         try await producer.createTopics([spec])
         let fresh = (0..<5).map { "new-\($0)" }
         for value in fresh {
@@ -133,7 +133,7 @@ struct KafkaRecoveryTests {
 
     @Test("a consumer whose topic is deleted and made again reads the new topic from its start")
     func consumerFollowsRecreatedTopic() async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         let configuration = configuration(broker)
         let topic = configuration.topic("recreated")
@@ -168,7 +168,7 @@ struct KafkaRecoveryTests {
 
     @Test("a consumer caught up with a log of multi-message batches is not reset (tansu's end is its last batch's base + 1)")
     func consumerAtEndIsNotReset() async throws {
-        let broker = try PrivateBroker.start()
+        let broker = try await PrivateBroker.start()
         defer { broker.stop() }
         let configuration = configuration(broker)
         let topic = configuration.topic("batches")

@@ -22,15 +22,26 @@ public final class PrivateBroker: Sendable {
     }
 
     /// A tansu of this test's own on a free port; a few tries, since the port can be taken in between.
-    public static func start() throws -> PrivateBroker {
-        var lastError: (any Error)?
-        for _ in 0..<3 {
-            do {
-                let port = try freePort()
-                return PrivateBroker(process: try launch(port: port), port: port)
-            } catch { lastError = error }
+    /// Waits for it on a thread of its own: tests start several at once, and waiting on the cooperative pool
+    /// (two threads on a two-core machine) would hold up every other test meanwhile.
+    public static func start() async throws -> PrivateBroker {
+        try await offPool {
+            var lastError: (any Error)?
+            for _ in 0..<3 {
+                do {
+                    let port = try freePort()
+                    return PrivateBroker(process: try launch(port: port), port: port)
+                } catch { lastError = error }
+            }
+            throw lastError!
         }
-        throw lastError!
+    }
+
+    /// Runs blocking `body` (process start-up, polling with usleep) on a new thread; the caller suspends.
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 
     private static func launch(port: Int) throws -> Process {
@@ -66,7 +77,11 @@ public final class PrivateBroker: Sendable {
 
     /// Kills the broker with SIGKILL (everything it held is gone: it keeps its log in memory) and starts a
     /// new, empty one on the same port.
-    public func restartEmpty() throws {
+    public func restartEmpty() async throws {
+        try await Self.offPool { try self.restartEmptyBlocking() }
+    }
+
+    private func restartEmptyBlocking() throws {
         let old = current.withLock { $0.process }
         kill(old.processIdentifier, SIGKILL)
         for _ in 0..<50 where old.isRunning { usleep(100_000) }
@@ -84,10 +99,12 @@ public final class PrivateBroker: Sendable {
         throw lastError!
     }
 
-    /// SIGTERM, then SIGKILL after 5 s.
+    /// SIGTERM, then SIGKILL after 5 s, on a thread of its own: it is called from `defer`, where it cannot
+    /// suspend, and must not hold a thread of the cooperative pool while it waits.
     public func stop() {
         resume()
-        Self.stop(current.withLock { $0.process })
+        let process = ProcessBox(process: current.withLock { $0.process })
+        Thread { Self.stop(process.process) }.start()
     }
 
     /// Polls `isRunning` rather than `waitUntilExit`, which spins a run loop and can miss the exit off the main thread.
