@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import Shared
 
-/// Log in, log out, the start page, the account page and the stylesheet.
+/// Log in, log out, the start page, the account page, the stylesheet and the script.
 struct AuthController {
     let users: any UserRepository
     let sessions: any SessionRepository
@@ -15,6 +15,10 @@ struct AuthController {
         router.get("/assets/admin.css") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
                      body: .init(byteBuffer: ByteBuffer(string: Stylesheet.css)))
+        }
+        router.get("/assets/admin.js") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                     body: .init(byteBuffer: ByteBuffer(string: AdminScript.javaScript)))
         }
         router.get("/") { _, context -> Response in
             let user = try context.requireUser()

@@ -38,13 +38,13 @@ struct CategoriesController {
     func run(_ command: CatalogCommand, context: AdminRequestContext, name: String = "", parent: String = "") async throws -> Response {
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return page(context: context, name: name, parent: parent, problem: error.description, status: .serviceUnavailable)
         }
         switch result.outcome {
         case .applied:
-            return .redirect(to: "/categories?notice=saved")
+            return .redirect(to: "/categories?notice=\(Notice.key("saved", for: result))")
         case .rejected:
             var errors = fieldErrors(result.errors)
             if let message = errors.removeValue(forKey: "entityId") { errors["general"] = message }

@@ -102,7 +102,7 @@ struct PoisController {
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(CatalogCommand(action: .createPoi, actor: access.user.email, entityId: UUID(), poi: content),
-                                              requestId: requestId)
+                                              for: context)
         } catch {
             return managePage(poi: nil, tour: tour, form: form, problem: error.description, access: access, context: context, status: .serviceUnavailable)
         }
@@ -110,23 +110,27 @@ struct PoisController {
             return managePage(poi: nil, tour: tour, form: form, errors: fieldErrors(result.errors), access: access, context: context,
                               status: .unprocessableContent)
         }
-        guard let tour else { return .redirect(to: "\(Self.path(poiId))?notice=created") }
+        let created = Notice.key("created", for: result)
+        guard let tour else { return .redirect(to: "\(Self.path(poiId))?notice=\(created)") }
+        let inTour = "\(Self.path(poiId))?tour=\(tour.id.uuidString.lowercased())&notice=\(created)"
         // The new POI becomes the tour's last stop. The stop list was not on the form, so take the latest
         // and retry if someone changed the tour meanwhile.
         for _ in 0..<3 {
             let current = projection.tour(tour.id) ?? tour
+            // A repeated submission: the first one appended it.
+            if current.stops.contains(poiId) { return .redirect(to: inTour) }
             let command = CatalogCommand(action: .setTourStops, actor: access.user.email, entityId: tour.id, expectedVersion: current.version,
                                          stops: current.stops + [poiId])
             let appended: CatalogCommandResult
             do {
                 appended = try await writer.execute(command, requestId: requestId)
             } catch {
-                return .redirect(to: "\(Self.path(poiId))?notice=created")
+                return .redirect(to: "\(Self.path(poiId))?notice=\(created)")
             }
-            if appended.outcome == .applied { return .redirect(to: "\(Self.path(poiId))?tour=\(tour.id.uuidString.lowercased())&notice=created") }
+            if appended.outcome == .applied { return .redirect(to: inTour) }
             if appended.outcome == .rejected { break }
         }
-        return .redirect(to: "\(Self.path(poiId))?notice=created")
+        return .redirect(to: "\(Self.path(poiId))?notice=\(created)")
     }
 
     // MARK: edit
@@ -155,13 +159,13 @@ struct PoisController {
                                      poi: content)
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return managePage(poi: poi, tour: tour, form: form, problem: error.description, access: access, context: context, status: .serviceUnavailable)
         }
         switch result.outcome {
         case .applied:
-            return .redirect(to: "\(Self.path(poi.id))\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=saved")
+            return .redirect(to: "\(Self.path(poi.id))\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=\(Notice.key("saved", for: result))")
         case .rejected:
             return managePage(poi: poi, tour: tour, form: form, errors: fieldErrors(result.errors), access: access, context: context,
                               status: .unprocessableContent)
@@ -199,7 +203,7 @@ struct PoisController {
         let command = CatalogCommand(action: .deletePoi, actor: access.user.email, entityId: poi.id, expectedVersion: context.form.int("version") ?? poi.version)
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return managePage(poi: poi, tour: tour, form: PoiForm(poi), problem: error.description, access: access, context: context,
                               status: .serviceUnavailable)
@@ -285,13 +289,13 @@ struct PoisController {
         }
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return again(poi, problem: error.description, status: .serviceUnavailable)
         }
         switch result.outcome {
         case .applied:
-            return .redirect(to: "\(Self.path(poi.id))/links\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=link")
+            return .redirect(to: "\(Self.path(poi.id))/links\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=\(Notice.key("link", for: result))")
         case .rejected:
             return again(poi, errors: linkErrors(result.errors, index: index), status: .unprocessableContent)
         case .conflict:

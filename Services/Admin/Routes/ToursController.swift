@@ -56,14 +56,14 @@ struct ToursController {
         let command = CatalogCommand(action: .createTour, actor: access.user.email, entityId: UUID(), tour: form.content(legacyId: nil))
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return newPage(form, errors: [:], problem: error.description, context: context, status: .serviceUnavailable)
         }
         guard result.outcome == .applied, let id = result.entityId else {
             return newPage(form, errors: fieldErrors(result.errors), problem: nil, context: context, status: .unprocessableContent)
         }
-        return .redirect(to: "\(Self.path(id))?notice=created")
+        return .redirect(to: "\(Self.path(id))?notice=\(Notice.key("created", for: result))")
     }
 
     @Sendable func manage(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -99,14 +99,14 @@ struct ToursController {
              notice: String) async throws -> Response {
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return try await managePage(tour: tour, form: form, problem: error.description, access: access, context: context,
                                         status: .serviceUnavailable)
         }
         switch result.outcome {
         case .applied:
-            return .redirect(to: "\(Self.path(tour.id))?notice=\(notice)")
+            return .redirect(to: "\(Self.path(tour.id))?notice=\(Notice.key(notice, for: result))")
         case .rejected:
             var errors = fieldErrors(result.errors)
             if errors.isEmpty, let message = result.message { errors["general"] = message }
@@ -214,7 +214,7 @@ struct ToursController {
                                      expectedVersion: context.form.int("version") ?? tour.version)
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(command, requestId: RequestIdMiddleware.id(of: context))
+            result = try await writer.execute(command, for: context)
         } catch {
             return AdminPage(title: "Delete tour", context: context, notice: .error(error.description),
                              body: CommonPages.confirmDelete(what: "tour", action: "\(Self.path(tour.id))/delete", cancel: "/tours",

@@ -13,11 +13,18 @@ enum Forms {
         "<input type=\"hidden\" name=\"\(name)\" value=\"\(value)\">"
     }
 
-    /// A POST form to `action` with the CSRF field.
+    /// A POST form to `action` with the CSRF field and an id of its own (`FormSubmission`).
     static func post(_ action: String, csrf token: String, class className: String = "", multipart: Bool = false, _ content: HTML) -> HTML {
         let encoding: HTML = multipart ? " enctype=\"multipart/form-data\"" : .empty
+        // The id twice (FormSubmission): as rendered, and in a text input that admin.js fills, which the browser
+        // restores on Back with what was typed.
+        let id = UUID().uuidString.lowercased()
+        let formId: HTML = """
+            <input type="hidden" name="\(FormSubmission.renderedField)" value="\(id)">\
+            <input type="text" name="\(FormSubmission.field)" value="" data-form-id="\(id)" hidden aria-hidden="true" tabindex="-1">
+            """
         // novalidate: the server's rules and messages are the ones shown, beside each field, in every browser.
-        return "<form method=\"post\" action=\"\(action)\" class=\"\(className)\"\(encoding) novalidate>\(csrf(token))\(content)</form>"
+        return "<form method=\"post\" action=\"\(action)\" class=\"\(className)\"\(encoding) novalidate>\(csrf(token))\(formId)\(content)</form>"
     }
 
     private static func errorLine(_ id: String, _ error: String?) -> HTML {

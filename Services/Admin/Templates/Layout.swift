@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Shared
 import Hummingbird
 
 /// The page shell every admin page shares: title, navigation for the signed-in role, breadcrumbs, notices.
@@ -47,6 +48,7 @@ struct AdminPage {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>iTour UNCW – \(title)</title>
             <link rel="stylesheet" href="/assets/admin.css">
+            <script src="/assets/admin.js" defer></script>
             \(refreshSeconds.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" as HTML })
             </head>
             <body>
@@ -133,7 +135,13 @@ struct Notice {
         "user": .success("User saved."),
         "link": .success("Links saved."),
         "loggedout": .success("You have logged out."),
+        "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
+
+    /// `key`, or "repeat" when `result` answers a form sent before (Back + Save, a double click).
+    static func key(_ key: String, for result: CatalogCommandResult) -> String {
+        result.repeated == true ? "repeat" : key
+    }
 
     /// The notice a `?notice=` key names, if any.
     static func from(_ request: Request) -> Notice? {

@@ -26,8 +26,10 @@ struct CatalogCommandHandler: Sendable {
         let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
         let partitions = command.action == .snapshot ? try await eventPartitions() : 0
         let result = try await repository.withTransaction { transaction in
-            if let previous = try await transaction.processedResult(of: command.commandId) {
-                // Applied before: change nothing, but answer again, since the sender may be waiting for it.
+            if var previous = try await transaction.processedResult(of: command.commandId) {
+                // Applied before: change nothing, but answer again, since the sender may be waiting for it, saying
+                // it is a repeat (the admin shows "already saved").
+                previous.repeated = true
                 try await transaction.appendOutbox([try resultEntry(previous, requestId: requestId)])
                 return previous
             }

@@ -219,6 +219,7 @@ extension JSONWriter {
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
         if let poi = result.poi { key("poi"); poiState(poi) }
+        if let repeated = result.repeated { key("repeated"); bool(repeated) }
         if let rows = result.rows {
             key("rows"); beginArray()
             for row in rows {

@@ -175,6 +175,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var category: CategoryState?
     /// For `catalog.import`: what became of each row, in order.
     public var rows: [CatalogBatchRowResult]?
+    /// True when the command had been handled before and this is its stored result, answered again.
+    public var repeated: Bool?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,
