@@ -94,14 +94,14 @@ def test_every_form_field_has_a_visible_label(site):
              "/users", "/import", "/account"]
     for path in pages:
         site.open(path)
-        fields = site.browser.find_elements(By.CSS_SELECTOR, "main input:not([type=hidden]), main textarea, main select")
+        fields = site.browser.find_elements(By.CSS_SELECTOR, "main input:not([type=hidden]):not([hidden]), main textarea, main select")
         assert fields, path
         for field in fields:
             labels = site.browser.find_elements(By.CSS_SELECTOR, f"label[for='{field.get_attribute('id')}']")
             assert labels and labels[0].is_displayed() and labels[0].text.strip(), f"{path}: {field.get_attribute('name')} has no visible label"
     site.logout()
     site.open("/login")
-    for field in site.browser.find_elements(By.CSS_SELECTOR, "main input:not([type=hidden])"):
+    for field in site.browser.find_elements(By.CSS_SELECTOR, "main input:not([type=hidden]):not([hidden])"):
         assert site.browser.find_element(By.CSS_SELECTOR, f"label[for='{field.get_attribute('id')}']").is_displayed()
 
 

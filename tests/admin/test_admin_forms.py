@@ -70,7 +70,7 @@ def test_the_same_form_sent_twice_is_one_command_and_a_form_without_an_id_still_
     second = session.post(f"{site.base}/tours", data=fields)
     assert first.status_code == 200 and "Created." in first.text
     assert second.status_code == 200 and "Already saved" in second.text
-    assert first.url == second.url
+    assert first.url.split("?")[0] == second.url.split("?")[0], "the repeat shows the tour the first request made"
     assert tours_named(site, name) == 1
 
     # A script's POST without a form id gets a command of its own each time, as before.
