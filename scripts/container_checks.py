@@ -114,6 +114,14 @@ def check_status_page(admin: str, email: str, password: str, version: str) -> No
     fail(f"System Status: expected every service ('ready', {version!r}); shows {last}")
 
 
+def check_map_assets(admin: str) -> None:
+    """The admin's image carries Leaflet, which the admin serves itself (its map)."""
+    response = requests.get(f"{admin}/assets/leaflet/leaflet.js", timeout=5)
+    if response.status_code != 200 or "leaflet" not in response.text[:2000].lower():
+        fail(f"admin /assets/leaflet/leaflet.js: {response.status_code}")
+    print("admin: serves Leaflet for its map")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--version", required=True)
@@ -127,6 +135,7 @@ def main() -> None:
     tour = check_feed(feed)
     check_event_counted(feed, analytics, args.reports_token, tour)
     check_status_page(admin, args.admin_email, args.admin_password, args.version)
+    check_map_assets(admin)
 
 
 if __name__ == "__main__":

@@ -108,6 +108,10 @@ stage() {
   cp -L .local/bin/tansu "$ctx/tansu"
   cp deploy/healthcheck.sh "$ctx/healthcheck.sh"
   cp -R deploy/demo "$ctx/demo"
+  # The admin serves Leaflet (its map) from Debian's libjs-leaflet, installed on this host by install.sh.
+  mkdir -p "$ctx/leaflet/images"
+  cp /usr/share/javascript/leaflet/leaflet.js /usr/share/javascript/leaflet/leaflet.css "$ctx/leaflet/"
+  cp /usr/share/javascript/leaflet/images/*.png "$ctx/leaflet/images/"
   cp deploy/postgres/entrypoint.sh "$ctx/entrypoint.sh"
   du -sh "$ctx"/services/* | sed 's/^/  /'
 }

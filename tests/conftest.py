@@ -134,6 +134,8 @@ def start_suite(tmp_root: Path, services=SERVICES, demo: bool = True, wait: bool
         "LOG_FORMAT": "json",
         "LOG_LEVEL": "info",
         "HTTP_HOST": "127.0.0.1",
+        # No network here: the admin's maps show pins and routes without tiles.
+        "ADMIN_MAP_TILES_URL": "none",
     })
     ports = {name: free_port() for name in SERVICES}
     env["ANALYTICS_URL"] = f"http://127.0.0.1:{ports['analytics']}"

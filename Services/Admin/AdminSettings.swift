@@ -24,12 +24,14 @@ struct AdminSettings: Sendable {
     var analyticsURL: String
     /// `REPORTS_TOKEN`, which the reports pages send to analytics; nil outside demo mode when unset.
     var reportsToken: String?
+    /// The map's tiles and where the admin finds Leaflet (`ADMIN_MAP_TILES_URL`, `ADMIN_MAP_ATTRIBUTION`, `ADMIN_LEAFLET_DIR`).
+    var map: MapSettings
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
         .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
-        .analyticsURL, .reportsToken, .demo,
+        .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory,
     ]
 
     init(environment: Environment = Environment()) throws {
@@ -62,6 +64,13 @@ struct AdminSettings: Sendable {
         analyticsURL = environment.string(.analyticsURL)
         // Without it the reports pages say reports are not configured; the rest of the site works.
         reportsToken = try? environment.required(.reportsToken)
+        var tiles = environment.string(.adminMapTilesURL)
+        if tiles == "none" { tiles = "" }
+        guard tiles.isEmpty || (tiles.hasPrefix("https://") || tiles.hasPrefix("http://")) && tiles.contains("{z}") else {
+            throw ConfigurationError(name: "ADMIN_MAP_TILES_URL", message: "must be none (no tiles) or an http(s) URL template with {z}, {x} and {y}")
+        }
+        map = MapSettings(tilesURL: tiles, attribution: environment.string(.adminMapAttribution),
+                          leafletDirectory: environment.string(.adminLeafletDirectory))
     }
 }
 
@@ -82,4 +91,18 @@ extension ConfigVariable {
     static let adminLoginDelaySeconds = optional(
         "ADMIN_LOGIN_DELAY_SECONDS", default: "10", "the first wait once a log-in limit is reached, doubling with each further failure")
     static let adminLoginMaxDelaySeconds = optional("ADMIN_LOGIN_MAX_DELAY_SECONDS", default: "60", "the longest such wait, at most 900")
+    static let adminMapTilesURL = optional("ADMIN_MAP_TILES_URL", default: "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+                                           "the admin map's tile URL template; none for pins and routes without tiles")
+    static let adminMapAttribution = optional("ADMIN_MAP_ATTRIBUTION", default: "© OpenStreetMap contributors",
+                                              "the credit the tile provider asks for, shown on the map")
+    static let adminLeafletDirectory = optional("ADMIN_LEAFLET_DIR", default: "/usr/share/javascript/leaflet",
+                                                "where Leaflet is installed (Debian's libjs-leaflet); the admin serves it itself")
+}
+
+/// The admin map (Leaflet, served by the admin so the content security policy stays self-only).
+struct MapSettings: Sendable {
+    /// Tile URL template; empty (`ADMIN_MAP_TILES_URL=none`): no tiles, pins and routes only.
+    var tilesURL: String
+    var attribution: String
+    var leafletDirectory: String
 }

@@ -40,8 +40,11 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                  firstDelay: TimeInterval(admin.loginFirstDelay), maximumDelay: TimeInterval(admin.loginMaximumDelay))
     AuthController(users: repository, sessions: repository, throttle: throttle,
                    hasher: hasher, sessionLifetime: admin.sessionLifetime, secureCookies: admin.secureCookies).register(on: pages)
-    ToursController(projection: projection, writer: writer, editors: repository, users: repository).register(on: pages)
-    PoisController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    let leaflet = MapAssetsController(directory: admin.map.leafletDirectory, logger: logger)
+    leaflet.register(on: pages)
+    let map = AdminMap(settings: admin.map, hasLeaflet: leaflet.isAvailable)
+    ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map).register(on: pages)
+    PoisController(projection: projection, writer: writer, editors: repository, map: map).register(on: pages)
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)

@@ -64,10 +64,19 @@ def test_stops_are_listed_in_walking_order_can_be_reordered_and_are_mapped(site)
         site.add_poi(tour, name, latitude, longitude)
     site.open(f"/tours/{tour}")
     assert stop_names(site) == ["First stop", "Second stop", "Third stop"]
-    # The map: one dot per stop and the walking line through them in order.
-    assert len(site.browser.find_elements(By.CSS_SELECTOR, "svg.map circle.stop")) == 3
-    points = site.browser.find_element(By.CSS_SELECTOR, "svg.map polyline.route").get_attribute("points").split()
-    assert len(points) == 3
+    # The map (Leaflet, no tiles here): one numbered pin per stop in walking order, the route through them, and
+    # every name beside its pin without two labels overlapping.
+    markers = site.browser.find_elements(By.CSS_SELECTOR, ".map-canvas .map-stop")
+    assert [m.text for m in markers] == ["1", "2", "3"]
+    assert [m.get_attribute("title") for m in markers] == ["1. First stop", "2. Second stop", "3. Third stop"]
+    assert len(site.browser.find_elements(By.CSS_SELECTOR, ".map-canvas path.map-route")) == 1
+    labels = site.browser.find_elements(By.CSS_SELECTOR, ".map-canvas .map-label")
+    assert sorted(label.text for label in labels) == ["First stop", "Second stop", "Third stop"]
+    rects = [label.rect for label in labels]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                    or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]), f"labels overlap: {a} {b}"
 
     site.click_labelled("Move down: First stop")
     assert "Stops saved." in site.text

@@ -8,6 +8,7 @@ struct PoisController {
     let projection: AdminCatalogProjection
     let writer: any CatalogWriter
     let editors: any TourEditorRepository
+    let map: AdminMap
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/pois", use: list)
@@ -56,13 +57,8 @@ struct PoisController {
     func newForm(_ request: Request, context: AdminRequestContext, inTour: Bool) async throws -> Response {
         let access = try await context.access(editors)
         let tour = try newPoiTour(context, access: access, inTour: inTour)
-        var form = PoiForm()
-        if let last = tour.flatMap({ projection.content.stops(of: $0).last }) {
-            // Start near the tour's last stop: closer to right than 0, 0.
-            form.latitude = PoiForm.number(last.content.latitude)
-            form.longitude = PoiForm.number(last.content.longitude)
-        }
-        return managePage(poi: nil, tour: tour, form: form, access: access, context: context)
+        // No coordinates filled in: the map opens over the tour's stops, and the pin goes where the user clicks.
+        return managePage(poi: nil, tour: tour, form: PoiForm(), access: access, context: context)
     }
 
     func newPoiTour(_ context: AdminRequestContext, access: Access, inTour: Bool) throws -> TourState? {
@@ -81,9 +77,12 @@ struct PoisController {
         let content = projection.content
         let action = poi.map { "\(Self.path($0.id))\(PoiPages.query(tour))" }
             ?? tour.map { "/tours/\($0.id.uuidString.lowercased())/pois" } ?? "/pois"
-        let model = PoiPages.ManageModel(poi: poi, tour: tour, form: form, errors: errors, conflict: conflict, problem: problem,
+        var model = PoiPages.ManageModel(poi: poi, tour: tour, form: form, errors: errors, conflict: conflict, problem: problem,
                                          categories: content.sortedCategories, canDelete: poi.map { access.canDelete(poi: $0.id, in: content) } ?? false,
-                                         action: action, csrf: context.csrfToken)
+                                         action: action, csrf: context.csrfToken, map: map)
+        model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
+        let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours
+        model.center = AdminMap.median(around.map(\.coordinate))
         return AdminPage(title: "Manage Point of Interest", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: nil),
                          notice: notice, body: PoiPages.manage(model), status: status).response()
     }

@@ -9,6 +9,7 @@ struct ToursController {
     let writer: any CatalogWriter
     let editors: any TourEditorRepository
     let users: any UserRepository
+    let map: AdminMap
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/tours", use: list)
@@ -82,7 +83,7 @@ struct ToursController {
             !tour.stops.contains(poi.id) && (access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy { access.canEdit(tour: $0.id) })
         }
         var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, conflict: conflict, problem: problem,
-                                          addable: addable, access: access, csrf: context.csrfToken)
+                                          addable: addable, access: access, csrf: context.csrfToken, map: map)
         model.deletablePois = Set(stops.filter { access.canDelete(poi: $0.id, in: content) }.map(\.id))
         if access.isOwner {
             model.editors = try await editors.editors(of: tour.id)

@@ -1,12 +1,116 @@
 /// The site's one script, served at /assets/admin.js (the content security policy allows only the admin's own
-/// scripts). Pages work without it; it adds what HTML alone cannot do.
+/// script files). Pages work without it; it adds what HTML alone cannot do.
 enum AdminScript {
-    static let javaScript = """
+    static let javaScript = #"""
         "use strict";
         // Forms safe to repeat (FormSubmission): the form's id moves into a text input, which the browser
         // restores on Back with the typed values, so Back + Save sends the same command again.
         for (const input of document.querySelectorAll("input[data-form-id]")) {
           if (!input.value) input.value = input.dataset.formId;
         }
-        """
+
+        // Maps (AdminMap): drawn once Leaflet, a deferred script after this one, has run.
+        document.addEventListener("DOMContentLoaded", () => {
+          if (!window.L) return;
+          for (const box of document.querySelectorAll(".map-box[data-map]")) drawMap(box);
+        });
+
+        function drawMap(box) {
+          const stops = JSON.parse(box.dataset.stops || "[]");
+          const canvas = document.createElement("div");
+          canvas.className = "map-canvas";
+          box.querySelector("svg")?.remove();
+          box.prepend(canvas);
+          const map = L.map(canvas, { scrollWheelZoom: false });
+          if (box.dataset.tiles) {
+            L.tileLayer(box.dataset.tiles, { maxZoom: 19, attribution: box.dataset.attribution }).addTo(map);
+          }
+          const points = stops.map((s) => L.latLng(s.lat, s.lon));
+          if (points.length > 1) L.polyline(points, { className: "map-route" }).addTo(map);
+          const labels = [];
+          stops.forEach((stop, index) => {
+            const marker = L.marker(points[index], {
+              icon: L.divIcon({ className: "map-stop", html: String(index + 1), iconSize: [24, 24] }),
+              title: `${index + 1}. ${stop.name}`, keyboard: false,
+            }).addTo(map);
+            labels.push({ marker, text: stop.name });
+          });
+          const labelPane = map.createPane("map-labels");
+          const placeLabels = () => placeWithoutOverlap(map, labelPane, labels);
+          map.on("zoomend viewreset", placeLabels);
+
+          if (box.dataset.map === "poi") {
+            placePin(box, map, points);
+          } else {
+            map.fitBounds(L.latLngBounds(points).pad(0.15), { maxZoom: 18 });
+          }
+          placeLabels();
+        }
+
+        // Labels beside their pins, each at the first of four sides where it overlaps no other label or pin;
+        // one with no free side is left out (its pin keeps the name as a tooltip).
+        function placeWithoutOverlap(map, pane, labels) {
+          pane.replaceChildren();
+          const taken = labels.map(({ marker }) => {
+            const p = map.latLngToLayerPoint(marker.getLatLng());
+            return { left: p.x - 12, top: p.y - 12, right: p.x + 12, bottom: p.y + 12 };
+          });
+          const overlaps = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+          for (const { marker, text } of labels) {
+            const element = document.createElement("span");
+            element.className = "map-label";
+            element.textContent = text;
+            pane.appendChild(element);
+            const width = element.offsetWidth, height = element.offsetHeight;
+            const p = map.latLngToLayerPoint(marker.getLatLng());
+            const sides = [[p.x + 15, p.y - height / 2], [p.x - 15 - width, p.y - height / 2],
+                           [p.x - width / 2, p.y - 15 - height], [p.x - width / 2, p.y + 15]];
+            const free = sides.map(([left, top]) => ({ left, top, right: left + width, bottom: top + height }))
+              .find((box) => !taken.some((other) => overlaps(box, other)));
+            if (!free) { element.remove(); continue; }
+            taken.push(free);
+            L.DomUtil.setPosition(element, L.point(free.left, free.top));
+          }
+        }
+
+        // The POI form's pin: a click places it, dragging moves it, and Latitude and Longitude follow; typing
+        // coordinates moves it.
+        function placePin(box, map, neighbours) {
+          const form = box.closest("form");
+          const latitude = form.querySelector("input[name=latitude]");
+          const longitude = form.querySelector("input[name=longitude]");
+          const typed = () => {
+            const lat = parseFloat(latitude.value), lon = parseFloat(longitude.value);
+            return Number.isFinite(lat) && Number.isFinite(lon) && Math.abs(lat) <= 90 && Math.abs(lon) <= 180 ? L.latLng(lat, lon) : null;
+          };
+          let pin = null;
+          const put = (latlng) => {
+            if (pin) { pin.setLatLng(latlng); return; }
+            pin = L.marker(latlng, { draggable: true, title: "This point of interest", icon: L.divIcon({ className: "map-pin", iconSize: [22, 22] }) })
+              .addTo(map);
+            pin.on("dragend", () => fill(pin.getLatLng()));
+          };
+          const fill = (latlng) => {
+            const wrapped = latlng.wrap();
+            latitude.value = wrapped.lat.toFixed(6);
+            longitude.value = wrapped.lng.toFixed(6);
+          };
+          map.on("click", (event) => { put(event.latlng); fill(event.latlng); });
+          for (const input of [latitude, longitude]) {
+            input.addEventListener("change", () => { const at = typed(); if (at) { put(at); map.panTo(at); } });
+          }
+          const start = typed();
+          if (start) put(start);
+          const [lat, lon] = (box.dataset.center || "").split(",").map(parseFloat);
+          if (start) {
+            map.setView(start, 17);
+          } else if (neighbours.length) {
+            map.fitBounds(L.latLngBounds(neighbours).pad(0.3), { maxZoom: 17 });
+          } else if (Number.isFinite(lat) && Number.isFinite(lon)) {
+            map.setView([lat, lon], 16);
+          } else {
+            map.setView([20, 0], 2);
+          }
+        }
+        """#
 }

@@ -146,6 +146,11 @@ enum PoiPages {
         var canDelete: Bool
         var action: String
         var csrf: String
+        var map: AdminMap
+        /// The tour's other stops, in walking order, shown beside the pin; and where the map opens when the POI has
+        /// no coordinates yet (the tour's stops, else every POI).
+        var neighbours: [PoiState] = []
+        var center: Coordinate? = nil
     }
 
     static func manage(_ model: ManageModel) -> HTML {
@@ -165,6 +170,9 @@ enum PoiPages {
                          hint: "Decimal degrees, -90 to 90 (north is positive), e.g. 34.226101", attributes: " inputmode=\"decimal\""))
             \(Forms.text("Longitude", name: "longitude", value: form.longitude, error: errors["longitude"], required: true,
                          hint: "Decimal degrees, -180 to 180 (east is positive), e.g. -77.876705", attributes: " inputmode=\"decimal\""))
+            \(model.map.box(kind: "poi", stops: model.neighbours, center: model.center, fallback: .empty,
+                            label: "Map: click to place the pin, or drag it; the coordinates follow"))
+            \(model.map.hasLeaflet ? "<p class=\"hint\">Click the map to place the pin, or drag it: Latitude and Longitude follow. Numbered pins are the tour's other stops.</p>" as HTML : .empty)
             </fieldset>
             """
             + Forms.textarea("Description", name: "description", value: form.description, error: errors["description"], rows: 6)
@@ -187,10 +195,16 @@ enum PoiPages {
             ])
         } ?? .empty
         var more: HTML = .empty
+        if let poi = model.poi, let tour = model.tour, let distance = AdminMap.strayDistance(of: poi, in: model.neighbours + [poi]) {
+            more += """
+                <p class="notice warning" role="status">This stop is \(TourMap.distance(distance)) from the middle of \(tour.content.name)'s \
+                stops. Check its Latitude and Longitude: a minus sign left out moves a stop to the other side of the world.</p>
+                """
+        }
         if let poi = model.poi {
             let path = "/pois/\(poi.id.uuidString.lowercased())"
             let delete: HTML = model.canDelete ? "<a class=\"button danger\" href=\"\(path)/delete\(query(model.tour))\">Delete</a>" : .empty
-            more = """
+            more += """
                 <div class="actions"><a class="button" href="\(path)/links\(query(model.tour))">Manage Multimedia Links</a>
                 <a class="button" href="\(path)/preview\(query(model.tour))">Preview POI</a> \(delete)</div>
                 <p class="muted">Version \(poi.version).\(model.tour == nil ? "" : " Stop of \(model.tour!.content.name).")</p>

@@ -56,5 +56,15 @@ enum Stylesheet {
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
         fieldset { border: 1px solid var(--line); border-radius: 4px; margin: 0 0 .9rem; max-width: 42rem; }
         legend { font-weight: 600; }
-        """
+        .map-box { margin: .6rem 0; }
+        .map-canvas { height: 420px; border: 1px solid var(--line); border-radius: 6px; background: #e8eeee; }
+        fieldset .map-canvas { height: 320px; }
+        .leaflet-marker-icon.map-stop { display: flex; align-items: center; justify-content: center; border-radius: 50%; background: var(--teal); color: #fff;
+            font: 700 13px/1 system-ui, sans-serif; border: 2px solid #fff; box-shadow: 0 0 0 1px var(--teal); }
+        .leaflet-marker-icon.map-pin { border-radius: 50%; background: var(--gold); border: 3px solid #fff; box-shadow: 0 0 0 2px var(--ink); cursor: move; }
+        .map-route { stroke: var(--teal); stroke-width: 3; stroke-dasharray: 6 6; fill: none; }
+        .map-label { position: absolute; white-space: nowrap; background: rgba(255,255,255,.92); border: 1px solid var(--line);
+            border-radius: 3px; padding: 0 .3rem; font-size: 12px; line-height: 18px; pointer-events: none; }
+        .stray { color: var(--error); }
+    """
 }

@@ -5,6 +5,13 @@ import Shared
 /// walking order, a scale bar. No map tiles, so it works offline; a stop typed with a wrong coordinate
 /// stands far from the others at a glance.
 enum TourMap {
+    /// The tour's map: Leaflet with tiles, numbered pins, the route and labels that do not overlap (admin.js),
+    /// over this SVG, which stays when Leaflet or script is missing.
+    static func map(stops: [PoiState], map: AdminMap) -> HTML {
+        guard !stops.isEmpty else { return svg(stops: stops) }
+        return map.box(kind: "tour", stops: stops, center: nil, fallback: svg(stops: stops), label: "Map of the tour's stops")
+    }
+
     static let width = 640.0
     static let height = 400.0
     static let padding = 40.0

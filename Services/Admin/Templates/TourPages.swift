@@ -87,6 +87,7 @@ enum TourPages {
         var deletablePois: Set<UUID> = []
         var access: Access
         var csrf: String
+        var map: AdminMap
     }
 
     static func manage(_ model: ManageModel) -> HTML {
@@ -121,10 +122,13 @@ enum TourPages {
             }
             let delete: HTML = model.deletablePois.contains(poi.id)
                 ? "<a href=\"/pois/\(poiId)/delete?tour=\(tour.id.uuidString.lowercased())\">Delete</a>" : .empty
+            let stray: HTML = AdminMap.strayDistance(of: poi, in: model.stops).map {
+                "<br><strong class=\"stray\">\(TourMap.distance($0)) from the middle of the tour: check the coordinates</strong>"
+            } ?? .empty
             return """
                 <tr><td>\(index + 1)</td>
                 <td><a href="/pois/\(poiId)?tour=\(tour.id.uuidString.lowercased())">\(poi.content.name)</a></td>
-                <td>\(CommonPages.coordinates(poi.content))</td>
+                <td>\(CommonPages.coordinates(poi.content))\(stray)</td>
                 <td class="row-actions">\(move("up", "Move up", disabled: index == 0)) \(move("down", "Move down", disabled: index == model.stops.count - 1))
                 \(move("remove", "Remove from tour")) \(delete)</td></tr>
                 """
@@ -168,7 +172,7 @@ enum TourPages {
             \(stops)
             \(addExisting)
             <h2>Map</h2>
-            \(TourMap.svg(stops: model.stops))
+            \(TourMap.map(stops: model.stops, map: model.map))
             \(editorsSection)
             \(delete)
             """

@@ -1,0 +1,60 @@
+import Foundation
+import Shared
+
+/// What a page needs to show a Leaflet map (admin.js draws it from the `data-` attributes): the tiles, and
+/// whether Leaflet is served at all. Without Leaflet, or without script, the page keeps its plain content.
+struct AdminMap: Sendable {
+    var tilesURL: String
+    var attribution: String
+    var hasLeaflet: Bool
+
+    init(settings: MapSettings, hasLeaflet: Bool) {
+        tilesURL = settings.tilesURL
+        attribution = settings.attribution
+        self.hasLeaflet = hasLeaflet
+    }
+
+    /// The per-axis median of `points`: where most of a tour is, which one stray stop does not move.
+    static func median(_ points: [Coordinate]) -> Coordinate? {
+        guard !points.isEmpty else { return nil }
+        func middle(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            let half = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
+        }
+        return Coordinate(latitude: middle(points.map(\.latitude)), longitude: middle(points.map(\.longitude)))
+    }
+
+    /// Farther than this from the median position of its tour's stops, a stop is flagged (a sign left out moves
+    /// it thousands of kilometres).
+    static let strayMeters = 5_000.0
+
+    /// How far `poi` is from the median position of `stops` (the tour's, `poi` among them), when that is more
+    /// than `strayMeters`. With two stops apart, both are flagged: nothing says which one is wrong.
+    static func strayDistance(of poi: PoiState, in stops: [PoiState]) -> Double? {
+        guard stops.count > 1, let centre = median(stops.map(\.coordinate)) else { return nil }
+        let distance = Geo.distanceMeters(poi.coordinate, centre)
+        return distance > strayMeters ? distance : nil
+    }
+
+    /// Leaflet's stylesheet and script (deferred: admin.js draws maps once every deferred script ran).
+    var assets: HTML {
+        hasLeaflet ? "<link rel=\"stylesheet\" href=\"/assets/leaflet/leaflet.css\"><script src=\"/assets/leaflet/leaflet.js\" defer></script>" : .empty
+    }
+
+    /// A map box: `kind` is "tour" (numbered stops and the route) or "poi" (a pin to place); `stops` in walking order.
+    func box(kind: String, stops: [PoiState], center: Coordinate?, fallback: HTML, label: String) -> HTML {
+        guard hasLeaflet else { return fallback }
+        let points: [[String: Any]] = stops.map { ["name": $0.content.name, "lat": $0.content.latitude, "lon": $0.content.longitude] }
+        let json = (try? JSONSerialization.data(withJSONObject: points, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        let centre = center.map { "\($0.latitude),\($0.longitude)" } ?? ""
+        return """
+            <div class="map-box" data-map="\(kind)" data-tiles="\(tilesURL)" data-attribution="\(attribution)" data-stops="\(json)" \
+            data-center="\(centre)" role="region" aria-label="\(label)">\(fallback)</div>\(assets)
+            """
+    }
+}
+
+extension PoiState {
+    var coordinate: Coordinate { Coordinate(latitude: content.latitude, longitude: content.longitude) }
+}
