@@ -114,7 +114,7 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
         case .createCategory:
             return (CatalogCommand(action: action, actor: actor, category: CategoryContent(name: "Fashion", parentId: f.shop)),
-                    "name", "unique among its siblings")
+                    "name", "There is already a category")
         case .renameCategory:
             return (CatalogCommand(action: action, actor: actor, entityId: f.shop, category: CategoryContent(name: "Shop/Eat")),
                     "name", "must not contain \"/\"")
@@ -207,7 +207,10 @@ struct CommandMatrixTests {
                 SELECT id, version FROM catalog.tours UNION ALL SELECT id, version FROM catalog.pois UNION ALL SELECT id, version FROM catalog.categories
                 """, as: (UUID, Int).self, logger: Self.logger).map { "\($0.0):\($0.1)" }.sorted()
             let again = try await f.handler.handle(command)
-            #expect(again == result)
+            var repeated = result
+            repeated.repeated = true
+            #expect(again == repeated, "the stored answer, marked as a repeat")
+            #expect(result.repeated == nil)
             let versionsAfter = try await f.client.fetch("""
                 SELECT id, version FROM catalog.tours UNION ALL SELECT id, version FROM catalog.pois UNION ALL SELECT id, version FROM catalog.categories
                 """, as: (UUID, Int).self, logger: Self.logger).map { "\($0.0):\($0.1)" }.sorted()

@@ -39,10 +39,12 @@ def test_a_script_name_is_text_everywhere(site):
     for path in ["/tours", f"/tours/{tour}", f"/tours/{tour}/delete", f"/pois/{poi}", f"/pois/{poi}?tour={tour}", f"/pois/{poi}/links",
                  f"/pois/{poi}/links/0/edit", f"/pois/{poi}/links/0/delete", f"/pois/{poi}/preview", f"/pois/{poi}/delete", "/pois"]:
         assert_shown_as_text(site, path)
-    # On the map the name is an SVG text node, not markup.
+    # On the map the name is a label's text and a pin's title, not markup.
     site.open(f"/tours/{tour}")
-    labels = [element.text for element in site.browser.find_elements(By.CSS_SELECTOR, "svg.map text.label")]
-    assert SCRIPT in labels
+    labels = [element.text for element in site.browser.find_elements(By.CSS_SELECTOR, ".map-canvas .map-label")]
+    titles = [element.get_attribute("title") for element in site.browser.find_elements(By.CSS_SELECTOR, ".map-canvas .map-stop")]
+    assert SCRIPT in labels and f"1. {SCRIPT}" in titles
+    assert site.alert_text() is None
 
     site.click_button("Publish")
     assert eventually(lambda: any(t["name"] == SCRIPT for t in json.load(urllib.request.urlopen(site.suite.feed_url + "/v1/tours"))["tours"]))

@@ -119,10 +119,35 @@ def test_categories_form_a_tree_that_pois_are_filed_under(site):
 
     tour = site.create_tour(unique("Shops"))
     poi = site.add_poi(tour, "Bank Fashion", "53.7965", "-1.5426")
-    site.fill("Category", f"{top} → Fashion")
+    # One way to write a path: as the categories page and import files write it.
+    site.fill("Category", f"{top}/Fashion")
     site.click_button("Save")
     assert "Saved." in site.text
-    assert site.value("Category") == f"{top} → Fashion"
+    assert site.value("Category") == f"{top}/Fashion"
     site.open("/categories")
     assert site.row(f"{top}/Fashion").find_elements(By.TAG_NAME, "td")[2].text == "1"
+    # The parent's count includes its sub-categories' POIs.
+    top_row = [row for row in site.browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")
+               if row.find_elements(By.TAG_NAME, "td")[1].text == top]
+    assert len(top_row) == 1 and top_row[0].find_elements(By.TAG_NAME, "td")[2].text == "1"
     site.open(f"/pois/{poi}")
+
+
+def test_the_poi_list_searches_names_ignoring_case_and_accents_and_filters_by_category(site):
+    tag = uuid.uuid4().hex[:6]
+    tour = site.create_tour(unique("Search"))
+    site.add_poi(tour, f"Café Nova {tag}", "34.2261", "-77.8767")
+    site.add_poi(tour, f"Cafeteria West {tag}", "34.2262", "-77.8768")
+    site.add_poi(tour, f"Library {tag}", "34.2263", "-77.8769")
+    site.open("/pois")
+    site.fill("Search by name", f"cafe {tag}")
+    site.click_button("Search")
+    names = [row.find_elements(By.TAG_NAME, "td")[0].text for row in site.browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")]
+    assert sorted(names) == sorted([f"Café Nova {tag}", f"Cafeteria West {tag}"])
+    assert "2 POIs found." in site.text
+    assert site.value("Search by name") == f"cafe {tag}"
+    site.fill("Search by name", f"nothing-called-this {tag}")
+    site.click_button("Search")
+    assert "No POI matches." in site.text
+    site.click_link("Show all")
+    assert f"Library {tag}" in site.text

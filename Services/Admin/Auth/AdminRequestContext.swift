@@ -20,6 +20,9 @@ struct AdminRequestContext: RequestContext {
         remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
+    /// Whether the signed-in user is an owner (pages that differ by role only in a link or two).
+    var isOwner: Bool { session?.user.role == .owner }
+
     /// The token forms on this page carry.
     var csrfToken: String { session?.csrfToken ?? anonymousCSRFToken ?? "" }
 

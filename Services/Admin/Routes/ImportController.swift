@@ -111,7 +111,7 @@ final class ImportRunner: Service, Sendable {
             if !plan.unreadable.isEmpty && !job.skipBadRows {
                 let notSent = plan.rows.map { CatalogBatchRowResult(label: $0.label, outcome: .notApplied) }
                 try await jobs.updateJob(id: job.id, phase: .failed,
-                                         message: "Nothing imported: \(plan.unreadable.count) rows cannot be read. Fix them, or import again with “Skip bad rows”.",
+                                         message: "Nothing imported: \(counted(plan.unreadable.count, "row")) cannot be read. Fix them, or import again with “Skip bad rows”.",
                                          report: plan.unreadable + notSent)
                 return
             }
@@ -119,9 +119,9 @@ final class ImportRunner: Service, Sendable {
                 try await jobs.updateJob(id: job.id, phase: .failed, message: "Nothing to import: no row could be read.", report: plan.unreadable)
                 return
             }
-            try await jobs.updateJob(id: job.id, phase: .sending, message: "Sending \(plan.rows.count) rows to catalog…", report: nil)
+            try await jobs.updateJob(id: job.id, phase: .sending, message: "Sending \(counted(plan.rows.count, "row")) to catalog…", report: nil)
             let command = plan.command(actor: work.actor, skipInvalidRows: job.skipBadRows)
-            try await jobs.updateJob(id: job.id, phase: .applying, message: "Catalog is checking and applying \(plan.rows.count) rows…", report: nil)
+            try await jobs.updateJob(id: job.id, phase: .applying, message: "Catalog is checking and applying \(counted(plan.rows.count, "row"))…", report: nil)
             // A big import takes catalog a while: one transaction for every row.
             let result = try await writer.execute(command, requestId: work.requestId, timeout: .seconds(120))
             let report = plan.unreadable + (result.rows ?? [])

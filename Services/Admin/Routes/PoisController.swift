@@ -49,8 +49,13 @@ struct PoisController {
     @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
         try await context.access(editors).requireOwner("see every POI")
         let content = projection.content
+        // A GET form writes spaces as "+", which the query parameters keep.
+        func field(_ name: String) -> String {
+            (request.uri.queryParameters.get(name).map { String($0) } ?? "").replacingOccurrences(of: "+", with: " ")
+        }
+        let filter = PoiPages.ListFilter(query: field("q"), category: field("category"))
         return AdminPage(title: "Points of Interest", context: context, notice: Notice.from(request),
-                         body: PoiPages.list(pois: content.sortedPois, content: content)).response()
+                         body: PoiPages.list(pois: content.sortedPois.filter(filter.matches), content: content, filter: filter)).response()
     }
 
     /// A new POI, on its own (owners) or as the next stop of a tour (whoever edits the tour).
@@ -83,7 +88,7 @@ struct PoisController {
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
         let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours
         model.center = AdminMap.median(around.map(\.coordinate))
-        return AdminPage(title: "Manage Point of Interest", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: nil),
+        return AdminPage(title: "Manage Point of Interest", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: nil),
                          notice: notice, body: PoiPages.manage(model), status: status).response()
     }
 
@@ -188,7 +193,7 @@ struct PoisController {
         let detail: HTML = tours.isEmpty ? "<p>The point of interest <strong>\(poi.content.name)</strong> will be deleted.</p>"
             : "<p>The point of interest <strong>\(poi.content.name)</strong> will be deleted and taken out of the tours that stop there: \(tours.joined(separator: ", ")).</p>"
         let back = tour.map { "/tours/\($0.id.uuidString.lowercased())" } ?? Self.path(poi.id)
-        return AdminPage(title: "Delete point of interest", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: "Delete"),
+        return AdminPage(title: "Delete point of interest", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Delete"),
                          body: CommonPages.confirmDelete(what: "point of interest", detail: detail,
                                                          action: "\(Self.path(poi.id))/delete\(PoiPages.query(tour))", cancel: back,
                                                          version: poi.version, csrf: context.csrfToken)).response()
@@ -225,7 +230,7 @@ struct PoisController {
         let poi = try poi(context)
         try await context.access(editors).requireEdit(poi: poi.id, in: projection.content)
         let tour = tourContext(request, context, poi: poi.id)
-        return AdminPage(title: "Preview POI", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: "Preview POI"),
+        return AdminPage(title: "Preview POI", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Preview POI"),
                          body: PoiPages.preview(poi: poi, tour: tour)).response()
     }
 
@@ -244,7 +249,7 @@ struct PoisController {
         let model = PoiPages.LinksModel(poi: poi, tour: tour, form: form, errors: errors, problem: problem, conflict: conflict, canEdit: true,
                                         csrf: context.csrfToken)
         return AdminPage(title: "Manage Multimedia Links", context: context,
-                         breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: "Manage Multimedia Links"), notice: notice,
+                         breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"), notice: notice,
                          body: PoiPages.links(model), status: status).response()
     }
 
@@ -280,7 +285,7 @@ struct PoisController {
                                      expectedVersion: context.form.int("version") ?? poi.version, poi: content)
         func again(_ poi: PoiState, errors: [String: String] = [:], problem: String? = nil, conflict: Bool = false, status: HTTPResponse.Status) -> Response {
             if editing {
-                return AdminPage(title: "Edit Link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: "Manage Multimedia Links"),
+                return AdminPage(title: "Edit Link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"),
                                  body: PoiPages.editLink(poi: poi, tour: tour, index: index, form: form, errors: errors, problem: problem,
                                                          conflict: conflict, csrf: context.csrfToken), status: status).response()
             }
@@ -328,7 +333,7 @@ struct PoisController {
         try await context.access(editors).requireEdit(poi: poi.id, in: projection.content)
         let index = try linkIndex(context, poi)
         let tour = tourContext(request, context, poi: poi.id)
-        return AdminPage(title: "Edit Link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: "Manage Multimedia Links"),
+        return AdminPage(title: "Edit Link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"),
                          body: PoiPages.editLink(poi: poi, tour: tour, index: index, form: PoiPages.LinkForm(poi.content.links[index]), errors: [:],
                                                  problem: nil, conflict: false, csrf: context.csrfToken)).response()
     }
@@ -358,7 +363,7 @@ struct PoisController {
         let tour = tourContext(request, context, poi: poi.id)
         let link = poi.content.links[index]
         let path = "\(Self.path(poi.id))/links"
-        return AdminPage(title: "Delete link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, last: "Manage Multimedia Links"),
+        return AdminPage(title: "Delete link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"),
                          body: CommonPages.confirmDelete(what: "link", detail: "<p>The link <strong>\(link.name)</strong> (\(link.url)) will be deleted.</p>",
                                                          action: "\(path)/\(index)/delete\(PoiPages.query(tour))", cancel: "\(path)\(PoiPages.query(tour))",
                                                          version: poi.version, csrf: context.csrfToken)).response()

@@ -55,7 +55,7 @@ enum AdminPages {
         let roles = Role.allCases.map { ($0.rawValue, $0.title) }
         let rows: [HTML] = users.map { user in
             let id = user.id.uuidString.lowercased()
-            let tours: HTML = user.role == .editor ? "\(tourCounts[user.id] ?? 0) tours" : .empty
+            let tours: HTML = user.role == .editor ? "\(counted(tourCounts[user.id] ?? 0, "tour"))" : .empty
             let isMe = user.id == me.id
             let roleForm: HTML = isMe ? "\(user.role.title) (you)" : Forms.post("/users/\(id)/role", csrf: csrf, class: "inline",
                 Forms.select("Role of \(user.email)", name: "role", options: roles, selected: user.role.rawValue, id: "role-\(id)")
@@ -97,14 +97,14 @@ enum AdminPages {
                     + Forms.text("New name for \(category.path)", name: "name", value: category.name, id: "rename-\(id)")
                     + Forms.submit("Save", class: ""))
             return """
-                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage[category.path] ?? 0)</td><td>\(rename)</td>
+                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage.filter { $0.key == category.path || $0.key.hasPrefix(category.path + "/") }.values.reduce(0, +))</td><td>\(rename)</td>
                 <td><a href="/categories/\(id)/delete">Delete</a></td></tr>
                 """
         }
         let parents = [("", "(top level)")] + categories.map { ($0.id.uuidString.lowercased(), $0.path) }
         return """
             <h1>Categories</h1>
-            <p>The category tree POIs are filed under, e.g. Shop → Fashion. Renaming a category moves its POIs with it.</p>
+            <p>The category tree POIs are filed under, e.g. Shop/Fashion. A count includes the POIs of its sub-categories. Renaming a category moves its POIs with it.</p>
             \(problem.map(CommonPages.unavailableBox))
             \(Forms.errorSummary(errors, fields: ["name", "parent"]))
             \(rows.isEmpty ? "<p class=\"muted\">No categories yet.</p>" : """

@@ -47,7 +47,8 @@ enum ImportPages {
         let steps: [ImportJob.Phase] = [.reading, .sending, .applying, .done]
         let current = steps.firstIndex(of: job.phase) ?? steps.count
         let progress: [HTML] = steps.enumerated().map { index, phase in
-            let mark = job.phase == .failed ? "" : index < current ? "✓ " : index == current ? "→ " : ""
+            // Done is a state, not a step in progress: once there, every step is ticked.
+            let mark = job.phase == .failed ? "" : index < current || job.phase == .done ? "✓ " : index == current ? "→ " : ""
             return "<li>\(mark)\(phaseLabel(phase))</li>"
         }
         let applied = job.report.filter { $0.outcome == .applied }.count
@@ -64,7 +65,7 @@ enum ImportPages {
         let finished = job.phase == .done || job.phase == .failed
         return """
             <h1>Import of \(job.fileName)</h1>
-            <p>\(job.totalRows) rows, \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
+            <p>\(counted(job.totalRows, "row")), \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
             <ol class="progress">\(progress)</ol>
             \(finished ? .empty : "<p class=\"muted\">This page refreshes itself until the import is done.</p>" as HTML)
             \(job.message.map { "<p class=\"notice \(job.phase == .done && failed == 0 ? "success" : "warning")\" role=\"status\">\($0)</p>" as HTML })

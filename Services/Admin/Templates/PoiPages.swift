@@ -99,9 +99,15 @@ struct FieldErrors: Error {
 /// "Manage Point of Interest", "Manage Multimedia Links", "Preview POI" and the list of all POIs.
 enum PoiPages {
     /// Breadcrumbs from the tour the user came from, when there is one.
-    static func breadcrumbs(tour: TourState?, poi: PoiState?, last: String?) -> [(String, String?)] {
+    /// The trail to a POI page: through its tour when opened from one, else through the POI list, which only
+    /// owners may open (an editor's trail starts at their tours).
+    static func breadcrumbs(tour: TourState?, poi: PoiState?, owner: Bool, last: String?) -> [(String, String?)] {
         var crumbs: [(String, String?)] = [("Tours Administration", "/tours")]
-        if let tour { crumbs.append(("Manage Tour", "/tours/\(tour.id.uuidString.lowercased())")) } else { crumbs = [("Points of Interest", "/pois")] }
+        if let tour {
+            crumbs.append(("Manage Tour", "/tours/\(tour.id.uuidString.lowercased())"))
+        } else if owner {
+            crumbs = [("Points of Interest", "/pois")]
+        }
         if let poi {
             crumbs.append(("Manage POI", last == nil ? nil : "/pois/\(poi.id.uuidString.lowercased())\(query(tour))"))
         } else {
@@ -116,7 +122,27 @@ enum PoiPages {
         tour.map { "?tour=\($0.id.uuidString.lowercased())" } ?? ""
     }
 
-    static func list(pois: [PoiState], content: AdminCatalogProjection.Content) -> HTML {
+    /// The POI list's search: words of the name (case and accents ignored), and a category with its sub-categories.
+    struct ListFilter {
+        var query: String
+        var category: String
+
+        var isEmpty: Bool { query.isEmpty && category.isEmpty }
+
+        func matches(_ poi: PoiState) -> Bool {
+            if !category.isEmpty {
+                guard let path = poi.content.category, path == category || path.hasPrefix(category + "/") else { return false }
+            }
+            let name = Self.fold(poi.content.name)
+            return Self.fold(query).split(separator: " ").allSatisfy { name.contains($0) }
+        }
+
+        static func fold(_ text: String) -> String {
+            text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        }
+    }
+
+    static func list(pois: [PoiState], content: AdminCatalogProjection.Content, filter: ListFilter) -> HTML {
         let rows: [HTML] = pois.map { poi in
             let tours = content.tours(stoppingAt: poi.id).map(\.content.name).joined(separator: ", ")
             return """
@@ -125,10 +151,21 @@ enum PoiPages {
                 <td><a href="/pois/\(poi.id.uuidString.lowercased())/delete">Delete</a></td></tr>
                 """
         }
+        let categories = [("", "(any)")] + content.sortedCategories.map { ($0.path, $0.path) }
+        let search: HTML = """
+            <form method="get" action="/pois" class="search" role="search">
+            \(Forms.text("Search by name", name: "q", value: filter.query, type: "search"))
+            \(Forms.select("Category", name: "category", options: categories, selected: filter.category))
+            <div class="actions">\(Forms.submit("Search"))\(filter.isEmpty ? "" : "<a href=\"/pois\">Show all</a>" as HTML)</div>
+            </form>
+            """
+        let empty: HTML = filter.isEmpty ? "<p class=\"muted\">No POIs yet.</p>" : "<p class=\"muted\">No POI matches.</p>"
         return """
             <h1>Points of Interest</h1>
             <p><a class="button primary" href="/pois/new">Create New POI</a></p>
-            \(rows.isEmpty ? "<p class=\"muted\">No POIs yet.</p>" : """
+            \(search)
+            \(filter.isEmpty ? "" : "<p>\(counted(rows.count, "POI")) found.</p>" as HTML)
+            \(rows.isEmpty ? empty : """
                 <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>
                 <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
@@ -157,7 +194,7 @@ enum PoiPages {
         let form = model.form
         let errors = model.errors
         var categoryOptions: [(value: String, label: String)] = [("", "(none)")]
-        categoryOptions += model.categories.map { ($0.path, $0.path.replacingOccurrences(of: "/", with: " → ")) }
+        categoryOptions += model.categories.map { ($0.path, $0.path) }
         if !form.category.isEmpty, !categoryOptions.contains(where: { $0.value == form.category }) {
             categoryOptions.append((form.category, "\(form.category) (not in the category tree)"))
         }
@@ -269,7 +306,7 @@ enum PoiPages {
                     <td><a href="\(path)/\(index)/edit\(query(model.tour))">Edit</a></td><td><a href="\(path)/\(index)/delete\(query(model.tour))">Delete</a></td>
                     """ : "<td></td><td></td>"
                 return """
-                    <tr><td>\(link.name)</td><td>\(link.type.rawValue)</td><td><a href="\(safeURL(link.url))" rel="noopener noreferrer">\(link.url)</a></td>\(actions)</tr>
+                    <tr><td>\(link.name)</td><td>\(mediaLabel(link.type))</td><td><a href="\(safeURL(link.url))" rel="noopener noreferrer">\(link.url)</a></td>\(actions)</tr>
                     """
             }
             return """

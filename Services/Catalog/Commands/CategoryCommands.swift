@@ -22,7 +22,7 @@ extension Work {
         let name = content.name.trimmingCharacters(in: .whitespaces)
         let path = parentPath.map { "\($0)/\(name)" } ?? name
         if let existing = try await transaction.category(path: path) {
-            return missing("name", "Category name must be unique among its siblings; \(existing.path) exists")
+            return missing("name", "There is already a category \(existing.path); choose another name")
         }
         let category = CategoryState(id: id, version: 1, name: name, parentId: content.parentId, path: path, updatedAt: now)
         return try await commit(category, before: nil)
@@ -66,7 +66,7 @@ extension Work {
         let name = content.name.trimmingCharacters(in: .whitespaces)
         let newPath = old.path.split(separator: "/").dropLast().map(String.init).appending(name).joined(separator: "/")
         if newPath.lowercased() != old.path.lowercased(), let existing = try await transaction.category(path: newPath) {
-            return missing("name", "Category name must be unique among its siblings; \(existing.path) exists")
+            return missing("name", "There is already a category \(existing.path); choose another name")
         }
         var renamed = old
         renamed.name = name
