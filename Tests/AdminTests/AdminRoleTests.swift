@@ -151,8 +151,11 @@ struct AdminRoleTests {
             let stale = try await owner.post("/pois/\(world.mineStop)", ["name": "Lost race", "latitude": "34.2", "longitude": "-77.8",
                                                                         "version": version], csrf: token)
             #expect(stale.status == .conflict)
-            #expect(stale.contains("was changed by someone else while you were editing it"))
-            #expect(stale.contains("Renamed stop"), "the newer version is shown")
+            // The same owner made the newer version: "you, in another tab". A form without its base values (a script's) has
+            // every differing field marked as changed on both sides, nothing overwritten unseen.
+            #expect(stale.contains("was changed by you, in another tab or window, while you were editing it"))
+            #expect(stale.contains("marked below with the other value: <strong>Name, Latitude</strong>"))
+            #expect(stale.contains("Also changed in the newer version, to: “Renamed stop”"), "the newer version is shown beside the field")
             #expect(stale.contains(#"value="Lost race""#), "what was typed is kept")
         }
     }

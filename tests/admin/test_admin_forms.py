@@ -78,3 +78,54 @@ def test_the_same_form_sent_twice_is_one_command_and_a_form_without_an_id_still_
     assert "Created." in session.post(f"{site.base}/tours", data=scripted).text
     assert "Created." in session.post(f"{site.base}/tours", data=scripted).text
     assert tours_named(site, name + " scripted") == 2
+
+
+def test_two_tabs_conflict_per_field_and_a_stale_stop_move_is_explained_as_one(site):
+    tour = site.create_tour(unique("Two Tabs"), purpose="Purpose as it was")
+    site.add_poi(tour, "Stop A", "34.2261", "-77.8767")
+    site.add_poi(tour, "Stop B", "34.2277", "-77.8759")
+    browser = site.browser
+    site.open(f"/tours/{tour}")
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    try:
+        site.open(f"/tours/{tour}")
+        site.fill("Summary", "Summary from the second tab")
+        site.fill("Tour's Name", "Name from the second tab")
+        site.click_button("Save")
+        assert "Saved." in site.text
+        browser.close()
+    finally:
+        browser.switch_to.window(first)
+
+    # The first tab, still on the old version, edits the name (changed in both tabs) and the purpose (only here).
+    site.fill("Tour's Name", "Name from the first tab")
+    site.fill("Tour's Purpose", "Purpose from the first tab")
+    site.click_button("Save")
+    conflict = browser.find_element(By.CSS_SELECTOR, ".conflict").text
+    assert "by you, in another tab or window" in conflict
+    assert "Summary" in conflict and "Tour's Name" in conflict
+    marked = browser.find_elements(By.CSS_SELECTOR, ".field.has-error label")
+    assert [label.text for label in marked] == ["Tour's Name"], "only the field changed in both tabs is marked"
+    assert "Name from the second tab" in site.error_for("Tour's Name")
+    assert site.value("Summary") == "Summary from the second tab"
+    assert site.value("Tour's Name") == "Name from the first tab"
+    assert site.value("Tour's Purpose") == "Purpose from the first tab"
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert (site.value("Tour's Name"), site.value("Summary"), site.value("Tour's Purpose")) == (
+        "Name from the first tab", "Summary from the second tab", "Purpose from the first tab")
+
+    # A stop move from a page older than the tour: explained as a change to the stops, with nothing to "save again".
+    browser.switch_to.new_window("tab")
+    try:
+        site.open(f"/tours/{tour}")
+        site.click_labelled("Move down: Stop A")
+        assert "Stops saved." in site.text
+        browser.close()
+    finally:
+        browser.switch_to.window(first)
+    site.click_labelled("Move down: Stop A")
+    conflict = browser.find_element(By.CSS_SELECTOR, ".conflict").text
+    assert "Your change to the stops was not made" in conflict and "by you, in another tab or window" in conflict
+    assert "Save again" not in conflict and "Changed on both sides" not in conflict

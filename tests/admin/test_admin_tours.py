@@ -106,9 +106,9 @@ def test_publish_puts_the_tour_on_the_feed(site):
     assert eventually(lambda: all(t["name"] != name for t in feed_tours(site.suite)), timeout=5)
 
 
-def test_an_edit_that_lost_a_race_says_so_and_shows_the_newer_version(site):
+def test_an_edit_that_lost_a_race_keeps_both_changes_and_marks_the_field_changed_on_both_sides(site):
     tour = site.create_tour(unique("Race"), purpose="Original purpose")
-    # Someone else saves a new name first (another request with the version this page shows).
+    # Another request by someone signed in as the same user saves a new name and purpose first.
     session = site.http()
     token = site.csrf_token()
     version = site.browser.find_element(By.CSS_SELECTOR, "form.tour-form input[name=version]").get_attribute("value")
@@ -118,10 +118,16 @@ def test_an_edit_that_lost_a_race_says_so_and_shows_the_newer_version(site):
     # This page still shows the old version; the edit made on it must not overwrite theirs silently.
     site.fill("Tour's Purpose", "My purpose, typed on the old page")
     site.click_button("Save")
-    assert "changed by someone else" in site.text
-    assert "Their newer name" in site.browser.find_element(By.CSS_SELECTOR, ".conflict").text
+    conflict = site.browser.find_element(By.CSS_SELECTOR, ".conflict").text
+    assert "changed by you, in another tab or window" in conflict
+    assert "Taken into the form from the newer version, since you had not changed them: Tour's Name" in conflict
+    assert "Changed on both sides" in conflict and "Tour's Purpose" in conflict
+    assert site.value("Tour's Name") == "Their newer name", "their change to a field I left alone is taken"
     assert site.value("Tour's Purpose") == "My purpose, typed on the old page", "what I typed is kept"
-    # Saving again, knowingly, replaces theirs.
+    assert "Their purpose" in site.error_for("Tour's Purpose")
+    # Saving again, knowingly, keeps both changes.
     site.click_button("Save")
     assert "Saved." in site.text
+    assert site.value("Tour's Name") == "Their newer name"
     assert site.value("Tour's Purpose") == "My purpose, typed on the old page"
+

@@ -49,6 +49,7 @@ struct LiveCatalogWriter: CatalogWriter {
         do {
             let result = try await client.result(of: command.commandId, timeout: timeout)
             projection.apply(result)
+            projection.authors.record(result, actor: command.actor)
             return result
         } catch {
             logger.warning("no answer from catalog", metadata: ["commandId": "\(command.commandId)", "error": "\(error)"])

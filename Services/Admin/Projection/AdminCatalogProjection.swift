@@ -6,6 +6,9 @@ import Synchronization
 /// its own commands (so an editor sees their change at once, before its event arrives). Every entity
 /// keeps the highest version seen, so an older event never undoes a newer state, whichever came first.
 final class AdminCatalogProjection: Sendable {
+    /// Who made the versions this admin's own commands made (a conflict says "by you, in another tab").
+    let authors = ChangeAuthors()
+
     struct Content: Sendable {
         var tours: [UUID: TourState] = [:]
         var pois: [UUID: PoiState] = [:]

@@ -76,13 +76,14 @@ struct PoisController {
         return tour
     }
 
-    func managePage(poi: PoiState?, tour: TourState?, form: PoiForm, errors: [String: String] = [:], conflict: PoiState? = nil,
+    func managePage(poi: PoiState?, tour: TourState?, form: PoiForm, errors: [String: String] = [:], conflict: HTML = .empty,
+                    fieldNotes: [String: String] = [:],
                     problem: String? = nil, access: Access, context: AdminRequestContext, notice: Notice? = nil,
                     status: HTTPResponse.Status = .ok) -> Response {
         let content = projection.content
         let action = poi.map { "\(Self.path($0.id))\(PoiPages.query(tour))" }
             ?? tour.map { "/tours/\($0.id.uuidString.lowercased())/pois" } ?? "/pois"
-        var model = PoiPages.ManageModel(poi: poi, tour: tour, form: form, errors: errors, conflict: conflict, problem: problem,
+        var model = PoiPages.ManageModel(poi: poi, tour: tour, form: form, errors: errors, conflict: conflict, fieldNotes: fieldNotes, problem: problem,
                                          categories: content.sortedCategories, canDelete: poi.map { access.canDelete(poi: $0.id, in: content) } ?? false,
                                          action: action, csrf: context.csrfToken, map: map)
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
@@ -174,10 +175,14 @@ struct PoisController {
             return managePage(poi: poi, tour: tour, form: form, errors: fieldErrors(result.errors), access: access, context: context,
                               status: .unprocessableContent)
         case .conflict:
+            // Their changes go into the fields left alone; the fields changed on both sides are marked.
             let current = result.poi ?? projection.poi(poi.id) ?? poi
-            var kept = form
-            kept.version = current.version
-            return managePage(poi: current, tour: tour, form: kept, conflict: current, access: access, context: context, status: .conflict)
+            var merge = FormConflict(typed: form, base: PoiForm.base(in: context.form), current: PoiForm(current),
+                                     author: projection.authors.author(of: poi.id, version: current.version, viewer: access.user.email),
+                                     version: current.version)
+            merge.form.version = current.version
+            return managePage(poi: current, tour: tour, form: merge.form, conflict: merge.box(entity: "point of interest"), fieldNotes: merge.fieldNotes,
+                              access: access, context: context, status: .conflict)
         }
     }
 
@@ -217,8 +222,11 @@ struct PoisController {
             return .redirect(to: tour.map { "/tours/\($0.id.uuidString.lowercased())?notice=deleted" } ?? "/pois?notice=deleted")
         case .conflict:
             let current = result.poi ?? poi
-            return managePage(poi: current, tour: tour, form: PoiForm(current), conflict: current, access: access, context: context,
-                              notice: .warning("Not deleted: the point of interest changed since you opened it. Check it and delete again."), status: .conflict)
+            let author = projection.authors.author(of: poi.id, version: current.version, viewer: access.user.email)
+            return managePage(poi: current, tour: tour, form: PoiForm(current),
+                              conflict: CommonPages.staleBox(entity: "point of interest", author: author, version: current.version,
+                                                             consequence: "It was not deleted. Check it below, then delete again."),
+                              access: access, context: context, status: .conflict)
         case .rejected:
             throw AdminError.badRequest(result.message ?? "Catalog refused to delete the point of interest.")
         }

@@ -74,7 +74,13 @@ struct ToursController {
         return try await managePage(tour: tour, form: TourForm(tour), access: access, context: context, notice: Notice.from(request))
     }
 
-    func managePage(tour: TourState, form: TourForm, errors: [String: String] = [:], conflict: TourState? = nil, problem: String? = nil,
+    /// What a change that lost a race shows: the details' fields merged (`FormConflict`), or why a stop or status change was not made.
+    enum Conflict {
+        case details(FormConflict<TourForm>)
+        case stale(HTML)
+    }
+
+    func managePage(tour: TourState, form: TourForm, errors: [String: String] = [:], conflict: Conflict? = nil, problem: String? = nil,
                     access: Access, context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let content = projection.content
         let stops = content.stops(of: tour)
@@ -82,8 +88,17 @@ struct ToursController {
         let addable = content.sortedPois.filter { poi in
             !tour.stops.contains(poi.id) && (access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy { access.canEdit(tour: $0.id) })
         }
-        var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, conflict: conflict, problem: problem,
+        var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, problem: problem,
                                           addable: addable, access: access, csrf: context.csrfToken, map: map)
+        switch conflict {
+        case .details(let merge):
+            model.conflict = merge.box(entity: "tour")
+            model.fieldNotes = merge.fieldNotes
+        case .stale(let box):
+            model.conflict = box
+        case nil:
+            break
+        }
         model.deletablePois = Set(stops.filter { access.canDelete(poi: $0.id, in: content) }.map(\.id))
         if access.isOwner {
             model.editors = try await editors.editors(of: tour.id)
@@ -98,6 +113,7 @@ struct ToursController {
     /// the typed values and what went wrong.
     func run(_ command: CatalogCommand, tour: TourState, form: TourForm, access: Access, context: AdminRequestContext,
              notice: String) async throws -> Response {
+        let viewer = access.user.email
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -114,12 +130,30 @@ struct ToursController {
             return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, errors: errors, access: access, context: context,
                                         status: .unprocessableContent)
         case .conflict:
-            // Keep what was typed; the form now carries the newer version, so Save again replaces it knowingly.
             let current = result.tour ?? projection.tour(tour.id) ?? tour
-            var kept = form
-            kept.version = current.version
-            return try await managePage(tour: current, form: kept, conflict: current, access: access, context: context, status: .conflict)
+            let author = projection.authors.author(of: tour.id, version: current.version, viewer: viewer)
+            guard command.action == .updateTour else {
+                return try await managePage(tour: current, form: TourForm(current), conflict: .stale(Self.staleBox(command.action, author: author, version: current.version)),
+                                            access: access, context: context, status: .conflict)
+            }
+            // Their changes go into the fields left alone; the fields changed on both sides are marked. The form
+            // now carries the newer version as its base, so Save replaces it knowingly.
+            var merge = FormConflict(typed: form, base: TourForm.base(in: context.form), current: TourForm(current), author: author,
+                                     version: current.version)
+            merge.form.version = current.version
+            return try await managePage(tour: current, form: merge.form, conflict: .details(merge), access: access, context: context, status: .conflict)
         }
+    }
+
+    /// Why a change to the stops, the status or the whole tour was not made: the tour changed since the page was opened.
+    static func staleBox(_ action: CatalogAction, author: ChangeAuthors.Author?, version: Int?) -> HTML {
+        let consequence = switch action {
+        case .setTourStops: "Your change to the stops was not made. The list below is the tour's order now: make the change again if it is still needed."
+        case .setTourStatus: "Its status was not changed. Check the tour below, then publish or unpublish again."
+        case .deleteTour: "It was not deleted. Check it below, then delete again."
+        default: "Your change was not made. Check the tour below and make it again."
+        }
+        return CommonPages.staleBox(entity: "tour", author: author, version: version, consequence: consequence)
     }
 
     @Sendable func save(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -164,8 +198,10 @@ struct ToursController {
             if !stops.contains(poiId) { stops.append(poiId) }
         case let move:
             guard let index = stops.firstIndex(of: poiId) else {
-                // The page was older than the tour: show the conflict rather than guess.
-                return try await managePage(tour: tour, form: TourForm(tour), conflict: tour, access: access, context: context, status: .conflict)
+                // The page was older than the tour: say so rather than guess.
+                let author = projection.authors.author(of: tour.id, version: tour.version, viewer: access.user.email)
+                return try await managePage(tour: tour, form: TourForm(tour), conflict: .stale(Self.staleBox(.setTourStops, author: author, version: tour.version)),
+                                            access: access, context: context, status: .conflict)
             }
             switch move {
             case "up" where index > 0: stops.swapAt(index, index - 1)
@@ -226,9 +262,10 @@ struct ToursController {
             try await editors.removeTour(tour.id)
             return .redirect(to: "/tours?notice=deleted")
         case .conflict:
-            return try await managePage(tour: result.tour ?? tour, form: TourForm(result.tour ?? tour), conflict: result.tour, access: access,
-                                        context: context, notice: .warning("Not deleted: the tour changed since you opened it. Check it and delete again."),
-                                        status: .conflict)
+            let current = result.tour ?? tour
+            let author = projection.authors.author(of: tour.id, version: current.version, viewer: access.user.email)
+            return try await managePage(tour: current, form: TourForm(current), conflict: .stale(Self.staleBox(.deleteTour, author: author, version: current.version)),
+                                        access: access, context: context, status: .conflict)
         case .rejected:
             throw AdminError.badRequest(result.message ?? "Catalog refused to delete the tour.")
         }

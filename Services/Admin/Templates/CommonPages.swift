@@ -17,17 +17,14 @@ enum CommonPages {
             """
     }
 
-    /// The edit lost a race: say so, and show the newer version beside the typed one.
-    static func conflictBox(entity: String, version: Int?, current: [(String, String)]) -> HTML {
-        let rows: [HTML] = current.map { "<dt>\($0.0)</dt><dd>\($0.1.isEmpty ? "(empty)" : $0.1)</dd>" }
-        return """
-            <div class="conflict" role="alert">
-            <p><strong>This \(entity) was changed by someone else while you were editing it\(version.map { " (it is now version \($0))" } ?? "").</strong>
-            Your changes were not saved; they are still in the form below. The newer version is:</p>
-            <dl class="current">\(rows)</dl>
-            <p>Save again to replace it with yours, or <a href="">reload the page</a> to start from the newer version.</p>
-            </div>
-            """
+    /// A change that is not a form's fields (stops, status, delete) lost a race: say what happened and what now.
+    static func staleBox(entity: String, author: ChangeAuthors.Author?, version: Int?, consequence: String) -> HTML {
+        """
+        <div class="conflict" role="alert">
+        <p><strong>This \(entity) was changed \(ChangeAuthors.describe(author)) since this page was opened\(version.map { " (it is now version \($0))" } ?? "").</strong>
+        \(consequence)</p>
+        </div>
+        """
     }
 
     /// A problem talking to catalog (down, or the broker unreachable), above the form that keeps what was typed.

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the POI form holds, as typed (a latitude that is not a number stays in the field with its error).
-struct PoiForm: Sendable {
+struct PoiForm: MergeableForm {
     var name = ""
     var summary = ""
     var description = ""
@@ -50,6 +50,16 @@ struct PoiForm: Sendable {
         website = form["website"]
         openingHours = form["openingHours"]
         version = form.int("version")
+    }
+
+    // Computed: key paths are not Sendable.
+    static var mergeFields: [(name: String, label: String, value: WritableKeyPath<PoiForm, String>)] {
+        [
+            ("name", "Name", \.name), ("summary", "Summary", \.summary), ("latitude", "Latitude", \.latitude),
+            ("longitude", "Longitude", \.longitude), ("description", "Description", \.description), ("category", "Category", \.category),
+            ("buildings", "Buildings or landmarks", \.buildings), ("pictures", "Main Pictures (URL)", \.pictures), ("address", "Address", \.address),
+            ("phone", "Phone", \.phone), ("website", "Website", \.website), ("openingHours", "Opening hours", \.openingHours),
+        ]
     }
 
     static func number(_ value: Double) -> String {
@@ -177,7 +187,9 @@ enum PoiPages {
         var tour: TourState?
         var form: PoiForm
         var errors: [String: String] = [:]
-        var conflict: PoiState? = nil
+        /// Why the last change was not made (it lost a race), and the other value beside each field changed on both sides.
+        var conflict: HTML = .empty
+        var fieldNotes: [String: String] = [:]
         var problem: String? = nil
         var categories: [CategoryState]
         var canDelete: Bool
@@ -192,7 +204,8 @@ enum PoiPages {
 
     static func manage(_ model: ManageModel) -> HTML {
         let form = model.form
-        let errors = model.errors
+        // A conflict's notes show beside their fields like errors, but are not errors to sum up.
+        let errors = model.errors.merging(model.fieldNotes) { error, _ in error }
         var categoryOptions: [(value: String, label: String)] = [("", "(none)")]
         categoryOptions += model.categories.map { ($0.path, $0.path) }
         if !form.category.isEmpty, !categoryOptions.contains(where: { $0.value == form.category }) {
@@ -223,14 +236,9 @@ enum PoiPages {
             + Forms.text("Phone", name: "phone", value: form.phone, error: errors["phone"], type: "tel")
             + Forms.text("Website", name: "website", value: form.website, error: errors["website"], type: "url")
             + Forms.text("Opening hours", name: "openingHours", value: form.openingHours, error: errors["openingHours"])
-        let version: HTML = form.version.map { Forms.hidden("version", String($0)) } ?? .empty
-        let conflict: HTML = model.conflict.map { current in
-            CommonPages.conflictBox(entity: "point of interest", version: current.version, current: [
-                ("Name", current.content.name), ("Latitude", PoiForm.number(current.content.latitude)),
-                ("Longitude", PoiForm.number(current.content.longitude)), ("Summary", current.content.summary),
-                ("Description", current.content.description), ("Category", current.content.category ?? ""),
-            ])
-        } ?? .empty
+        // An existing POI's form carries what it was rendered from (`MergeableForm`), for a conflict's merge.
+        let version: HTML = form.version.map { Forms.hidden("version", String($0)) + (model.poi.map(PoiForm.init) ?? form).baseFields() } ?? .empty
+        let conflict = model.conflict
         var more: HTML = .empty
         if let poi = model.poi, let tour = model.tour, let distance = AdminMap.strayDistance(of: poi, in: model.neighbours + [poi]) {
             more += """
@@ -253,7 +261,7 @@ enum PoiPages {
             \(more)
             \(model.problem.map(CommonPages.unavailableBox))
             \(conflict)
-            \(Forms.errorSummary(errors, fields: PoiForm.fields))
+            \(Forms.errorSummary(model.errors, fields: PoiForm.fields))
             \(Forms.post(model.action, csrf: model.csrf, version + fields + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"\(cancel)\">Cancel</a></div>"))
             """
     }

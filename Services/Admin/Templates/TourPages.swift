@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the tour form holds: the typed text, kept as typed when it is refused.
-struct TourForm: Sendable {
+struct TourForm: MergeableForm {
     var name = ""
     var summary = ""
     var purpose = ""
@@ -30,6 +30,13 @@ struct TourForm: Sendable {
     }
 
     static let fields: Set<String> = ["name", "summary", "purpose"]
+
+    // Computed: key paths are not Sendable.
+    static var mergeFields: [(name: String, label: String, value: WritableKeyPath<TourForm, String>)] {
+        [
+            ("name", "Tour's Name", \.name), ("summary", "Summary", \.summary), ("purpose", "Tour's Purpose", \.purpose),
+        ]
+    }
 }
 
 /// "Tours Administration", "Create New Tour" and "Manage Tour".
@@ -76,7 +83,11 @@ enum TourPages {
         var stops: [PoiState]
         var form: TourForm
         var errors: [String: String] = [:]
-        var conflict: TourState? = nil
+        /// Why the last change was not made (it lost a race): above the page, and beside the fields changed on both sides.
+        var conflict: HTML = .empty
+        var fieldNotes: [String: String] = [:]
+        /// What the details form was rendered from (a conflict's merge keeps the base the user saw).
+        var base: TourForm?
         var problem: String? = nil
         /// POIs that can be added as stops (not stops already).
         var addable: [PoiState] = []
@@ -93,14 +104,12 @@ enum TourPages {
     static func manage(_ model: ManageModel) -> HTML {
         let tour = model.tour
         let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
-        let conflict: HTML = model.conflict.map { current in
-            CommonPages.conflictBox(entity: "tour", version: current.version, current: [
-                ("Tour's Name", current.content.name), ("Summary", current.content.summary), ("Tour's Purpose", current.content.purpose),
-            ])
-        } ?? .empty
+        let conflict = model.conflict
         let version = Forms.hidden("version", String(model.form.version ?? tour.version))
         let details = Forms.post(tourPath, csrf: model.csrf, class: "tour-form",
-                                 version + fields(model.form, errors: model.errors) + "<div class=\"actions\">\(Forms.submit("Save"))</div>")
+                                 version + (model.base ?? TourForm(tour)).baseFields()
+                                    + fields(model.form, errors: model.errors.merging(model.fieldNotes) { error, _ in error })
+                                    + "<div class=\"actions\">\(Forms.submit("Save"))</div>")
 
         func statusButton(_ status: ContentStatus, _ label: String, _ className: String = "") -> HTML {
             Forms.post("\(tourPath)/status", csrf: model.csrf, class: "inline",
