@@ -99,11 +99,11 @@ struct AnalyticsHarness: Sendable {
                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for query in queries {
             let summary = try await get(client, "summary", query, as: SummaryReport.self)
-            #expect(summary.rounded == truth.summary(query).rounded, "summary \(query)", sourceLocation: sourceLocation)
+            #expect(summary.matches(truth.summary(query)), "summary \(query): \(summary) vs \(truth.summary(query))", sourceLocation: sourceLocation)
             let pois = try await get(client, "pois", query, as: PoiList.self).pois
-            #expect(pois.map(\.rounded) == truth.pois(query).map(\.rounded), "pois \(query)", sourceLocation: sourceLocation)
+            #expect(pois.matches(truth.pois(query)), "pois \(query): \(pois) vs \(truth.pois(query))", sourceLocation: sourceLocation)
             let tours = try await get(client, "tours", query, as: TourList.self).tours
-            #expect(tours.map(\.rounded) == truth.tours(query).map(\.rounded), "tours \(query)", sourceLocation: sourceLocation)
+            #expect(tours.matches(truth.tours(query)), "tours \(query): \(tours) vs \(truth.tours(query))", sourceLocation: sourceLocation)
             let devices = try await get(client, "devices", query, as: DeviceReport.self)
             #expect(devices == truth.devices(query), "devices \(query)", sourceLocation: sourceLocation)
             let days = try await get(client, "daily", query, as: DayList.self).days
@@ -115,36 +115,51 @@ struct AnalyticsHarness: Sendable {
     static func expectReports(_ repository: some ReportRepository, equal truth: Truth, for queries: [ReportQuery],
                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for query in queries {
-            #expect(try await repository.summary(query).rounded == truth.summary(query).rounded, "summary \(query)", sourceLocation: sourceLocation)
-            #expect(try await repository.pois(query).map(\.rounded) == truth.pois(query).map(\.rounded), "pois \(query)", sourceLocation: sourceLocation)
-            #expect(try await repository.tours(query).map(\.rounded) == truth.tours(query).map(\.rounded), "tours \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.summary(query).matches(truth.summary(query)), "summary \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.pois(query).matches(truth.pois(query)), "pois \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.tours(query).matches(truth.tours(query)), "tours \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.devices(query) == truth.devices(query), "devices \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.daily(query) == truth.daily(query), "daily \(query)", sourceLocation: sourceLocation)
         }
     }
 }
 
-/// Means and rates are sums of doubles, added in another order by Postgres than by the truth: compare
-/// them to 9 significant places.
+/// Means and rates are sums of doubles, added in another order by Postgres than by the truth: they match
+/// when within a billionth of each other (rounding both would still split a pair across a rounding boundary).
 extension Double {
-    var rounded9: Double { self == 0 ? 0 : (self * 1e9).rounded() / 1e9 }
+    func isClose(to other: Double) -> Bool { abs(self - other) <= 1e-9 * Swift.max(1, abs(self), abs(other)) }
 }
 
-extension SummaryReport {
-    var rounded: SummaryReport { var copy = self; copy.completionRate = completionRate.rounded9; return copy }
+/// Each report matches the truth's: counts exactly, means and rates closely.
+protocol ReportMatching: Equatable {
+    /// The row with its means and rates zeroed, and those values, for comparing apart.
+    var exactPart: Self { get }
+    var inexactPart: [Double] { get }
 }
 
-extension PoiReportRow {
-    var rounded: PoiReportRow { var copy = self; copy.averageDwellSeconds = averageDwellSeconds.rounded9; return copy }
-}
-
-extension TourReportRow {
-    var rounded: TourReportRow {
-        var copy = self
-        copy.completionRate = completionRate.rounded9
-        copy.averageDurationSeconds = averageDurationSeconds.rounded9
-        return copy
+extension ReportMatching {
+    func matches(_ other: Self) -> Bool {
+        exactPart == other.exactPart && zip(inexactPart, other.inexactPart).allSatisfy { $0.isClose(to: $1) }
     }
+}
+
+extension Array where Element: ReportMatching {
+    func matches(_ other: [Element]) -> Bool { count == other.count && zip(self, other).allSatisfy { $0.matches($1) } }
+}
+
+extension SummaryReport: ReportMatching {
+    var exactPart: SummaryReport { var copy = self; copy.completionRate = 0; return copy }
+    var inexactPart: [Double] { [completionRate] }
+}
+
+extension PoiReportRow: ReportMatching {
+    var exactPart: PoiReportRow { var copy = self; copy.averageDwellSeconds = 0; return copy }
+    var inexactPart: [Double] { [averageDwellSeconds] }
+}
+
+extension TourReportRow: ReportMatching {
+    var exactPart: TourReportRow { var copy = self; copy.completionRate = 0; copy.averageDurationSeconds = 0; return copy }
+    var inexactPart: [Double] { [completionRate, averageDurationSeconds] }
 }
 
 extension ReportQuery: CustomStringConvertible {

@@ -54,6 +54,32 @@ struct Workload: Sendable {
             event.touristId = tourist
             events.append(event)
         }
+        // Visits as phones make them: a start, then tourless stops within hours (some past the 4 h window), sometimes a
+        // completion in between, so the attribution rule decides many events either way.
+        for _ in 0..<(count / 20) {
+            let device = devices[random.next(devices.count)]
+            let tourist = random.next(2) == 0 ? nil : tourists[random.next(tourists.count)]
+            let start = Date(timeIntervalSince1970: ((end.timeIntervalSince1970 - 6 * 3_600 - random.double() * (span - 6 * 3_600)) * 1_000).rounded() / 1_000)
+            let tour = tours[random.next(tours.count)]
+            var started = TrackingEvent(type: .tourStarted, deviceId: device, occurredAt: start, tourId: tour)
+            started.id = random.uuid()
+            started.touristId = tourist
+            events.append(started)
+            for step in 0..<6 {
+                let offset = Double(step) * 3_600 * random.double() + Double(random.next(3_600))
+                let at = Date(timeIntervalSince1970: ((start.timeIntervalSince1970 + offset) * 1_000).rounded() / 1_000)
+                let type: TrackingEvent.Kind = [.poiViewed, .poiArrived, .poiLeft, .mediaPlayed, .tourCompleted][random.next(5)]
+                var event = TrackingEvent(type: type, deviceId: device, occurredAt: at, tourId: type == .tourCompleted ? tour : nil,
+                                          poiId: type == .tourCompleted ? nil : pois[random.next(pois.count)])
+                if type == .poiLeft { event.dwellSeconds = Double(random.next(900_000)) / 1_000 }
+                if type == .mediaPlayed { event.url = "https://example.edu/media/1.mp3"; event.mediaType = .audio }
+                if type == .poiViewed { event.via = .map }
+                if type == .tourCompleted { event.durationSeconds = Double(random.next(7_200_000)) / 1_000 }
+                event.id = random.uuid()
+                event.touristId = random.next(4) == 0 ? "tourist-other" : tourist
+                events.append(event)
+            }
+        }
         self.events = events
         self.tours = tours
         self.pois = pois
@@ -96,14 +122,43 @@ struct Workload: Sendable {
 
 /// Reports computed from raw events by plain counting: DESIGN.md "Report semantics" read literally.
 struct Truth {
+    /// Each event once, its `tourId` the tour it carries: its own, or the one "Tour attribution" credits it to.
     let all: [TrackingEvent]
     let names: [UUID: String]
 
     /// `events` may hold duplicates; each id counts once.
     init(events: [TrackingEvent], names: [UUID: String] = [:]) {
         var seen = Set<UUID>()
-        all = events.filter { seen.insert($0.id).inserted }
+        let unique = events.filter { seen.insert($0.id).inserted }
+        let marks = Dictionary(grouping: unique.filter { ($0.type == .tourStarted || $0.type == .tourCompleted) && $0.tourId != nil }, by: \.deviceId)
+        all = unique.map { event in
+            var credited = event
+            if event.tourId == nil { credited.tourId = Self.openTour(for: event, marks: marks[event.deviceId] ?? []) }
+            return credited
+        }
         self.names = names
+    }
+
+    /// DESIGN.md "Tour attribution", literally: the latest start within 4 h before (same tourist when both give
+    /// one), unless that tour was completed from then until just before the event.
+    static func openTour(for event: TrackingEvent, marks: [TrackingEvent]) -> UUID? {
+        guard [.poiViewed, .poiArrived, .poiLeft, .mediaPlayed].contains(event.type) else { return nil }
+        let starts = marks.filter { start in
+            start.type == .tourStarted && start.occurredAt <= event.occurredAt && start.occurredAt >= event.occurredAt.addingTimeInterval(-4 * 3_600)
+                && (event.touristId == nil || start.touristId == nil || start.touristId == event.touristId)
+        }
+        guard let latest = starts.max(by: { ($0.occurredAt, $0.id.uuidString.lowercased()) < ($1.occurredAt, $1.id.uuidString.lowercased()) })
+        else { return nil }
+        let completed = marks.contains { mark in
+            mark.type == .tourCompleted && mark.tourId == latest.tourId && mark.occurredAt >= latest.occurredAt && mark.occurredAt < event.occurredAt
+        }
+        return completed ? nil : latest.tourId
+    }
+
+    /// How many events the attribution rule credited to a tour.
+    func creditedCount(in original: [TrackingEvent]) -> Int {
+        let own = Dictionary(original.map { ($0.id, $0.tourId) }, uniquingKeysWith: { first, _ in first })
+        return all.count { $0.tourId != nil && own[$0.id] == .some(nil) }
     }
 
     func inRange(_ query: ReportQuery) -> [TrackingEvent] {

@@ -76,7 +76,7 @@ struct AggregateDelta: Sendable {
     mutating func add(_ event: TrackingEvent) {
         let day = Day(containing: event.occurredAt).number
         // A phone that sends the nil UUID as its tour has sent no tour.
-        let tour = event.tourId.flatMap { $0 == Scope.all ? nil : $0 }
+        let tour = event.tour
         let scopes = tour.map { [Scope.all, $0] } ?? [Scope.all]
         for scope in scopes {
             devices.insert(DayMember(scope: scope, day: day, member: event.deviceId))

@@ -78,8 +78,10 @@ struct PostgresIngestStore: IngestStore {
                 let events = batch.events.filter { freshSet.contains($0.id) }
                 counted = events.count
                 try await write(AggregateDelta(events), schema: schema, on: connection)
+                try await attribute(events, schema: schema, on: connection)
             } else {
                 try await write(batch.delta, schema: schema, on: connection)
+                try await attribute(batch.events, schema: schema, on: connection)
             }
 
             let partitions = batch.nextOffsets.keys.sorted()
@@ -103,6 +105,70 @@ struct PostgresIngestStore: IngestStore {
             try await beforeCommit?()
             return .applied(new: counted, duplicates: batch.received - counted)
         }
+    }
+
+    /// Tour attribution (DESIGN.md): stores the batch's tour marks and tourless events, decides again the tour
+    /// of every tourless event they can change (the new ones, and the device's ones up to 4 h after a new
+    /// start or completion), and moves the counts of those whose tour changed between tour scopes.
+    private func attribute(_ events: [TrackingEvent], schema: String, on connection: PostgresConnection) async throws {
+        let marks = events.compactMap(TourAttribution.Mark.init).sorted { ($0.deviceId, $0.occurredAt) < ($1.deviceId, $1.occurredAt) }
+        let untoured = events.compactMap(TourAttribution.Untoured.init).sorted { $0.eventId.orderKey < $1.eventId.orderKey }
+        guard !marks.isEmpty || !untoured.isEmpty else { return }
+        if !marks.isEmpty {
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).tour_marks (device_id, occurred_at, event_id, kind, tour_id, tourist_id)
+                SELECT d, t, e, k, tour, NULLIF(tourist, '')
+                FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[], \(marks.map(\.eventId))::uuid[],
+                            \(marks.map(\.kind))::"char"[], \(marks.map(\.tourId))::uuid[], \(marks.map { $0.touristId ?? "" })::text[])
+                     AS x(d, t, e, k, tour, tourist)
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        if !untoured.isEmpty {
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).untoured_events (event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds)
+                SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
+                FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::text[], \(untoured.map { $0.touristId ?? "" })::text[],
+                            \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
+                            \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        let window = "\(Int(TourAttribution.window.components.seconds)) seconds"
+        var moved: [TourAttribution.Change] = []
+        for try await (type, occurredAt, poiId, dwell, from, to) in try await connection.query("""
+            WITH marks AS (
+                SELECT * FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
+            ), candidates AS (
+                SELECT u.event_id FROM \(unescaped: schema).untoured_events u WHERE u.event_id = ANY(\(untoured.map(\.eventId))::uuid[])
+                UNION
+                SELECT u.event_id FROM \(unescaped: schema).untoured_events u JOIN marks m ON u.device_id = m.device_id
+                  AND u.occurred_at >= m.at AND u.occurred_at <= m.at + \(window)::interval
+            ), decided AS (
+                SELECT u.event_id, u.tour_id AS old_tour, (
+                    SELECT CASE WHEN EXISTS (
+                        SELECT 1 FROM \(unescaped: schema).tour_marks c
+                        WHERE c.device_id = u.device_id AND c.kind = 'c' AND c.tour_id = s.tour_id
+                          AND c.occurred_at >= s.occurred_at AND c.occurred_at < u.occurred_at
+                    ) THEN NULL ELSE s.tour_id END
+                    FROM \(unescaped: schema).tour_marks s
+                    WHERE s.device_id = u.device_id AND s.kind = 's'
+                      AND s.occurred_at <= u.occurred_at AND s.occurred_at >= u.occurred_at - \(window)::interval
+                      AND (u.tourist_id IS NULL OR s.tourist_id IS NULL OR s.tourist_id = u.tourist_id)
+                    ORDER BY s.occurred_at DESC, s.event_id DESC
+                    LIMIT 1
+                ) AS new_tour
+                FROM \(unescaped: schema).untoured_events u JOIN candidates USING (event_id)
+            )
+            UPDATE \(unescaped: schema).untoured_events u SET tour_id = d.new_tour
+            FROM decided d
+            WHERE u.event_id = d.event_id AND d.old_tour IS DISTINCT FROM d.new_tour
+            RETURNING u.type, u.occurred_at, u.poi_id, u.dwell_seconds, d.old_tour, d.new_tour
+            """, logger: logger).decode((String, Date, UUID, Double?, UUID?, UUID?).self) {
+            moved.append(TourAttribution.Change(type: type, occurredAt: occurredAt, poiId: poiId, dwellSeconds: dwell, from: from, to: to))
+        }
+        guard !moved.isEmpty else { return }
+        try await write(TourAttribution.delta(moving: moved), schema: schema, on: connection)
     }
 
     private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {

@@ -136,6 +136,34 @@ enum AnalyticsMigrations {
             INSERT INTO day_device_counts (scope, day, devices)
                 SELECT scope, day, count(*) FROM device_days GROUP BY scope, day;
             """),
+        Migration(6, "tour attribution", """
+            -- Each device's tour.started ('s') and tour.completed ('c'): what decides which tour its tourless
+            -- events carry (DESIGN.md, "Tour attribution").
+            CREATE TABLE tour_marks (
+                device_id text COLLATE "C" NOT NULL,
+                occurred_at timestamptz NOT NULL,
+                event_id uuid NOT NULL,
+                kind "char" NOT NULL,
+                tour_id uuid NOT NULL,
+                tourist_id text COLLATE "C",
+                PRIMARY KEY (device_id, occurred_at, event_id)
+            );
+            -- The poi.* and media.played events that came without a tour, with the tour they are credited to
+            -- now (NULL: none). Their counts are in the all-events scope as they arrive, and in their tour's
+            -- scope while credited to it.
+            CREATE TABLE untoured_events (
+                event_id uuid PRIMARY KEY,
+                device_id text COLLATE "C" NOT NULL,
+                tourist_id text COLLATE "C",
+                occurred_at timestamptz NOT NULL,
+                type text NOT NULL,
+                poi_id uuid NOT NULL,
+                dwell_seconds double precision,
+                tour_id uuid
+            );
+            CREATE INDEX untoured_events_by_device ON untoured_events (device_id, occurred_at);
+            CREATE INDEX untoured_events_by_tour ON untoured_events (tour_id, occurred_at) WHERE tour_id IS NOT NULL;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

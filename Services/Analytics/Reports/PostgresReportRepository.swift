@@ -20,14 +20,33 @@ struct PostgresReportRepository: ReportRepository {
         }
     }
 
+    /// The tourless events credited to a tour in the query's range (DESIGN.md, "Tour attribution"): `tour` nil for
+    /// every tour, else one. Its values are typed (a UUID, two days), so they go into the text as they are.
+    private func credited(_ query: ReportQuery, tour: UUID?) -> String {
+        let tourCondition = tour.map { "tour_id = '\($0.uuidString.lowercased())'" } ?? "tour_id IS NOT NULL"
+        return """
+            \(schema.name).untoured_events WHERE \(tourCondition)
+              AND occurred_at >= (DATE '\(query.from)')::timestamp AT TIME ZONE 'UTC'
+              AND occurred_at < (DATE '\(query.to)' + 1)::timestamp AT TIME ZONE 'UTC'
+            """
+    }
+
+    /// Distinct devices (or tourists) of the query's scope: those with days in the range, and for a tour also those
+    /// of the events credited to it.
+    private func members(_ query: ReportQuery, table: String, column: String) -> String {
+        let active = "SELECT \(column) FROM \(schema.name).\(table) WHERE scope = '\(query.scope.uuidString.lowercased())' "
+            + "AND days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]')"
+        guard let tour = query.tourId else { return "SELECT count(*) FROM (\(active)) a" }
+        let creditedMembers = "SELECT \(column) FROM \(credited(query, tour: tour))" + (column == "tourist_id" ? " AND tourist_id IS NOT NULL" : "")
+        return "SELECT count(*) FROM (\(active) UNION \(creditedMembers)) a"
+    }
+
     func summary(_ query: ReportQuery) async throws -> SummaryReport {
         let s = schema.name, from = query.from.description, to = query.to.description
         let rows = try await read("""
             SELECT
-                (SELECT count(*) FROM \(unescaped: s).device_activity
-                 WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]'))::bigint,
-                (SELECT count(*) FROM \(unescaped: s).tourist_activity
-                 WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]'))::bigint,
+                (\(unescaped: members(query, table: "device_activity", column: "device_id")))::bigint,
+                (\(unescaped: members(query, table: "tourist_activity", column: "tourist_id")))::bigint,
                 COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
             FROM (SELECT sum(starts)::bigint AS starts, sum(completions)::bigint AS completions FROM \(unescaped: s).day_tour_stats
                   WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))) t,
@@ -59,10 +78,14 @@ struct PostgresReportRepository: ReportRepository {
         // Every tour event carries its tour, so the tours with device activity in the range are every tour with any event.
         return try await read("""
             WITH devices AS (
-                SELECT scope AS tour_id, count(*)::bigint AS devices FROM \(unescaped: s).device_activity
-                WHERE scope <> \(AggregateDelta.Scope.all) AND days && daterange(\(from)::date, \(to)::date, '[]')
-                  AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
-                GROUP BY scope
+                SELECT tour_id, count(*)::bigint AS devices FROM (
+                    SELECT scope AS tour_id, device_id FROM \(unescaped: s).device_activity
+                    WHERE scope <> \(AggregateDelta.Scope.all) AND days && daterange(\(from)::date, \(to)::date, '[]')
+                      AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
+                    UNION
+                    SELECT tour_id, device_id FROM \(unescaped: credited(query, tour: query.tourId))
+                ) members
+                GROUP BY tour_id
             ), stats AS (
                 SELECT tour_id, sum(starts)::bigint AS starts, sum(completions)::bigint AS completions,
                        sum(duration_count)::bigint AS duration_count, sum(duration_sum) AS duration_sum
@@ -86,8 +109,11 @@ struct PostgresReportRepository: ReportRepository {
         for (platform, model, osVersion, appVersion, count) in try await read("""
             SELECT COALESCE(r.platform, 'unknown'), COALESCE(r.model, 'unknown'), COALESCE(r.os_version, 'unknown'),
                    COALESCE(r.app_version, 'unknown'), count(*)::bigint
-            FROM \(unescaped: s).device_activity a LEFT JOIN \(unescaped: s).devices r USING (device_id)
-            WHERE a.scope = \(query.scope) AND a.days && daterange(\(from)::date, \(to)::date, '[]')
+            FROM (
+                SELECT device_id FROM \(unescaped: s).device_activity
+                WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]')
+                \(unescaped: query.tourId.map { "UNION SELECT device_id FROM \(credited(query, tour: $0))" } ?? "")
+            ) a LEFT JOIN \(unescaped: s).devices r USING (device_id)
             GROUP BY 1, 2, 3, 4
             """, as: (String, String, String, String, Int).self, logger: logger) {
             report.platforms[platform, default: 0] += count
@@ -96,6 +122,21 @@ struct PostgresReportRepository: ReportRepository {
             report.appVersions[appVersion, default: 0] += count
         }
         return report
+    }
+
+    /// Devices per day: the kept counters, or for a tour the distinct devices of its days and of the events credited to it.
+    private func dailyDevices(_ query: ReportQuery) -> String {
+        let range = "day BETWEEN DATE '\(query.from)' AND DATE '\(query.to)'"
+        guard let tour = query.tourId else {
+            return "SELECT day, devices FROM \(schema.name).day_device_counts WHERE scope = '\(query.scope.uuidString.lowercased())' AND \(range)"
+        }
+        return """
+            SELECT day, count(*)::bigint AS devices FROM (
+                SELECT day, device_id FROM \(schema.name).device_days WHERE scope = '\(tour.uuidString.lowercased())' AND \(range)
+                UNION
+                SELECT (occurred_at AT TIME ZONE 'UTC')::date, device_id FROM \(credited(query, tour: tour))
+            ) members GROUP BY day
+            """
     }
 
     func daily(_ query: ReportQuery) async throws -> [DailyReportRow] {
@@ -112,8 +153,7 @@ struct PostgresReportRepository: ReportRepository {
                 FROM \(unescaped: s).day_poi_stats WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
                 GROUP BY day
             ), d AS (
-                SELECT day, devices FROM \(unescaped: s).day_device_counts
-                WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
+                \(unescaped: dailyDevices(query))
             )
             SELECT to_char(days.day, 'YYYY-MM-DD'), COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(d.devices, 0),
                    COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
