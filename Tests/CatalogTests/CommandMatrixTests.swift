@@ -86,6 +86,13 @@ struct CommandMatrixTests {
             // The chunks go straight to the topic (CommandHandlerTests), the markers through the outbox.
             return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
                     Array(repeating: "category.changed", count: 3) + Array(repeating: "catalog.snapshot-marker", count: 4))
+        case .revertTour:
+            // Version 1 had no stops: the revert takes A out again, as a new version.
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
+        case .revertPoi:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, expectedVersion: 1, revertToVersion: 1), ["poi.changed"])
+        case .history:
+            preconditionFailure("catalog.history is a read, tested apart")
         }
     }
 
@@ -122,20 +129,24 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.shop), "entityId", "has 1 subcategories")
         case .importBatch:
             return (CatalogCommand(action: action, actor: actor, rows: []), "rows", "at least one row")
-        case .snapshot:
+        case .snapshot, .history:
             return nil
+        case .revertTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, revertToVersion: 9), "revertToVersion", "is not in this entity's history")
+        case .revertPoi:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiB), "revertToVersion", "the version to go back to is required")
         }
     }
 
     /// The entity a versioned command acts on, and its version in the fixture.
     static func versioned(_ action: CatalogAction, _ f: Fixture) -> (id: UUID, version: Int)? {
         switch action {
-        case .updateTour, .deleteTour, .setTourStatus, .setTourStops: (f.tour, 2)
-        case .updatePoi: (f.poiB, 1)
+        case .updateTour, .deleteTour, .setTourStatus, .setTourStops, .revertTour: (f.tour, 2)
+        case .updatePoi, .revertPoi: (f.poiB, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot: nil
+        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot, .history: nil
         }
     }
 
@@ -153,7 +164,7 @@ struct CommandMatrixTests {
             """, as: Int.self, logger: logger).first
     }
 
-    @Test("refused, conflicting, applied and redelivered", arguments: CatalogAction.allCases)
+    @Test("refused, conflicting, applied and redelivered", arguments: CatalogAction.allCases.filter { $0 != .history })
     func command(_ action: CatalogAction) async throws {
         try await Self.withFixture { f in
             var seen = try await Self.outbox(f.client).count
@@ -216,6 +227,43 @@ struct CommandMatrixTests {
                 """, as: (UUID, Int).self, logger: Self.logger).map { "\($0.0):\($0.1)" }.sorted()
             #expect(versions == versionsAfter)
             #expect(try await Self.outbox(f.client).dropFirst(seen).map(\.type) == ["command.applied"])
+        }
+    }
+}
+
+@Suite("Catalog history")
+struct CatalogHistoryTests {
+    @Test("history answers each change newest first with who, what and the state after; a revert brings a version back as a new one")
+    func historyAndRevert() async throws {
+        try await HandlerFixture.with { handler, _ in
+            let poi = try #require(try await handler.handle(CatalogCommand(action: .createPoi, actor: "a@x",
+                                                                            poi: PoiContent(name: "Quad", latitude: 34.2, longitude: -77.9))).entityId)
+            let tour = try #require(try await handler.handle(CatalogCommand(action: .createTour, actor: "a@x", tour: TourContent(name: "First"))).entityId)
+            _ = try await handler.handle(CatalogCommand(action: .updateTour, actor: "b@x", entityId: tour, expectedVersion: 1,
+                                                        tour: TourContent(name: "Second", summary: "Now with a summary")))
+            _ = try await handler.handle(CatalogCommand(action: .setTourStops, actor: "b@x", entityId: tour, expectedVersion: 2, stops: [poi]))
+
+            let history = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a@x", entityId: tour)).history)
+            #expect(history.map(\.action) == [.setTourStops, .updateTour, .createTour])
+            #expect(history.map(\.actor) == ["b@x", "b@x", "a@x"])
+            #expect(history.map { $0.tour?.version } == [3, 2, 1])
+            #expect(history.map { $0.tour?.content.name } == ["Second", "Second", "First"])
+            #expect(history[0].tour?.stops == [poi])
+            // A read: asked again, it reads again (nothing recorded as processed), and changes nothing.
+            let again = try await handler.handle(CatalogCommand(action: .history, actor: "a@x", entityId: tour))
+            #expect(again.repeated == nil && again.history?.count == 3)
+
+            let reverted = try await handler.handle(CatalogCommand(action: .revertTour, actor: "a@x", entityId: tour, expectedVersion: 3, revertToVersion: 1))
+            #expect(reverted.outcome == .applied)
+            #expect(reverted.tour?.version == 4 && reverted.tour?.content == TourContent(name: "First") && reverted.tour?.stops == [])
+            let after = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a@x", entityId: tour)).history)
+            #expect(after.first?.action == .revertTour && after.count == 4)
+
+            // A POI's history, and a revert its category no longer allows is refused by today's rules.
+            let poiHistory = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a@x", entityId: poi)).history)
+            #expect(poiHistory.map(\.action) == [.createPoi] && poiHistory.first?.poi?.content.name == "Quad")
+            let unknown = try await handler.handle(CatalogCommand(action: .history, actor: "a@x", entityId: UUID()))
+            #expect(unknown.outcome == .applied && unknown.history == [])
         }
     }
 }

@@ -22,6 +22,8 @@ struct PoisController {
         router.get("/pois/:id/delete", use: confirmDelete)
         router.post("/pois/:id/delete", use: delete)
         router.get("/pois/:id/preview", use: preview)
+        router.get("/pois/:id/history", use: history)
+        router.post("/pois/:id/revert", use: revert)
         router.get("/pois/:id/links", use: links)
         router.post("/pois/:id/links", use: addLink)
         router.get("/pois/:id/links/:index/edit", use: editLinkForm)
@@ -229,6 +231,60 @@ struct PoisController {
                               access: access, context: context, status: .conflict)
         case .rejected:
             throw AdminError.badRequest(result.message ?? "Catalog refused to delete the point of interest.")
+        }
+    }
+
+    // MARK: history
+
+    @Sendable func history(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let poi = try poi(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(poi: poi.id, in: projection.content)
+        let tour = tourContext(request, context, poi: poi.id)
+        let entries: [CatalogHistoryEntry]
+        do {
+            entries = try await writer.execute(CatalogCommand(action: .history, actor: access.user.email, entityId: poi.id),
+                                               requestId: RequestIdMiddleware.id(of: context)).history ?? []
+        } catch {
+            return AdminPage(title: "History", context: context, notice: .error(error.description), body: "<h1>History</h1>",
+                             status: .serviceUnavailable).response()
+        }
+        return AdminPage(title: "History", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "History"),
+                         body: HistoryPages.page(title: poi.content.name, versions: HistoryPages.poiVersions(entries), current: poi.version,
+                                                 revertAction: "\(Self.path(poi.id))/revert\(PoiPages.query(tour))", csrf: context.csrfToken)).response()
+    }
+
+    @Sendable func revert(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let poi = try poi(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(poi: poi.id, in: projection.content)
+        let tour = tourContext(request, context, poi: poi.id)
+        guard let target = context.form.int("revertTo") else { throw AdminError.badRequest("Choose a version to revert to.") }
+        let command = CatalogCommand(action: .revertPoi, actor: access.user.email, entityId: poi.id,
+                                     expectedVersion: context.form.int("version") ?? poi.version, revertToVersion: target)
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, for: context)
+        } catch {
+            return managePage(poi: poi, tour: tour, form: PoiForm(poi), problem: error.description, access: access, context: context,
+                              status: .serviceUnavailable)
+        }
+        switch result.outcome {
+        case .applied:
+            return .redirect(to: "\(Self.path(poi.id))\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=\(Notice.key("reverted", for: result))")
+        case .rejected:
+            // Today's rules refuse that version's content (e.g. its category is gone): say which.
+            let reasons = result.errors.map(\.message).joined(separator: "; ")
+            return managePage(poi: poi, tour: tour, form: PoiForm(poi), problem: nil, access: access, context: context,
+                              notice: .error("Not reverted: that version's content is not allowed now (\(reasons)). Edit the fields instead."),
+                              status: .unprocessableContent)
+        case .conflict:
+            let current = result.poi ?? projection.poi(poi.id) ?? poi
+            let author = projection.authors.author(of: poi.id, version: current.version, viewer: access.user.email)
+            return managePage(poi: current, tour: tour, form: PoiForm(current),
+                              conflict: CommonPages.staleBox(entity: "point of interest", author: author, version: current.version,
+                                                             consequence: "It was not reverted. Check it and its History, then revert again."),
+                              access: access, context: context, status: .conflict)
         }
     }
 

@@ -20,6 +20,8 @@ struct ToursController {
         router.post("/tours/:id/status", use: setStatus)
         router.post("/tours/:id/stops", use: changeStops)
         router.post("/tours/:id/editors", use: changeEditors)
+        router.get("/tours/:id/history", use: history)
+        router.post("/tours/:id/revert", use: revert)
         router.get("/tours/:id/delete", use: confirmDelete)
         router.post("/tours/:id/delete", use: delete)
     }
@@ -151,6 +153,7 @@ struct ToursController {
         case .setTourStops: "Your change to the stops was not made. The list below is the tour's order now: make the change again if it is still needed."
         case .setTourStatus: "Its status was not changed. Check the tour below, then publish or unpublish again."
         case .deleteTour: "It was not deleted. Check it below, then delete again."
+        case .revertTour: "It was not reverted. Check the tour and its History, then revert again."
         default: "Your change was not made. Check the tour below and make it again."
         }
         return CommonPages.staleBox(entity: "tour", author: author, version: version, consequence: consequence)
@@ -232,6 +235,36 @@ struct ToursController {
             throw AdminError.badRequest("Unknown change to the editors.")
         }
         return .redirect(to: "\(Self.path(tour.id))?notice=editors")
+    }
+
+    @Sendable func history(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        let entries: [CatalogHistoryEntry]
+        do {
+            entries = try await writer.execute(CatalogCommand(action: .history, actor: access.user.email, entityId: tour.id),
+                                               requestId: RequestIdMiddleware.id(of: context)).history ?? []
+        } catch {
+            return AdminPage(title: "History", context: context, notice: .error(error.description), body: "<h1>History</h1>",
+                             status: .serviceUnavailable).response()
+        }
+        let content = projection.content
+        let versions = HistoryPages.tourVersions(entries) { content.pois[$0]?.content.name ?? "(a deleted POI)" }
+        return AdminPage(title: "History", context: context,
+                         breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("History", nil)],
+                         body: HistoryPages.page(title: tour.content.name, versions: versions, current: tour.version,
+                                                 revertAction: "\(Self.path(tour.id))/revert", csrf: context.csrfToken)).response()
+    }
+
+    @Sendable func revert(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        guard let target = context.form.int("revertTo") else { throw AdminError.badRequest("Choose a version to revert to.") }
+        let command = CatalogCommand(action: .revertTour, actor: access.user.email, entityId: tour.id,
+                                     expectedVersion: context.form.int("version") ?? tour.version, revertToVersion: target)
+        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "reverted")
     }
 
     @Sendable func confirmDelete(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -33,12 +33,15 @@ enum CommonPages {
     }
 
     static func statusBadge(_ status: ContentStatus) -> HTML {
-        let label = switch status {
+        "<span class=\"status \(status.rawValue)\">\(statusLabel(status))</span>"
+    }
+
+    static func statusLabel(_ status: ContentStatus) -> String {
+        switch status {
         case .draft: "Draft"
         case .published: "Published"
         case .archived: "Archived"
         }
-        return "<span class=\"status \(status.rawValue)\">\(label)</span>"
     }
 
     static func coordinates(_ poi: PoiContent) -> String {

@@ -135,6 +135,7 @@ struct Notice {
         "user": .success("User saved."),
         "link": .success("Links saved."),
         "loggedout": .success("You have logged out."),
+        "reverted": .success("Reverted: that version's content is back, as a new version (History shows both)."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

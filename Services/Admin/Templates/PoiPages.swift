@@ -251,7 +251,8 @@ enum PoiPages {
             let delete: HTML = model.canDelete ? "<a class=\"button danger\" href=\"\(path)/delete\(query(model.tour))\">Delete</a>" : .empty
             more += """
                 <div class="actions"><a class="button" href="\(path)/links\(query(model.tour))">Manage Multimedia Links</a>
-                <a class="button" href="\(path)/preview\(query(model.tour))">Preview POI</a> \(delete)</div>
+                <a class="button" href="\(path)/preview\(query(model.tour))">Preview POI</a>
+                <a class="button" href="\(path)/history\(query(model.tour))">History</a> \(delete)</div>
                 <p class="muted">Version \(poi.version).\(model.tour == nil ? "" : " Stop of \(model.tour!.content.name).")</p>
                 """
         }

@@ -66,5 +66,10 @@ enum Stylesheet {
         .map-label { position: absolute; white-space: nowrap; background: rgba(255,255,255,.92); border: 1px solid var(--line);
             border-radius: 3px; padding: 0 .3rem; font-size: 12px; line-height: 18px; pointer-events: none; }
         .stray { color: var(--error); }
+        table.history dl.changes { margin: .3rem 0 0; display: grid; grid-template-columns: max-content 1fr; gap: .15rem .6rem; }
+        table.history dt { font-weight: 600; }
+        table.history dd { margin: 0; white-space: pre-line; }
+        table.history del { color: var(--error); }
+        table.history ins { color: var(--teal); text-decoration: none; font-weight: 600; }
     """
 }

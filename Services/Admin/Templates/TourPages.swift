@@ -170,7 +170,8 @@ enum TourPages {
         let delete: HTML = model.access.isOwner ? "<p><a class=\"button danger\" href=\"\(tourPath)/delete\">Delete</a></p>" : .empty
         return """
             <h1>Manage Tour</h1>
-            <p>Status: \(CommonPages.statusBadge(tour.status)) <span class="muted">version \(tour.version)</span></p>
+            <p>Status: \(CommonPages.statusBadge(tour.status)) <span class="muted">version \(tour.version)</span>
+            <a href="\(tourPath)/history">History</a></p>
             <div class="actions">\(statusActions)</div>
             \(model.problem.map(CommonPages.unavailableBox))
             \(conflict)

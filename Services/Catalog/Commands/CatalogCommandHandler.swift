@@ -24,6 +24,7 @@ struct CatalogCommandHandler: Sendable {
     func handle(_ command: CatalogCommand, requestId: String? = nil, now: Date = Date()) async throws -> CatalogCommandResult {
         // Whole milliseconds: what JSON and Postgres both keep exactly, so a stored result equals the returned one.
         let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
+        if command.action == .history { return try await history(command, requestId: requestId) }
         let partitions = command.action == .snapshot ? try await eventPartitions() : 0
         let result = try await repository.withTransaction { transaction in
             if var previous = try await transaction.processedResult(of: command.commandId) {
@@ -59,6 +60,39 @@ struct CatalogCommandHandler: Sendable {
 }
 
 extension CatalogCommandHandler {
+    /// Most audit rows one history answer carries, and about the most bytes of states (a result is one message).
+    static let historyEntries = 100
+    static let historyBytes = 400 * 1024
+
+    /// Answers `catalog.history`: the entity's audit rows, newest first, as states. A read: nothing is recorded,
+    /// so asking again reads again.
+    func history(_ command: CatalogCommand, requestId: String?) async throws -> CatalogCommandResult {
+        try await repository.withTransaction { transaction in
+            var result = CatalogCommandResult(commandId: command.commandId, action: .history, outcome: .applied, entityId: command.entityId)
+            if let id = command.entityId {
+                var entries: [CatalogHistoryEntry] = []
+                var bytes = 0
+                for row in try await transaction.auditTrail(of: id, limit: Self.historyEntries) {
+                    bytes += row.after?.utf8.count ?? 0
+                    if bytes > Self.historyBytes, !entries.isEmpty { break }
+                    var entry = CatalogHistoryEntry(at: row.at, actor: row.actor, action: CatalogAction(rawValue: row.action) ?? .importBatch)
+                    if let after = row.after.map({ Data($0.utf8) }) {
+                        // A tour's state has stops and a status; a POI's has neither.
+                        entry.tour = try? JSONCoding.decoder.decode(TourState.self, from: after)
+                        if entry.tour == nil { entry.poi = try? JSONCoding.decoder.decode(PoiState.self, from: after) }
+                    }
+                    entries.append(entry)
+                }
+                result.history = entries
+            } else {
+                result.outcome = .rejected
+                result.errors = [FieldError(field: "entityId", message: "entityId is required")]
+            }
+            try await transaction.appendOutbox([try resultEntry(result, requestId: requestId)])
+            return result
+        }
+    }
+
     /// Answers a command the database cannot store as rejected, recording it so a redelivery gets the same answer.
     func refuse(_ command: CatalogCommand, reason: String, requestId: String?) async throws {
         let result = CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .rejected, entityId: command.entityId,
@@ -163,7 +197,64 @@ struct Work {
         case .renameCategory: return try await renameCategory()
         case .deleteCategory: return try await deleteCategory()
         case .importBatch: return try await importBatch()
+        case .revertTour: return try await revertTour()
+        case .revertPoi: return try await revertPoi()
+        case .history: return missing("action", "catalog.history is answered apart")
         }
+    }
+
+    // MARK: revert
+
+    enum Reverted<State> {
+        case state(State)
+        case refused(CatalogCommandResult)
+    }
+
+    /// The state `revertToVersion` had, from the audit log, or the answer saying why there is none.
+    func revertedState<State: Decodable>(_ type: State.Type, id: UUID) async throws -> Reverted<State> {
+        guard let version = command.revertToVersion else { return .refused(missing("revertToVersion", "the version to go back to is required")) }
+        guard let text = try await transaction.auditedState(of: id, version: version),
+              let state = try? JSONCoding.decoder.decode(State.self, from: Data(text.utf8)) else {
+            return .refused(missing("revertToVersion", "version \(version) is not in this entity's history"))
+        }
+        return .state(state)
+    }
+
+    /// A tour's content and stops as they were (stops deleted since are left out); its status stays.
+    mutating func revertTour() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.tour(id), !stored.isDeleted else { return missing("entityId", "tour \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
+        let old: TourState
+        switch try await revertedState(TourState.self, id: id) {
+        case .state(let state): old = state
+        case .refused(let result): return result
+        }
+        let errors = CommandValidation.validate(old.content)
+        guard errors.isEmpty else { return rejected(errors) }
+        var tour = stored.state
+        tour.content = old.content
+        let live = try await transaction.livePoiIds(old.stops)
+        tour.stops = old.stops.filter(live.contains)
+        tour.version += 1
+        tour.updatedAt = now
+        return try await commit(tour, before: stored.state)
+    }
+
+    /// A POI's content as it was, checked by today's rules (its category may have gone since).
+    mutating func revertPoi() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
+        var content: PoiContent
+        switch try await revertedState(PoiState.self, id: id) {
+        case .state(let state): content = state.content
+        case .refused(let result): return result
+        }
+        let errors = try await validate(&content)
+        guard errors.isEmpty else { return rejected(errors) }
+        let poi = PoiState(id: id, version: stored.state.version + 1, content: content, updatedAt: now)
+        return try await commit(poi, before: stored.state)
     }
 
     // MARK: tours

@@ -57,6 +57,10 @@ protocol CatalogTransaction: Sendable {
 
     func appendOutbox(_ entries: [OutboxEntry]) async throws
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws
+    /// An entity's audit rows, newest first, at most `limit`.
+    func auditTrail(of id: UUID, limit: Int) async throws -> [AuditRow]
+    /// The state (JSON text) an entity had at `version`, from the audit row of the change that made it.
+    func auditedState(of id: UUID, version: Int) async throws -> String?
 
     // Set-based reads and writes: an import's chunk loads what its commands read and writes what they
     // changed with one statement each (`StagedCatalogTransaction`).
@@ -101,4 +105,12 @@ struct OutboxEntry: Sendable {
     var partition: Int32?
     var payload: String
     var requestId: String?
+}
+
+/// One row of `catalog.audit_log`: when, who, which command, and the entity's state after it (nil: deleted).
+struct AuditRow: Sendable {
+    var at: Date
+    var actor: String
+    var action: String
+    var after: String?
 }

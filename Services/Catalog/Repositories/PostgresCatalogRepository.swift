@@ -285,6 +285,24 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 }
 
 extension PostgresCatalogTransaction {
+    // MARK: history
+
+    func auditTrail(of id: UUID, limit: Int) async throws -> [AuditRow] {
+        try await connection.fetch("""
+            SELECT at, actor, action, after::text FROM catalog.audit_log WHERE entity_id = \(id) ORDER BY id DESC LIMIT \(limit)
+            """, as: (Date, String, String, String?).self, logger: logger).map { AuditRow(at: $0, actor: $1, action: $2, after: $3) }
+    }
+
+    func auditedState(of id: UUID, version: Int) async throws -> String? {
+        try await connection.fetch("""
+            SELECT after::text FROM catalog.audit_log
+            WHERE entity_id = \(id) AND after IS NOT NULL AND (after->>'version')::integer = \(version)
+            ORDER BY id DESC LIMIT 1
+            """, as: String.self, logger: logger).first
+    }
+}
+
+extension PostgresCatalogTransaction {
     // MARK: set-based, for imports
 
     func processedResults(of commandIds: [UUID]) async throws -> [UUID: CatalogCommandResult] {

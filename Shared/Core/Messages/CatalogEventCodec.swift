@@ -216,6 +216,19 @@ extension JSONWriter {
         key("commandId"); uuid(result.commandId)
         if let entityId = result.entityId { key("entityId"); uuid(entityId) }
         key("errors"); fieldErrors(result.errors)
+        if let history = result.history {
+            key("history"); beginArray()
+            for entry in history {
+                beginObject()
+                key("action"); string(entry.action.rawValue)
+                key("actor"); string(entry.actor)
+                key("at"); date(entry.at)
+                if let poi = entry.poi { key("poi"); poiState(poi) }
+                if let tour = entry.tour { key("tour"); tourState(tour) }
+                endObject()
+            }
+            endArray()
+        }
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
         if let poi = result.poi { key("poi"); poiState(poi) }
@@ -422,9 +435,9 @@ extension JSONReader {
     mutating func command(depth: Int) throws(Failure) -> CatalogCommand {
         var commandId: UUID?, action: CatalogAction?, actor: String?, entityId: UUID?, expectedVersion: Int?, tour: TourContent?
         var poi: PoiContent?, stops: [UUID]?, status: ContentStatus?, category: CategoryContent?, rows: [CatalogBatchRow]?
-        var skipInvalidRows: Bool?, chunkedSnapshot: Bool?
+        var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
-                                    "rows", "skipInvalidRows", "chunkedSnapshot"]
+                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -445,12 +458,14 @@ extension JSONReader {
             case 9: category = try reader.optional { r throws(Failure) in try r.categoryContent(depth: depth + 1) }
             case 10: rows = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.batchRow(depth: depth + 2) } }
             case 11: skipInvalidRows = try reader.optional { r throws(Failure) in try r.boolean() }
-            default: chunkedSnapshot = try reader.optional { r throws(Failure) in try r.boolean() }
+            case 12: chunkedSnapshot = try reader.optional { r throws(Failure) in try r.boolean() }
+            default: revertToVersion = try reader.optional { r throws(Failure) in try r.int() }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),
                               entityId: entityId, expectedVersion: expectedVersion, tour: tour, poi: poi, stops: stops, status: status,
-                              category: category, rows: rows, skipInvalidRows: skipInvalidRows, chunkedSnapshot: chunkedSnapshot)
+                              category: category, rows: rows, skipInvalidRows: skipInvalidRows, chunkedSnapshot: chunkedSnapshot,
+                              revertToVersion: revertToVersion)
     }
 
     private mutating func batchRow(depth: Int) throws(Failure) -> CatalogBatchRow {

@@ -95,6 +95,11 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     /// Many tour, POI and category commands applied together in one transaction (bulk import): all or
     /// nothing, or with `skipInvalidRows` every row that fails skipped whole.
     case importBatch = "catalog.import"
+    /// A tour's or POI's history from the audit log (a read: nothing changes, nothing is recorded).
+    case history = "catalog.history"
+    /// A tour's content and stops, or a POI's content, as they were at `revertToVersion`, as a new version.
+    case revertTour = "tour.revert"
+    case revertPoi = "poi.revert"
 }
 
 /// A command on `catalog.commands`. Which fields matter depends on `action`; catalog validates them
@@ -121,11 +126,13 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     /// For `catalog.snapshot`: the asker reads `catalog.snapshot-chunk` events. Without it catalog republishes
     /// one event per entity, which every reader understands (a reader built before chunks asks that way).
     public var chunkedSnapshot: Bool?
+    /// For `tour.revert` and `poi.revert`: the version whose content comes back.
+    public var revertToVersion: Int?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
-                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil) {
+                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -139,6 +146,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.rows = rows
         self.skipInvalidRows = skipInvalidRows
         self.chunkedSnapshot = chunkedSnapshot
+        self.revertToVersion = revertToVersion
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -177,6 +185,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var rows: [CatalogBatchRowResult]?
     /// True when the command had been handled before and this is its stored result, answered again.
     public var repeated: Bool?
+    /// For `catalog.history`: the entity's changes, newest first.
+    public var history: [CatalogHistoryEntry]?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,
@@ -192,6 +202,24 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
         self.poi = poi
         self.category = category
         self.rows = rows
+    }
+}
+
+/// One change of a tour or POI, from catalog's audit log: who, when, which command, and the state after it
+/// (nil after a delete). The state before is the next older entry's.
+public struct CatalogHistoryEntry: Codable, Sendable, Equatable {
+    public var at: Date
+    public var actor: String
+    public var action: CatalogAction
+    public var tour: TourState?
+    public var poi: PoiState?
+
+    public init(at: Date, actor: String, action: CatalogAction, tour: TourState? = nil, poi: PoiState? = nil) {
+        self.at = at
+        self.actor = actor
+        self.action = action
+        self.tour = tour
+        self.poi = poi
     }
 }
 
