@@ -69,13 +69,45 @@ def deliveries(events: list[dict], seed: int) -> list[dict]:
     return out
 
 
+CREDITED_TYPES = {"poi.viewed", "poi.arrived", "poi.left", "media.played"}
+
+
+def moment_of(event: dict) -> datetime:
+    return datetime.strptime(event["occurredAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def open_tour(event: dict, marks: list[dict]) -> str | None:
+    """DESIGN.md "Tour attribution", literally: the device's latest tour.started within 4 h before the event (the same
+    tourist when both give one), unless that tour was completed from then until just before the event."""
+    if event["type"] not in CREDITED_TYPES:
+        return None
+    at = moment_of(event)
+    starts = [m for m in marks if m["type"] == "tour.started" and at - timedelta(hours=4) <= moment_of(m) <= at
+              and ("touristId" not in event or "touristId" not in m or m["touristId"] == event["touristId"])]
+    if not starts:
+        return None
+    latest = max(starts, key=lambda m: (moment_of(m), m["id"]))
+    completed = any(m["type"] == "tour.completed" and m["tourId"] == latest["tourId"] and moment_of(latest) <= moment_of(m) < at for m in marks)
+    return None if completed else latest["tourId"]
+
+
 class Truth:
     def __init__(self, events: list[dict], names: dict[str, str] | None = None):
-        seen, self.all = set(), []
+        """Each event once; a tourless event carries the tour it is credited to ("Tour attribution")."""
+        seen, unique = set(), []
         for event in events:
             if event["id"] not in seen:
                 seen.add(event["id"])
-                self.all.append(event)
+                unique.append(event)
+        marks = defaultdict(list)
+        for event in unique:
+            if event["type"] in ("tour.started", "tour.completed") and "tourId" in event:
+                marks[event["deviceId"]].append(event)
+        self.all, self.credited = [], 0
+        for event in unique:
+            tour = None if "tourId" in event else open_tour(event, marks[event["deviceId"]])
+            self.all.append({**event, "tourId": tour} if tour else event)
+            self.credited += tour is not None
         self.names = names or {}
 
     def in_range(self, start: date, end: date, tour: str | None = None) -> list[dict]:

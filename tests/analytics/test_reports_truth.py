@@ -75,6 +75,7 @@ def test_reports_equal_the_truth_after_analytics_is_killed_mid_stream(own):
     events = workload(seed=5, count=6000, tours=tours, pois=pois)
     sent = deliveries(events, seed=6)
     truth = Truth(events, names)
+    assert truth.credited > 50, "tourless events credited to the tour their device had open (DESIGN.md, Tour attribution)"
     half = len(sent) // 2
 
     post_events(own.feed_url, sent[:half])
