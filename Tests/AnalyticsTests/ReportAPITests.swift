@@ -59,7 +59,7 @@ struct ReportAPITests {
             #expect(csv.headers[.contentDisposition]?.contains("attachment") == true)
             #expect(String(buffer: csv.body) == """
                 tourId,name,starts,completions,completionRate,uniqueDevices,averageDurationSeconds\r
-                "\(tour.lowercased)",,1,1,1.0,2,1800.0\r
+                "\(tour.lowercased)",,1,1,1.000,2,1800\r
 
                 """)
             var accept = auth

@@ -1,3 +1,5 @@
+import Foundation
+import Shared
 import Testing
 @testable import Analytics
 
@@ -24,5 +26,16 @@ struct ReportCSVTests {
         #expect(CSVTable.escape("") == "\"\"")
         let table = CSVTable(header: ["dimension", "value", "devices"], rows: [[.text("model"), .text("x;=1+2"), .integer(3)], [.text(nil), .text("a"), .number(1.5)]])
         #expect(table.text == "dimension,value,devices\r\n\"model\",\"x;=1+2\",3\r\n,\"a\",1.5\r\n")
+    }
+
+    @Test("rates show to 0.1 % and mean seconds whole; counts and other numbers as they are")
+    func roundedForPeople() {
+        #expect(CSVTable.Cell.rate(0.6237970253718286).rendered == "0.624")
+        #expect(CSVTable.Cell.rate(1).rendered == "1.000")
+        #expect(CSVTable.Cell.seconds(430.5).rendered == "431")
+        #expect(CSVTable.Cell.seconds(0).rendered == "0")
+        let row = TourReportRow(tourId: UUID(), name: "T", starts: 3, completions: 2, completionRate: 2.0 / 3, uniqueDevices: 3,
+                                averageDurationSeconds: 1234.5678)
+        #expect(TourReportRow.csv([row]).text.hasSuffix(",3,2,0.667,3,1235\r\n"))
     }
 }

@@ -4,6 +4,7 @@ counts a backlog and started again, and every report compared with a truth compu
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import time
@@ -115,6 +116,11 @@ def test_csv_has_the_json_rows(own):
     assert lines[0] == "poiId,name,views,visits,averageDwellSeconds,mediaPlays"
     assert len(lines) == len(pois) + 1
     assert [line.split(",")[0].strip('"') for line in lines[1:]] == [p["poiId"] for p in pois]
+    # Rounded for people: whole seconds in the CSV, the exact mean in the JSON.
+    assert [int(line.rsplit(",", 2)[1]) for line in lines[1:]] == [math.floor(p["averageDwellSeconds"] + 0.5) for p in pois]
+    tours = report(own.analytics_url, "tours", start, today)["tours"]
+    tour_lines = report(own.analytics_url, "tours", start, today, fmt="csv").strip().split("\r\n")[1:]
+    assert [line.rsplit(",", 3)[1] for line in tour_lines] == [f"{t['completionRate']:.3f}" for t in tours]
     daily = report(own.analytics_url, "daily", start, today, fmt="csv").strip().split("\r\n")
     assert daily[0] == "date,toursStarted,toursCompleted,uniqueDevices,poiViews,poiVisits,mediaPlays"
     assert [line.split(",")[0].strip('"') for line in daily[1:]] == [(start + timedelta(days=i)).isoformat() for i in range(8)]

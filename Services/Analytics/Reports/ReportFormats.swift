@@ -7,11 +7,17 @@ struct CSVTable: Sendable, Equatable {
         case text(String?)
         case integer(Int)
         case number(Double)
+        /// A share (0…1), to 0.1 % (three decimals): figures for people; the JSON keeps them exact.
+        case rate(Double)
+        /// A mean of seconds, to the whole second.
+        case seconds(Double)
 
         var rendered: String {
             switch self {
             case .integer(let value): String(value)
             case .number(let value): String(value)
+            case .rate(let value): String(format: "%.3f", value)
+            case .seconds(let value): String(Int(value.rounded()))
             case .text(nil): ""
             case .text(let value?): CSVTable.escape(value)
             }
@@ -51,7 +57,7 @@ struct CSVTable: Sendable, Equatable {
 extension SummaryReport {
     var csv: CSVTable {
         CSVTable(header: ["toursStarted", "toursCompleted", "completionRate", "uniqueDevices", "uniqueTourists", "poiViews", "poiVisits", "mediaPlays"],
-                 rows: [[.integer(toursStarted), .integer(toursCompleted), .number(completionRate), .integer(uniqueDevices),
+                 rows: [[.integer(toursStarted), .integer(toursCompleted), .rate(completionRate), .integer(uniqueDevices),
                          .integer(uniqueTourists), .integer(poiViews), .integer(poiVisits), .integer(mediaPlays)]])
     }
 }
@@ -60,7 +66,7 @@ extension PoiReportRow {
     static func csv(_ rows: [PoiReportRow]) -> CSVTable {
         CSVTable(header: ["poiId", "name", "views", "visits", "averageDwellSeconds", "mediaPlays"],
                  rows: rows.map { [.text($0.poiId.lowercased), .text($0.name), .integer($0.views), .integer($0.visits),
-                                   .number($0.averageDwellSeconds), .integer($0.mediaPlays)] })
+                                   .seconds($0.averageDwellSeconds), .integer($0.mediaPlays)] })
     }
 }
 
@@ -68,7 +74,7 @@ extension TourReportRow {
     static func csv(_ rows: [TourReportRow]) -> CSVTable {
         CSVTable(header: ["tourId", "name", "starts", "completions", "completionRate", "uniqueDevices", "averageDurationSeconds"],
                  rows: rows.map { [.text($0.tourId.lowercased), .text($0.name), .integer($0.starts), .integer($0.completions),
-                                   .number($0.completionRate), .integer($0.uniqueDevices), .number($0.averageDurationSeconds)] })
+                                   .rate($0.completionRate), .integer($0.uniqueDevices), .seconds($0.averageDurationSeconds)] })
     }
 }
 
