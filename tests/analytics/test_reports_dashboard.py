@@ -142,3 +142,24 @@ def test_nobody_logged_in_is_sent_to_log_in_and_an_editor_is_refused(suite, brow
     assert "Unique devices" not in site.text
     assert browser.find_elements(By.ID, "summary") == []
     site.logout()
+
+
+def test_draft_tours_are_left_out_unless_asked_for(suite, browser, reports_world):
+    site = AdminSite(suite, browser)
+    site.login()
+    name = f"Test tour {uuid.uuid4().hex[:6]}"
+    tour = site.create_tour(name)  # a draft: never published
+    today = reports_world["today"]
+    now = datetime.now(timezone.utc)
+    post_events(suite.feed_url, [{"id": str(uuid.uuid4()), "type": "tour.started", "deviceId": "draft-tester", "tourId": tour,
+                                  "occurredAt": now.strftime("%Y-%m-%dT%H:%M:%S.000Z")}])
+    assert wait_until(lambda: any(t["tourId"] == tour for t in report(suite.analytics_url, "tours", today, today)["tours"]), timeout=30)
+
+    site.open(f"/reports?from={today.isoformat()}&to={today.isoformat()}")
+    options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#tourId option")]
+    assert name not in options and name not in browser.find_element(By.TAG_NAME, "main").text
+    browser.find_element(By.ID, "allTours").click()
+    site.click_button("Show")
+    assert "allTours=1" in site.path
+    options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#tourId option")]
+    assert name in options and name in browser.find_element(By.TAG_NAME, "main").text

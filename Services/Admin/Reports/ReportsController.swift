@@ -28,15 +28,20 @@ struct ReportsController {
         var error = problem
         // Up to when events are counted; the figures still show if only this cannot be read.
         async let freshness = try? analytics.freshness()
+        let content = projection.content
+        // Published tours, unless all are asked for (and the one selected, whatever its status).
+        func shown(_ id: UUID) -> Bool {
+            selection.allTours || content.tours[id]?.status == .published || id.uuidString.lowercased() == selection.tourId
+        }
         if problem == nil {
             do {
                 data = try await fetch(selection)
+                data?.tours.removeAll { !shown($0.tourId) }
             } catch let failure as AnalyticsClient.Failure {
                 error = failure.description
             }
         }
-        // Tours to filter by: every tour the catalog knows, by name.
-        let choices = projection.content.sortedTours.map { (id: $0.id.uuidString.lowercased(), name: $0.content.name) }
+        let choices = content.sortedTours.filter { shown($0.id) }.map { (id: $0.id.uuidString.lowercased(), name: $0.content.name) }
         let presets = [("Last 7 days", 6), ("Last 30 days", 29), ("Last 90 days", 89)].map { (label: $0.0, from: Self.day(now.addingTimeInterval(Double(-$0.1) * 86_400))) }
         let body = ReportsPages.dashboard(selection, data: data, error: error, tourChoices: choices, today: today, presets: presets,
                                           freshness: await freshness, now: now)
@@ -80,7 +85,8 @@ struct ReportsController {
         }
         let selection = Reports.Selection(from: value("from") ?? day(now.addingTimeInterval(-29 * 86_400)), to: value("to") ?? day(now),
                                           tourId: value("tourId").map { $0.lowercased() },
-                                          metric: value("metric").flatMap(Reports.Metric.init(rawValue:)) ?? .uniqueDevices)
+                                          metric: value("metric").flatMap(Reports.Metric.init(rawValue:)) ?? .uniqueDevices,
+                                          allTours: value("allTours") == "1")
         for (name, text) in [("From", selection.from), ("To", selection.to)] where !isDay(text) {
             return (selection, "\(name) must be a date as YYYY-MM-DD.")
         }

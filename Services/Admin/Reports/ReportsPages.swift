@@ -45,6 +45,8 @@ enum Reports {
         var to: String
         var tourId: String?
         var metric: Metric
+        /// Draft and archived tours (test tours among them) are left out of the tour list and table unless asked.
+        var allTours = false
 
         /// The query the Reports API takes.
         var apiQuery: [(String, String)] {
@@ -56,6 +58,7 @@ enum Reports {
             var items = [URLQueryItem(name: "from", value: range?.0 ?? from), URLQueryItem(name: "to", value: range?.1 ?? to)]
             if let tourId { items.append(URLQueryItem(name: "tourId", value: tourId)) }
             if let metric = metric ?? (self.metric == .uniqueDevices ? nil : self.metric) { items.append(URLQueryItem(name: "metric", value: metric.rawValue)) }
+            if allTours { items.append(URLQueryItem(name: "allTours", value: "1")) }
             var components = URLComponents()
             components.queryItems = items
             return components.percentEncodedQuery ?? ""
@@ -131,6 +134,8 @@ enum ReportsPages {
             <div class="field"><label for="to">To (UTC day)</label><input type="date" id="to" name="to" value="\(selection.to)" required></div>
             <div class="field"><label for="tourId">Tour</label><select id="tourId" name="tourId">\(tourOptions)</select></div>
             <div class="field"><label for="metric">Daily chart</label><select id="metric" name="metric">\(metricOptions)</select></div>
+            <div class="field checkbox"><input type="checkbox" id="allTours" name="allTours" value="1"\(selection.allTours ? " checked" : "")>\
+            <label for="allTours">Include draft and archived tours</label></div>
             <div class="field"><button type="submit" class="primary">Show</button></div>
             </form>
             <p class="quick-ranges">Quick ranges: \(quick.joined(separator: " · "))</p>
