@@ -11,6 +11,7 @@ import TestSupport
 @Suite("Every catalog command")
 struct CommandMatrixTests {
     static let logger = TestServices.logger
+    static let testedApart: Set<CatalogAction> = [.history, .discardTourDraft, .publishPoi, .discardPoiDraft]
 
     /// Content every case starts from: categories Shop, Shop/Fashion and Eat; POI A (in Shop/Fashion) and
     /// POI B; a tour (version 2) stopping at A.
@@ -91,8 +92,8 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
         case .revertPoi:
             return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, expectedVersion: 1, revertToVersion: 1), ["poi.changed"])
-        case .history:
-            preconditionFailure("catalog.history is a read, tested apart")
+        case .history, .discardTourDraft, .publishPoi, .discardPoiDraft:
+            preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
     }
 
@@ -129,7 +130,7 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.shop), "entityId", "has 1 subcategories")
         case .importBatch:
             return (CatalogCommand(action: action, actor: actor, rows: []), "rows", "at least one row")
-        case .snapshot, .history:
+        case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft:
             return nil
         case .revertTour:
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, revertToVersion: 9), "revertToVersion", "is not in this entity's history")
@@ -146,7 +147,7 @@ struct CommandMatrixTests {
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot, .history: nil
+        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft: nil
         }
     }
 
@@ -164,7 +165,7 @@ struct CommandMatrixTests {
             """, as: Int.self, logger: logger).first
     }
 
-    @Test("refused, conflicting, applied and redelivered", arguments: CatalogAction.allCases.filter { $0 != .history })
+    @Test("refused, conflicting, applied and redelivered", arguments: CatalogAction.allCases.filter { !Self.testedApart.contains($0) })
     func command(_ action: CatalogAction) async throws {
         try await Self.withFixture { f in
             var seen = try await Self.outbox(f.client).count
@@ -264,6 +265,70 @@ struct CatalogHistoryTests {
             #expect(poiHistory.map(\.action) == [.createPoi] && poiHistory.first?.poi?.content.name == "Quad")
             let unknown = try await handler.handle(CatalogCommand(action: .history, actor: "a@x", entityId: UUID()))
             #expect(unknown.outcome == .applied && unknown.history == [])
+        }
+    }
+}
+
+@Suite("Drafts and publishing")
+struct DraftTests {
+    @Test("an edit of a published tour or of its stop is a draft: the published content stays until Publish applies both")
+    func draftsUntilPublished() async throws {
+        try await HandlerFixture.with { handler, _ in
+            func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
+                let result = try await handler.handle(command)
+                try #require(result.outcome == .applied, "\(command.action): \(result.errors) \(result.message ?? "")")
+                return result
+            }
+            let near = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Near", latitude: 34.2261, longitude: -77.8767))).entityId)
+            let next = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Next", latitude: 34.2277, longitude: -77.8759))).entityId)
+            let tour = try #require(try await run(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
+
+            // Publish checks: no stops; then a stop 12 000 km away needs confirming.
+            let empty = try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            #expect(empty.outcome == .rejected && empty.errors.first?.message == "A tour needs at least one stop before it is published")
+            let far = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Far", latitude: 34.2275, longitude: 77.8736))).entityId)
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [near, next, far], asDraft: true))
+            let stray = try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            #expect(stray.outcome == .rejected && stray.errors.first?.field == "stops")
+            #expect(stray.errors.first?.message.hasPrefix("Far is 1") == true && stray.errors.first?.message.contains("confirm to publish anyway") == true)
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [near, next], asDraft: true))
+            let published = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            #expect(published.tour?.stops == [near, next] && published.tour?.draft == nil, "a draft tour's stops were its content")
+
+            // Published: edits as drafts change nothing the feed reads.
+            let renamed = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Open Day 2026"), asDraft: true))
+            #expect(renamed.tour?.content.name == "Open Day" && renamed.tour?.draft?.content.name == "Open Day 2026")
+            let moved = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [next, near], asDraft: true))
+            #expect(moved.tour?.stops == [near, next] && moved.tour?.draft?.stops == [next, near] && moved.tour?.draft?.content.name == "Open Day 2026")
+            let edited = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: near,
+                                                       poi: PoiContent(name: "Near (half done)", latitude: 34.2261, longitude: -77.8767), asDraft: true))
+            #expect(edited.poi?.content.name == "Near" && edited.poi?.draft?.name == "Near (half done)")
+            // A POI on no published tour is edited directly, draft or not.
+            let farEdit = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: far,
+                                                        poi: PoiContent(name: "Far", latitude: 34.2275, longitude: -77.8736), asDraft: true))
+            #expect(farEdit.poi?.content.longitude == -77.8736 && farEdit.poi?.draft == nil)
+
+            // Publish: the tour's draft and its stops' drafts become what the feed reads, in one go.
+            let again = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            #expect(again.tour?.content.name == "Open Day 2026" && again.tour?.stops == [next, near] && again.tour?.draft == nil)
+            let history = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a", entityId: near)).history)
+            #expect(history.first?.poi?.content.name == "Near (half done)" && history.first?.poi?.draft == nil)
+
+            // Discard: a draft goes, the published content stays; nothing to discard is refused.
+            _ = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Typo"), asDraft: true))
+            let discarded = try await run(CatalogCommand(action: .discardTourDraft, actor: "a", entityId: tour))
+            #expect(discarded.tour?.content.name == "Open Day 2026" && discarded.tour?.draft == nil)
+            let nothing = try await handler.handle(CatalogCommand(action: .discardTourDraft, actor: "a", entityId: tour))
+            #expect(nothing.outcome == .rejected && nothing.errors.first?.field == "draft")
+            _ = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: next,
+                                             poi: PoiContent(name: "Next, renamed", latitude: 34.2277, longitude: -77.8759), asDraft: true))
+            let poiPublished = try await run(CatalogCommand(action: .publishPoi, actor: "a", entityId: next))
+            #expect(poiPublished.poi?.content.name == "Next, renamed" && poiPublished.poi?.draft == nil)
+
+            // Unpublishing folds a draft in: nothing of it is live.
+            _ = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Closed Day"), asDraft: true))
+            let unpublished = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .draft))
+            #expect(unpublished.tour?.content.name == "Closed Day" && unpublished.tour?.draft == nil)
         }
     }
 }

@@ -30,14 +30,14 @@ final class AdminCatalogProjection: Sendable {
             categories.values.sorted { $0.path.lowercased() < $1.path.lowercased() }
         }
 
-        /// The tours that stop at a POI.
+        /// The tours that stop at a POI, as published or in their draft.
         func tours(stoppingAt poiId: UUID) -> [TourState] {
-            sortedTours.filter { $0.stops.contains(poiId) }
+            sortedTours.filter { $0.stops.contains(poiId) || $0.draft?.stops.contains(poiId) == true }
         }
 
-        /// A tour's stops that exist, in walking order.
+        /// A tour's stops that exist, in walking order, as editors see them (the draft's when there is one).
         func stops(of tour: TourState) -> [PoiState] {
-            tour.stops.compactMap { pois[$0] }
+            tour.working.stops.compactMap { pois[$0] }
         }
     }
 
@@ -88,8 +88,9 @@ final class AdminCatalogProjection: Sendable {
                 _ = update(id, version) { content in
                     content.pois[id] = nil
                     // Catalog took the POI out of its tours too; their events follow with the new versions.
-                    for (tourId, var tour) in content.tours where tour.stops.contains(id) {
+                    for (tourId, var tour) in content.tours where tour.stops.contains(id) || tour.draft?.stops.contains(id) == true {
                         tour.stops.removeAll { $0 == id }
+                        tour.draft?.stops.removeAll { $0 == id }
                         content.tours[tourId] = tour
                     }
                 }

@@ -24,6 +24,7 @@ struct PoisController {
         router.get("/pois/:id/preview", use: preview)
         router.get("/pois/:id/history", use: history)
         router.post("/pois/:id/revert", use: revert)
+        router.post("/pois/:id/draft", use: changeDraft)
         router.get("/pois/:id/links", use: links)
         router.post("/pois/:id/links", use: addLink)
         router.get("/pois/:id/links/:index/edit", use: editLinkForm)
@@ -42,7 +43,7 @@ struct PoisController {
     /// The tour the user came from (`?tour=`), if it exists and stops at `poi`.
     func tourContext(_ request: Request, _ context: AdminRequestContext, poi: UUID) -> TourState? {
         guard let text = request.uri.queryParameters.get("tour").map({ String($0) }), let id = UUID(uuidString: text),
-              let tour = projection.tour(id), tour.stops.contains(poi) else { return nil }
+              let tour = projection.tour(id), tour.working.stops.contains(poi) else { return nil }
         return tour
     }
 
@@ -90,7 +91,7 @@ struct PoisController {
                                          action: action, csrf: context.csrfToken, map: map)
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
         let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours
-        model.center = AdminMap.median(around.map(\.coordinate))
+        model.center = Geo.median(around.map(\.coordinate))
         return AdminPage(title: "Manage Point of Interest", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: nil),
                          notice: notice, body: PoiPages.manage(model), status: status).response()
     }
@@ -125,9 +126,9 @@ struct PoisController {
         for _ in 0..<3 {
             let current = projection.tour(tour.id) ?? tour
             // A repeated submission: the first one appended it.
-            if current.stops.contains(poiId) { return .redirect(to: inTour) }
+            if current.working.stops.contains(poiId) { return .redirect(to: inTour) }
             let command = CatalogCommand(action: .setTourStops, actor: access.user.email, entityId: tour.id, expectedVersion: current.version,
-                                         stops: current.stops + [poiId])
+                                         stops: current.working.stops + [poiId], asDraft: true)
             let appended: CatalogCommandResult
             do {
                 appended = try await writer.execute(command, requestId: requestId)
@@ -157,13 +158,13 @@ struct PoisController {
         let tour = tourContext(request, context, poi: poi.id)
         let form = PoiForm(context.form)
         let content: PoiContent
-        switch form.content(base: poi.content) {
+        switch form.content(base: poi.working) {
         case .success(let value): content = value
         case .failure(let errors):
             return managePage(poi: poi, tour: tour, form: form, errors: errors.byField, access: access, context: context, status: .unprocessableContent)
         }
         let command = CatalogCommand(action: .updatePoi, actor: access.user.email, entityId: poi.id, expectedVersion: form.version ?? poi.version,
-                                     poi: content)
+                                     poi: content, asDraft: true)
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -261,7 +262,7 @@ struct PoisController {
         let tour = tourContext(request, context, poi: poi.id)
         guard let target = context.form.int("revertTo") else { throw AdminError.badRequest("Choose a version to revert to.") }
         let command = CatalogCommand(action: .revertPoi, actor: access.user.email, entityId: poi.id,
-                                     expectedVersion: context.form.int("version") ?? poi.version, revertToVersion: target)
+                                     expectedVersion: context.form.int("version") ?? poi.version, revertToVersion: target, asDraft: true)
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -284,6 +285,46 @@ struct PoisController {
             return managePage(poi: current, tour: tour, form: PoiForm(current),
                               conflict: CommonPages.staleBox(entity: "point of interest", author: author, version: current.version,
                                                              consequence: "It was not reverted. Check it and its History, then revert again."),
+                              access: access, context: context, status: .conflict)
+        }
+    }
+
+    // MARK: drafts
+
+    /// Publish or discard the POI's unpublished changes.
+    @Sendable func changeDraft(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let poi = try poi(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(poi: poi.id, in: projection.content)
+        let tour = tourContext(request, context, poi: poi.id)
+        let action: CatalogAction
+        switch context.form["draftAction"] {
+        case "publish": action = .publishPoi
+        case "discard": action = .discardPoiDraft
+        default: throw AdminError.badRequest("Choose Publish changes or Discard changes.")
+        }
+        let command = CatalogCommand(action: action, actor: access.user.email, entityId: poi.id, expectedVersion: context.form.int("version") ?? poi.version)
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, for: context)
+        } catch {
+            return managePage(poi: poi, tour: tour, form: PoiForm(poi), problem: error.description, access: access, context: context,
+                              status: .serviceUnavailable)
+        }
+        switch result.outcome {
+        case .applied:
+            let notice = Notice.key(action == .publishPoi ? "poipublished" : "discarded", for: result)
+            return .redirect(to: "\(Self.path(poi.id))\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=\(notice)")
+        case .rejected:
+            let current = projection.poi(poi.id) ?? poi
+            return managePage(poi: current, tour: tour, form: PoiForm(current), errors: fieldErrors(result.errors), access: access, context: context,
+                              notice: .error("Not published: \(result.errors.map(\.message).joined(separator: "; "))."), status: .unprocessableContent)
+        case .conflict:
+            let current = result.poi ?? projection.poi(poi.id) ?? poi
+            let author = projection.authors.author(of: poi.id, version: current.version, viewer: access.user.email)
+            return managePage(poi: current, tour: tour, form: PoiForm(current),
+                              conflict: CommonPages.staleBox(entity: "point of interest", author: author, version: current.version,
+                                                             consequence: "Nothing was published or discarded. Check it, then try again."),
                               access: access, context: context, status: .conflict)
         }
     }
@@ -343,10 +384,10 @@ struct PoisController {
                    context: AdminRequestContext) async throws -> Response {
         let access = try await context.access(editors)
         let tour = tourContext(request, context, poi: poi.id)
-        var content = poi.content
+        var content = poi.working
         content.links = links
         let command = CatalogCommand(action: .updatePoi, actor: access.user.email, entityId: poi.id,
-                                     expectedVersion: context.form.int("version") ?? poi.version, poi: content)
+                                     expectedVersion: context.form.int("version") ?? poi.version, poi: content, asDraft: true)
         func again(_ poi: PoiState, errors: [String: String] = [:], problem: String? = nil, conflict: Bool = false, status: HTTPResponse.Status) -> Response {
             if editing {
                 return AdminPage(title: "Edit Link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"),
@@ -380,13 +421,13 @@ struct PoisController {
             return linksPage(poi: poi, tour: tourContext(request, context, poi: poi.id), form: form, errors: errors.byField, context: context,
                              status: .unprocessableContent)
         case .success(let link):
-            return try await saveLinks(poi.content.links + [link], poi: poi, index: poi.content.links.count, form: form, editing: false,
+            return try await saveLinks(poi.working.links + [link], poi: poi, index: poi.working.links.count, form: form, editing: false,
                                        request: request, context: context)
         }
     }
 
     func linkIndex(_ context: AdminRequestContext, _ poi: PoiState) throws -> Int {
-        guard let index = context.parameters.get("index").flatMap(Int.init), poi.content.links.indices.contains(index) else {
+        guard let index = context.parameters.get("index").flatMap(Int.init), poi.working.links.indices.contains(index) else {
             throw AdminError.notFound("There is no such link (the links may have changed: go back to the list).")
         }
         return index
@@ -398,7 +439,7 @@ struct PoisController {
         let index = try linkIndex(context, poi)
         let tour = tourContext(request, context, poi: poi.id)
         return AdminPage(title: "Edit Link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"),
-                         body: PoiPages.editLink(poi: poi, tour: tour, index: index, form: PoiPages.LinkForm(poi.content.links[index]), errors: [:],
+                         body: PoiPages.editLink(poi: poi, tour: tour, index: index, form: PoiPages.LinkForm(poi.working.links[index]), errors: [:],
                                                  problem: nil, conflict: false, csrf: context.csrfToken)).response()
     }
 
@@ -414,7 +455,7 @@ struct PoisController {
                                                                                           errors: errors.byField, problem: nil, conflict: false,
                                                                                           csrf: context.csrfToken), status: .unprocessableContent).response()
         case .success(let link):
-            var links = poi.content.links
+            var links = poi.working.links
             links[index] = link
             return try await saveLinks(links, poi: poi, index: index, form: form, editing: true, request: request, context: context)
         }
@@ -425,7 +466,7 @@ struct PoisController {
         try await context.access(editors).requireEdit(poi: poi.id, in: projection.content)
         let index = try linkIndex(context, poi)
         let tour = tourContext(request, context, poi: poi.id)
-        let link = poi.content.links[index]
+        let link = poi.working.links[index]
         let path = "\(Self.path(poi.id))/links"
         return AdminPage(title: "Delete link", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "Manage Multimedia Links"),
                          body: CommonPages.confirmDelete(what: "link", detail: "<p>The link <strong>\(link.name)</strong> (\(link.url)) will be deleted.</p>",
@@ -437,7 +478,7 @@ struct PoisController {
         let poi = try poi(context)
         try await context.access(editors).requireEdit(poi: poi.id, in: projection.content)
         let index = try linkIndex(context, poi)
-        var links = poi.content.links
+        var links = poi.working.links
         let removed = links.remove(at: index)
         return try await saveLinks(links, poi: poi, index: index, form: PoiPages.LinkForm(removed), editing: false, request: request, context: context)
     }

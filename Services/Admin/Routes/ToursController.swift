@@ -18,6 +18,7 @@ struct ToursController {
         router.get("/tours/:id", use: manage)
         router.post("/tours/:id", use: save)
         router.post("/tours/:id/status", use: setStatus)
+        router.post("/tours/:id/discard", use: discardDraft)
         router.post("/tours/:id/stops", use: changeStops)
         router.post("/tours/:id/editors", use: changeEditors)
         router.get("/tours/:id/history", use: history)
@@ -83,15 +84,17 @@ struct ToursController {
     }
 
     func managePage(tour: TourState, form: TourForm, errors: [String: String] = [:], conflict: Conflict? = nil, problem: String? = nil,
+                    publishRefusal: String? = nil,
                     access: Access, context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let content = projection.content
         let stops = content.stops(of: tour)
         // Editors may add POIs that are in no tour or already in one of theirs; owners any POI.
         let addable = content.sortedPois.filter { poi in
-            !tour.stops.contains(poi.id) && (access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy { access.canEdit(tour: $0.id) })
+            !tour.working.stops.contains(poi.id) && (access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy { access.canEdit(tour: $0.id) })
         }
         var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, problem: problem,
                                           addable: addable, access: access, csrf: context.csrfToken, map: map)
+        model.publishRefusal = publishRefusal
         switch conflict {
         case .details(let merge):
             model.conflict = merge.box(entity: "tour")
@@ -128,6 +131,10 @@ struct ToursController {
             return .redirect(to: "\(Self.path(tour.id))?notice=\(Notice.key(notice, for: result))")
         case .rejected:
             var errors = fieldErrors(result.errors)
+            if command.action == .setTourStatus, let refusal = errors.removeValue(forKey: "stops") {
+                return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, publishRefusal: refusal, access: access,
+                                            context: context, status: .unprocessableContent)
+            }
             if errors.isEmpty, let message = result.message { errors["general"] = message }
             return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, errors: errors, access: access, context: context,
                                         status: .unprocessableContent)
@@ -165,7 +172,7 @@ struct ToursController {
         try access.requireEdit(tour: tour.id)
         let form = TourForm(context.form)
         let command = CatalogCommand(action: .updateTour, actor: access.user.email, entityId: tour.id, expectedVersion: form.version ?? tour.version,
-                                     tour: form.content(legacyId: tour.content.legacyId))
+                                     tour: form.content(legacyId: tour.content.legacyId), asDraft: true)
         return try await run(command, tour: tour, form: form, access: access, context: context, notice: "saved")
     }
 
@@ -175,7 +182,8 @@ struct ToursController {
         try access.requireEdit(tour: tour.id)
         guard let status = ContentStatus(rawValue: context.form["status"]) else { throw AdminError.badRequest("Unknown status.") }
         let command = CatalogCommand(action: .setTourStatus, actor: access.user.email, entityId: tour.id,
-                                     expectedVersion: context.form.int("version") ?? tour.version, status: status)
+                                     expectedVersion: context.form.int("version") ?? tour.version, status: status,
+                                     confirmFarStops: context.form["confirmFarStops"] == "1" ? true : nil)
         let notice = switch status {
         case .published: "published"
         case .draft: "unpublished"
@@ -184,13 +192,22 @@ struct ToursController {
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: notice)
     }
 
+    @Sendable func discardDraft(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        let command = CatalogCommand(action: .discardTourDraft, actor: access.user.email, entityId: tour.id,
+                                     expectedVersion: context.form.int("version") ?? tour.version)
+        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "discarded")
+    }
+
     /// Move a stop up or down, take it out of the tour, or add an existing POI as the last stop.
     @Sendable func changeStops(_ request: Request, context: AdminRequestContext) async throws -> Response {
         let tour = try tour(context)
         let access = try await context.access(editors)
         try access.requireEdit(tour: tour.id)
         guard let poiId = context.form.uuid("poi") else { throw AdminError.badRequest("Choose a POI.") }
-        var stops = tour.stops
+        var stops = tour.working.stops
         switch context.form["move"] {
         case "add":
             guard let poi = projection.poi(poiId) else { throw AdminError.notFound("There is no such POI.") }
@@ -215,7 +232,7 @@ struct ToursController {
             }
         }
         let command = CatalogCommand(action: .setTourStops, actor: access.user.email, entityId: tour.id,
-                                     expectedVersion: context.form.int("version") ?? tour.version, stops: stops)
+                                     expectedVersion: context.form.int("version") ?? tour.version, stops: stops, asDraft: true)
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "stops")
     }
 
@@ -263,7 +280,7 @@ struct ToursController {
         try access.requireEdit(tour: tour.id)
         guard let target = context.form.int("revertTo") else { throw AdminError.badRequest("Choose a version to revert to.") }
         let command = CatalogCommand(action: .revertTour, actor: access.user.email, entityId: tour.id,
-                                     expectedVersion: context.form.int("version") ?? tour.version, revertToVersion: target)
+                                     expectedVersion: context.form.int("version") ?? tour.version, revertToVersion: target, asDraft: true)
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "reverted")
     }
 

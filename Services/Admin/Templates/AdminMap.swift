@@ -14,27 +14,11 @@ struct AdminMap: Sendable {
         self.hasLeaflet = hasLeaflet
     }
 
-    /// The per-axis median of `points`: where most of a tour is, which one stray stop does not move.
-    static func median(_ points: [Coordinate]) -> Coordinate? {
-        guard !points.isEmpty else { return nil }
-        func middle(_ values: [Double]) -> Double {
-            let sorted = values.sorted()
-            let half = sorted.count / 2
-            return sorted.count % 2 == 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
-        }
-        return Coordinate(latitude: middle(points.map(\.latitude)), longitude: middle(points.map(\.longitude)))
-    }
-
-    /// Farther than this from the median position of its tour's stops, a stop is flagged (a sign left out moves
-    /// it thousands of kilometres).
-    static let strayMeters = 5_000.0
-
-    /// How far `poi` is from the median position of `stops` (the tour's, `poi` among them), when that is more
-    /// than `strayMeters`. With two stops apart, both are flagged: nothing says which one is wrong.
+    /// How far `poi` is from the median position of `stops` (the tour's, `poi` among them), when more than
+    /// `Geo.strayMeters`. With two stops apart, both are flagged: nothing says which one is wrong.
     static func strayDistance(of poi: PoiState, in stops: [PoiState]) -> Double? {
-        guard stops.count > 1, let centre = median(stops.map(\.coordinate)) else { return nil }
-        let distance = Geo.distanceMeters(poi.coordinate, centre)
-        return distance > strayMeters ? distance : nil
+        guard let index = stops.firstIndex(where: { $0.id == poi.id }) else { return nil }
+        return Geo.strays(stops.map(\.coordinate)).first { $0.index == index }?.meters
     }
 
     /// Leaflet's stylesheet and script (deferred: admin.js draws maps once every deferred script ran).
@@ -56,5 +40,6 @@ struct AdminMap: Sendable {
 }
 
 extension PoiState {
-    var coordinate: Coordinate { Coordinate(latitude: content.latitude, longitude: content.longitude) }
+    /// Where editors see it: the draft's coordinates when there is a draft.
+    var coordinate: Coordinate { Coordinate(latitude: working.latitude, longitude: working.longitude) }
 }

@@ -11,21 +11,24 @@ enum HistoryPages {
         var actor: String
         var action: CatalogAction
         var fields: [(label: String, value: String)]
+        /// The state after this change had unpublished changes (its fields show them).
+        var isDraft = false
     }
 
     static func tourVersions(_ entries: [CatalogHistoryEntry], poiNames: (UUID) -> String) -> [Version] {
         entries.map { entry in
             Version(number: entry.tour?.version, at: entry.at, actor: entry.actor, action: entry.action, fields: entry.tour.map { tour in
                 fields(TourForm(tour)) + [("Status", CommonPages.statusLabel(tour.status)),
-                                          ("Stops", tour.stops.enumerated().map { "\($0.offset + 1). \(poiNames($0.element))" }.joined(separator: "\n"))]
-            } ?? [])
+                                          ("Stops", tour.working.stops.enumerated().map { "\($0.offset + 1). \(poiNames($0.element))" }.joined(separator: "\n"))]
+            } ?? [], isDraft: entry.tour?.draft != nil)
         }
     }
 
     static func poiVersions(_ entries: [CatalogHistoryEntry]) -> [Version] {
         entries.map { entry in
             Version(number: entry.poi?.version, at: entry.at, actor: entry.actor, action: entry.action,
-                    fields: entry.poi.map { fields(PoiForm($0)) + [("Links", $0.content.links.map { "\($0.name): \($0.url)" }.joined(separator: "\n"))] } ?? [])
+                    fields: entry.poi.map { fields(PoiForm($0)) + [("Links", $0.working.links.map { "\($0.name): \($0.url)" }.joined(separator: "\n"))] } ?? [],
+                    isDraft: entry.poi?.draft != nil)
         }
     }
 
@@ -69,7 +72,8 @@ enum HistoryPages {
             }
             return """
                 <tr><td>\(version.number.map(String.init) ?? "–")</td><td>\(timestamp(version.at))</td><td>\(version.actor)</td>
-                <td><strong>\(actionLabel(version.action))</strong>\(change)</td><td>\(revert)</td></tr>
+                <td><strong>\(actionLabel(version.action))</strong>\(version.isDraft ? " <span class=\"muted\">(unpublished changes)</span>" as HTML : .empty)\(change)</td>
+                <td>\(revert)</td></tr>
                 """
         }
         return """

@@ -135,6 +135,8 @@ struct Notice {
         "user": .success("User saved."),
         "link": .success("Links saved."),
         "loggedout": .success("You have logged out."),
+        "discarded": .success("Unpublished changes discarded: the page shows the published version again."),
+        "poipublished": .success("Published: the phones show this point of interest's changes."),
         "reverted": .success("Reverted: that version's content is back, as a new version (History shows both)."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]

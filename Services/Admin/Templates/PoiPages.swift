@@ -19,8 +19,9 @@ struct PoiForm: MergeableForm {
 
     init() {}
 
+    /// The POI as editors see it: its draft when there is one.
     init(_ poi: PoiState) {
-        let content = poi.content
+        let content = poi.working
         name = content.name
         summary = content.summary
         description = content.description
@@ -246,6 +247,18 @@ enum PoiPages {
                 stops. Check its Latitude and Longitude: a minus sign left out moves a stop to the other side of the world.</p>
                 """
         }
+        if let poi = model.poi, poi.draft != nil {
+            let path = "/pois/\(poi.id.uuidString.lowercased())"
+            func draftButton(_ action: String, _ label: String, _ className: String) -> HTML {
+                Forms.post("\(path)/draft\(query(model.tour))", csrf: model.csrf, class: "inline",
+                           Forms.hidden("version", String(poi.version)) + Forms.hidden("draftAction", action) + Forms.submit(label, class: className))
+            }
+            more += """
+                <div class="notice warning drafts" role="status"><p><strong>Unpublished changes.</strong> The phones still show the \
+                published version of this stop; the form shows your changes. They go live when you publish them here, or with its tour.</p>
+                <div class="actions">\(draftButton("publish", "Publish changes", "primary")) \(draftButton("discard", "Discard changes", ""))</div></div>
+                """
+        }
         if let poi = model.poi {
             let path = "/pois/\(poi.id.uuidString.lowercased())"
             let delete: HTML = model.canDelete ? "<a class=\"button danger\" href=\"\(path)/delete\(query(model.tour))\">Delete</a>" : .empty
@@ -310,7 +323,7 @@ enum PoiPages {
         let poi = model.poi
         let path = "/pois/\(poi.id.uuidString.lowercased())/links"
         func table(_ title: String, _ filter: (MediaType) -> Bool) -> HTML {
-            let rows: [HTML] = poi.content.links.enumerated().filter { filter($0.element.type) }.map { index, link in
+            let rows: [HTML] = poi.working.links.enumerated().filter { filter($0.element.type) }.map { index, link in
                 let actions: HTML = model.canEdit ? """
                     <td><a href="\(path)/\(index)/edit\(query(model.tour))">Edit</a></td><td><a href="\(path)/\(index)/delete\(query(model.tour))">Delete</a></td>
                     """ : "<td></td><td></td>"

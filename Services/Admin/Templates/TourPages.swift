@@ -10,10 +10,12 @@ struct TourForm: MergeableForm {
 
     init() {}
 
+    /// The tour as editors see it: its draft when there is one.
     init(_ tour: TourState) {
-        name = tour.content.name
-        summary = tour.content.summary
-        purpose = tour.content.purpose
+        let content = tour.working.content
+        name = content.name
+        summary = content.summary
+        purpose = content.purpose
         version = tour.version
     }
 
@@ -88,6 +90,8 @@ enum TourPages {
         var fieldNotes: [String: String] = [:]
         /// What the details form was rendered from (a conflict's merge keeps the base the user saw).
         var base: TourForm?
+        /// Why the last Publish was refused (no stops, or a stop far from the others).
+        var publishRefusal: String?
         var problem: String? = nil
         /// POIs that can be added as stops (not stops already).
         var addable: [PoiState] = []
@@ -117,6 +121,26 @@ enum TourPages {
         }
         var statusActions: [HTML] = []
         if tour.status != .published { statusActions.append(statusButton(.published, "Publish", "primary")) }
+        let draftStops = model.stops.filter { $0.draft != nil }.count
+        var drafts: HTML = .empty
+        if tour.status == .published && (tour.draft != nil || draftStops > 0) {
+            let stopsNote = draftStops == 0 ? "" : " (and to \(counted(draftStops, "stop")))"
+            let discard: HTML = tour.draft == nil ? .empty : Forms.post("\(tourPath)/discard", csrf: model.csrf, class: "inline",
+                Forms.hidden("version", String(tour.version)) + Forms.submit("Discard changes to the tour", class: ""))
+            drafts = """
+                <div class="notice warning drafts" role="status"><p><strong>Unpublished changes.</strong> The phones still show the \
+                published version; your changes to this tour\(stopsNote) go live when you publish them.</p>
+                <div class="actions">\(statusButton(.published, "Publish changes", "primary")) \(discard)</div></div>
+                """
+        }
+        let refusal: HTML = model.publishRefusal.map { message in
+            let anyway: HTML = message.contains("confirm to publish anyway")
+                ? Forms.post("\(tourPath)/status", csrf: model.csrf, class: "inline",
+                             Forms.hidden("version", String(tour.version)) + Forms.hidden("status", ContentStatus.published.rawValue)
+                                + Forms.hidden("confirmFarStops", "1") + Forms.submit("Publish anyway", class: "danger"))
+                : .empty
+            return "<div class=\"notice error\" role=\"alert\"><p><strong>Not published.</strong> \(message)</p>\(anyway)</div>"
+        } ?? .empty
         if tour.status == .published { statusActions.append(statusButton(.draft, "Unpublish")) }
         if tour.status != .archived { statusActions.append(statusButton(.archived, "Archive")) }
         if tour.status == .archived { statusActions.append(statusButton(.draft, "Restore as draft")) }
@@ -173,6 +197,8 @@ enum TourPages {
             <p>Status: \(CommonPages.statusBadge(tour.status)) <span class="muted">version \(tour.version)</span>
             <a href="\(tourPath)/history">History</a></p>
             <div class="actions">\(statusActions)</div>
+            \(refusal)
+            \(drafts)
             \(model.problem.map(CommonPages.unavailableBox))
             \(conflict)
             \(Forms.errorSummary(model.errors, fields: TourForm.fields))

@@ -199,6 +199,8 @@ struct Work {
         case .importBatch: return try await importBatch()
         case .revertTour: return try await revertTour()
         case .revertPoi: return try await revertPoi()
+        case .discardTourDraft: return try await discardTourDraft()
+        case .publishPoi, .discardPoiDraft: return try await changePoiDraft()
         case .history: return missing("action", "catalog.history is answered apart")
         }
     }
@@ -233,9 +235,8 @@ struct Work {
         let errors = CommandValidation.validate(old.content)
         guard errors.isEmpty else { return rejected(errors) }
         var tour = stored.state
-        tour.content = old.content
         let live = try await transaction.livePoiIds(old.stops)
-        tour.stops = old.stops.filter(live.contains)
+        apply(TourDraft(content: old.content, stops: old.stops.filter(live.contains)), to: &tour)
         tour.version += 1
         tour.updatedAt = now
         return try await commit(tour, before: stored.state)
@@ -253,7 +254,8 @@ struct Work {
         }
         let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
-        let poi = PoiState(id: id, version: stored.state.version + 1, content: content, updatedAt: now)
+        var poi = stored.state
+        try await apply(content, to: &poi)
         return try await commit(poi, before: stored.state)
     }
 
@@ -276,15 +278,27 @@ struct Work {
         }
         if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
         var tour = stored.state
+        var working = tour.working
         switch command.action {
         case .updateTour:
             guard let content = command.tour else { return missing("tour", "tour content is required") }
             let errors = CommandValidation.validate(content)
             guard errors.isEmpty else { return rejected(errors) }
-            tour.content = content
+            working.content = content
         case .setTourStatus:
             guard let status = command.status else { return missing("status", "status is required (draft, published or archived)") }
+            if status == .published {
+                if let refusal = try await publishRefusal(working.stops) { return refusal }
+                try await publishDrafts(ofStops: working.stops)
+            }
+            // Publishing makes the draft the content; unpublishing or archiving folds it in (nothing of it is live).
             tour.status = status
+            tour.content = working.content
+            tour.stops = working.stops
+            tour.draft = nil
+            tour.version += 1
+            tour.updatedAt = now
+            return try await commit(tour, before: stored.state)
         default:
             guard let stops = command.stops else { return missing("stops", "stops are required") }
             if stops.count > 500 { return missing("stops", "a tour can have at most 500 stops") }
@@ -293,11 +307,95 @@ struct Work {
             if let unknown = stops.first(where: { !live.contains($0) }) {
                 return missing("stops", "POI \(unknown) does not exist")
             }
-            tour.stops = stops
+            working.stops = stops
         }
+        apply(working, to: &tour)
         tour.version += 1
         tour.updatedAt = now
         return try await commit(tour, before: stored.state)
+    }
+
+    /// An edit: into the draft when the command asks for one and the tour is published, else into the content.
+    /// A draft equal to what is published is none.
+    func apply(_ working: TourDraft, to tour: inout TourState) {
+        if command.asDraft == true && tour.status == .published {
+            tour.draft = working == TourDraft(content: tour.content, stops: tour.stops) ? nil : working
+        } else {
+            tour.content = working.content
+            tour.stops = working.stops
+            tour.draft = nil
+        }
+    }
+
+    /// Why `stops` cannot be published (DESIGN.md, "Drafts and publishing"): none at all, or one far from the
+    /// others without the editor's confirmation. Each stop is checked where it will be: its draft's position.
+    func publishRefusal(_ stops: [UUID]) async throws -> CatalogCommandResult? {
+        guard !stops.isEmpty else {
+            return missing("stops", "A tour needs at least one stop before it is published")
+        }
+        guard command.confirmFarStops != true else { return nil }
+        var pois: [PoiContent] = []
+        for id in stops {
+            if let poi = try await transaction.poi(id), !poi.isDeleted { pois.append(poi.state.working) }
+        }
+        let strays = Geo.strays(pois.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) })
+        guard !strays.isEmpty else { return nil }
+        let named = strays.map { "\(pois[$0.index].name) is \(String(format: "%.1f", $0.meters / 1_000)) km from the middle of the tour's stops" }
+        return missing("stops", named.joined(separator: "; ") + ": check the coordinates, or confirm to publish anyway")
+    }
+
+    /// Publishing a tour publishes its stops' drafts too, each as a new version.
+    mutating func publishDrafts(ofStops stops: [UUID]) async throws {
+        for id in stops {
+            guard let stored = try await transaction.poi(id), !stored.isDeleted, let draft = stored.state.draft else { continue }
+            var poi = stored.state
+            poi.content = draft
+            poi.draft = nil
+            poi.version += 1
+            poi.updatedAt = now
+            try await transaction.savePoi(poi, deleted: false)
+            publish(.changed(poi))
+            try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
+                                        before: stored.state.auditText(), after: poi.auditText())
+        }
+    }
+
+    mutating func discardTourDraft() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.tour(id), !stored.isDeleted else { return missing("entityId", "tour \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
+        guard stored.state.draft != nil else { return missing("draft", "the tour has no unpublished changes") }
+        var tour = stored.state
+        tour.draft = nil
+        tour.version += 1
+        tour.updatedAt = now
+        return try await commit(tour, before: stored.state)
+    }
+
+    /// `poi.publish` (the draft becomes the content, checked by today's rules) and `poi.discard-draft`.
+    mutating func changePoiDraft() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
+        guard var draft = stored.state.draft else { return missing("draft", "the point of interest has no unpublished changes") }
+        var poi = stored.state
+        if command.action == .publishPoi {
+            let errors = try await validate(&draft)
+            guard errors.isEmpty else { return rejected(errors) }
+            poi.content = draft
+        }
+        poi.draft = nil
+        poi.version += 1
+        poi.updatedAt = now
+        return try await commit(poi, before: stored.state)
+    }
+
+    /// Whether a POI is on the feed: a stop of a published tour.
+    func isPublished(poi id: UUID) async throws -> Bool {
+        for tourId in try await transaction.toursWithStop(id) {
+            if let tour = try await transaction.tour(tourId), tour.state.status == .published, tour.state.stops.contains(id) { return true }
+        }
+        return false
     }
 
     mutating func deleteTour() async throws -> CatalogCommandResult {
@@ -354,8 +452,22 @@ struct Work {
         if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
         let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
-        let poi = PoiState(id: id, version: stored.state.version + 1, content: content, updatedAt: now)
+        var poi = stored.state
+        try await apply(content, to: &poi)
         return try await commit(poi, before: stored.state)
+    }
+
+    /// An edit of a POI: into its draft when the command asks for one and the POI is on the feed, else into the
+    /// content (dropping a draft). A new version either way.
+    func apply(_ content: PoiContent, to poi: inout PoiState) async throws {
+        if command.asDraft == true, try await isPublished(poi: poi.id) {
+            poi.draft = content == poi.content ? nil : content
+        } else {
+            poi.content = content
+            poi.draft = nil
+        }
+        poi.version += 1
+        poi.updatedAt = now
     }
 
     /// The content rules, plus: a category must be a path of the category tree. An empty category is none,
@@ -383,6 +495,7 @@ struct Work {
             guard let tour = try await transaction.tour(tourId) else { continue }
             var changed = tour.state
             changed.stops.removeAll { $0 == id }
+            changed.draft?.stops.removeAll { $0 == id }
             changed.version += 1
             changed.updatedAt = now
             try await transaction.saveTour(changed, deleted: false)

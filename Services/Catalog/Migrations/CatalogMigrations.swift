@@ -77,5 +77,11 @@ enum CatalogMigrations {
             -- compressing it on the way in and out cost more than the space it saved for so short a stay.
             ALTER TABLE outbox ALTER COLUMN payload SET STORAGE EXTERNAL;
             """),
+        Migration(4, "drafts", """
+            -- Changes to published content waiting for Publish (DESIGN.md, "Drafts and publishing"): a tour's
+            -- {content, stops}, a POI's content. NULL: none.
+            ALTER TABLE tours ADD COLUMN draft jsonb;
+            ALTER TABLE pois ADD COLUMN draft jsonb;
+            """),
     ])
 }

@@ -29,6 +29,7 @@ protocol CatalogTransaction: Sendable {
     /// Of `ids`, those naming POIs that exist and are not deleted.
     func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID>
     /// Live tours having `poiId` as a stop.
+    /// The live tours that stop at a POI, published or in their draft.
     func toursWithStop(_ poiId: UUID) async throws -> [UUID]
     func liveTours() async throws -> [TourState]
     func livePois() async throws -> [PoiState]

@@ -70,34 +70,36 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func tour(_ id: UUID) async throws -> Stored<TourState>? {
         let rows = try await connection.fetch("""
             SELECT version, status, content::text, updated_at, deleted_at IS NOT NULL,
-                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text
             FROM catalog.tours t WHERE id = \(id) FOR UPDATE
-            """, as: (Int, String, String, Date, Bool, [UUID]).self, logger: logger)
-        guard let (version, status, content, updatedAt, deleted, stops) = rows.first else { return nil }
+            """, as: (Int, String, String, Date, Bool, [UUID], String?).self, logger: logger)
+        guard let (version, status, content, updatedAt, deleted, stops, draft) = rows.first else { return nil }
         let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
                               content: try CatalogEventCodec.readTourContent(Array(content.utf8)),
-                              stops: stops, updatedAt: updatedAt)
+                              stops: stops, updatedAt: updatedAt, draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) })
         return Stored(state: state, isDeleted: deleted)
     }
 
     func poi(_ id: UUID) async throws -> Stored<PoiState>? {
         let rows = try await connection.fetch("""
-            SELECT version, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.pois WHERE id = \(id) FOR UPDATE
-            """, as: (Int, String, Date, Bool).self, logger: logger)
-        guard let (version, content, updatedAt, deleted) = rows.first else { return nil }
-        let state = PoiState(id: id, version: version,
-                             content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt)
+            SELECT version, content::text, updated_at, deleted_at IS NOT NULL, draft::text FROM catalog.pois WHERE id = \(id) FOR UPDATE
+            """, as: (Int, String, Date, Bool, String?).self, logger: logger)
+        guard let (version, content, updatedAt, deleted, draft) = rows.first else { return nil }
+        let state = PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
+                             draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) })
         return Stored(state: state, isDeleted: deleted)
     }
 
     func saveTour(_ tour: TourState, deleted: Bool) async throws {
         let content = CatalogEventCodec.text(tour.content)
+        let draft = tour.draft.map(CatalogEventCodec.text)
         let deletedAt: Date? = deleted ? tour.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at)
-            VALUES (\(tour.id), \(tour.version), \(tour.status.rawValue), \(tour.content.name), \(content)::jsonb, \(tour.updatedAt), \(deletedAt))
+            INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at, draft)
+            VALUES (\(tour.id), \(tour.version), \(tour.status.rawValue), \(tour.content.name), \(content)::jsonb, \(tour.updatedAt), \(deletedAt),
+                    \(draft)::jsonb)
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
-                content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
             """, logger: logger)
         try await connection.query("DELETE FROM catalog.tour_stops WHERE tour_id = \(tour.id)", logger: logger)
         if !deleted && !tour.stops.isEmpty {
@@ -111,12 +113,13 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func savePoi(_ poi: PoiState, deleted: Bool) async throws {
         let content = CatalogEventCodec.text(poi.content)
+        let draft = poi.draft.map(CatalogEventCodec.text)
         let deletedAt: Date? = deleted ? poi.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at)
-            VALUES (\(poi.id), \(poi.version), \(poi.content.name), \(content)::jsonb, \(poi.updatedAt), \(deletedAt))
+            INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at, draft)
+            VALUES (\(poi.id), \(poi.version), \(poi.content.name), \(content)::jsonb, \(poi.updatedAt), \(deletedAt), \(draft)::jsonb)
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, content = EXCLUDED.content,
-                updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
             """, logger: logger)
     }
 
@@ -128,8 +131,10 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func toursWithStop(_ poiId: UUID) async throws -> [UUID] {
         try await connection.fetch("""
-            SELECT DISTINCT s.tour_id FROM catalog.tour_stops s JOIN catalog.tours t ON t.id = s.tour_id
-            WHERE s.poi_id = \(poiId) AND t.deleted_at IS NULL ORDER BY s.tour_id
+            SELECT t.id FROM catalog.tours t
+            WHERE t.deleted_at IS NULL AND (EXISTS (SELECT 1 FROM catalog.tour_stops s WHERE s.tour_id = t.id AND s.poi_id = \(poiId))
+                                            OR t.draft->'stops' ? \(poiId.uuidString.lowercased()))
+            ORDER BY t.id
             """, as: UUID.self, logger: logger)
     }
 
@@ -137,21 +142,22 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func liveTours() async throws -> [TourState] {
         let rows = try await connection.fetch("""
             SELECT id, version, status, content::text, updated_at,
-                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text
             FROM catalog.tours t WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, String, Date, [UUID]).self, logger: logger)
-        return try await rows.concurrentMapOffThePool { id, version, status, content, updatedAt, stops in
+            """, as: (UUID, Int, String, String, Date, [UUID], String?).self, logger: logger)
+        return try await rows.concurrentMapOffThePool { id, version, status, content, updatedAt, stops, draft in
             Result {
                 TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                          content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt)
+                          content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt,
+                          draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) })
             }
         }.map { try $0.get() }
     }
 
     func livePois() async throws -> [PoiState] {
         try await poiStates(try await connection.fetch("""
-            SELECT id, version, content::text, updated_at FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, Date).self, logger: logger))
+            SELECT id, version, content::text, updated_at, draft::text FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
+            """, as: (UUID, Int, String, Date, String?).self, logger: logger))
     }
 
     func livePoiBuckets() async throws -> [Int: (count: Int, fingerprint: String)] {
@@ -164,16 +170,19 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func livePois(inBuckets buckets: [Int]) async throws -> [Int: [PoiState]] {
         let rows = try await connection.fetch("""
-            SELECT id, version, content::text, updated_at, hashtext(id::text) & 255 FROM catalog.pois
+            SELECT id, version, content::text, updated_at, draft::text, hashtext(id::text) & 255 FROM catalog.pois
             WHERE deleted_at IS NULL AND hashtext(id::text) & 255 = ANY(\(buckets)) ORDER BY id
-            """, as: (UUID, Int, String, Date, Int).self, logger: logger)
-        let pois = try await poiStates(rows.map { ($0.0, $0.1, $0.2, $0.3) })
-        return Dictionary(grouping: zip(rows, pois)) { $0.0.4 }.mapValues { $0.map(\.1) }
+            """, as: (UUID, Int, String, Date, String?, Int).self, logger: logger)
+        let pois = try await poiStates(rows.map { ($0.0, $0.1, $0.2, $0.3, $0.4) })
+        return Dictionary(grouping: zip(rows, pois)) { $0.0.5 }.mapValues { $0.map(\.1) }
     }
 
-    private func poiStates(_ rows: [(UUID, Int, String, Date)]) async throws -> [PoiState] {
-        try await rows.concurrentMapOffThePool { id, version, content, updatedAt in
-            Result { PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt) }
+    private func poiStates(_ rows: [(UUID, Int, String, Date, String?)]) async throws -> [PoiState] {
+        try await rows.concurrentMapOffThePool { id, version, content, updatedAt, draft in
+            Result {
+                PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
+                         draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) })
+            }
         }.map { try $0.get() }
     }
 
@@ -216,13 +225,14 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func poisInCategory(_ path: String) async throws -> [PoiState] {
         let prefix = path + "/"
         var pois: [PoiState] = []
-        for (id, version, content, updatedAt) in try await connection.fetch("""
-            SELECT id, version, content::text, updated_at FROM catalog.pois
-            WHERE deleted_at IS NULL AND (content->>'category' = \(path) OR left(content->>'category', length(\(prefix))) = \(prefix))
+        for (id, version, content, updatedAt, draft) in try await connection.fetch("""
+            SELECT id, version, content::text, updated_at, draft::text FROM catalog.pois
+            WHERE deleted_at IS NULL AND (content->>'category' = \(path) OR left(content->>'category', length(\(prefix))) = \(prefix)
+                OR draft->>'category' = \(path) OR left(draft->>'category', length(\(prefix))) = \(prefix))
             ORDER BY id FOR UPDATE
-            """, as: (UUID, Int, String, Date).self, logger: logger) {
-            pois.append(PoiState(id: id, version: version,
-                                 content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt))
+            """, as: (UUID, Int, String, Date, String?).self, logger: logger) {
+            pois.append(PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
+                                 draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) }))
         }
         return pois
     }
@@ -319,11 +329,12 @@ extension PostgresCatalogTransaction {
     func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>] {
         guard !ids.isEmpty else { return [:] }
         var pois: [UUID: Stored<PoiState>] = [:]
-        for (id, version, content, updatedAt, deleted) in try await connection.fetch("""
-            SELECT id, version, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.pois WHERE id = ANY(\(ids)) FOR UPDATE
-            """, as: (UUID, Int, String, Date, Bool).self, logger: logger) {
+        for (id, version, content, updatedAt, deleted, draft) in try await connection.fetch("""
+            SELECT id, version, content::text, updated_at, deleted_at IS NOT NULL, draft::text FROM catalog.pois WHERE id = ANY(\(ids)) FOR UPDATE
+            """, as: (UUID, Int, String, Date, Bool, String?).self, logger: logger) {
             pois[id] = Stored(state: PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)),
-                                              updatedAt: updatedAt), isDeleted: deleted)
+                                              updatedAt: updatedAt, draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) }),
+                              isDeleted: deleted)
         }
         return pois
     }
@@ -331,13 +342,14 @@ extension PostgresCatalogTransaction {
     func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>] {
         guard !ids.isEmpty else { return [:] }
         var tours: [UUID: Stored<TourState>] = [:]
-        for (id, version, status, content, updatedAt, deleted, stops) in try await connection.fetch("""
+        for (id, version, status, content, updatedAt, deleted, stops, draft) in try await connection.fetch("""
             SELECT id, version, status, content::text, updated_at, deleted_at IS NOT NULL,
-                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}')
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text
             FROM catalog.tours t WHERE id = ANY(\(ids)) FOR UPDATE
-            """, as: (UUID, Int, String, String, Date, Bool, [UUID]).self, logger: logger) {
+            """, as: (UUID, Int, String, String, Date, Bool, [UUID], String?).self, logger: logger) {
             let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                                  content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt)
+                                  content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt,
+                                  draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) })
             tours[id] = Stored(state: state, isDeleted: deleted)
         }
         return tours
@@ -359,28 +371,30 @@ extension PostgresCatalogTransaction {
         if !changes.pois.isEmpty {
             let pois = changes.pois.map(\.state)
             let contents = pois.map { CatalogEventCodec.text($0.content) }
+            let drafts = pois.map { $0.draft.map(CatalogEventCodec.text) ?? "" }
             try await connection.query("""
-                INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at)
-                SELECT id, version, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END
+                INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at, draft)
+                SELECT id, version, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb
                 FROM unnest(\(pois.map(\.id))::uuid[], \(pois.map(\.version))::integer[], \(pois.map(\.content.name))::text[],
                             \(contents)::text[], \(pois.map(\.updatedAt))::timestamptz[],
-                            \(changes.pois.map(\.isDeleted))::boolean[]) AS p(id, version, name, content, updated_at, deleted)
+                            \(changes.pois.map(\.isDeleted))::boolean[], \(drafts)::text[]) AS p(id, version, name, content, updated_at, deleted, draft)
                 ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, content = EXCLUDED.content,
-                    updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                    updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
                 """, logger: logger)
         }
         if !changes.tours.isEmpty {
             let tours = changes.tours.map(\.state)
             let contents = tours.map { CatalogEventCodec.text($0.content) }
+            let drafts = tours.map { $0.draft.map(CatalogEventCodec.text) ?? "" }
             try await connection.query("""
-                INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at)
-                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END
+                INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at, draft)
+                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb
                 FROM unnest(\(tours.map(\.id))::uuid[], \(tours.map(\.version))::integer[], \(tours.map(\.status.rawValue))::text[],
                             \(tours.map(\.content.name))::text[], \(contents)::text[],
-                            \(tours.map(\.updatedAt))::timestamptz[], \(changes.tours.map(\.isDeleted))::boolean[])
-                     AS t(id, version, status, name, content, updated_at, deleted)
+                            \(tours.map(\.updatedAt))::timestamptz[], \(changes.tours.map(\.isDeleted))::boolean[], \(drafts)::text[])
+                     AS t(id, version, status, name, content, updated_at, deleted, draft)
                 ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
-                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
                 """, logger: logger)
             try await connection.query("DELETE FROM catalog.tour_stops WHERE tour_id = ANY(\(tours.map(\.id)))", logger: logger)
             let live = changes.tours.filter { !$0.isDeleted }.map(\.state)

@@ -16,6 +16,29 @@ public struct Coordinate: Sendable, Equatable, Codable {
 }
 
 public enum Geo {
+    /// The per-axis median of `points`: where most of a group is, which one stray point does not move.
+    public static func median(_ points: [Coordinate]) -> Coordinate? {
+        guard !points.isEmpty else { return nil }
+        func middle(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            let half = sorted.count / 2
+            return sorted.count % 2 == 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
+        }
+        return Coordinate(latitude: middle(points.map(\.latitude)), longitude: middle(points.map(\.longitude)))
+    }
+
+    /// Farther than this from the median position of its tour's stops, a stop is a stray (a sign left out
+    /// moves it thousands of kilometres): publishing needs a confirmation, the admin flags it.
+    public static let strayMeters = 5_000.0
+
+    /// Each point farther than `strayMeters` from the median of all, with its distance (none with fewer than two).
+    public static func strays(_ points: [Coordinate]) -> [(index: Int, meters: Double)] {
+        guard points.count > 1, let centre = median(points) else { return [] }
+        return points.enumerated().compactMap { index, point in
+            let meters = distanceMeters(point, centre)
+            return meters > strayMeters ? (index, meters) : nil
+        }
+    }
     /// Mean Earth radius (IUGG), the R of DESIGN.md's distances.
     public static let earthRadiusMeters = 6_371_008.8
 

@@ -52,6 +52,13 @@ public enum CatalogEventCodec {
         return String(decoding: out.bytes, as: UTF8.self)
     }
 
+    /// A tour's draft as catalog stores it.
+    public static func text(_ draft: TourDraft) -> String {
+        var out = JSONWriter()
+        out.tourDraft(draft)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
     /// A POI's whole state as JSON text (catalog's audit rows keep these).
     public static func text(_ state: PoiState) -> String {
         var out = JSONWriter(capacity: 512)
@@ -110,6 +117,14 @@ public enum CatalogEventCodec {
 
     public static func readTourContent(_ bytes: [UInt8]) throws -> TourContent {
         try readFastTourContent(bytes) ?? JSONCoding.decoder.decode(TourContent.self, from: Data(bytes))
+    }
+
+    public static func readTourDraft(_ bytes: [UInt8]) throws -> TourDraft {
+        let fast = bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            return try? reader.whole { (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.tourDraft() }
+        }
+        return try fast ?? JSONCoding.decoder.decode(TourDraft.self, from: Data(bytes))
     }
 
     /// The fast readers of content alone: nil for anything they do not take. Internal, for the tests.
@@ -267,15 +282,24 @@ extension JSONWriter {
     mutating func poiState(_ poi: PoiState) {
         beginObject()
         key("content"); poiContent(poi.content)
+        if let draft = poi.draft { key("draft"); poiContent(draft) }
         key("id"); uuid(poi.id)
         key("updatedAt"); date(poi.updatedAt)
         key("version"); number(poi.version)
         endObject()
     }
 
+    mutating func tourDraft(_ draft: TourDraft) {
+        beginObject()
+        key("content"); tourContent(draft.content)
+        key("stops"); uuids(draft.stops)
+        endObject()
+    }
+
     mutating func tourState(_ tour: TourState) {
         beginObject()
         key("content"); tourContent(tour.content)
+        if let draft = tour.draft { key("draft"); tourDraft(draft) }
         key("id"); uuid(tour.id)
         key("status"); string(tour.status.rawValue)
         key("stops"); uuids(tour.stops)
@@ -435,9 +459,9 @@ extension JSONReader {
     mutating func command(depth: Int) throws(Failure) -> CatalogCommand {
         var commandId: UUID?, action: CatalogAction?, actor: String?, entityId: UUID?, expectedVersion: Int?, tour: TourContent?
         var poi: PoiContent?, stops: [UUID]?, status: ContentStatus?, category: CategoryContent?, rows: [CatalogBatchRow]?
-        var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?
+        var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
-                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion"]
+                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -459,13 +483,15 @@ extension JSONReader {
             case 10: rows = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.batchRow(depth: depth + 2) } }
             case 11: skipInvalidRows = try reader.optional { r throws(Failure) in try r.boolean() }
             case 12: chunkedSnapshot = try reader.optional { r throws(Failure) in try r.boolean() }
-            default: revertToVersion = try reader.optional { r throws(Failure) in try r.int() }
+            case 13: revertToVersion = try reader.optional { r throws(Failure) in try r.int() }
+            case 14: confirmFarStops = try reader.optional { r throws(Failure) in try r.boolean() }
+            default: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),
                               entityId: entityId, expectedVersion: expectedVersion, tour: tour, poi: poi, stops: stops, status: status,
                               category: category, rows: rows, skipInvalidRows: skipInvalidRows, chunkedSnapshot: chunkedSnapshot,
-                              revertToVersion: revertToVersion)
+                              revertToVersion: revertToVersion, confirmFarStops: confirmFarStops, asDraft: asDraft)
     }
 
     private mutating func batchRow(depth: Int) throws(Failure) -> CatalogBatchRow {
@@ -526,22 +552,23 @@ extension JSONReader {
     }
 
     private mutating func poiState() throws(Failure) -> PoiState {
-        var id: UUID?, version: Int?, content: PoiContent?, updatedAt: Date?
-        try object(depth: 2, keys: ["content", "id", "updatedAt", "version"]) { reader, field throws(Failure) in
+        var id: UUID?, version: Int?, content: PoiContent?, updatedAt: Date?, draft: PoiContent?
+        try object(depth: 2, keys: ["content", "id", "updatedAt", "version", "draft"]) { reader, field throws(Failure) in
             switch field {
             case 0: content = try reader.poiContent()
             case 1: id = try reader.uuid()
             case 2: updatedAt = try reader.date()
-            default: version = try reader.int()
+            case 3: version = try reader.int()
+            default: draft = try reader.optional { r throws(Failure) in try r.poiContent() }
             }
         }
         return PoiState(id: try Self.required(id), version: try Self.required(version), content: try Self.required(content),
-                        updatedAt: try Self.required(updatedAt))
+                        updatedAt: try Self.required(updatedAt), draft: draft)
     }
 
     private mutating func tourState() throws(Failure) -> TourState {
-        var id: UUID?, version: Int?, status: ContentStatus?, content: TourContent?, stops: [UUID]?, updatedAt: Date?
-        try object(depth: 2, keys: ["content", "id", "status", "stops", "updatedAt", "version"]) { reader, field throws(Failure) in
+        var id: UUID?, version: Int?, status: ContentStatus?, content: TourContent?, stops: [UUID]?, updatedAt: Date?, draft: TourDraft?
+        try object(depth: 2, keys: ["content", "id", "status", "stops", "updatedAt", "version", "draft"]) { reader, field throws(Failure) in
             switch field {
             case 0: content = try reader.tourContent()
             case 1: id = try reader.uuid()
@@ -550,11 +577,24 @@ extension JSONReader {
                 status = value
             case 3: stops = try reader.array { e throws(Failure) in try e.uuid() }
             case 4: updatedAt = try reader.date()
-            default: version = try reader.int()
+            case 5: version = try reader.int()
+            default: draft = try reader.optional { r throws(Failure) in try r.tourDraft() }
             }
         }
         return TourState(id: try Self.required(id), version: try Self.required(version), status: try Self.required(status),
-                         content: try Self.required(content), stops: try Self.required(stops), updatedAt: try Self.required(updatedAt))
+                         content: try Self.required(content), stops: try Self.required(stops), updatedAt: try Self.required(updatedAt),
+                         draft: draft)
+    }
+
+    mutating func tourDraft() throws(Failure) -> TourDraft {
+        var content: TourContent?, stops: [UUID]?
+        try object(depth: 3, keys: ["content", "stops"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: content = try reader.tourContent()
+            default: stops = try reader.array { e throws(Failure) in try e.uuid() }
+            }
+        }
+        return TourDraft(content: try Self.required(content), stops: try Self.required(stops))
     }
 
     mutating func poiContent() throws(Failure) -> PoiContent {

@@ -100,6 +100,10 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     /// A tour's content and stops, or a POI's content, as they were at `revertToVersion`, as a new version.
     case revertTour = "tour.revert"
     case revertPoi = "poi.revert"
+    /// Drafts (DESIGN.md, "Drafts and publishing").
+    case discardTourDraft = "tour.discard-draft"
+    case publishPoi = "poi.publish"
+    case discardPoiDraft = "poi.discard-draft"
 }
 
 /// A command on `catalog.commands`. Which fields matter depends on `action`; catalog validates them
@@ -128,11 +132,17 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var chunkedSnapshot: Bool?
     /// For `tour.revert` and `poi.revert`: the version whose content comes back.
     public var revertToVersion: Int?
+    /// For publishing a tour: publish although a stop is far from the others (the editor confirmed it).
+    public var confirmFarStops: Bool?
+    /// For `tour.update`, `tour.set-stops`, `poi.update` and the reverts: a change to published content stays a draft
+    /// until published (the admin's edits; imports and tools change content directly).
+    public var asDraft: Bool?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
-                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil) {
+                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
+                confirmFarStops: Bool? = nil, asDraft: Bool? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -147,6 +157,8 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.skipInvalidRows = skipInvalidRows
         self.chunkedSnapshot = chunkedSnapshot
         self.revertToVersion = revertToVersion
+        self.confirmFarStops = confirmFarStops
+        self.asDraft = asDraft
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -232,14 +244,32 @@ public struct TourState: Codable, Sendable, Equatable {
     /// POI ids in walking order.
     public var stops: [UUID]
     public var updatedAt: Date
+    /// Changes to a published tour waiting for Publish (DESIGN.md, "Drafts and publishing"); `content` and
+    /// `stops` stay what the feed shows.
+    public var draft: TourDraft?
 
-    public init(id: UUID, version: Int, status: ContentStatus, content: TourContent, stops: [UUID], updatedAt: Date) {
+    public init(id: UUID, version: Int, status: ContentStatus, content: TourContent, stops: [UUID], updatedAt: Date, draft: TourDraft? = nil) {
         self.id = id
         self.version = version
         self.status = status
         self.content = content
         self.stops = stops
         self.updatedAt = updatedAt
+        self.draft = draft
+    }
+
+    /// What editors work on: the draft when there is one, else the content itself.
+    public var working: TourDraft { draft ?? TourDraft(content: content, stops: stops) }
+}
+
+/// A tour's content and stops as edited, not yet published.
+public struct TourDraft: Codable, Sendable, Equatable {
+    public var content: TourContent
+    public var stops: [UUID]
+
+    public init(content: TourContent, stops: [UUID]) {
+        self.content = content
+        self.stops = stops
     }
 }
 
@@ -249,13 +279,19 @@ public struct PoiState: Codable, Sendable, Equatable {
     public var version: Int
     public var content: PoiContent
     public var updatedAt: Date
+    /// Changes to a POI that is a stop of a published tour, waiting for Publish; `content` is what the feed shows.
+    public var draft: PoiContent?
 
-    public init(id: UUID, version: Int, content: PoiContent, updatedAt: Date) {
+    public init(id: UUID, version: Int, content: PoiContent, updatedAt: Date, draft: PoiContent? = nil) {
         self.id = id
         self.version = version
         self.content = content
         self.updatedAt = updatedAt
+        self.draft = draft
     }
+
+    /// What editors work on: the draft when there is one, else the content itself.
+    public var working: PoiContent { draft ?? content }
 }
 
 /// Payload of an event on `catalog.events`; the envelope type says which field is set.

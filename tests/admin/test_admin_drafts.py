@@ -1,0 +1,103 @@
+"""Drafts and publishing: an edit to a published tour or to a stop of one stays off the phones' feed until
+someone presses Publish changes; publishing is refused for a tour without stops and asks before a far stop."""
+import json
+import urllib.error
+import urllib.request
+import uuid
+
+from selenium.webdriver.common.by import By
+
+from adminsite import feed_tours, eventually, site  # noqa: F401 (fixture)
+
+
+def feed_tour(suite, tour_id: str) -> dict | None:
+    try:
+        with urllib.request.urlopen(f"{suite.feed_url}/v1/tours/{tour_id}", timeout=5) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None
+        raise
+
+
+def draft_banner(site) -> bool:
+    return bool(site.browser.find_elements(By.CSS_SELECTOR, ".notice.drafts"))
+
+
+def feed_description(suite, poi_id: str) -> str | None:
+    with urllib.request.urlopen(f"{suite.feed_url}/v1/pois/{poi_id}", timeout=5) as response:
+        return json.load(response).get("description")
+
+
+def test_a_draft_stays_off_the_feed_until_published(site):
+    name = f"Open Day {uuid.uuid4().hex[:6]}"
+    tour = site.create_tour(name, purpose="Meet the departments.")
+    poi = site.add_poi(tour, "Draft Hall", "34.2261", "-77.8767", description="Lectures here.")
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    assert "Published" in site.text
+    assert eventually(lambda: (feed_tour(site.suite, tour) or {}).get("name") == name)
+
+    # Half-finished edits: the tour's name and its stop's description.
+    site.fill("Tour's Name", name + " (new)")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert draft_banner(site)
+    site.open(f"/pois/{poi}?tour={tour}")
+    site.fill("Description", "Lectures and labs here.")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert draft_banner(site)
+    assert site.value("Description") == "Lectures and labs here.", "the editor keeps seeing the draft"
+
+    # A later published change reaches the feed, so by the time it has, the drafts would have too.
+    other = site.create_tour(f"Marker {uuid.uuid4().hex[:6]}")
+    site.add_poi(other, "Marker stop", "34.2262", "-77.8768")
+    site.open(f"/tours/{other}")
+    site.click_button("Publish")
+    assert eventually(lambda: feed_tour(site.suite, other) is not None)
+    assert feed_tour(site.suite, tour)["name"] == name, "the feed shows the published version"
+    assert feed_description(site.suite, poi) == "Lectures here."
+
+    site.open(f"/tours/{tour}")
+    assert "1 stop" in site.text and draft_banner(site)
+    site.click_button("Publish changes")
+    assert not draft_banner(site)
+    assert eventually(lambda: (feed_tour(site.suite, tour) or {}).get("name") == name + " (new)")
+    assert eventually(lambda: feed_description(site.suite, poi) == "Lectures and labs here.")
+
+
+def test_discarding_a_draft_brings_the_published_version_back_into_the_form(site):
+    name = f"Discard {uuid.uuid4().hex[:6]}"
+    tour = site.create_tour(name)
+    site.add_poi(tour, "Discard Hall", "34.2261", "-77.8767")
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    site.fill("Tour's Name", "A name nobody should see")
+    site.click_button("Save")
+    assert site.value("Tour's Name") == "A name nobody should see"
+    site.click_button("Discard changes to the tour")
+    assert not draft_banner(site)
+    assert site.value("Tour's Name") == name
+    assert all(t["name"] != "A name nobody should see" for t in feed_tours(site.suite))
+
+
+def test_publishing_is_refused_without_stops_and_asks_before_a_far_stop(site):
+    tour = site.create_tour(f"Empty {uuid.uuid4().hex[:6]}")
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    assert "Not published." in site.text and "at least one stop" in site.text
+    assert "Draft" in site.text
+
+    site.add_poi(tour, "Near A", "34.2261", "-77.8767")
+    site.add_poi(tour, "Near B", "34.2265", "-77.8771")
+    # The minus sign left out: 12 000 km away.
+    far = site.add_poi(tour, "Forgot the minus", "34.2270", "77.8770")
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    assert "Not published." in site.text and "Forgot the minus is" in site.text, site.text
+    assert feed_tour(site.suite, tour) is None
+    site.click_button("Publish anyway")
+    assert "Published" in site.text
+    assert eventually(lambda: feed_tour(site.suite, tour) is not None)
+    assert far.upper() in [stop["id"].upper() for stop in feed_tour(site.suite, tour)["stops"]]
