@@ -39,7 +39,8 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
     app.addServices(AfterStartup(runtime.startup, relay), AfterStartup(runtime.startup, commands),
                     AfterStartup(runtime.startup, CatalogEventsWatch(relay: relay, handler: handler, logger: logger)),
                     AfterStartup(runtime.startup, commandsLag.ends), AfterStartup(runtime.startup, commandsLag.watch),
-                    AfterStartup(runtime.startup, SnapshotCacheWarmer(handler: handler, logger: logger)))
+                    AfterStartup(runtime.startup, SnapshotCacheWarmer(handler: handler, logger: logger)),
+                    AfterStartup(runtime.startup, TourScheduler(repository: repository, handler: handler, relay: relay, logger: logger)))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: CatalogMigrations.runner)
     }

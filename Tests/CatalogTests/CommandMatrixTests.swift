@@ -11,7 +11,7 @@ import TestSupport
 @Suite("Every catalog command")
 struct CommandMatrixTests {
     static let logger = TestServices.logger
-    static let testedApart: Set<CatalogAction> = [.history, .discardTourDraft, .publishPoi, .discardPoiDraft]
+    static let testedApart: Set<CatalogAction> = [.history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule]
 
     /// Content every case starts from: categories Shop, Shop/Fashion and Eat; POI A (in Shop/Fashion) and
     /// POI B; a tour (version 2) stopping at A.
@@ -92,7 +92,10 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
         case .revertPoi:
             return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, expectedVersion: 1, revertToVersion: 1), ["poi.changed"])
-        case .history, .discardTourDraft, .publishPoi, .discardPoiDraft:
+        case .scheduleTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, status: .published,
+                                   scheduleAt: Date().addingTimeInterval(3_600)), ["tour.changed"])
+        case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
     }
@@ -130,7 +133,10 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.shop), "entityId", "has 1 subcategories")
         case .importBatch:
             return (CatalogCommand(action: action, actor: actor, rows: []), "rows", "at least one row")
-        case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft:
+        case .scheduleTour:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.tour, status: .published, scheduleAt: Date().addingTimeInterval(-60)),
+                    "scheduleAt", "Choose a time in the future")
+        case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, revertToVersion: 9), "revertToVersion", "is not in this entity's history")
@@ -142,12 +148,13 @@ struct CommandMatrixTests {
     /// The entity a versioned command acts on, and its version in the fixture.
     static func versioned(_ action: CatalogAction, _ f: Fixture) -> (id: UUID, version: Int)? {
         switch action {
-        case .updateTour, .deleteTour, .setTourStatus, .setTourStops, .revertTour: (f.tour, 2)
+        case .updateTour, .deleteTour, .setTourStatus, .setTourStops, .revertTour, .scheduleTour: (f.tour, 2)
         case .updatePoi, .revertPoi: (f.poiB, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft: nil
+        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+             .applyTourSchedule: nil
         }
     }
 
@@ -329,6 +336,63 @@ struct DraftTests {
             _ = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Closed Day"), asDraft: true))
             let unpublished = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .draft))
             #expect(unpublished.tour?.content.name == "Closed Day" && unpublished.tour?.draft == nil)
+        }
+    }
+
+    @Test("a scheduled publish and unpublish apply when due, by a scheduler started after they were set (a restart), once")
+    func scheduledPublishing() async throws {
+        try await HandlerFixture.with { handler, client in
+            func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
+                let result = try await handler.handle(command)
+                try #require(result.outcome == .applied, "\(command.action): \(result.errors) \(result.message ?? "")")
+                return result
+            }
+            let repository = PostgresCatalogRepository(client: client, logger: TestServices.logger)
+            let stop = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Hall", latitude: 34.2261, longitude: -77.8767))).entityId)
+            let tour = try #require(try await run(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
+            // Whole seconds: what the JSON of a result keeps exactly.
+            let soon = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            let publishAt = soon.addingTimeInterval(3_600)
+
+            // Checked when set: a tour without stops cannot be scheduled to publish.
+            let empty = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: publishAt))
+            #expect(empty.outcome == .rejected && empty.errors.first?.field == "stops")
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [stop]))
+            let scheduled = try await run(CatalogCommand(action: .scheduleTour, actor: "officer@example.edu", entityId: tour, status: .published,
+                                                          scheduleAt: publishAt))
+            #expect(scheduled.tour?.schedule?.at == publishAt && scheduled.tour?.schedule?.by == "officer@example.edu")
+            #expect(scheduled.tour?.status == .draft)
+
+            // Not yet due: nothing happens. Due (a scheduler made now, as after a restart): published, once.
+            let before = TourScheduler(repository: repository, handler: handler, relay: nil, logger: TestServices.logger)
+            #expect(try await before.applyDue(now: publishAt.addingTimeInterval(-1)) == 0)
+            let restarted = TourScheduler(repository: repository, handler: handler, relay: nil, logger: TestServices.logger)
+            #expect(try await restarted.applyDue(now: publishAt.addingTimeInterval(5)) == 1)
+            #expect(try await restarted.applyDue(now: publishAt.addingTimeInterval(6)) == 0, "applied once")
+            let published = try #require(try await repository.withTransaction { try await $0.tour(tour) }).state
+            #expect(published.status == .published && published.schedule == nil)
+            let audit = try await client.fetch("SELECT actor, action FROM catalog.audit_log WHERE entity_id = \(tour) ORDER BY id DESC LIMIT 1",
+                                               as: (String, String).self, logger: TestServices.logger).first
+            #expect(audit?.0 == "schedule (set by officer@example.edu)" && audit?.1 == "tour.apply-schedule")
+
+            // A scheduled unpublish whose time comes; then a publish refused when due keeps the reason and is no longer due.
+            let unpublishAt = soon.addingTimeInterval(7_200)
+            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .draft, scheduleAt: unpublishAt))
+            #expect(try await restarted.applyDue(now: unpublishAt.addingTimeInterval(1)) == 1)
+            #expect(try #require(try await repository.withTransaction { try await $0.tour(tour) }).state.status == .draft)
+            let republishAt = soon.addingTimeInterval(9_000)
+            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: republishAt))
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: []))
+            #expect(try await restarted.applyDue(now: republishAt.addingTimeInterval(1)) == 1)
+            let failed = try #require(try await repository.withTransaction { try await $0.tour(tour) }).state
+            #expect(failed.status == .draft && failed.schedule?.failure == "A tour needs at least one stop before it is published")
+            #expect(try await restarted.applyDue(now: republishAt.addingTimeInterval(60)) == 0, "a failed schedule is no longer due")
+
+            // Cancel.
+            let cancelled = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
+            #expect(cancelled.tour?.schedule == nil)
+            let none = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
+            #expect(none.outcome == .rejected && none.errors.first?.field == "scheduleAt")
         }
     }
 }

@@ -101,3 +101,46 @@ def test_publishing_is_refused_without_stops_and_asks_before_a_far_stop(site):
     assert "Published" in site.text
     assert eventually(lambda: feed_tour(site.suite, tour) is not None)
     assert far.upper() in [stop["id"].upper() for stop in feed_tour(site.suite, tour)["stops"]]
+
+
+def type_local_time(site, seconds_ahead: int) -> None:
+    """Types into When the browser's local time `seconds_ahead` from now (as a person picking it would)."""
+    field = site.field("When")
+    site.browser.execute_script("""
+        const when = new Date(Date.now() + arguments[1] * 1000);
+        const pad = (n) => String(n).padStart(2, "0");
+        arguments[0].value = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}T` +
+                             `${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}`;
+    """, field, seconds_ahead)
+
+
+def test_a_scheduled_publish_puts_the_tour_on_the_feed_at_its_time(site):
+    name = f"Scheduled {uuid.uuid4().hex[:6]}"
+    tour = site.create_tour(name)
+    site.add_poi(tour, "Scheduled Hall", "34.2261", "-77.8767")
+    site.open(f"/tours/{tour}")
+    type_local_time(site, 6)
+    site.click_button("Schedule")
+    assert "Scheduled:" in site.text, site.text
+    assert "Scheduled to publish at" in site.text and "admin@example.edu" in site.text
+    assert feed_tour(site.suite, tour) is None, "not before its time"
+
+    assert eventually(lambda: feed_tour(site.suite, tour) is not None, timeout=20), "published by catalog at its time"
+    site.open(f"/tours/{tour}")
+    assert "Scheduled to publish" not in site.text
+    site.click_link("History")
+    assert "schedule (set by admin@example.edu)" in site.text
+
+
+def test_a_schedule_can_be_cancelled_and_a_time_in_the_past_is_refused(site):
+    tour = site.create_tour(f"Cancelled {uuid.uuid4().hex[:6]}")
+    site.add_poi(tour, "Cancelled Hall", "34.2261", "-77.8767")
+    site.open(f"/tours/{tour}")
+    type_local_time(site, -3600)
+    site.click_button("Schedule")
+    assert site.error_for("When") == "Choose a time in the future", site.text
+    type_local_time(site, 3600)
+    site.click_button("Schedule")
+    assert "Scheduled to publish at" in site.text
+    site.click_button("Cancel schedule")
+    assert "Schedule cancelled." in site.text and "Scheduled to publish at" not in site.text

@@ -79,6 +79,7 @@ final class AdminCatalogProjection: Sendable {
         guard result.outcome == .applied else { return }
         if let tour = result.tour { _ = update(tour.id, tour.version) { $0.tours[tour.id] = tour } }
         if let poi = result.poi { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
+        for poi in result.pois ?? [] { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
         if let category = result.category { _ = update(category.id, category.version) { $0.categories[category.id] = category } }
         if result.tour == nil, result.poi == nil, result.category == nil, let id = result.entityId, let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.

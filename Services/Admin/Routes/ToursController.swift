@@ -19,6 +19,7 @@ struct ToursController {
         router.post("/tours/:id", use: save)
         router.post("/tours/:id/status", use: setStatus)
         router.post("/tours/:id/discard", use: discardDraft)
+        router.post("/tours/:id/schedule", use: schedule)
         router.post("/tours/:id/stops", use: changeStops)
         router.post("/tours/:id/editors", use: changeEditors)
         router.get("/tours/:id/history", use: history)
@@ -84,7 +85,7 @@ struct ToursController {
     }
 
     func managePage(tour: TourState, form: TourForm, errors: [String: String] = [:], conflict: Conflict? = nil, problem: String? = nil,
-                    publishRefusal: String? = nil,
+                    publishRefusal: TourPages.PublishRefusal? = nil, scheduleTyped: String = "",
                     access: Access, context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let content = projection.content
         let stops = content.stops(of: tour)
@@ -95,6 +96,7 @@ struct ToursController {
         var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, problem: problem,
                                           addable: addable, access: access, csrf: context.csrfToken, map: map)
         model.publishRefusal = publishRefusal
+        model.scheduleTyped = scheduleTyped
         switch conflict {
         case .details(let merge):
             model.conflict = merge.box(entity: "tour")
@@ -131,13 +133,20 @@ struct ToursController {
             return .redirect(to: "\(Self.path(tour.id))?notice=\(Notice.key(notice, for: result))")
         case .rejected:
             var errors = fieldErrors(result.errors)
-            if command.action == .setTourStatus, let refusal = errors.removeValue(forKey: "stops") {
-                return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, publishRefusal: refusal, access: access,
-                                            context: context, status: .unprocessableContent)
+            let typedAt = command.action == .scheduleTour ? context.form["at"] : ""
+            if command.action == .setTourStatus || command.action == .scheduleTour, let message = errors.removeValue(forKey: "stops") {
+                let route = command.action == .scheduleTour ? "schedule" : "status"
+                let resent = ["status", "scheduleStatus", "at", "utcOffsetMinutes"].compactMap { name in
+                    context.form.has(name) ? (name: name, value: context.form[name]) : nil
+                }
+                let refusal = TourPages.PublishRefusal(message: message, route: route, fields: resent,
+                                                       canConfirm: message.contains("confirm to publish anyway"))
+                return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, publishRefusal: refusal, scheduleTyped: typedAt,
+                                            access: access, context: context, status: .unprocessableContent)
             }
             if errors.isEmpty, let message = result.message { errors["general"] = message }
-            return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, errors: errors, access: access, context: context,
-                                        status: .unprocessableContent)
+            return try await managePage(tour: projection.tour(tour.id) ?? tour, form: form, errors: errors, scheduleTyped: typedAt,
+                                        access: access, context: context, status: .unprocessableContent)
         case .conflict:
             let current = result.tour ?? projection.tour(tour.id) ?? tour
             let author = projection.authors.author(of: tour.id, version: current.version, viewer: viewer)
@@ -159,6 +168,7 @@ struct ToursController {
         let consequence = switch action {
         case .setTourStops: "Your change to the stops was not made. The list below is the tour's order now: make the change again if it is still needed."
         case .setTourStatus: "Its status was not changed. Check the tour below, then publish or unpublish again."
+        case .scheduleTour: "The schedule was not changed. Check the tour below, then schedule again."
         case .deleteTour: "It was not deleted. Check it below, then delete again."
         case .revertTour: "It was not reverted. Check the tour and its History, then revert again."
         default: "Your change was not made. Check the tour below and make it again."
@@ -190,6 +200,44 @@ struct ToursController {
         case .archived: "archived"
         }
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: notice)
+    }
+
+    /// Set the tour's scheduled publish or unpublish (`at` typed in the browser's zone, `utcOffsetMinutes` from admin.js), or cancel it.
+    @Sendable func schedule(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        var command = CatalogCommand(action: .scheduleTour, actor: access.user.email, entityId: tour.id,
+                                     expectedVersion: context.form.int("version") ?? tour.version)
+        if context.form["cancel"] != "1" {
+            guard let status = ContentStatus(rawValue: context.form["scheduleStatus"]), status != .archived else {
+                throw AdminError.badRequest("Choose Publish or Unpublish.")
+            }
+            guard let at = Self.scheduledTime(context.form["at"], utcOffsetMinutes: context.form.int("utcOffsetMinutes") ?? 0) else {
+                return try await managePage(tour: tour, form: TourForm(tour), errors: ["scheduleAt": "Choose a date and time, e.g. 2026-12-01 09:00."],
+                                            scheduleTyped: context.form["at"], access: access, context: context, status: .unprocessableContent)
+            }
+            command.status = status
+            command.scheduleAt = at
+            command.confirmFarStops = context.form["confirmFarStops"] == "1" ? true : nil
+        }
+        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context,
+                             notice: command.scheduleAt == nil ? "unscheduled" : "scheduled")
+    }
+
+    /// A `datetime-local` value (`2026-12-01T09:00`, seconds optional) in a zone `utcOffsetMinutes` east of UTC.
+    static func scheduledTime(_ text: String, utcOffsetMinutes: Int) -> Date? {
+        guard abs(utcOffsetMinutes) <= 18 * 60 else { return nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm"] {
+            formatter.dateFormat = format
+            if let local = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) {
+                return local.addingTimeInterval(-Double(utcOffsetMinutes) * 60)
+            }
+        }
+        return nil
     }
 
     @Sendable func discardDraft(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -9,6 +9,22 @@ enum AdminScript {
           if (!input.value) input.value = input.dataset.formId;
         }
 
+        // Times in the reader's zone: a scheduled time typed in a datetime-local field is sent with that zone's
+        // offset at that date (summer time included), and times shown in UTC are rewritten in the local zone.
+        for (const form of document.querySelectorAll("form")) {
+          const offset = form.querySelector("input[data-utc-offset]");
+          const local = form.querySelector("input[type=datetime-local]");
+          if (!offset || !local) continue;
+          form.addEventListener("submit", () => {
+            const when = new Date(local.value);
+            offset.value = isNaN(when) ? "0" : String(-when.getTimezoneOffset());
+          });
+        }
+        for (const time of document.querySelectorAll("time[data-local]")) {
+          const when = new Date(time.getAttribute("datetime"));
+          if (!isNaN(when)) time.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+        }
+
         // Maps (AdminMap): drawn once Leaflet, a deferred script after this one, has run.
         document.addEventListener("DOMContentLoaded", () => {
           if (!window.L) return;

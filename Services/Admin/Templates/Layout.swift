@@ -138,6 +138,8 @@ struct Notice {
         "discarded": .success("Unpublished changes discarded: the page shows the published version again."),
         "poipublished": .success("Published: the phones show this point of interest's changes."),
         "reverted": .success("Reverted: that version's content is back, as a new version (History shows both)."),
+        "scheduled": .success("Scheduled: catalog will make the change at that time, whether or not anyone is logged in."),
+        "unscheduled": .success("Schedule cancelled."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

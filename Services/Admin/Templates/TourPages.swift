@@ -90,8 +90,10 @@ enum TourPages {
         var fieldNotes: [String: String] = [:]
         /// What the details form was rendered from (a conflict's merge keeps the base the user saw).
         var base: TourForm?
-        /// Why the last Publish was refused (no stops, or a stop far from the others).
-        var publishRefusal: String?
+        /// Why the last Publish (or scheduled publish) was refused: no stops, or a stop far from the others.
+        var publishRefusal: PublishRefusal?
+        /// The schedule form's When as typed, kept when it is refused.
+        var scheduleTyped: String = ""
         var problem: String? = nil
         /// POIs that can be added as stops (not stops already).
         var addable: [PoiState] = []
@@ -103,6 +105,63 @@ enum TourPages {
         var access: Access
         var csrf: String
         var map: AdminMap
+    }
+
+    /// A refused publish or scheduled publish, and what resending it with the far stops confirmed posts.
+    struct PublishRefusal {
+        var message: String
+        /// "status" or "schedule": the tour's route that was refused.
+        var route: String
+        /// The refused form's own fields, sent again by "… anyway".
+        var fields: [(name: String, value: String)]
+        /// The refusal is one a confirmation overrides (a far stop, not a missing one).
+        var canConfirm: Bool
+    }
+
+    /// The tour's schedule: what is due and when (with Cancel), why the last one did not happen, and the form to set one.
+    /// Times are typed and shown in the browser's time zone (admin.js), in UTC without script.
+    static func schedule(_ model: ManageModel) -> HTML {
+        let tour = model.tour
+        let path = "/tours/\(tour.id.uuidString.lowercased())/schedule"
+        guard tour.status != .archived else { return .empty }
+        var parts: [HTML] = []
+        if let schedule = tour.schedule {
+            let what = schedule.status == .published ? "publish" : "unpublish"
+            if let failure = schedule.failure {
+                parts.append("""
+                    <div class="notice error" role="alert"><p><strong>The scheduled \(what) did not happen</strong> \
+                    (due \(localTime(schedule.at))): \(failure).</p></div>
+                    """)
+            } else {
+                let cancel = Forms.post(path, csrf: model.csrf, class: "inline",
+                                        Forms.hidden("version", String(tour.version)) + Forms.hidden("cancel", "1")
+                                            + Forms.submit("Cancel schedule", class: ""))
+                parts.append("""
+                    <p class="schedule">Scheduled to <strong>\(what)</strong> at \(localTime(schedule.at)) \
+                    <span class="muted">(set by \(schedule.by))</span></p>\(cancel)
+                    """)
+            }
+        }
+        let options: [(value: String, label: String)] = tour.status == .published
+            ? [("draft", "Unpublish")] : [("published", "Publish"), ("draft", "Unpublish")]
+        let form = Forms.post(path, csrf: model.csrf, class: "schedule-form",
+                              Forms.hidden("version", String(tour.version))
+                                + Forms.select("What", name: "scheduleStatus", options: options, selected: options[0].value, id: "field-scheduleStatus")
+                                + Forms.text("When", name: "at", value: model.scheduleTyped, error: model.errors["scheduleAt"], type: "datetime-local",
+                                             hint: "In your time zone (UTC if your browser runs no script).")
+                                + "<input type=\"hidden\" name=\"utcOffsetMinutes\" value=\"0\" data-utc-offset>"
+                                + Forms.submit("Schedule", class: ""))
+        return "<section class=\"schedule\"><h2>Schedule publishing</h2>\(parts)\(form)</section>"
+    }
+
+    /// A time for people: UTC in the HTML, the reader's own zone once admin.js has run.
+    static func localTime(_ date: Date) -> HTML {
+        let iso = RFC3339.format(date)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return "<time datetime=\"\(iso)\" data-local>\(formatter.string(from: date))</time>"
     }
 
     static func manage(_ model: ManageModel) -> HTML {
@@ -133,13 +192,15 @@ enum TourPages {
                 <div class="actions">\(statusButton(.published, "Publish changes", "primary")) \(discard)</div></div>
                 """
         }
-        let refusal: HTML = model.publishRefusal.map { message in
-            let anyway: HTML = message.contains("confirm to publish anyway")
-                ? Forms.post("\(tourPath)/status", csrf: model.csrf, class: "inline",
-                             Forms.hidden("version", String(tour.version)) + Forms.hidden("status", ContentStatus.published.rawValue)
-                                + Forms.hidden("confirmFarStops", "1") + Forms.submit("Publish anyway", class: "danger"))
+        let refusal: HTML = model.publishRefusal.map { refusal in
+            let resent: HTML = "\(refusal.fields.map { Forms.hidden($0.name, $0.value) })"
+            let anyway: HTML = refusal.canConfirm
+                ? Forms.post("\(tourPath)/\(refusal.route)", csrf: model.csrf, class: "inline",
+                             Forms.hidden("version", String(tour.version)) + resent + Forms.hidden("confirmFarStops", "1")
+                                + Forms.submit(refusal.route == "schedule" ? "Schedule anyway" : "Publish anyway", class: "danger"))
                 : .empty
-            return "<div class=\"notice error\" role=\"alert\"><p><strong>Not published.</strong> \(message)</p>\(anyway)</div>"
+            let what: HTML = refusal.route == "schedule" ? "Not scheduled." : "Not published."
+            return "<div class=\"notice error\" role=\"alert\"><p><strong>\(what)</strong> \(refusal.message)</p>\(anyway)</div>"
         } ?? .empty
         if tour.status == .published { statusActions.append(statusButton(.draft, "Unpublish")) }
         if tour.status != .archived { statusActions.append(statusButton(.archived, "Archive")) }
@@ -197,11 +258,12 @@ enum TourPages {
             <p>Status: \(CommonPages.statusBadge(tour.status)) <span class="muted">version \(tour.version)</span>
             <a href="\(tourPath)/history">History</a></p>
             <div class="actions">\(statusActions)</div>
+            \(schedule(model))
             \(refusal)
             \(drafts)
             \(model.problem.map(CommonPages.unavailableBox))
             \(conflict)
-            \(Forms.errorSummary(model.errors, fields: TourForm.fields))
+            \(Forms.errorSummary(model.errors, fields: TourForm.fields.union(["scheduleAt"])))
             \(details)
             <h2>Points of Interest</h2>
             <p><a class="button primary" href="\(tourPath)/pois/new">Add New POI</a></p>

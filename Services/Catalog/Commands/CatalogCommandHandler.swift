@@ -124,6 +124,8 @@ struct Work {
     var directMessages: [KafkaOutgoingMessage] = []
     /// Catalog's snapshot chunks, reused by the next snapshot; nil: encode every chunk afresh.
     var snapshotCache: SnapshotCache?
+    /// Stops whose drafts a tour's publish published, for the result (so the admin shows them at once).
+    var publishedStops: [PoiState] = []
 
     init(command: CatalogCommand, transaction: any CatalogTransaction, topics: KafkaConfiguration, requestId: String?, now: Date) {
         self.command = command
@@ -201,6 +203,8 @@ struct Work {
         case .revertPoi: return try await revertPoi()
         case .discardTourDraft: return try await discardTourDraft()
         case .publishPoi, .discardPoiDraft: return try await changePoiDraft()
+        case .scheduleTour: return try await scheduleTour()
+        case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
         }
     }
@@ -287,15 +291,9 @@ struct Work {
             working.content = content
         case .setTourStatus:
             guard let status = command.status else { return missing("status", "status is required (draft, published or archived)") }
-            if status == .published {
-                if let refusal = try await publishRefusal(working.stops) { return refusal }
-                try await publishDrafts(ofStops: working.stops)
-            }
-            // Publishing makes the draft the content; unpublishing or archiving folds it in (nothing of it is live).
-            tour.status = status
-            tour.content = working.content
-            tour.stops = working.stops
-            tour.draft = nil
+            if let refusal = try await setStatus(of: &tour, to: status, confirmFarStops: command.confirmFarStops == true) { return refusal }
+            // Done by hand: the schedule has nothing left to do.
+            if tour.schedule?.status == status { tour.schedule = nil }
             tour.version += 1
             tour.updatedAt = now
             return try await commit(tour, before: stored.state)
@@ -327,13 +325,28 @@ struct Work {
         }
     }
 
+    /// A status change (by hand or by schedule): publishing checks the tour and publishes its drafts and its stops'
+    /// drafts; unpublishing or archiving folds its draft in (nothing of it is live). Returns the refusal, if any.
+    mutating func setStatus(of tour: inout TourState, to status: ContentStatus, confirmFarStops: Bool) async throws -> CatalogCommandResult? {
+        let working = tour.working
+        if status == .published {
+            if let refusal = try await publishRefusal(working.stops, confirmFarStops: confirmFarStops) { return refusal }
+            try await publishDrafts(ofStops: working.stops)
+        }
+        tour.status = status
+        tour.content = working.content
+        tour.stops = working.stops
+        tour.draft = nil
+        return nil
+    }
+
     /// Why `stops` cannot be published (DESIGN.md, "Drafts and publishing"): none at all, or one far from the
     /// others without the editor's confirmation. Each stop is checked where it will be: its draft's position.
-    func publishRefusal(_ stops: [UUID]) async throws -> CatalogCommandResult? {
+    func publishRefusal(_ stops: [UUID], confirmFarStops: Bool) async throws -> CatalogCommandResult? {
         guard !stops.isEmpty else {
             return missing("stops", "A tour needs at least one stop before it is published")
         }
-        guard command.confirmFarStops != true else { return nil }
+        guard !confirmFarStops else { return nil }
         var pois: [PoiContent] = []
         for id in stops {
             if let poi = try await transaction.poi(id), !poi.isDeleted { pois.append(poi.state.working) }
@@ -357,6 +370,7 @@ struct Work {
             publish(.changed(poi))
             try await transaction.audit(commandId: command.commandId, actor: command.actor, action: command.action, entityId: id,
                                         before: stored.state.auditText(), after: poi.auditText())
+            publishedStops.append(poi)
         }
     }
 
@@ -367,6 +381,53 @@ struct Work {
         guard stored.state.draft != nil else { return missing("draft", "the tour has no unpublished changes") }
         var tour = stored.state
         tour.draft = nil
+        tour.version += 1
+        tour.updatedAt = now
+        return try await commit(tour, before: stored.state)
+    }
+
+    // MARK: schedules
+
+    /// `tour.schedule`: set (checked as a publish would be now) or, without `scheduleAt`, cancel.
+    mutating func scheduleTour() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.tour(id), !stored.isDeleted else { return missing("entityId", "tour \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
+        var tour = stored.state
+        if let at = command.scheduleAt {
+            guard let status = command.status, status == .published || status == .draft else {
+                return missing("status", "Choose what happens at that time: published or draft")
+            }
+            guard at > now else { return missing("scheduleAt", "Choose a time in the future") }
+            guard at < now.addingTimeInterval(2 * 365 * 86_400) else { return missing("scheduleAt", "Choose a time within two years") }
+            if status == .published,
+               let refusal = try await publishRefusal(tour.working.stops, confirmFarStops: command.confirmFarStops == true) { return refusal }
+            tour.schedule = TourSchedule(status: status, at: at, by: command.actor, confirmFarStops: command.confirmFarStops)
+        } else {
+            guard tour.schedule != nil else { return missing("scheduleAt", "the tour has no schedule to cancel") }
+            tour.schedule = nil
+        }
+        tour.version += 1
+        tour.updatedAt = now
+        return try await commit(tour, before: stored.state)
+    }
+
+    /// `tour.apply-schedule`, sent by catalog's scheduler: the due status change, or, when the checks refuse it now,
+    /// the reason kept on the schedule (which is then no longer due).
+    mutating func applyTourSchedule() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.tour(id), !stored.isDeleted else { return missing("entityId", "tour \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
+        guard let schedule = stored.state.schedule, schedule.isPending, schedule.at <= now else {
+            return missing("scheduleAt", "nothing is due for this tour")
+        }
+        var tour = stored.state
+        if let refusal = try await setStatus(of: &tour, to: schedule.status, confirmFarStops: schedule.confirmFarStops == true) {
+            tour = stored.state
+            tour.schedule?.failure = refusal.message ?? "refused"
+        } else {
+            tour.schedule = nil
+        }
         tour.version += 1
         tour.updatedAt = now
         return try await commit(tour, before: stored.state)
@@ -417,6 +478,7 @@ struct Work {
         publish(.changed(tour))
         var result = try await applied(tour.id, version: tour.version, before: before, after: tour)
         result.tour = tour
+        if !publishedStops.isEmpty { result.pois = publishedStops }
         return result
     }
 

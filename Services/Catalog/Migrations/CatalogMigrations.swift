@@ -83,5 +83,11 @@ enum CatalogMigrations {
             ALTER TABLE tours ADD COLUMN draft jsonb;
             ALTER TABLE pois ADD COLUMN draft jsonb;
             """),
+        Migration(5, "scheduled publishing", """
+            -- A tour's schedule (DESIGN.md, "Scheduled publishing"), and when the scheduler is to act on it:
+            -- NULL once applied, cancelled or failed, so the scheduler's query reads only pending ones.
+            ALTER TABLE tours ADD COLUMN schedule jsonb, ADD COLUMN schedule_due timestamptz;
+            CREATE INDEX tours_schedule_due ON tours (schedule_due) WHERE schedule_due IS NOT NULL;
+            """),
     ])
 }

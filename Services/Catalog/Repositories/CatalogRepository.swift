@@ -8,6 +8,8 @@ protocol CatalogRepository: Sendable {
     func withTransaction<T: Sendable>(_ body: @Sendable (any CatalogTransaction) async throws -> T) async throws -> T
     /// Outbox rows not yet published, oldest first.
     func outboxBacklog() async throws -> Int
+    /// Live tours whose pending schedule is due at `now` (DESIGN.md, "Scheduled publishing"), earliest first.
+    func toursDue(at now: Date) async throws -> [(id: UUID, version: Int, by: String)]
 }
 
 /// A stored entity and whether it is a tombstone (deleted; its id stays taken, its version keeps counting).

@@ -19,6 +19,13 @@ struct PostgresCatalogRepository: CatalogRepository {
         try await client.fetch("SELECT count(*)::bigint FROM catalog.outbox", as: Int.self, logger: logger).first ?? 0
     }
 
+    func toursDue(at now: Date) async throws -> [(id: UUID, version: Int, by: String)] {
+        try await client.fetch("""
+            SELECT id, version, COALESCE(schedule->>'by', '') FROM catalog.tours
+            WHERE schedule_due <= \(now) AND deleted_at IS NULL ORDER BY schedule_due, id
+            """, as: (UUID, Int, String).self, logger: logger).map { (id: $0.0, version: $0.1, by: $0.2) }
+    }
+
     // MARK: outbox relay
 
     struct OutboxRow: Sendable {
@@ -70,13 +77,12 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func tour(_ id: UUID) async throws -> Stored<TourState>? {
         let rows = try await connection.fetch("""
             SELECT version, status, content::text, updated_at, deleted_at IS NOT NULL,
-                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text, schedule::text
             FROM catalog.tours t WHERE id = \(id) FOR UPDATE
-            """, as: (Int, String, String, Date, Bool, [UUID], String?).self, logger: logger)
-        guard let (version, status, content, updatedAt, deleted, stops, draft) = rows.first else { return nil }
-        let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                              content: try CatalogEventCodec.readTourContent(Array(content.utf8)),
-                              stops: stops, updatedAt: updatedAt, draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) })
+            """, as: (Int, String, String, Date, Bool, [UUID], String?, String?).self, logger: logger)
+        guard let (version, status, content, updatedAt, deleted, stops, draft, schedule) = rows.first else { return nil }
+        let state = try tourState(id: id, version: version, status: status, content: content, updatedAt: updatedAt, stops: stops,
+                                  draft: draft, schedule: schedule)
         return Stored(state: state, isDeleted: deleted)
     }
 
@@ -93,13 +99,15 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func saveTour(_ tour: TourState, deleted: Bool) async throws {
         let content = CatalogEventCodec.text(tour.content)
         let draft = tour.draft.map(CatalogEventCodec.text)
+        let schedule = tour.schedule.map(CatalogEventCodec.text)
         let deletedAt: Date? = deleted ? tour.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at, draft)
+            INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at, draft, schedule, schedule_due)
             VALUES (\(tour.id), \(tour.version), \(tour.status.rawValue), \(tour.content.name), \(content)::jsonb, \(tour.updatedAt), \(deletedAt),
-                    \(draft)::jsonb)
+                    \(draft)::jsonb, \(schedule)::jsonb, \(tour.scheduleDue))
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
-                content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
+                content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft,
+                schedule = EXCLUDED.schedule, schedule_due = EXCLUDED.schedule_due
             """, logger: logger)
         try await connection.query("DELETE FROM catalog.tour_stops WHERE tour_id = \(tour.id)", logger: logger)
         if !deleted && !tour.stops.isEmpty {
@@ -142,14 +150,13 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func liveTours() async throws -> [TourState] {
         let rows = try await connection.fetch("""
             SELECT id, version, status, content::text, updated_at,
-                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text, schedule::text
             FROM catalog.tours t WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, String, Date, [UUID], String?).self, logger: logger)
-        return try await rows.concurrentMapOffThePool { id, version, status, content, updatedAt, stops, draft in
+            """, as: (UUID, Int, String, String, Date, [UUID], String?, String?).self, logger: logger)
+        return try await rows.concurrentMapOffThePool { id, version, status, content, updatedAt, stops, draft, schedule in
             Result {
-                TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                          content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt,
-                          draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) })
+                try tourState(id: id, version: version, status: status, content: content, updatedAt: updatedAt, stops: stops,
+                              draft: draft, schedule: schedule)
             }
         }.map { try $0.get() }
     }
@@ -342,14 +349,14 @@ extension PostgresCatalogTransaction {
     func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>] {
         guard !ids.isEmpty else { return [:] }
         var tours: [UUID: Stored<TourState>] = [:]
-        for (id, version, status, content, updatedAt, deleted, stops, draft) in try await connection.fetch("""
+        for (id, version, status, content, updatedAt, deleted, stops, draft, schedule) in try await connection.fetch("""
             SELECT id, version, status, content::text, updated_at, deleted_at IS NOT NULL,
-                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text
+                   COALESCE((SELECT array_agg(poi_id ORDER BY position) FROM catalog.tour_stops WHERE tour_id = t.id), '{}'), draft::text,
+                   schedule::text
             FROM catalog.tours t WHERE id = ANY(\(ids)) FOR UPDATE
-            """, as: (UUID, Int, String, String, Date, Bool, [UUID], String?).self, logger: logger) {
-            let state = TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
-                                  content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt,
-                                  draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) })
+            """, as: (UUID, Int, String, String, Date, Bool, [UUID], String?, String?).self, logger: logger) {
+            let state = try tourState(id: id, version: version, status: status, content: content, updatedAt: updatedAt, stops: stops,
+                                      draft: draft, schedule: schedule)
             tours[id] = Stored(state: state, isDeleted: deleted)
         }
         return tours
@@ -386,15 +393,20 @@ extension PostgresCatalogTransaction {
             let tours = changes.tours.map(\.state)
             let contents = tours.map { CatalogEventCodec.text($0.content) }
             let drafts = tours.map { $0.draft.map(CatalogEventCodec.text) ?? "" }
+            let schedules = tours.map { $0.schedule.map(CatalogEventCodec.text) ?? "" }
             try await connection.query("""
-                INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at, draft)
-                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb
+                INSERT INTO catalog.tours (id, version, status, name, content, updated_at, deleted_at, draft, schedule, schedule_due)
+                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb,
+                       NULLIF(schedule, '')::jsonb,
+                       CASE WHEN schedule <> '' AND NULLIF(schedule, '')::jsonb->>'failure' IS NULL THEN (NULLIF(schedule, '')::jsonb->>'at')::timestamptz END
                 FROM unnest(\(tours.map(\.id))::uuid[], \(tours.map(\.version))::integer[], \(tours.map(\.status.rawValue))::text[],
                             \(tours.map(\.content.name))::text[], \(contents)::text[],
-                            \(tours.map(\.updatedAt))::timestamptz[], \(changes.tours.map(\.isDeleted))::boolean[], \(drafts)::text[])
-                     AS t(id, version, status, name, content, updated_at, deleted, draft)
+                            \(tours.map(\.updatedAt))::timestamptz[], \(changes.tours.map(\.isDeleted))::boolean[], \(drafts)::text[],
+                            \(schedules)::text[])
+                     AS t(id, version, status, name, content, updated_at, deleted, draft, schedule)
                 ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
-                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
+                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft,
+                    schedule = EXCLUDED.schedule, schedule_due = EXCLUDED.schedule_due
                 """, logger: logger)
             try await connection.query("DELETE FROM catalog.tour_stops WHERE tour_id = ANY(\(tours.map(\.id)))", logger: logger)
             let live = changes.tours.filter { !$0.isDeleted }.map(\.state)
@@ -429,6 +441,20 @@ extension PostgresCatalogTransaction {
                 """, logger: logger)
         }
     }
+}
+
+/// A tour from its stored columns.
+private func tourState(id: UUID, version: Int, status: String, content: String, updatedAt: Date, stops: [UUID], draft: String?,
+                       schedule: String?) throws -> TourState {
+    TourState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
+              content: try CatalogEventCodec.readTourContent(Array(content.utf8)), stops: stops, updatedAt: updatedAt,
+              draft: try draft.map { try CatalogEventCodec.readTourDraft(Array($0.utf8)) },
+              schedule: try schedule.map { try CatalogEventCodec.readTourSchedule(Array($0.utf8)) })
+}
+
+private extension TourState {
+    /// When the scheduler is to act on this tour (a pending schedule's time); nil for none.
+    var scheduleDue: Date? { schedule.flatMap { $0.isPending ? $0.at : nil } }
 }
 
 func jsonText<T: Encodable>(_ value: T) throws -> String {

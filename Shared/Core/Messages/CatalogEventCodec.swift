@@ -59,6 +59,13 @@ public enum CatalogEventCodec {
         return String(decoding: out.bytes, as: UTF8.self)
     }
 
+    /// A tour's schedule as catalog stores it.
+    public static func text(_ schedule: TourSchedule) -> String {
+        var out = JSONWriter()
+        out.tourSchedule(schedule)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
     /// A POI's whole state as JSON text (catalog's audit rows keep these).
     public static func text(_ state: PoiState) -> String {
         var out = JSONWriter(capacity: 512)
@@ -117,6 +124,14 @@ public enum CatalogEventCodec {
 
     public static func readTourContent(_ bytes: [UInt8]) throws -> TourContent {
         try readFastTourContent(bytes) ?? JSONCoding.decoder.decode(TourContent.self, from: Data(bytes))
+    }
+
+    public static func readTourSchedule(_ bytes: [UInt8]) throws -> TourSchedule {
+        let fast = bytes.withUnsafeBufferPointer { buffer in
+            var reader = JSONReader(buffer)
+            return try? reader.whole { (reader: inout JSONReader) throws(JSONReader.Failure) in try reader.tourSchedule() }
+        }
+        return try fast ?? JSONCoding.decoder.decode(TourSchedule.self, from: Data(bytes))
     }
 
     public static func readTourDraft(_ bytes: [UInt8]) throws -> TourDraft {
@@ -247,6 +262,11 @@ extension JSONWriter {
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
         if let poi = result.poi { key("poi"); poiState(poi) }
+        if let pois = result.pois {
+            key("pois"); beginArray()
+            for poi in pois { poiState(poi) }
+            endArray()
+        }
         if let repeated = result.repeated { key("repeated"); bool(repeated) }
         if let rows = result.rows {
             key("rows"); beginArray()
@@ -296,11 +316,22 @@ extension JSONWriter {
         endObject()
     }
 
+    mutating func tourSchedule(_ schedule: TourSchedule) {
+        beginObject()
+        key("at"); date(schedule.at)
+        key("by"); string(schedule.by)
+        if let confirmed = schedule.confirmFarStops { key("confirmFarStops"); bool(confirmed) }
+        if let failure = schedule.failure { key("failure"); string(failure) }
+        key("status"); string(schedule.status.rawValue)
+        endObject()
+    }
+
     mutating func tourState(_ tour: TourState) {
         beginObject()
         key("content"); tourContent(tour.content)
         if let draft = tour.draft { key("draft"); tourDraft(draft) }
         key("id"); uuid(tour.id)
+        if let schedule = tour.schedule { key("schedule"); tourSchedule(schedule) }
         key("status"); string(tour.status.rawValue)
         key("stops"); uuids(tour.stops)
         key("updatedAt"); date(tour.updatedAt)
@@ -459,9 +490,9 @@ extension JSONReader {
     mutating func command(depth: Int) throws(Failure) -> CatalogCommand {
         var commandId: UUID?, action: CatalogAction?, actor: String?, entityId: UUID?, expectedVersion: Int?, tour: TourContent?
         var poi: PoiContent?, stops: [UUID]?, status: ContentStatus?, category: CategoryContent?, rows: [CatalogBatchRow]?
-        var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?
+        var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
-                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft"]
+                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -485,13 +516,15 @@ extension JSONReader {
             case 12: chunkedSnapshot = try reader.optional { r throws(Failure) in try r.boolean() }
             case 13: revertToVersion = try reader.optional { r throws(Failure) in try r.int() }
             case 14: confirmFarStops = try reader.optional { r throws(Failure) in try r.boolean() }
-            default: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
+            case 15: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
+            default: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),
                               entityId: entityId, expectedVersion: expectedVersion, tour: tour, poi: poi, stops: stops, status: status,
                               category: category, rows: rows, skipInvalidRows: skipInvalidRows, chunkedSnapshot: chunkedSnapshot,
-                              revertToVersion: revertToVersion, confirmFarStops: confirmFarStops, asDraft: asDraft)
+                              revertToVersion: revertToVersion, confirmFarStops: confirmFarStops, asDraft: asDraft,
+                              scheduleAt: scheduleAt)
     }
 
     private mutating func batchRow(depth: Int) throws(Failure) -> CatalogBatchRow {
@@ -568,7 +601,8 @@ extension JSONReader {
 
     private mutating func tourState() throws(Failure) -> TourState {
         var id: UUID?, version: Int?, status: ContentStatus?, content: TourContent?, stops: [UUID]?, updatedAt: Date?, draft: TourDraft?
-        try object(depth: 2, keys: ["content", "id", "status", "stops", "updatedAt", "version", "draft"]) { reader, field throws(Failure) in
+        var schedule: TourSchedule?
+        try object(depth: 2, keys: ["content", "id", "status", "stops", "updatedAt", "version", "draft", "schedule"]) { reader, field throws(Failure) in
             switch field {
             case 0: content = try reader.tourContent()
             case 1: id = try reader.uuid()
@@ -578,12 +612,30 @@ extension JSONReader {
             case 3: stops = try reader.array { e throws(Failure) in try e.uuid() }
             case 4: updatedAt = try reader.date()
             case 5: version = try reader.int()
-            default: draft = try reader.optional { r throws(Failure) in try r.tourDraft() }
+            case 6: draft = try reader.optional { r throws(Failure) in try r.tourDraft() }
+            default: schedule = try reader.optional { r throws(Failure) in try r.tourSchedule() }
             }
         }
         return TourState(id: try Self.required(id), version: try Self.required(version), status: try Self.required(status),
                          content: try Self.required(content), stops: try Self.required(stops), updatedAt: try Self.required(updatedAt),
-                         draft: draft)
+                         draft: draft, schedule: schedule)
+    }
+
+    mutating func tourSchedule() throws(Failure) -> TourSchedule {
+        var status: ContentStatus?, at: Date?, by: String?, confirmFarStops: Bool?, failure: String?
+        try object(depth: 3, keys: ["status", "at", "by", "confirmFarStops", "failure"]) { reader, field throws(Failure) in
+            switch field {
+            case 0:
+                guard let value = ContentStatus(rawValue: try reader.text()) else { throw reader.malformed("unknown status") }
+                status = value
+            case 1: at = try reader.date()
+            case 2: by = try reader.text()
+            case 3: confirmFarStops = try reader.optional { r throws(Failure) in try r.boolean() }
+            default: failure = try reader.optional { r throws(Failure) in try r.text() }
+            }
+        }
+        return TourSchedule(status: try Self.required(status), at: try Self.required(at), by: try Self.required(by),
+                            confirmFarStops: confirmFarStops, failure: failure)
     }
 
     mutating func tourDraft() throws(Failure) -> TourDraft {

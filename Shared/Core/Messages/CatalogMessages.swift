@@ -104,6 +104,10 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case discardTourDraft = "tour.discard-draft"
     case publishPoi = "poi.publish"
     case discardPoiDraft = "poi.discard-draft"
+    /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
+    case scheduleTour = "tour.schedule"
+    /// Catalog's own: its scheduler applying a due schedule.
+    case applyTourSchedule = "tour.apply-schedule"
 }
 
 /// A command on `catalog.commands`. Which fields matter depends on `action`; catalog validates them
@@ -137,12 +141,14 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     /// For `tour.update`, `tour.set-stops`, `poi.update` and the reverts: a change to published content stays a draft
     /// until published (the admin's edits; imports and tools change content directly).
     public var asDraft: Bool?
+    /// For `tour.schedule`: when; nil cancels the schedule.
+    public var scheduleAt: Date?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
-                confirmFarStops: Bool? = nil, asDraft: Bool? = nil) {
+                confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -159,6 +165,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.revertToVersion = revertToVersion
         self.confirmFarStops = confirmFarStops
         self.asDraft = asDraft
+        self.scheduleAt = scheduleAt
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -199,6 +206,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var repeated: Bool?
     /// For `catalog.history`: the entity's changes, newest first.
     public var history: [CatalogHistoryEntry]?
+    /// POIs the command changed beside its entity: a tour's publish publishes its stops' drafts.
+    public var pois: [PoiState]?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,
@@ -247,8 +256,12 @@ public struct TourState: Codable, Sendable, Equatable {
     /// Changes to a published tour waiting for Publish (DESIGN.md, "Drafts and publishing"); `content` and
     /// `stops` stay what the feed shows.
     public var draft: TourDraft?
+    /// A publish or unpublish waiting for its time.
+    public var schedule: TourSchedule?
 
-    public init(id: UUID, version: Int, status: ContentStatus, content: TourContent, stops: [UUID], updatedAt: Date, draft: TourDraft? = nil) {
+    public init(id: UUID, version: Int, status: ContentStatus, content: TourContent, stops: [UUID], updatedAt: Date, draft: TourDraft? = nil,
+                schedule: TourSchedule? = nil) {
+        self.schedule = schedule
         self.id = id
         self.version = version
         self.status = status
@@ -260,6 +273,30 @@ public struct TourState: Codable, Sendable, Equatable {
 
     /// What editors work on: the draft when there is one, else the content itself.
     public var working: TourDraft { draft ?? TourDraft(content: content, stops: stops) }
+}
+
+/// When catalog is to publish or unpublish a tour, and who asked (DESIGN.md, "Scheduled publishing").
+public struct TourSchedule: Codable, Sendable, Equatable {
+    /// `published` or `draft`.
+    public var status: ContentStatus
+    public var at: Date
+    /// Who set it.
+    public var by: String
+    /// Far stops were confirmed when it was set.
+    public var confirmFarStops: Bool?
+    /// Why it could not be applied at its time; a schedule with a failure is no longer due.
+    public var failure: String?
+
+    public init(status: ContentStatus, at: Date, by: String, confirmFarStops: Bool? = nil, failure: String? = nil) {
+        self.status = status
+        self.at = at
+        self.by = by
+        self.confirmFarStops = confirmFarStops
+        self.failure = failure
+    }
+
+    /// Waiting to be applied at `at`.
+    public var isPending: Bool { failure == nil }
 }
 
 /// A tour's content and stops as edited, not yet published.
