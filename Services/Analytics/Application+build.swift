@@ -47,9 +47,9 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
                                  source: "analytics", logger: logger) { envelope in
         let event = envelope.data
         if let tour = event.tour, event.kind == .tourChanged {
-            try await store.saveName(entityId: tour.id, kind: "tour", name: tour.content.name, version: tour.version)
+            try await store.saveName(entityId: tour.id, kind: "tour", name: tour.content.name, version: tour.version, stops: tour.stops)
         } else if let poi = event.poi, event.kind == .poiChanged {
-            try await store.saveName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version)
+            try await store.saveName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version, stops: nil)
         }
         // A deletion keeps the name: reports over past days still show what was visited.
     }

@@ -24,7 +24,13 @@ struct AdminReportsTests {
                .init(poiId: UUID(uuidString: "6f1c8a52-0000-4000-8000-000000000002")!, name: nil, views: 5, visits: 10, averageDwellSeconds: 0, mediaPlays: 0)],
         tours: [.init(tourId: UUID(uuidString: "7a000000-0000-4000-8000-000000000001")!, name: "Students Tour", starts: 4, completions: 2, completionRate: 0.5,
                       uniqueDevices: 4, averageDurationSeconds: 3_725)],
-        devices: .init(platforms: ["ios": 30, "android": 10, "unknown": 2], models: [:], osVersions: [:], appVersions: ["2.1.0": 40, "unknown": 2]))
+        devices: .init(platforms: ["ios": 30, "android": 10, "unknown": 2], models: [:], osVersions: [:], appVersions: ["2.1.0": 40, "unknown": 2]),
+        funnel: nil,
+        hours: HourReport(weekdays: HourReport.weekdayNames.enumerated().map { index, day in
+            WeekdayHours(weekday: day, visits: (0..<24).map { hour in index == 2 && hour == 14 ? 1_200 : (hour == 9 ? 3 : 0) })
+        }),
+        searches: SearchReport(top: [SearchRow(query: "<b>library</b>", searches: 1_500, zeroResults: 2)],
+                               nothingFound: [NothingFoundRow(query: "<b>library</b>", searches: 2)]))
 
     @Test("the dashboard shows tiles, a labelled chart with every number, the tables and a CSV link each; text is escaped")
     func dashboard() {
@@ -48,7 +54,14 @@ struct AdminReportsTests {
         #expect(html.contains("2 min 5 s"))
         #expect(html.contains("1 h 2 min"))
         #expect(html.contains("<td>ios</td><td class=\"number\">30</td><td class=\"number\">71.4 %</td>"))
-        for name in ReportsPages.csvNames {
+        // Visits by hour: a heat table, the busiest cell darkest; searches escaped.
+        #expect(html.contains("<td class=\"heat heat-5\" title=\"Wednesday 14:00–15:00 UTC: 1200 visits\">1,200</td>"))
+        #expect(html.contains("<td class=\"heat heat-1\" title=\"Monday 9:00–10:00 UTC: 3 visits\">3</td>"))
+        #expect(html.contains("<td>&lt;b&gt;library&lt;/b&gt;</td><td class=\"number\">1,500</td><td class=\"number\">2</td>"))
+        // No tour chosen: no funnel, and it says how to get one.
+        #expect(!html.contains("funnel-table"))
+        #expect(html.contains("Choose a tour above"))
+        for name in ReportsPages.csvNames where name != "funnel" {
             #expect(html.contains("id=\"csv-\(name)\" href=\"/reports/\(name).csv?from=2025-03-01&amp;to=2025-03-03\""), "\(name)")
         }
         #expect(html.contains("<option value=\"uniqueDevices\" selected>Unique devices</option>"))

@@ -51,6 +51,22 @@ struct AnalyticsHarness: Sendable {
         try await producer.send(values.map { KafkaOutgoingMessage(topic: trackingTopic, key: key, value: Array($0.utf8)) })
     }
 
+    /// Names the workload's tours and stops and gives each tour its stops, as analytics keeps them from
+    /// `catalog.events`; returns the names, for the truth.
+    func saveCatalog(_ workload: Workload) async throws -> [UUID: String] {
+        let names = Dictionary(uniqueKeysWithValues: workload.tours.enumerated().map { ($1, "Tour \($0)") }
+                                   + workload.pois.enumerated().map { ($1, "Stop \($0)") })
+        try await withPostgres { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+            for tour in workload.tours {
+                try await store.saveName(entityId: tour, kind: "tour", name: names[tour]!, version: 1, stops: workload.stops[tour])
+            }
+            for poi in workload.pois { try await store.saveName(entityId: poi, kind: "poi", name: names[poi]!, version: 1, stops: nil) }
+        }
+        return names
+    }
+
     func withPostgres<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
         try await TestServices.withPostgres(database, body)
     }
@@ -95,9 +111,17 @@ struct AnalyticsHarness: Sendable {
     struct DayList: Decodable { let days: [DailyReportRow] }
 
     /// Every report for every query, over HTTP, compared with the truth.
-    static func expectReports(_ client: some TestClientProtocol, equal truth: Truth, for queries: [ReportQuery],
+    static func expectReports(_ client: some TestClientProtocol, equal truth: Truth, for queries: [ReportQuery], stops: [UUID: [UUID]] = [:],
                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for query in queries {
+            if let tour = query.tourId {
+                let funnel = try await get(client, "funnel", query, as: FunnelReport.self)
+                #expect(funnel == truth.funnel(query, stops: stops[tour] ?? []), "funnel \(query)", sourceLocation: sourceLocation)
+            }
+            let hours = try await get(client, "hours", query, as: HourReport.self)
+            #expect(hours == truth.hours(query), "hours \(query)", sourceLocation: sourceLocation)
+            let searches = try await get(client, "searches", query, as: SearchReport.self)
+            #expect(searches == truth.searches(query), "searches \(query): \(searches) vs \(truth.searches(query))", sourceLocation: sourceLocation)
             let summary = try await get(client, "summary", query, as: SummaryReport.self)
             #expect(summary.matches(truth.summary(query)), "summary \(query): \(summary) vs \(truth.summary(query))", sourceLocation: sourceLocation)
             let pois = try await get(client, "pois", query, as: PoiList.self).pois
@@ -112,9 +136,15 @@ struct AnalyticsHarness: Sendable {
     }
 
     /// The same through the repository, for schemas the service does not serve (a replay's).
-    static func expectReports(_ repository: some ReportRepository, equal truth: Truth, for queries: [ReportQuery],
+    static func expectReports(_ repository: some ReportRepository, equal truth: Truth, for queries: [ReportQuery], stops: [UUID: [UUID]] = [:],
                               sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for query in queries {
+            if let tour = query.tourId {
+                #expect(try await repository.funnel(query, tour: tour) == truth.funnel(query, stops: stops[tour] ?? []), "funnel \(query)",
+                        sourceLocation: sourceLocation)
+            }
+            #expect(try await repository.hours(query) == truth.hours(query), "hours \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.searches(query) == truth.searches(query), "searches \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.summary(query).matches(truth.summary(query)), "summary \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.pois(query).matches(truth.pois(query)), "pois \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.tours(query).matches(truth.tours(query)), "tours \(query)", sourceLocation: sourceLocation)

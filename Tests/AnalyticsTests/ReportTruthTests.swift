@@ -17,7 +17,7 @@ struct ReportTruthTests {
         let harness = try await AnalyticsHarness.make()
         let workload = Workload(seed: seed, count: 3_000)
         let deliveries = workload.deliveries(seed: seed + 100)
-        let truth = Truth(events: workload.events)
+        let truth = Truth(events: workload.events, names: try await harness.saveCatalog(workload))
         // Many tourless events are credited to a tour, and the per-tour queries below count them.
         #expect(truth.creditedCount(in: workload.events) > 200)
         try await harness.app(batchSize: batchSize).test(.router) { client in
@@ -26,13 +26,13 @@ struct ReportTruthTests {
             try await harness.waitUntilCounted(Truth(events: Array(deliveries.prefix(deliveries.count / 2))).all.count)
             try await harness.produce(Array(deliveries.dropFirst(deliveries.count / 2)))
             try await harness.waitUntilCounted(truth.all.count)
-            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: seed))
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: seed), stops: workload.stops)
 
             // Delivered again, all of it, much later: nothing changes.
             try await harness.produce(workload.events)
             try await Task.sleep(for: .seconds(2))
             try await harness.waitUntilCounted(truth.all.count)
-            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: seed).prefix(4).map { $0 })
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: seed).prefix(4).map { $0 }, stops: workload.stops)
         }
     }
 

@@ -9,6 +9,8 @@ struct Workload: Sendable {
     let events: [TrackingEvent]
     let tours: [UUID]
     let pois: [UUID]
+    /// Each tour's stops in walking order, as catalog would publish them (the funnel's steps).
+    let stops: [UUID: [UUID]]
     /// The first and last day events fall on.
     let firstDay: Day
     let lastDay: Day
@@ -80,9 +82,27 @@ struct Workload: Sendable {
                 events.append(event)
             }
         }
+        // Searches as visitors type them: the same words in other case and spacing, some finding nothing.
+        let typed = ["Library", "  library ", "LIBRARY", "dining hall", "Dining   Hall", "parking", "zzz nowhere", "café", "Café ", "brooks\tfield"]
+        for _ in 0..<(count / 10) {
+            let at = Date(timeIntervalSince1970: ((end.timeIntervalSince1970 - random.double() * span) * 1_000).rounded() / 1_000)
+            var event = TrackingEvent(type: .searchPerformed, deviceId: devices[random.next(devices.count)], occurredAt: at,
+                                      tourId: random.next(3) == 0 ? tours[random.next(tours.count)] : nil)
+            event.query = typed[random.next(typed.count)]
+            event.resultCount = random.next(3) == 0 ? 0 : random.next(9)
+            event.id = random.uuid()
+            events.append(event)
+        }
         self.events = events
         self.tours = tours
         self.pois = pois
+        var stops: [UUID: [UUID]] = [:]
+        for tour in tours {
+            var shuffled = pois
+            random.shuffle(&shuffled)
+            stops[tour] = Array(shuffled.prefix(5))
+        }
+        self.stops = stops
         firstDay = Day(containing: end.addingTimeInterval(-span))
         lastDay = Day(containing: end)
     }
@@ -218,6 +238,40 @@ struct Truth {
             report.appVersions[registration?.appVersion ?? "unknown", default: 0] += 1
         }
         return report
+    }
+
+    func funnel(_ query: ReportQuery, stops: [UUID]) -> FunnelReport {
+        let events = inRange(query)
+        func devices(_ type: TrackingEvent.Kind, at poi: UUID? = nil) -> Int {
+            Set(events.filter { $0.type == type && (poi == nil || $0.poiId == poi) }.map(\.deviceId)).count
+        }
+        return FunnelReport(tourId: query.tourId!, started: devices(.tourStarted),
+                            steps: stops.map { FunnelStep(poiId: $0, name: names[$0], devices: devices(.poiArrived, at: $0)) },
+                            completed: devices(.tourCompleted))
+    }
+
+    func hours(_ query: ReportQuery) -> HourReport {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var grid = Array(repeating: Array(repeating: 0, count: 24), count: 7)
+        for event in inRange(query) where event.type == .poiArrived {
+            let parts = calendar.dateComponents([.weekday, .hour], from: event.occurredAt)
+            // Calendar's weekday 1 is Sunday; the report's first row is Monday.
+            grid[(parts.weekday! + 5) % 7][parts.hour!] += 1
+        }
+        return HourReport(weekdays: zip(HourReport.weekdayNames, grid).map { WeekdayHours(weekday: $0, visits: $1) })
+    }
+
+    /// Site-wide: the query's tour is not looked at.
+    func searches(_ query: ReportQuery) -> SearchReport {
+        let events = inRange(ReportQuery(from: query.from, to: query.to)).filter { $0.type == .searchPerformed }
+        let byQuery = Dictionary(grouping: events) { event in
+            String(event.query!.components(separatedBy: .whitespacesAndNewlines).filter { !$0.isEmpty }.joined(separator: " ").lowercased().prefix(200))
+        }
+        let rows = byQuery.map { SearchRow(query: $0, searches: $1.count, zeroResults: $1.count { $0.resultCount == 0 }) }
+        return SearchReport(top: Array(rows.sorted { ($1.searches, $0.query) < ($0.searches, $1.query) }.prefix(20)),
+                            nothingFound: Array(rows.filter { $0.zeroResults > 0 }.map { NothingFoundRow(query: $0.query, searches: $0.zeroResults) }
+                                .sorted { ($1.searches, $0.query) < ($0.searches, $1.query) }.prefix(20)))
     }
 
     func daily(_ query: ReportQuery) -> [DailyReportRow] {

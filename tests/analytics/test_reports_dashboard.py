@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import sys
+import urllib.request
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -163,3 +165,81 @@ def test_draft_tours_are_left_out_unless_asked_for(suite, browser, reports_world
     assert "allTours=1" in site.path
     options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#tourId option")]
     assert name in options and name in browser.find_element(By.TAG_NAME, "main").text
+
+
+def test_a_tours_funnel_hours_and_searches_show_what_phones_sent(suite, browser, reports_world):
+    """Fresh devices walk the longest demo tour: the funnel (names and walking order from catalog, a tourless arrival
+    credited), the hour × weekday cell and the searches move by exactly what they sent, and the page shows the API's figures."""
+    tours, _, names = demo_content(suite.feed_url)
+
+    def stops_of(tour):
+        with urllib.request.urlopen(f"{suite.feed_url}/v1/tours/{tour}", timeout=5) as response:
+            return [s["id"].lower() for s in json.load(response)["stops"]]
+    tour, stops = max(((t, stops_of(t)) for t in tours), key=lambda pair: len(pair[1]))
+    assert len(stops) >= 2, "a demo tour with two stops or more"
+    today = reports_world["today"]
+    # A whole hour ago, so the cell is fixed whatever the time is now.
+    moment = (datetime.now(timezone.utc) - timedelta(hours=1)).replace(minute=5, second=0, microsecond=0)
+    if moment.date() != today:
+        moment = datetime.now(timezone.utc).replace(minute=0, second=1, microsecond=0)
+    before_funnel = report(suite.analytics_url, "funnel", today, today, tour=tour)
+    before_hours = report(suite.analytics_url, "hours", today, today, tour=tour)
+    run = uuid.uuid4().hex[:8]
+    word = f"zzq{run}"
+
+    def at(seconds):
+        return (moment + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    def event(kind, device, seconds, **fields):
+        return {"id": str(uuid.uuid4()), "type": kind, "deviceId": f"funnel-{run}-{device}", "occurredAt": at(seconds), **fields}
+    events = [
+        event("tour.started", "a", 0, tourId=tour), event("tour.started", "b", 1, tourId=tour),
+        # a: the first stop without a tourId (credited: a has the tour open), then the second with it, and completes.
+        event("poi.arrived", "a", 10, poiId=stops[0]), event("poi.arrived", "a", 20, poiId=stops[1], tourId=tour),
+        event("tour.completed", "a", 30, tourId=tour, durationSeconds=30),
+        # b: the second stop only, twice (one device).
+        event("poi.arrived", "b", 10, poiId=stops[1], tourId=tour), event("poi.arrived", "b", 11, poiId=stops[1], tourId=tour),
+        event("search.performed", "a", 5, query=word.upper(), resultCount=0),
+        event("search.performed", "b", 6, query=f"  {word} ", resultCount=0),
+        event("search.performed", "b", 7, query=word, resultCount=3),
+    ]
+    post_events(suite.feed_url, events)
+    post_events(suite.feed_url, events[:4])  # sent twice: counted once
+
+    def funnel_moved():
+        return report(suite.analytics_url, "funnel", today, today, tour=tour)["completed"] == before_funnel["completed"] + 1
+    assert wait_until(funnel_moved, timeout=30)
+    funnel = report(suite.analytics_url, "funnel", today, today, tour=tour)
+    assert [s["poiId"].lower() for s in funnel["steps"]] == stops, "the tour's stops in walking order"
+    assert [s["name"] for s in funnel["steps"]] == [names[s] for s in stops]
+    assert funnel["started"] == before_funnel["started"] + 2
+    moved = [after["devices"] - earlier["devices"] for after, earlier in zip(funnel["steps"], before_funnel["steps"])]
+    assert moved[:2] == [1, 2] and all(m == 0 for m in moved[2:]), moved
+    hours = report(suite.analytics_url, "hours", today, today, tour=tour)
+    weekday = moment.weekday()  # Monday is 0, as the report's first row
+    assert hours["weekdays"][weekday]["visits"][moment.hour] == before_hours["weekdays"][weekday]["visits"][moment.hour] + 4
+    searches = report(suite.analytics_url, "searches", today, today)
+    assert {"query": word, "searches": 3, "zeroResults": 2} in searches["top"]
+    assert {"query": word, "searches": 2} in searches["nothingFound"]
+
+    site = AdminSite(suite, browser)
+    site.login(*reports_world["viewer"])
+    site.open(f"/reports?from={today.isoformat()}&to={today.isoformat()}&tourId={tour}")
+    rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#funnel-table tbody tr")]
+    assert len(rows) == len(stops) + 2
+    assert rows[0].startswith("Started the tour") and f"{funnel['started']:,}" in rows[0]
+    for row, step in zip(rows[1:], funnel["steps"]):
+        assert step["name"] in row and f" {step['devices']:,} " in f" {row} ", (row, step)
+    assert rows[-1].startswith("Completed the tour")
+    cell = browser.find_elements(By.CSS_SELECTOR, "#hours-table tbody tr")[weekday].find_elements(By.TAG_NAME, "td")[moment.hour]
+    assert cell.text == f"{hours['weekdays'][weekday]['visits'][moment.hour]:,}"
+    assert "heat-0" not in cell.get_attribute("class")
+    assert word in browser.find_element(By.ID, "searches-table").text
+    assert word in browser.find_element(By.ID, "nothing-found-table").text
+    response = site.http().get(browser.find_element(By.ID, "csv-funnel").get_attribute("href"), timeout=10)
+    assert response.status_code == 200 and response.text == report(suite.analytics_url, "funnel", today, today, tour=tour, fmt="csv")
+    # Without a tour there is no funnel to show, and it says how to get one.
+    site.open(f"/reports?from={today.isoformat()}&to={today.isoformat()}")
+    assert browser.find_elements(By.ID, "funnel-table") == []
+    assert "Choose a tour" in browser.find_element(By.ID, "funnel").text
+    site.logout()

@@ -22,6 +22,7 @@ REQUIRED = {
     "poi.arrived": {"poiId": str(uuid.uuid4())},
     "poi.left": {"poiId": str(uuid.uuid4()), "dwellSeconds": 95.5},
     "media.played": {"poiId": str(uuid.uuid4()), "url": "https://example.edu/a.mp3", "mediaType": "audio"},
+    "search.performed": {"query": "library", "resultCount": 0},
 }
 
 

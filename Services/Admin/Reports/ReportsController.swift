@@ -49,7 +49,7 @@ struct ReportsController {
         return AdminPage(title: "Reports", context: context, breadcrumbs: [("Reports", nil)], body: body, status: status).response()
     }
 
-    /// The five reports at once.
+    /// Every report the dashboard shows, at once.
     func fetch(_ selection: Reports.Selection) async throws -> Reports.Dashboard {
         let query = selection.apiQuery
         async let summary = analytics.report("summary", query, as: SummaryReport.self)
@@ -57,8 +57,12 @@ struct ReportsController {
         async let pois = analytics.report("pois", query, as: PoiReport.self)
         async let tours = analytics.report("tours", query, as: TourReport.self)
         async let devices = analytics.report("devices", query, as: DeviceReport.self)
+        async let hours = analytics.report("hours", query, as: HourReport.self)
+        async let searches = analytics.report("searches", query, as: SearchReport.self)
+        async let funnel = selection.tourId == nil ? nil : analytics.report("funnel", query, as: FunnelReport.self)
         return Reports.Dashboard(summary: try await summary, days: try await days.days, pois: try await pois.pois,
-                                 tours: try await tours.tours, devices: try await devices)
+                                 tours: try await tours.tours, devices: try await devices, funnel: try await funnel,
+                                 hours: try await hours, searches: try await searches)
     }
 
     func csv(_ name: String, _ request: Request, context: AdminRequestContext) async throws -> Response {

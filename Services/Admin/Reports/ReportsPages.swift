@@ -10,6 +10,10 @@ enum Reports {
         var pois: [PoiReportRow]
         var tours: [TourReportRow]
         var devices: DeviceReport
+        /// Only with a tour selected.
+        var funnel: FunnelReport?
+        var hours: HourReport
+        var searches: SearchReport
     }
 
     /// The daily series a chart can show.
@@ -68,7 +72,7 @@ enum Reports {
 
 /// The reports pages' HTML (ReportsController fetches, these render).
 enum ReportsPages {
-    static let csvNames = ["summary", "daily", "pois", "tours", "devices"]
+    static let csvNames = ["summary", "daily", "pois", "tours", "devices", "funnel", "hours", "searches"]
 
     /// The whole dashboard; `error` in place of the figures when analytics could not give them.
     static func dashboard(_ selection: Reports.Selection, data: Reports.Dashboard?, error: String?, tourChoices: [(id: String, name: String)],
@@ -91,7 +95,13 @@ enum ReportsPages {
         body += summary(data.summary, selection)
         body += daily(data.days, selection)
         body += pois(data.pois, selection)
+        body += data.funnel.map { funnel($0, selection) } ?? """
+            <section id="funnel" aria-labelledby="funnel-heading"><h2 id="funnel-heading">Stop by stop</h2>
+            <p class="muted">Choose a tour above to see how many visitors reached each of its stops.</p></section>
+            """
         body += tours(data.tours, selection)
+        body += hours(data.hours, selection)
+        body += searches(data.searches, selection)
         body += devices(data.devices, selection)
         return body
     }
@@ -246,6 +256,80 @@ enum ReportsPages {
             """
     }
 
+    /// Started → each stop in walking order → completed, each as a share of the devices that started.
+    static func funnel(_ funnel: FunnelReport, _ selection: Reports.Selection) -> HTML {
+        let most = max(1, funnel.started, funnel.completed, funnel.steps.map(\.devices).max() ?? 0)
+        func row(_ step: String, _ label: HTML, _ devices: Int) -> HTML {
+            let share = funnel.started > 0 ? percent(Double(devices) / Double(funnel.started)) : "–"
+            return "<tr><td class=\"number\">\(step)</td><td>\(label)</td><td class=\"number\">\(grouped(devices)) \(meter(devices, of: most))</td>"
+                + "<td class=\"number\">\(share)</td></tr>"
+        }
+        var rows: [HTML] = [row("", "Started the tour", funnel.started)]
+        rows += funnel.steps.enumerated().map { index, step in
+            row("\(index + 1)", "\(step.name ?? "Unnamed POI \(step.poiId.lowercased.prefix(8))")", step.devices)
+        }
+        rows.append(row("", "Completed the tour", funnel.completed))
+        let noStops: HTML = funnel.steps.isEmpty ? "<p class=\"muted\">Analytics knows no published stops of this tour yet.</p>" : ""
+        return """
+            <section id="funnel" aria-labelledby="funnel-heading">
+            <h2 id="funnel-heading">Stop by stop</h2>
+            <p class="muted">Devices that started the tour, reached each stop (in walking order, whether or not they visited the ones \
+            before it) and completed it; the share is of those that started.</p>
+            <table id="funnel-table"><thead><tr><th>Stop</th><th>Step</th><th>Devices</th><th>Of started</th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            \(noStops)
+            <p>\(csvLink("funnel", selection, "the stop-by-stop figures"))</p>
+            </section>
+            """
+    }
+
+    /// Visits as a heat table: a row per weekday, a column per hour, darker where busier.
+    static func hours(_ report: HourReport, _ selection: Reports.Selection) -> HTML {
+        let most = report.weekdays.flatMap(\.visits).max() ?? 0
+        let header: [HTML] = (0..<24).map { "<th scope=\"col\">\($0)</th>" }
+        let rows: [HTML] = report.weekdays.map { day in
+            let cells: [HTML] = day.visits.enumerated().map { hour, visits in
+                // Six shades: none, then five steps up to the busiest hour.
+                let shade = visits == 0 || most == 0 ? 0 : 1 + min(4, visits * 5 / (most + 1))
+                return "<td class=\"heat heat-\(shade)\" title=\"\(day.weekday) \(hour):00–\(hour + 1):00 UTC: \(visits) visits\">"
+                    + "\(visits == 0 ? "" : grouped(visits))</td>"
+            }
+            return "<tr><th scope=\"row\">\(String(day.weekday.prefix(3)))</th>\(cells)</tr>"
+        }
+        let empty: HTML = most == 0 ? "<p class=\"muted\">No stop was visited in this range.</p>" : ""
+        return """
+            <section id="hours" aria-labelledby="hours-heading">
+            <h2 id="hours-heading">Visits by hour and weekday</h2>
+            <p class="muted">Arrivals at stops by UTC weekday and hour of day; darker is busier.</p>
+            <div class="chart-frame"><table id="hours-table" class="heat-table"><thead><tr><th scope="col">UTC</th>\(header)</tr></thead>
+            <tbody>\(rows)</tbody></table></div>
+            \(empty)
+            <p>\(csvLink("hours", selection, "visits by hour and weekday"))</p>
+            </section>
+            """
+    }
+
+    /// What visitors searched for (site-wide, whatever tour is selected), and what found nothing.
+    static func searches(_ report: SearchReport, _ selection: Reports.Selection) -> HTML {
+        let top: [HTML] = report.top.map {
+            "<tr><td>\($0.query)</td><td class=\"number\">\(grouped($0.searches))</td><td class=\"number\">\(grouped($0.zeroResults))</td></tr>"
+        }
+        let nothing: [HTML] = report.nothingFound.map { "<tr><td>\($0.query)</td><td class=\"number\">\(grouped($0.searches))</td></tr>" }
+        return """
+            <section id="searches" aria-labelledby="searches-heading">
+            <h2 id="searches-heading">Searches</h2>
+            <p class="muted">What visitors typed in the app's search, on every tour; the same words in other case or spacing count together.</p>
+            <div class="columns">
+            <div><h3>Most searched</h3><table id="searches-table"><thead><tr><th>Search</th><th>Searches</th><th>Found nothing</th></tr></thead>
+            <tbody>\(top.isEmpty ? ["<tr><td colspan=\"3\" class=\"muted\">No searches in this range.</td></tr>"] : top)</tbody></table></div>
+            <div><h3>Found nothing</h3><table id="nothing-found-table"><thead><tr><th>Search</th><th>Searches</th></tr></thead>
+            <tbody>\(nothing.isEmpty ? ["<tr><td colspan=\"2\" class=\"muted\">Every search found something.</td></tr>"] : nothing)</tbody></table></div>
+            </div>
+            <p>\(csvLink("searches", selection, "the searches"))</p>
+            </section>
+            """
+    }
+
     static func devices(_ devices: DeviceReport, _ selection: Reports.Selection) -> HTML {
         func table(_ id: String, _ title: String, _ counts: [String: Int]) -> HTML {
             let total = max(1, counts.values.reduce(0, +))
@@ -302,5 +386,14 @@ enum ReportsPages {
         details { margin: .6rem 0; }
         a.csv { font-size: .95rem; }
         h3 { font-size: 1rem; margin: .6rem 0 .3rem; }
+        .heat-table { border-collapse: collapse; font-size: .8rem; }
+        .heat-table th, .heat-table td { padding: .15rem .25rem; text-align: center; min-width: 1.6rem; }
+        .heat-table td.heat { border: 1px solid #fff; font-variant-numeric: tabular-nums; }
+        .heat-0 { background: #f3f5f5; }
+        .heat-1 { background: #cfe5e5; }
+        .heat-2 { background: #9fcccc; }
+        .heat-3 { background: #5fa8a8; color: #fff; }
+        .heat-4 { background: #2f8585; color: #fff; }
+        .heat-5 { background: #006666; color: #fff; }
         """
 }

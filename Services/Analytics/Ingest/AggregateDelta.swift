@@ -61,11 +61,40 @@ struct AggregateDelta: Sendable {
         }
     }
 
+    /// `poi.arrived` counts by scope, day and UTC hour (the hour × weekday report).
+    struct HourKey: Hashable, Sendable {
+        var scope: UUID
+        var day: Int32
+        var hour: Int16
+    }
+
+    /// A device's `poi.arrived` at a POI with the tour it carried itself (the funnel; credited ones are in untoured_events).
+    struct StopVisit: Hashable, Sendable {
+        var tour: UUID
+        var poi: UUID
+        var day: Int32
+        var device: String
+    }
+
+    struct SearchKey: Hashable, Sendable {
+        var day: Int32
+        /// Folded (`SearchQuery.fold`).
+        var query: String
+    }
+
+    struct SearchCounts: Sendable, Equatable {
+        var searches: Int64 = 0
+        var zeroResults: Int64 = 0
+    }
+
     var devices: Set<DayMember> = []
     var tourists: Set<DayMember> = []
     var pois: [PoiKey: PoiCounts] = [:]
     var tours: [TourKey: TourCounts] = [:]
     var registrations: [String: Registration] = [:]
+    var hours: [HourKey: Int64] = [:]
+    var stopVisits: Set<StopVisit> = []
+    var searches: [SearchKey: SearchCounts] = [:]
 
     init() {}
 
@@ -102,8 +131,18 @@ struct AggregateDelta: Sendable {
                     tours[key, default: TourCounts()].durationSum += duration
                 }
             }
+        case .searchPerformed:
+            guard let query = event.query.map(SearchQuery.fold), !query.isEmpty else { return }
+            let key = SearchKey(day: day, query: query)
+            searches[key, default: SearchCounts()].searches += 1
+            if event.resultCount == 0 { searches[key, default: SearchCounts()].zeroResults += 1 }
         case .poiViewed, .poiArrived, .poiLeft, .mediaPlayed:
             guard let poi = event.poiId else { return }
+            if event.type == .poiArrived {
+                let hour = Int16(Self.utcHour(event.occurredAt))
+                for scope in scopes { hours[HourKey(scope: scope, day: day, hour: hour), default: 0] += 1 }
+                if let tour { stopVisits.insert(StopVisit(tour: tour, poi: poi, day: day, device: event.deviceId)) }
+            }
             for scope in scopes {
                 let key = PoiKey(scope: scope, day: day, poi: poi)
                 switch event.type {
@@ -117,6 +156,23 @@ struct AggregateDelta: Sendable {
                 }
             }
         }
+    }
+}
+
+extension AggregateDelta {
+    /// The UTC hour (0–23) of an instant.
+    static func utcHour(_ date: Date) -> Int {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        return Int(((seconds % 86_400) + 86_400) % 86_400 / 3_600)
+    }
+}
+
+/// How searches are grouped (DESIGN.md, "Searches"): trimmed, white space runs made one space, lower-cased,
+/// at most 200 characters.
+enum SearchQuery {
+    static func fold(_ text: String) -> String {
+        let words = text.split(whereSeparator: \.isWhitespace)
+        return String(words.joined(separator: " ").lowercased().prefix(200))
     }
 }
 

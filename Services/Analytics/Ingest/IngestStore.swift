@@ -54,8 +54,8 @@ protocol IngestStore: Sendable {
     func storedOffsets(topic: String) async throws -> [Int32: Int64]
     /// Counts the batch's events whose ids were never counted and stores its offsets, in one transaction.
     func apply(_ batch: IngestBatch) async throws -> ApplyOutcome
-    /// Keeps the latest name of a tour or POI, for reports.
-    func saveName(entityId: UUID, kind: String, name: String, version: Int) async throws
+    /// Keeps the latest name of a tour or POI (and a tour's published stops), for reports.
+    func saveName(entityId: UUID, kind: String, name: String, version: Int, stops: [UUID]?) async throws
     /// How many event ids have been counted (for tests, benchmarks and the replay tool's summary).
     func countedEvents() async throws -> Int
 }

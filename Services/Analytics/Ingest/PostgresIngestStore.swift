@@ -28,11 +28,11 @@ struct PostgresIngestStore: IngestStore {
         try await client.fetch("SELECT count(*)::bigint FROM \(unescaped: schema.name).processed_events", as: Int.self, logger: logger).first ?? 0
     }
 
-    func saveName(entityId: UUID, kind: String, name: String, version: Int) async throws {
+    func saveName(entityId: UUID, kind: String, name: String, version: Int, stops: [UUID]?) async throws {
         try await client.query("""
-            INSERT INTO \(unescaped: schema.name).catalog_names AS n (entity_id, kind, name, version)
-            VALUES (\(entityId), \(kind), \(name), \(version))
-            ON CONFLICT (entity_id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, version = EXCLUDED.version
+            INSERT INTO \(unescaped: schema.name).catalog_names AS n (entity_id, kind, name, version, stops)
+            VALUES (\(entityId), \(kind), \(name), \(version), \(stops)::uuid[])
+            ON CONFLICT (entity_id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, version = EXCLUDED.version, stops = EXCLUDED.stops
             WHERE EXCLUDED.version > n.version
             """, logger: logger)
     }
@@ -230,6 +230,39 @@ struct PostgresIngestStore: IngestStore {
                             \(rows.map(\.value.durationSum))::double precision[]) AS x(d, tour, st, co, dc, ds)
                 ON CONFLICT (day, tour_id) DO UPDATE SET starts = t.starts + EXCLUDED.starts, completions = t.completions + EXCLUDED.completions,
                     duration_count = t.duration_count + EXCLUDED.duration_count, duration_sum = t.duration_sum + EXCLUDED.duration_sum
+                """, logger: logger)
+        }
+
+        if !delta.hours.isEmpty {
+            let rows = delta.hours.sorted { ($0.key.scope.orderKey.0, $0.key.scope.orderKey.1, $0.key.day, $0.key.hour)
+                < ($1.key.scope.orderKey.0, $1.key.scope.orderKey.1, $1.key.day, $1.key.hour) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).hour_visits AS h (scope, day, hour, visits)
+                SELECT s, DATE '1970-01-01' + d, hr, v
+                FROM unnest(\(rows.map(\.key.scope))::uuid[], \(rows.map(\.key.day))::integer[], \(rows.map(\.key.hour))::smallint[],
+                            \(rows.map(\.value))::bigint[]) AS x(s, d, hr, v)
+                ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
+                """, logger: logger)
+        }
+        if !delta.stopVisits.isEmpty {
+            let rows = delta.stopVisits.sorted { ($0.tour.orderKey.0, $0.tour.orderKey.1, $0.day, $0.poi.orderKey.0, $0.poi.orderKey.1, $0.device)
+                < ($1.tour.orderKey.0, $1.tour.orderKey.1, $1.day, $1.poi.orderKey.0, $1.poi.orderKey.1, $1.device) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).stop_visits (tour_id, poi_id, day, device_id)
+                SELECT t, p, DATE '1970-01-01' + d, dev
+                FROM unnest(\(rows.map(\.tour))::uuid[], \(rows.map(\.poi))::uuid[], \(rows.map(\.day))::integer[],
+                            \(rows.map(\.device))::text[]) AS x(t, p, d, dev)
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        if !delta.searches.isEmpty {
+            let rows = delta.searches.sorted { ($0.key.day, $0.key.query) < ($1.key.day, $1.key.query) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).day_searches AS q (day, query, searches, zero_results)
+                SELECT DATE '1970-01-01' + d, qu, n, z
+                FROM unnest(\(rows.map(\.key.day))::integer[], \(rows.map(\.key.query))::text[], \(rows.map(\.value.searches))::bigint[],
+                            \(rows.map(\.value.zeroResults))::bigint[]) AS x(d, qu, n, z)
+                ON CONFLICT (day, query) DO UPDATE SET searches = q.searches + EXCLUDED.searches, zero_results = q.zero_results + EXCLUDED.zero_results
                 """, logger: logger)
         }
 

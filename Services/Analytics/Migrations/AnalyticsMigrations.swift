@@ -164,6 +164,36 @@ enum AnalyticsMigrations {
             CREATE INDEX untoured_events_by_device ON untoured_events (device_id, occurred_at);
             CREATE INDEX untoured_events_by_tour ON untoured_events (tour_id, occurred_at) WHERE tour_id IS NOT NULL;
             """),
+        Migration(7, "funnel, hours and searches", """
+            -- DESIGN.md "Funnel", "Hour × weekday", "Searches". Counted from the events read after this migration
+            -- (a replay counts the older ones too).
+            -- A tour's stops in walking order, as catalog last published them.
+            ALTER TABLE catalog_names ADD COLUMN stops uuid[];
+            -- Each device's poi.arrived at a POI carrying a tour itself, per day (credited ones: untoured_events).
+            CREATE TABLE stop_visits (
+                tour_id uuid NOT NULL,
+                poi_id uuid NOT NULL,
+                day date NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                PRIMARY KEY (tour_id, day, poi_id, device_id)
+            );
+            -- poi.arrived counts by scope, day and UTC hour.
+            CREATE TABLE hour_visits (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                hour smallint NOT NULL,
+                visits bigint NOT NULL,
+                PRIMARY KEY (scope, day, hour)
+            ) WITH (fillfactor = 70);
+            -- search.performed counts by day and folded query.
+            CREATE TABLE day_searches (
+                day date NOT NULL,
+                query text COLLATE "C" NOT NULL,
+                searches bigint NOT NULL,
+                zero_results bigint NOT NULL,
+                PRIMARY KEY (day, query)
+            ) WITH (fillfactor = 70);
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

@@ -164,4 +164,66 @@ struct PostgresReportRepository: ReportRepository {
                            poiViews: views, poiVisits: visits, mediaPlays: plays)
         }
     }
+
+    func funnel(_ query: ReportQuery, tour: UUID) async throws -> FunnelReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        let marks = try await read("""
+            SELECT count(DISTINCT device_id) FILTER (WHERE kind = 's')::bigint, count(DISTINCT device_id) FILTER (WHERE kind = 'c')::bigint
+            FROM \(unescaped: s).tour_marks
+            WHERE tour_id = \(tour) AND occurred_at >= (\(from)::date)::timestamp AT TIME ZONE 'UTC'
+              AND occurred_at < (\(to)::date + 1)::timestamp AT TIME ZONE 'UTC'
+            """, as: (Int, Int).self, logger: logger)
+        let steps = try await read("""
+            WITH stops AS (
+                SELECT poi_id, position FROM \(unescaped: s).catalog_names, unnest(stops) WITH ORDINALITY AS x(poi_id, position)
+                WHERE entity_id = \(tour)
+            ), visits AS (
+                SELECT poi_id, device_id FROM \(unescaped: s).stop_visits
+                WHERE tour_id = \(tour) AND day BETWEEN \(from)::date AND \(to)::date
+                UNION
+                SELECT poi_id, device_id FROM \(unescaped: credited(query, tour: tour)) AND type = 'poi.arrived'
+            )
+            SELECT stops.poi_id, n.name, (SELECT count(DISTINCT device_id) FROM visits v WHERE v.poi_id = stops.poi_id)::bigint
+            FROM stops LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = stops.poi_id
+            ORDER BY stops.position
+            """, as: (UUID, String?, Int).self, logger: logger)
+        return FunnelReport(tourId: tour, started: marks.first?.0 ?? 0, steps: steps.map { FunnelStep(poiId: $0.0, name: $0.1, devices: $0.2) },
+                            completed: marks.first?.1 ?? 0)
+    }
+
+    func hours(_ query: ReportQuery) async throws -> HourReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        let creditedVisits = query.tourId.map { tour in
+            """
+            UNION ALL
+            SELECT extract(isodow FROM occurred_at AT TIME ZONE 'UTC')::integer, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::integer, 1
+            FROM \(credited(query, tour: tour)) AND type = 'poi.arrived'
+            """
+        } ?? ""
+        var grid = Array(repeating: Array(repeating: 0, count: 24), count: 7)
+        for (weekday, hour, visits) in try await read("""
+            SELECT weekday, hour, sum(visits)::bigint FROM (
+                SELECT extract(isodow FROM day)::integer AS weekday, hour::integer AS hour, visits
+                FROM \(unescaped: s).hour_visits WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
+                \(unescaped: creditedVisits)
+            ) v GROUP BY weekday, hour
+            """, as: (Int, Int, Int).self, logger: logger) where (1...7).contains(weekday) && (0..<24).contains(hour) {
+            grid[weekday - 1][hour] += visits
+        }
+        return HourReport(weekdays: zip(HourReport.weekdayNames, grid).map { WeekdayHours(weekday: $0, visits: $1) })
+    }
+
+    func searches(_ query: ReportQuery) async throws -> SearchReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        let top = try await read("""
+            SELECT query, sum(searches)::bigint, sum(zero_results)::bigint FROM \(unescaped: s).day_searches
+            WHERE day BETWEEN \(from)::date AND \(to)::date GROUP BY query ORDER BY 2 DESC, query COLLATE "C" LIMIT 20
+            """, as: (String, Int, Int).self, logger: logger)
+        let nothing = try await read("""
+            SELECT query, sum(zero_results)::bigint FROM \(unescaped: s).day_searches
+            WHERE day BETWEEN \(from)::date AND \(to)::date GROUP BY query HAVING sum(zero_results) > 0 ORDER BY 2 DESC, query COLLATE "C" LIMIT 20
+            """, as: (String, Int).self, logger: logger)
+        return SearchReport(top: top.map { SearchRow(query: $0.0, searches: $0.1, zeroResults: $0.2) },
+                            nothingFound: nothing.map { NothingFoundRow(query: $0.0, searches: $0.1) })
+    }
 }

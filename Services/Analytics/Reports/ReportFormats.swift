@@ -99,3 +99,30 @@ extension DailyReportRow {
                                    .integer($0.poiViews), .integer($0.poiVisits), .integer($0.mediaPlays)] })
     }
 }
+
+extension FunnelReport {
+    /// One row per step: started, each stop in walking order, completed.
+    var csv: CSVTable {
+        CSVTable(header: ["step", "poiId", "name", "devices"],
+                 rows: [[.text("started"), .text(nil), .text(nil), .integer(started)]]
+                    + steps.enumerated().map { [.text("stop \($0.offset + 1)"), .text($0.element.poiId.lowercased), .text($0.element.name),
+                                                 .integer($0.element.devices)] }
+                    + [[.text("completed"), .text(nil), .text(nil), .integer(completed)]])
+    }
+}
+
+extension HourReport {
+    var csv: CSVTable {
+        CSVTable(header: ["weekday"] + (0..<24).map { String(format: "h%02d", $0) },
+                 rows: weekdays.map { [.text($0.weekday)] + $0.visits.map(CSVTable.Cell.integer) })
+    }
+}
+
+extension SearchReport {
+    /// The top searches, then those that found nothing, told apart by `list`.
+    var csv: CSVTable {
+        CSVTable(header: ["list", "query", "searches", "zeroResults"],
+                 rows: top.map { [.text("top"), .text($0.query), .integer($0.searches), .integer($0.zeroResults)] }
+                    + nothingFound.map { [.text("nothingFound"), .text($0.query), .integer($0.searches), .integer($0.searches)] })
+    }
+}

@@ -22,6 +22,11 @@ protocol ReportRepository: Sendable {
     func devices(_ query: ReportQuery) async throws -> DeviceReport
     /// One row per day of the range, days without events included.
     func daily(_ query: ReportQuery) async throws -> [DailyReportRow]
+    /// The query's tour's funnel (`tourId` required).
+    func funnel(_ query: ReportQuery, tour: UUID) async throws -> FunnelReport
+    func hours(_ query: ReportQuery) async throws -> HourReport
+    /// Site-wide: `tourId` is not looked at.
+    func searches(_ query: ReportQuery) async throws -> SearchReport
 }
 
 extension Double {

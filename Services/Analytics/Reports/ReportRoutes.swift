@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Shared
 
-/// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily}`
+/// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily,funnel,hours,searches}`
 /// with `from`, `to`, optional `tourId`, as JSON or (`format=csv` or `Accept: text/csv`) CSV, and
 /// `GET /v1/reports/freshness` (up to when events are counted), behind `Authorization: Bearer <REPORTS_TOKEN>`.
 struct ReportRoutes<Repository: ReportRepository>: Sendable {
@@ -40,6 +40,22 @@ struct ReportRoutes<Repository: ReportRepository>: Sendable {
             let query = try Self.query(request)
             let rows = try await repository.daily(query)
             return try Self.respond(request, query, name: "daily", json: DailyReport(days: rows), csv: DailyReportRow.csv(rows))
+        }
+        group.get("funnel") { request, _ in
+            let query = try Self.query(request)
+            guard let tour = query.tourId else { throw Problem.badRequest("tourId is required: the funnel is a tour's") }
+            let report = try await repository.funnel(query, tour: tour)
+            return try Self.respond(request, query, name: "funnel", json: report, csv: report.csv)
+        }
+        group.get("hours") { request, _ in
+            let query = try Self.query(request)
+            let report = try await repository.hours(query)
+            return try Self.respond(request, query, name: "hours", json: report, csv: report.csv)
+        }
+        group.get("searches") { request, _ in
+            let query = try Self.query(request)
+            let report = try await repository.searches(query)
+            return try Self.respond(request, query, name: "searches", json: report, csv: report.csv)
         }
         group.get("freshness") { _, _ -> Response in
             guard let freshness else { throw Problem(.notFound, "this analytics does not know how fresh its counts are") }

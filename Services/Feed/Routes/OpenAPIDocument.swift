@@ -210,7 +210,7 @@ enum OpenAPIDocument {
             "type": "object", "required": ["id", "type", "deviceId", "occurredAt"],
             "properties": {
               "id": {"type": "string", "format": "uuid", "description": "Made by the client; the dedupe key"},
-              "type": {"enum": ["device.registered", "tour.started", "tour.completed", "poi.viewed", "poi.arrived", "poi.left", "media.played"]},
+              "type": {"enum": ["device.registered", "tour.started", "tour.completed", "poi.viewed", "poi.arrived", "poi.left", "media.played", "search.performed"]},
               "deviceId": {"type": "string", "minLength": 1, "maxLength": 128},
               "touristId": {"type": "string", "minLength": 1, "maxLength": 128},
               "occurredAt": {"type": "string", "format": "date-time"},
@@ -218,13 +218,15 @@ enum OpenAPIDocument {
               "osVersion": {"type": "string", "description": "device.registered"},
               "model": {"type": "string", "description": "device.registered"},
               "appVersion": {"type": "string", "description": "device.registered"},
-              "tourId": {"type": "string", "format": "uuid", "description": "tour.started, tour.completed; optional for poi.viewed, poi.arrived"},
+              "tourId": {"type": "string", "format": "uuid", "description": "tour.started, tour.completed; optional for poi.viewed, poi.arrived, search.performed"},
               "poiId": {"type": "string", "format": "uuid", "description": "poi.viewed, poi.arrived, poi.left, media.played"},
               "durationSeconds": {"type": "number", "minimum": 0, "maximum": 604800, "description": "tour.completed"},
               "dwellSeconds": {"type": "number", "minimum": 0, "maximum": 604800, "description": "poi.left"},
               "via": {"enum": ["map", "list", "search", "nearby"], "description": "poi.viewed"},
               "url": {"type": "string", "description": "media.played"},
-              "mediaType": {"enum": ["page", "video", "audio", "image"], "description": "media.played"}
+              "mediaType": {"enum": ["page", "video", "audio", "image"], "description": "media.played"},
+              "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "search.performed: what the visitor typed"},
+              "resultCount": {"type": "integer", "minimum": 0, "maximum": 1000000000, "description": "search.performed: how many results it found"}
             }
           },
           "Readiness": {

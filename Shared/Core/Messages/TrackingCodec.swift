@@ -171,6 +171,8 @@ private struct MessageWriter: Sendable {
                         case .via: out.string(name, event.via?.rawValue)
                         case .url: out.string(name, event.url)
                         case .mediaType: out.string(name, event.mediaType?.rawValue)
+                        case .query: out.string(name, event.query)
+                        case .resultCount: out.number(name, event.resultCount.map(Double.init))
                         case .data, .schemaVersion, .source: break
                         }
                     }
@@ -242,7 +244,7 @@ struct EventFields {
     }
 
     /// By key; null is absent.
-    private var values = InlineArray<16, Value?>(repeating: nil)
+    private var values = InlineArray<18, Value?>(repeating: nil)
     private var given: UInt32 = 0
     /// A known key given twice: refused, as readers disagree on which value counts (Foundation keeps the first).
     private(set) var repeated: TrackingEvent.Key?
@@ -274,7 +276,7 @@ struct EventFields {
                              platform: try string(.platform), osVersion: try string(.osVersion), model: try string(.model),
                              appVersion: try string(.appVersion), tourId: try uuid(.tourId), poiId: try uuid(.poiId),
                              durationSeconds: try number(.durationSeconds), dwellSeconds: try number(.dwellSeconds),
-                             via: via, url: try string(.url), mediaType: mediaType)
+                             via: via, url: try string(.url), mediaType: mediaType, query: try string(.query), resultCount: try count(.resultCount))
     }
 
     private static let kinds = TrackingEvent.Kind.allCases.map { (Array($0.rawValue.utf8), $0) }
@@ -316,6 +318,13 @@ struct EventFields {
 
     private func number(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Double? {
         try field(key, "a number") { if case .number(let value) = $0 { value } else { nil } }
+    }
+
+    /// A whole number (`resultCount`), written as one without a fraction.
+    private func count(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Int? {
+        guard let value = try number(key) else { return nil }
+        guard value == value.rounded(), abs(value) <= 1e15 else { throw TrackingCodec.Rejection("\(key.name) must be a whole number") }
+        return Int(value)
     }
 
     /// An enumerated field: absent, or one of `table`'s names.

@@ -11,6 +11,8 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case poiArrived = "poi.arrived"
         case poiLeft = "poi.left"
         case mediaPlayed = "media.played"
+        /// A search in the app: what was typed and how many results it found (issue 17).
+        case searchPerformed = "search.performed"
     }
 
     public enum Via: String, Codable, Sendable, CaseIterable {
@@ -35,11 +37,14 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     public var via: Via?
     public var url: String?
     public var mediaType: MediaType?
+    // search.performed
+    public var query: String?
+    public var resultCount: Int?
 
     public init(id: UUID = UUID(), type: Kind, deviceId: String, touristId: String? = nil, occurredAt: Date,
                 platform: String? = nil, osVersion: String? = nil, model: String? = nil, appVersion: String? = nil,
                 tourId: UUID? = nil, poiId: UUID? = nil, durationSeconds: Double? = nil, dwellSeconds: Double? = nil,
-                via: Via? = nil, url: String? = nil, mediaType: MediaType? = nil) {
+                via: Via? = nil, url: String? = nil, mediaType: MediaType? = nil, query: String? = nil, resultCount: Int? = nil) {
         self.id = id
         self.type = type
         self.deviceId = deviceId
@@ -56,13 +61,15 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         self.via = via
         self.url = url
         self.mediaType = mediaType
+        self.query = query
+        self.resultCount = resultCount
     }
 
     /// Every JSON key of a tracking event, and of the envelope it travels in on `tracking.events`: each
     /// spelled here once, for the codec's reader and writer and for the reasons that name a field.
     public enum Key: Int, CaseIterable, Sendable {
         case id, type, deviceId, touristId, occurredAt, platform, osVersion, model, appVersion
-        case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType
+        case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType, query, resultCount
         /// The envelope's own (`id`, `type` and `occurredAt` it shares with the event).
         case data, schemaVersion, source
 
@@ -84,6 +91,8 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
             case .via: "via"
             case .url: "url"
             case .mediaType: "mediaType"
+            case .query: "query"
+            case .resultCount: "resultCount"
             case .data: "data"
             case .schemaVersion: "schemaVersion"
             case .source: "source"
@@ -104,6 +113,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case .poiArrived: [.poiId]
         case .poiLeft: [.poiId, .dwellSeconds]
         case .mediaPlayed: [.poiId, .url, .mediaType]
+        case .searchPerformed: [.query, .resultCount]
         }
     }
 
@@ -116,6 +126,8 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
             return "missing field \(field.name) for \(type.rawValue)"
         }
         if let reason = Self.seconds(.durationSeconds, durationSeconds) ?? Self.seconds(.dwellSeconds, dwellSeconds) { return reason }
+        if let query, query.isEmpty || query.utf8.count > 200 && query.count > 200 { return "\(Key.query.name) must be 1 to 200 characters" }
+        if let resultCount, resultCount < 0 || resultCount > 1_000_000_000 { return "\(Key.resultCount.name) must be between 0 and 1000000000" }
         return Self.text(.platform, platform) ?? Self.text(.osVersion, osVersion) ?? Self.text(.model, model)
             ?? Self.text(.appVersion, appVersion) ?? Self.text(.url, url)
     }
@@ -135,6 +147,8 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case .via: via != nil
         case .url: url != nil
         case .mediaType: mediaType != nil
+        case .query: query != nil
+        case .resultCount: resultCount != nil
         default: false
         }
     }

@@ -195,3 +195,85 @@ public struct ReportFreshness: Codable, Sendable, Equatable {
         try container.encode(RFC3339.format(checkedAt), forKey: .checkedAt)
     }
 }
+
+/// `GET /v1/reports/funnel` (DESIGN.md "Funnel"): of the devices that started a tour, how many reached each stop and the end.
+public struct FunnelReport: Codable, Sendable, Equatable {
+    public var tourId: UUID
+    public var started: Int
+    /// The tour's stops in walking order.
+    public var steps: [FunnelStep]
+    public var completed: Int
+
+    public init(tourId: UUID, started: Int, steps: [FunnelStep], completed: Int) {
+        self.tourId = tourId
+        self.started = started
+        self.steps = steps
+        self.completed = completed
+    }
+}
+
+public struct FunnelStep: Codable, Sendable, Equatable {
+    public var poiId: UUID
+    public var name: String?
+    public var devices: Int
+
+    public init(poiId: UUID, name: String?, devices: Int) {
+        self.poiId = poiId
+        self.name = name
+        self.devices = devices
+    }
+}
+
+/// `GET /v1/reports/hours` (DESIGN.md "Hour × weekday"): visits by UTC weekday, Monday first, and hour.
+public struct HourReport: Codable, Sendable, Equatable {
+    public static let weekdayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    public var weekdays: [WeekdayHours]
+
+    public init(weekdays: [WeekdayHours]) { self.weekdays = weekdays }
+}
+
+public struct WeekdayHours: Codable, Sendable, Equatable {
+    public var weekday: String
+    /// 24 counts, hour 0 first.
+    public var visits: [Int]
+
+    public init(weekday: String, visits: [Int]) {
+        self.weekday = weekday
+        self.visits = visits
+    }
+}
+
+/// `GET /v1/reports/searches` (DESIGN.md "Searches").
+public struct SearchReport: Codable, Sendable, Equatable {
+    public var top: [SearchRow]
+    public var nothingFound: [NothingFoundRow]
+
+    public init(top: [SearchRow], nothingFound: [NothingFoundRow]) {
+        self.top = top
+        self.nothingFound = nothingFound
+    }
+}
+
+public struct SearchRow: Codable, Sendable, Equatable {
+    public var query: String
+    public var searches: Int
+    public var zeroResults: Int
+
+    public init(query: String, searches: Int, zeroResults: Int) {
+        self.query = query
+        self.searches = searches
+        self.zeroResults = zeroResults
+    }
+}
+
+public struct NothingFoundRow: Codable, Sendable, Equatable {
+    public var query: String
+    /// Searches for it that found nothing.
+    public var searches: Int
+
+    public init(query: String, searches: Int) {
+        self.query = query
+        self.searches = searches
+    }
+}
