@@ -55,7 +55,7 @@ struct BulkImportTests {
             rows[318] = Self.poiRow(317, latitude: 95)
             let refused = try await handler.handle(importCommand(rows, skip: false), now: Self.now)
             #expect(refused.outcome == .rejected)
-            #expect(refused.message == "1 of 401 rows failed, so nothing was imported")
+            #expect(refused.message == "1 of 400 rows failed, so nothing was imported")
             let outcomes = try #require(refused.rows)
             #expect(outcomes[318].outcome == .failed)
             #expect(outcomes[318].label == "poi 317")
@@ -69,7 +69,7 @@ struct BulkImportTests {
 
             let kept = try await handler.handle(importCommand(rows, skip: true), now: Self.now)
             #expect(kept.outcome == .applied)
-            #expect(kept.message == "imported 400 of 401 rows; 1 rows failed and were skipped")
+            #expect(kept.message == "imported 399 of 400 rows and 1 category; 1 row failed and was skipped")
             #expect(kept.rows?[318].errors.first?.field == "latitude")
             #expect(try await count("catalog.pois", client) == 399)
             #expect(try await count("catalog.pois WHERE content->>'legacyId' = '70317'", client) == 0)
@@ -165,7 +165,7 @@ struct BulkImportTests {
         let compared = steps.filter { $0.action != .createCategory }.map(\.commandId)
         let viaImport = try await withHandlerResult { handler, client in
             let result = try await handler.handle(importCommand(rows, skip: true), now: Self.now)
-            #expect(result.message == "imported 306 of 307 rows; 1 rows failed and were skipped")
+            #expect(result.message == "imported 305 of 306 rows and 1 category; 1 row failed and was skipped")
             return try await contents(client, stepIds: compared)
         }
         let oneByOne = try await withHandlerResult { handler, client in

@@ -115,7 +115,7 @@ struct CatalogServiceTests {
             #expect(refused.rows?.map(\.outcome) == [.notApplied, .notApplied, .failed])
             let skipped = try await commands.execute(plan.command(actor: "owner", skipInvalidRows: true))
             #expect(skipped.outcome == .applied)
-            #expect(skipped.message == "imported 2 of 3 rows; 1 rows failed and were skipped")
+            #expect(skipped.message == "imported 1 of 2 rows and 1 category; 1 row failed and was skipped")
             #expect(try await read(3, from: events).map(\.type).sorted() == ["category.changed", "category.changed", "poi.changed"])
         }
     }

@@ -48,7 +48,7 @@ struct ImportAndCategoryTests {
             #expect(inUse.outcome == .rejected)
             let shoes = try #require(ensure.entityId)
             let poiInUse = try await handler.handle(CatalogCommand(action: .deleteCategory, actor: "a", entityId: shoes))
-            #expect(poiInUse.errors.first?.message.contains("1 POIs are in Shop/Clothes/Shoes") == true)
+            #expect(poiInUse.errors.first?.message.contains("1 POI is in Shop/Clothes/Shoes; give it another category first") == true)
             _ = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: poi.entityId))
             #expect(try await handler.handle(CatalogCommand(action: .deleteCategory, actor: "a", entityId: shoes)).outcome == .applied)
             let recreated = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
@@ -120,7 +120,7 @@ struct ImportAndCategoryTests {
             ]), at: 3)
             let result = try await handler.handle(plan.command(actor: "owner@example.edu", skipInvalidRows: false))
             #expect(result.outcome == .rejected)
-            #expect(result.message == "1 of 6 rows failed, so nothing was imported")
+            #expect(result.message == "1 of 4 rows failed, so nothing was imported")
             let outcomes = try #require(result.rows).map(\.outcome)
             #expect(outcomes == [.notApplied, .notApplied, .notApplied, .failed, .notApplied, .notApplied])
             #expect(result.rows?[3].errors.first?.message == "Latitude must be between -90 and 90")
@@ -136,6 +136,39 @@ struct ImportAndCategoryTests {
         }
     }
 
+    @Test("a tour's stop whose row failed is named as the file names it; skipping bad rows makes the tour with its other stops, and the fixed file completes it")
+    func partialTour() async throws {
+        @Sendable func csv(latitude: String) -> String {
+            """
+            kind,legacyId,name,latitude,longitude,stops,status
+            poi,601,Kenan Hall,34.2253,-77.8725,,
+            poi,602,Brooks Field,\(latitude),-77.8791,,
+            tour,60,Open Day,,,601;602,published
+            """
+        }
+        try await withHandler { handler, client in
+            let refused = try await handler.handle(try rows(csv(latitude: "95")).command(actor: "owner@example.edu", skipInvalidRows: false))
+            #expect(refused.outcome == .rejected)
+            #expect(refused.message == "2 of 3 rows failed, so nothing was imported")
+            #expect(refused.rows?.last?.message == "a stop is not there: “Brooks Field” on line 3 (its row was not imported)")
+            #expect(refused.rows?.last?.errors.first?.field == "stops")
+
+            let skipped = try await handler.handle(try rows(csv(latitude: "95")).command(actor: "owner@example.edu", skipInvalidRows: true))
+            #expect(skipped.message == "imported 2 of 3 rows; 1 row failed and was skipped")
+            #expect(skipped.rows?.map(\.outcome) == [.applied, .failed, .applied])
+            #expect(skipped.rows?.last?.message == "made without the stop “Brooks Field” on line 3 (its row was not imported)")
+            let stops = { try await client.fetch("SELECT count(*)::bigint FROM catalog.tour_stops", as: Int.self, logger: logger)[0] }
+            #expect(try await stops() == 1)
+            #expect(try await client.fetch("SELECT status FROM catalog.tours", as: String.self, logger: logger) == ["published"])
+
+            // The file fixed and imported again: the missing POI and the tour's whole stop list.
+            let fixed = try await handler.handle(try rows(csv(latitude: "34.2301")).command(actor: "owner@example.edu", skipInvalidRows: true))
+            #expect(fixed.outcome == .applied)
+            #expect(fixed.rows?.map(\.outcome) == [.applied, .applied, .applied])
+            #expect(try await stops() == 2)
+        }
+    }
+
     @Test("skipping bad rows imports the rest; a row stands or falls whole; importing again changes nothing")
     func skipBadRows() async throws {
         try await withHandler { handler, client in
@@ -145,9 +178,10 @@ struct ImportAndCategoryTests {
                                                         stops: [UUID()], status: .published, actor: "x"))
             let result = try await handler.handle(plan.command(actor: "owner@example.edu", skipInvalidRows: true))
             #expect(result.outcome == .applied)
-            #expect(result.message == "imported 5 of 6 rows; 1 rows failed and were skipped")
+            #expect(result.message == "imported 3 of 4 rows and 2 categories; 1 row failed and was skipped")
             #expect(result.rows?.last?.outcome == .failed)
-            #expect(result.rows?.last?.message?.contains("does not exist") == true)
+            #expect(result.rows?.last?.message?.hasPrefix("a stop is not there: POI ") == true)
+            #expect(result.rows?.last?.message?.hasSuffix(" (no such POI)") == true)
             #expect(try await count("tours", client) == 1)
             #expect(try await count("pois", client) == 2)
             #expect(try await count("categories", client) == 2)

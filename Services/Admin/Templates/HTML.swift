@@ -57,7 +57,3 @@ extension Array where Element == HTML {
 /// The one escape function: text to HTML text or attribute value (attributes are always double-quoted).
 func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
 
-/// "1 tour", "2 tours": a count with its noun, in plain words.
-func counted(_ count: Int, _ noun: String) -> String {
-    "\(count) \(noun)\(count == 1 ? "" : "s")"
-}

@@ -65,7 +65,7 @@ enum ImportPages {
         let finished = job.phase == .done || job.phase == .failed
         return """
             <h1>Import of \(job.fileName)</h1>
-            <p>\(counted(job.totalRows, "row")), \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
+            <p>\(counted(job.totalRows, "row")) in the file, \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
             <ol class="progress">\(progress)</ol>
             \(finished ? .empty : "<p class=\"muted\">This page refreshes itself until the import is done.</p>" as HTML)
             \(job.message.map { "<p class=\"notice \(job.phase == .done && failed == 0 ? "success" : "warning")\" role=\"status\">\($0)</p>" as HTML })

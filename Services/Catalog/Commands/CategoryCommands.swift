@@ -104,7 +104,7 @@ extension Work {
         }
         let pois = try await transaction.poisInCategory(stored.state.path)
         if !pois.isEmpty {
-            return missing("entityId", "\(pois.count) POIs are in \(stored.state.path); give them another category first")
+            return missing("entityId", "\(pois.count == 1 ? "1 POI is" : "\(pois.count) POIs are") in \(stored.state.path); give \(pois.count == 1 ? "it" : "them") another category first")
         }
         var category = stored.state
         category.version += 1

@@ -9,6 +9,9 @@ import Shared
 /// Runs of POI and tour rows (the bulk of any import) run on a `StagedCatalogTransaction`: their reads
 /// are loaded with one query per kind, their writes made with one statement per table, and a failed row
 /// is undone in memory. Other rows (categories, deletes) take a savepoint each on the real transaction.
+///
+/// A tour row whose stops include a POI that is not there (its row failed, or no such POI) names it as the
+/// file does ("“Brooks Field” on line 4"); with `skipInvalidRows` the tour is made with its other stops.
 extension Work {
     static let batchActions: Set<CatalogAction> = [
         .createTour, .updateTour, .deleteTour, .setTourStatus, .setTourStops, .createPoi, .updatePoi, .deletePoi,
@@ -21,6 +24,12 @@ extension Work {
             return missing("rows", "an import takes at most \(ContentImportFile.maximumRows) rows; this one has \(rows.count)")
         }
         let skipInvalidRows = command.skipInvalidRows ?? false
+        var poiRows: [UUID: String] = [:]
+        for row in rows {
+            for step in row.commands where step.action == .createPoi {
+                if let id = step.entityId, let name = step.poi?.name { poiRows[id] = "“\(name)” on \(row.label)" }
+            }
+        }
         try await transaction.savepoint("import_all")
         var results: [CatalogBatchRowResult] = []
         var start = rows.startIndex
@@ -30,18 +39,19 @@ extension Work {
             if staged {
                 let stagedTransaction = try await StagedCatalogTransaction.load(for: rows[start..<end].flatMap(\.commands), on: transaction)
                 do {
-                    results += try await apply(rows[start..<end], on: stagedTransaction, writingBehind: stagedTransaction)
+                    results += try await apply(rows[start..<end], on: stagedTransaction, poiRows: poiRows, writingBehind: stagedTransaction)
                     try await stagedTransaction.flush()
                 } catch {
                     // A refused write (class 22/23) must surface as itself, so the command is refused, not retried.
                     throw await stagedTransaction.settle() ?? error
                 }
             } else {
-                results += try await apply(rows[start..<end], on: transaction)
+                results += try await apply(rows[start..<end], on: transaction, poiRows: poiRows)
             }
             start = end
         }
         let failed = results.filter { $0.outcome == .failed }.count
+        let tally = Tally(rows: rows, results: results)
         if failed > 0 && !skipInvalidRows {
             try await transaction.rollback(toSavepoint: "import_all")
             outbox.removeAll()
@@ -51,12 +61,51 @@ extension Work {
                 return result
             }
             return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .rejected,
-                                        message: "\(failed) of \(rows.count) rows failed, so nothing was imported", rows: results)
+                                        message: "\(tally.failedParts) failed, so nothing was imported", rows: results)
         }
         try await transaction.release(savepoint: "import_all")
-        let skipped = failed > 0 ? "; \(failed) rows failed and were skipped" : ""
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "imported \(rows.count - failed) of \(rows.count) rows\(skipped)", rows: results)
+                                    message: "imported \(tally.importedParts)\(tally.skipped)", rows: results)
+    }
+
+    /// An import's rows counted as people count them: the category rows a reader adds for the paths a file uses
+    /// are categories, not rows ("imported 4 of 5 rows and 2 categories; 1 row failed and was skipped").
+    struct Tally {
+        var rows = 0, failedRows = 0, categories = 0, failedCategories = 0
+
+        init(rows: [CatalogBatchRow], results: [CatalogBatchRowResult]) {
+            for (row, result) in zip(rows, results) {
+                let failed = result.outcome == .failed ? 1 : 0
+                if row.commands.allSatisfy({ $0.action == .createCategory }) {
+                    categories += 1
+                    failedCategories += failed
+                } else {
+                    self.rows += 1
+                    failedRows += failed
+                }
+            }
+        }
+
+        private static func parts(_ items: [String]) -> String { items.joined(separator: " and ") }
+
+        var failedParts: String {
+            Self.parts([failedRows > 0 || failedCategories == 0 ? "\(failedRows) of \(counted(rows, "row"))" : nil,
+                        failedCategories > 0 ? "\(failedCategories) of \(counted(categories, "category", plural: "categories"))" : nil].compactMap { $0 })
+        }
+
+        var importedParts: String {
+            let categoryCount = counted(categories, "category", plural: "categories")
+            return Self.parts(["\(rows - failedRows) of \(counted(rows, "row"))",
+                               categories == 0 ? nil : failedCategories == 0 ? categoryCount : "\(categories - failedCategories) of \(categoryCount)"]
+                .compactMap { $0 })
+        }
+
+        var skipped: String {
+            let failed = [failedRows > 0 ? counted(failedRows, "row") : nil,
+                          failedCategories > 0 ? counted(failedCategories, "category", plural: "categories") : nil].compactMap { $0 }
+            guard !failed.isEmpty else { return "" }
+            return "; \(Self.parts(failed)) failed and \(failedRows + failedCategories == 1 ? "was" : "were") skipped"
+        }
     }
 
     /// A row of POI and tour commands only: its reads and writes can be staged.
@@ -69,7 +118,7 @@ extension Work {
 
     /// Applies the rows in order on `rowTransaction`, each inside a savepoint that a failed row rolls back;
     /// with `staged`, starts writing every `rowsPerWrite` rows while the next are applied.
-    private mutating func apply(_ rows: ArraySlice<CatalogBatchRow>, on rowTransaction: any CatalogTransaction,
+    private mutating func apply(_ rows: ArraySlice<CatalogBatchRow>, on rowTransaction: any CatalogTransaction, poiRows: [UUID: String],
                                 writingBehind staged: StagedCatalogTransaction? = nil) async throws -> [CatalogBatchRowResult] {
         var results: [CatalogBatchRowResult] = []
         results.reserveCapacity(rows.count)
@@ -77,7 +126,7 @@ extension Work {
             if let staged, !results.isEmpty, results.count % Self.rowsPerWrite == 0 { staged.writeBehind() }
             try await rowTransaction.savepoint("import_row")
             let outboxMark = outbox.count
-            let result = try await apply(row, on: rowTransaction)
+            let result = try await apply(row, on: rowTransaction, poiRows: poiRows)
             if result.outcome == .applied {
                 try await rowTransaction.release(savepoint: "import_row")
             } else {
@@ -91,7 +140,8 @@ extension Work {
     }
 
     /// Applies one row's commands in order; the first that is not applied fails the row.
-    private mutating func apply(_ row: CatalogBatchRow, on rowTransaction: any CatalogTransaction) async throws -> CatalogBatchRowResult {
+    private mutating func apply(_ row: CatalogBatchRow, on rowTransaction: any CatalogTransaction,
+                                poiRows: [UUID: String]) async throws -> CatalogBatchRowResult {
         var entityIds: [UUID] = []
         var notes: [String] = []
         for var step in row.commands {
@@ -106,6 +156,23 @@ extension Work {
                 result = previous
                 if previous.outcome == .applied { notes.append("already imported, unchanged") }
             } else {
+                if let stops = step.stops, !stops.isEmpty {
+                    let live = try await rowTransaction.livePoiIds(stops)
+                    let absent = stops.filter { !live.contains($0) }
+                    if !absent.isEmpty {
+                        let named = absent.map { poiRows[$0].map { "\($0) (its row was not imported)" } ?? "POI \($0.lowercased) (no such POI)" }
+                        // Skipping bad rows, a tour is made with the stops that are there, if any are.
+                        guard command.skipInvalidRows == true, absent.count < stops.count else {
+                            let message = "\(absent.count == 1 ? "a stop is" : "stops are") not there: \(named.joined(separator: ", "))"
+                            return CatalogBatchRowResult(label: row.label, outcome: .failed, errors: [FieldError(field: "stops", message: message)],
+                                                         message: message, entityIds: entityIds)
+                        }
+                        step.stops = stops.filter { live.contains($0) }
+                        // Another command than the whole row's: importing the file again once the stops are there applies it whole.
+                        step.commandId = ContentImportFile.stableId(0x24, content: "\(step.commandId) without \(absent.map(\.uuidString).joined())")
+                        notes.append("made without \(absent.count == 1 ? "the stop" : "the stops") \(named.joined(separator: ", "))")
+                    }
+                }
                 var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now)
                 result = try await work.apply(eventPartitions: 0)
                 if result.outcome == .applied {

@@ -64,10 +64,11 @@ enum ContentImport {
             throw ImportError(message: "\(path): \(error.message)")
         }
         let progress = { (line: String) in FileHandle.standardError.write(Data("\(line)\n".utf8)) }
-        progress("read \(path): \(plan.rowCount) rows (\(plan.tours) tours, \(plan.pois) POIs, \(plan.categories) categories), \(plan.unreadable.count) unreadable")
+        progress("read \(path): \(counted(plan.fileRows, "row")) (\(counted(plan.tours, "tour")), \(counted(plan.pois, "POI")), "
+                 + "\(counted(plan.categories, "category", plural: "categories"))), \(plan.unreadable.count) unreadable")
         for row in plan.unreadable { progress("  \(row.label): \(row.message ?? "unreadable")") }
         if !plan.unreadable.isEmpty && !skipBadRows {
-            throw ImportError(message: "nothing imported: \(plan.unreadable.count) rows cannot be read (fix them, or pass --skip-bad-rows)")
+            throw ImportError(message: "nothing imported: \(counted(plan.unreadable.count, "row")) cannot be read (fix them, or pass --skip-bad-rows)")
         }
         guard !plan.rows.isEmpty else { throw ImportError(message: "nothing to import") }
 

@@ -28,6 +28,9 @@ public enum ContentImportFile {
         public var tours = 0
         public var pois = 0
         public var categories = 0
+        /// Rows as the file has them (POIs, tours and categories listed), which people count; `rows` also has a
+        /// row per category path a POI uses.
+        public var fileRows = 0
 
         public var rowCount: Int { rows.count + unreadable.count }
 
@@ -290,6 +293,7 @@ public enum ContentImportFile {
         let pois = file.pois ?? []
         let tours = file.tours ?? []
         var categoryPaths = file.categories ?? []
+        plan.fileRows = pois.count + tours.count + categoryPaths.count
         for case .success(let poi) in pois.map(\.value) { if let category = poi.category, !category.isEmpty { categoryPaths.append(category) } }
         plan.rows += categoryRows(categoryPaths, actor: actor)
         plan.categories = plan.rows.count
@@ -363,6 +367,7 @@ public enum ContentImportFile {
         }
         var rows: [Row] = []
         var plan = Plan()
+        plan.fileRows = records.count - 1
         for record in records.dropFirst() {
             guard record.fields.count <= header.fields.count else {
                 plan.unreadable.append(CatalogBatchRowResult(label: "line \(record.line)", outcome: .failed,
