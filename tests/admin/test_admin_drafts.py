@@ -144,3 +144,47 @@ def test_a_schedule_can_be_cancelled_and_a_time_in_the_past_is_refused(site):
     assert "Scheduled to publish at" in site.text
     site.click_button("Cancel schedule")
     assert "Schedule cancelled." in site.text and "Scheduled to publish at" not in site.text
+
+
+def test_the_preview_shows_the_tour_as_phones_will_once_published(site):
+    """The preview applies the drafts (tour and stop) and shows each stop's page as the feed renders it, in a
+    frame the admin allows only itself; the feed keeps the published version meanwhile."""
+    name = f"Preview {uuid.uuid4().hex[:6]}"
+    tour = site.create_tour(name, purpose="See it first.")
+    first = site.add_poi(tour, "Preview Hall", "34.2261", "-77.8767", description="Lectures here.")
+    site.add_poi(tour, "Preview Lawn", "34.2270", "-77.8760")
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    assert eventually(lambda: (feed_tour(site.suite, tour) or {}).get("name") == name)
+    site.open(f"/pois/{first}?tour={tour}")
+    site.fill("Description", "Lectures and <labs> here.")
+    site.click_button("Save")
+    assert draft_banner(site)
+
+    site.open(f"/tours/{tour}")
+    site.click_link("Preview as phones will show it")
+    assert site.heading == f"Preview: {name}"
+    assert "once you publish the changes" in site.text
+    assert "2 stops" in site.text
+    frames = site.browser.find_elements(By.CSS_SELECTOR, "iframe.phone-page")
+    assert len(frames) == 2
+    site.browser.switch_to.frame(frames[0])
+    try:
+        assert site.browser.find_element(By.TAG_NAME, "h1").text == "Preview Hall"
+        assert "Lectures and <labs> here." in site.browser.find_element(By.TAG_NAME, "body").text, "the draft, escaped"
+        assert name in site.browser.find_element(By.TAG_NAME, "body").text, "listed under this tour"
+    finally:
+        site.browser.switch_to.default_content()
+
+    # The frame's page is the feed's own: the same bytes the feed serves for the published version.
+    session = site.http()
+    framed = session.get(frames[0].get_attribute("src"), timeout=10)
+    assert framed.status_code == 200 and "frame-ancestors 'self'" in framed.headers["Content-Security-Policy"]
+    assert framed.headers["X-Frame-Options"] == "SAMEORIGIN"
+    with urllib.request.urlopen(f"{site.suite.feed_url}/v1/pois/{first}/page", timeout=5) as response:
+        feed_page = response.read().decode()
+    assert feed_page == framed.text.replace("Lectures and &lt;labs&gt; here.", "Lectures here.")
+    # Admin pages themselves still refuse to be framed; a POI not on the tour has no preview.
+    assert session.get(f"{site.suite.admin_url}/tours/{tour}", timeout=10).headers["X-Frame-Options"] == "DENY"
+    assert session.get(f"{site.suite.admin_url}/tours/{tour}/preview/stops/{uuid.uuid4()}", timeout=10).status_code == 404
+    assert feed_description(site.suite, first) == "Lectures here.", "the feed still shows the published version"

@@ -142,9 +142,12 @@ struct CSRFMiddleware: RouterMiddleware {
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        response.headers[.contentSecurityPolicy] =
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-        response.headers[.xFrameOptions] = "DENY"
+        // A page made to be framed by the admin (a tour preview's stop) brings its own policy.
+        if response.headers[.contentSecurityPolicy] == nil {
+            response.headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; "
+                + "frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            response.headers[.xFrameOptions] = "DENY"
+        }
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.referrerPolicy] = "same-origin"
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }

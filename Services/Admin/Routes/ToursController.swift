@@ -23,6 +23,8 @@ struct ToursController {
         router.post("/tours/:id/stops", use: changeStops)
         router.post("/tours/:id/editors", use: changeEditors)
         router.get("/tours/:id/history", use: history)
+        router.get("/tours/:id/preview", use: preview)
+        router.get("/tours/:id/preview/stops/:poi", use: previewStop)
         router.post("/tours/:id/revert", use: revert)
         router.get("/tours/:id/delete", use: confirmDelete)
         router.post("/tours/:id/delete", use: delete)
@@ -320,6 +322,38 @@ struct ToursController {
                          breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("History", nil)],
                          body: HistoryPages.page(title: tour.content.name, versions: versions, current: tour.version,
                                                  revertAction: "\(Self.path(tour.id))/revert", csrf: context.csrfToken)).response()
+    }
+
+    /// The tour as phones will show it once published: its draft where there is one, each stop's draft too,
+    /// stops' pages rendered by the feed's own `PoiPage`.
+    @Sendable func preview(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        return AdminPage(title: "Preview", context: context,
+                         breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("Preview", nil)],
+                         body: TourPages.preview(tour: tour, stops: projection.content.stops(of: tour))).response()
+    }
+
+    /// One stop's page for the preview's frame: the feed's page of the POI's working content, framable by the admin only.
+    @Sendable func previewStop(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        let poiId = try context.id("poi")
+        let content = projection.content
+        guard tour.working.stops.contains(poiId), let poi = content.pois[poiId] else {
+            throw AdminError.notFound("That POI is not a stop of this tour.")
+        }
+        let shown = PoiState(id: poi.id, version: poi.version, content: poi.working, updatedAt: poi.updatedAt)
+        // The names of the tours phones would list it under: this one as it will be, and the other published ones.
+        let others = content.tours(stoppingAt: poiId).filter { $0.id != tour.id && $0.status == .published }.map(\.content.name)
+        var headers = PoiPage.headers
+        headers[.contentSecurityPolicy] = PoiPage.contentSecurityPolicy + "; frame-ancestors 'self'"
+        headers[.xFrameOptions] = "SAMEORIGIN"
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: .ok, headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(bytes: PoiPage.render(shown, tourNames: [tour.working.content.name] + others))))
     }
 
     @Sendable func revert(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -71,5 +71,9 @@ enum Stylesheet {
         table.history dd { margin: 0; white-space: pre-line; }
         table.history del { color: var(--error); }
         table.history ins { color: var(--teal); text-decoration: none; font-weight: 600; }
+        .phone-preview { max-width: 26rem; border: 1px solid var(--line); border-radius: 1.5rem; padding: .5rem 1rem 1rem; background: #fff; }
+        .preview-stops { list-style: none; padding: 0; }
+        .preview-stops h3 { margin: 1rem 0 .2rem; }
+        iframe.phone-page { width: 100%; height: 30rem; border: 1px solid var(--line); border-radius: .5rem; }
     """
 }

@@ -164,6 +164,41 @@ enum TourPages {
         return "<time datetime=\"\(iso)\" data-local>\(formatter.string(from: date))</time>"
     }
 
+    /// The tour as the phone will show it once published (drafts applied): its text, its stops in walking
+    /// order with the distance between them, and each stop's page as the feed renders it, in a frame.
+    static func preview(tour: TourState, stops: [PoiState]) -> HTML {
+        let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
+        let working = tour.working.content
+        let pending = tour.draft != nil || stops.contains { $0.draft != nil }
+        let note: HTML = tour.status == .published && !pending
+            ? "This is what phones show now."
+            : tour.status == .published ? "Phones still show the published version; this is what they will show once you publish the changes."
+            : "The tour is not published (\(tour.status.rawValue)); this is what phones will show once it is."
+        var walked = 0.0
+        let items: [HTML] = stops.enumerated().map { index, poi in
+            if index > 0 { walked += Geo.distanceMeters(stops[index - 1].coordinate, poi.coordinate) }
+            let leg: HTML = index == 0 ? "Start here" : "\(TourMap.distance(walked)) walked"
+            let poiId = poi.id.uuidString.lowercased()
+            return """
+                <li id="stop-\(index + 1)"><h3>\(index + 1). \(poi.working.name)\(poi.draft != nil ? " <span class=\"status draft\">changed</span>" as HTML : .empty)</h3>
+                <p class="muted">\(leg)</p>
+                <iframe class="phone-page" src="\(tourPath)/preview/stops/\(poiId)" title="\(poi.working.name) as phones show it" loading="lazy"></iframe></li>
+                """
+        }
+        return """
+            <h1>Preview: \(working.name)</h1>
+            <p class="notice" role="status">\(note) Stop pages are rendered by the feed's own page code.</p>
+            <div class="phone-preview">
+            <h2>\(working.name)</h2>
+            \(working.summary.isEmpty ? .empty : "<p>\(working.summary)</p>" as HTML)
+            \(working.purpose.isEmpty ? .empty : "<p class=\"muted\">\(working.purpose)</p>" as HTML)
+            <p>\(counted(stops.count, "stop"))\(stops.count > 1 ? ", \(TourMap.distance(walked)) on foot" : "")</p>
+            \(items.isEmpty ? "<p class=\"muted\">No stops yet: phones would show an empty tour, and it cannot be published.</p>" as HTML : "<ol class=\"preview-stops\">\(items)</ol>" as HTML)
+            </div>
+            <p><a href="\(tourPath)">Back to the tour</a></p>
+            """
+    }
+
     static func manage(_ model: ManageModel) -> HTML {
         let tour = model.tour
         let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
@@ -256,7 +291,7 @@ enum TourPages {
         return """
             <h1>Manage Tour</h1>
             <p>Status: \(CommonPages.statusBadge(tour.status)) <span class="muted">version \(tour.version)</span>
-            <a href="\(tourPath)/history">History</a></p>
+            <a href="\(tourPath)/history">History</a> · <a href="\(tourPath)/preview">Preview as phones will show it</a></p>
             <div class="actions">\(statusActions)</div>
             \(schedule(model))
             \(refusal)

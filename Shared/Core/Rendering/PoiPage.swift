@@ -1,15 +1,15 @@
 import Foundation
 import HTTPTypes
-import Shared
 
 /// The POI page for the app's embedded browser (iTour's "POI web view"): one small, self-contained
 /// HTML document with large type, the POI's pictures, text, buildings, visiting details and media
-/// links. Every piece of content is escaped; only http(s) URLs become links or images.
-enum PoiPage {
+/// links. Every piece of content is escaped; only http(s) URLs become links or images. The feed serves
+/// it; the admin's tour preview shows drafts through it, so staff see what phones will.
+public enum PoiPage {
     /// Sent with the page: nothing but its own inline style and http(s) images may load.
     /// What the page's answers carry beside the usual headers, shared by every POI's page.
-    static let headers: HTTPFields = [.contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff"]
-    static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    public static let headers: HTTPFields = [.contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff"]
+    public static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
     static let style = """
         body{font:18px/1.5 -apple-system,system-ui,sans-serif;margin:0 auto;max-width:40em;padding:12px 16px;color:#1d1d1f;background:#fff}\
@@ -18,7 +18,7 @@ enum PoiPage {
         ul{padding-left:1.2em}dt{font-weight:600}dd{margin:0 0 .5em}a{color:#0b5cad}
         """
 
-    static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
+    public static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
         let content = poi.content
         var html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
