@@ -57,6 +57,34 @@ struct ImportAndCategoryTests {
         }
     }
 
+    @Test("a POI in several categories: each must be in the tree (tree spelling, listed twice counts once); a rename moves each, a delete sees each")
+    func severalCategories() async throws {
+        try await withHandler { handler, client in
+            for path in ["Eat/Cafés", "See/Museums"] {
+                _ = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a", category: .ensuring(path: path)))
+            }
+            let unknown = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a",
+                poi: PoiContent(name: "Musée Café", latitude: 53.8, longitude: -1.5, categories: ["Eat/Cafés", "See/Zoos"])))
+            #expect(unknown.outcome == .rejected)
+            #expect(unknown.errors.map(\.field) == ["categories"])
+            let created = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a",
+                poi: PoiContent(name: "Musée Café", latitude: 53.8, longitude: -1.5, categories: ["eat/cafés", " ", "SEE/museums", "Eat/Cafés"])))
+            #expect(created.poi?.content.categories == ["Eat/Cafés", "See/Museums"])
+            #expect(created.poi?.content.category == "Eat/Cafés")
+
+            let museums = try #require(try await client.fetch("SELECT id FROM catalog.categories WHERE path = 'See/Museums'", as: UUID.self,
+                                                                logger: logger).first)
+            let inUse = try await handler.handle(CatalogCommand(action: .deleteCategory, actor: "a", entityId: museums))
+            #expect(inUse.outcome == .rejected, "in use as the POI's second category")
+            let see = try #require(try await client.fetch("SELECT id FROM catalog.categories WHERE path = 'See'", as: UUID.self, logger: logger).first)
+            _ = try await handler.handle(CatalogCommand(action: .renameCategory, actor: "a", entityId: see, expectedVersion: 1,
+                                                        category: CategoryContent(name: "Visit")))
+            let moved = try await client.fetch("SELECT content::text FROM catalog.pois", as: String.self, logger: logger)
+            let content = try CatalogEventCodec.readPoiContent(Array(moved[0].utf8))
+            #expect(content.categories == ["Eat/Cafés", "Visit/Museums"])
+        }
+    }
+
     // MARK: import
 
     func rows(_ csv: String) throws -> ContentImportFile.Plan {
@@ -94,6 +122,18 @@ struct ImportAndCategoryTests {
         #expect(bad.rows.map(\.label) == ["line 4"])
         #expect(throws: ContentImportFile.FileError.self) { try rows("name,colour\nx,red") }
         #expect(throws: ContentImportFile.FileError.self) { try rows("name\n\"never closed") }
+    }
+
+    @Test("a POI's several categories in a file: \";\"-separated in CSV, `categories` in JSON; a category row for each path")
+    func severalCategoriesInFiles() throws {
+        let csv = try rows("name,latitude,longitude,category\nMusée Café,53.8,-1.5,Eat / Cafés; See/Museums\n")
+        #expect(csv.rows.map(\.label) == ["category Eat/Cafés", "category See/Museums", "line 2"])
+        #expect(csv.rows[2].commands.first?.poi?.categories == ["Eat/Cafés", "See/Museums"])
+        #expect(csv.fileRows == 1)
+        let json = try ContentImportFile.plan(Data(#"{"pois": [{"name": "Musée Café", "latitude": 53.8, "longitude": -1.5, "categories": ["Eat/Cafés", "See/Museums"]}]}"#.utf8),
+                                              format: .json, actor: "import")
+        #expect(json.rows.last?.commands.first?.poi?.categories == ["Eat/Cafés", "See/Museums"])
+        #expect(json.rows.count == 3)
     }
 
     @Test("the JSON plan of the demo file matches the one-command-at-a-time import, and reads bad elements as bad rows")

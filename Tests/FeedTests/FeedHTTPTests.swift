@@ -13,7 +13,7 @@ struct FeedHTTPTests {
     /// Extras beside the demo content: a second published tour with accents and a category, a draft
     /// tour whose only stop must stay hidden.
     static let museum = Fixture.poi(name: "Musée Café", latitude: 34.2265, longitude: -77.8760, summary: "Coffee & art",
-                                    category: "Eat/Café", buildings: ["Crème Hall"])
+                                    categories: ["Eat/Café", "See/Museums"], buildings: ["Crème Hall"])
     static let secret = Fixture.poi(name: "Secret Garden", latitude: 34.2262, longitude: -77.8766)
     static let cafeTour = Fixture.tour(name: "Café Crème Walk", stops: [museum.id, DemoContent.poiId(1011)], summary: "Taste the campus")
     static let draftTour = Fixture.tour(name: "Unfinished", status: .draft, stops: [secret.id])
@@ -135,6 +135,13 @@ struct FeedHTTPTests {
             #expect(nearby.allSatisfy { $0["id"] as? String != Self.secret.id.uuidString })
             let eat = try Self.json(try await client.execute(uri: "/v1/pois?near=34.2261,-77.8767&radius=5000&category=eat", method: .get))
             #expect((eat["pois"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Musée Café"])
+            // Each of a POI's categories finds it; listings name the main one, the POI itself all of them.
+            let see = try Self.json(try await client.execute(uri: "/v1/pois?near=34.2261,-77.8767&radius=5000&category=SEE/museums", method: .get))
+            #expect((see["pois"] as? [[String: Any]])?.compactMap { $0["category"] as? String } == ["Eat/Café"])
+            let museum = try Self.json(try await client.execute(uri: "/v1/pois/\(Self.museum.id)", method: .get))
+            #expect(museum["categories"] as? [String] == ["Eat/Café", "See/Museums"])
+            #expect(museum["category"] as? String == "Eat/Café")
+            #expect(cis["categories"] as? [String] == (cis["category"] as? String).map { [$0] } ?? [])
             for bad in ["/v1/pois", "/v1/pois?near=91,0", "/v1/pois?near=abc", "/v1/pois?near=34,-77&radius=-1", "/v1/pois?near=34,-77&radius=1e9",
                         "/v1/pois?near=34,-77&limit=0", "/v1/pois?near=34,-77&limit=many"] {
                 try Self.expectProblem(try await client.execute(uri: bad, method: .get), .badRequest)

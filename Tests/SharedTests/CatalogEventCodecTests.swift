@@ -222,7 +222,7 @@ struct CatalogEventCodecTests {
 
     static func poiContent(_ random: inout SplitMix64) -> PoiContent {
         PoiContent(name: text(&random), summary: text(&random), description: text(&random), latitude: number(&random), longitude: number(&random),
-                   category: optionalText(&random), buildings: (0..<random.below(3)).map { _ in text(&random) },
+                   categories: (0..<random.below(4)).map { _ in text(&random) }, buildings: (0..<random.below(3)).map { _ in text(&random) },
                    pictures: (0..<random.below(3)).map { _ in text(&random) },
                    links: (0..<random.below(3)).map { _ in MediaLink(name: text(&random), type: random.pick(MediaType.allCases), url: text(&random)) },
                    address: optionalText(&random), phone: optionalText(&random), website: optionalText(&random),

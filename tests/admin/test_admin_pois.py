@@ -2,6 +2,7 @@
 import uuid
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 from adminsite import site  # noqa: F401 (fixture)
 
@@ -151,3 +152,42 @@ def test_the_poi_list_searches_names_ignoring_case_and_accents_and_filters_by_ca
     assert "No POI matches." in site.text
     site.click_link("Show all")
     assert f"Library {tag}" in site.text
+
+
+def test_a_poi_in_several_categories_is_listed_and_counted_under_each(site):
+    eat, see = unique("Eat"), unique("See")
+    site.open("/categories")
+    for name, parent in ((eat, ""), ("Cafés", eat), ("Bars", eat), (see, "")):
+        site.fill("Name", name)
+        if parent:
+            site.fill("Parent", parent)
+        site.click_button("Save", index=-1)
+        assert name in site.text
+    tour = site.create_tour(unique("Several"))
+    poi = site.add_poi(tour, f"Musée Café {eat}", "34.2261", "-77.8767")
+    site.fill("Category", f"{eat}/Cafés")
+    also = Select(site.field("Also in"))
+    also.select_by_value(f"{eat}/Bars")
+    also.select_by_value(see)
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert site.value("Category") == f"{eat}/Cafés"
+    assert sorted(o.get_attribute("value") for o in Select(site.field("Also in")).all_selected_options) == sorted([f"{eat}/Bars", see])
+
+    site.open("/pois")
+    assert f"{eat}/Cafés, {eat}/Bars, {see}" in site.row(f"Musée Café {eat}").text
+    site.fill("Category", see)
+    site.click_button("Search")
+    assert "1 POI found." in site.text and f"Musée Café {eat}" in site.text
+
+    # Counted once under each category it is in or under: the parent holding two of them counts it once.
+    site.open("/categories")
+    counts = {row.find_elements(By.TAG_NAME, "td")[1].text: row.find_elements(By.TAG_NAME, "td")[2].text
+              for row in site.browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")}
+    assert [counts[p] for p in (eat, f"{eat}/Cafés", f"{eat}/Bars", see)] == ["1", "1", "1", "1"]
+
+    # No longer in a category once it is unselected.
+    site.open(f"/pois/{poi}")
+    Select(site.field("Also in")).deselect_by_value(see)
+    site.click_button("Save")
+    assert [o.get_attribute("value") for o in Select(site.field("Also in")).all_selected_options] == [f"{eat}/Bars"]

@@ -20,9 +20,17 @@ struct CategoriesController {
               notice: Notice? = nil, status: HTTPResponse.Status = .ok) -> Response {
         let content = projection.content
         var usage: [String: Int] = [:]
+        // A POI counts once for each category it is in or under, however many of its categories are there.
         for poi in content.pois.values {
-            guard let path = poi.content.category else { continue }
-            usage[path, default: 0] += 1
+            var paths = Set<String>()
+            for category in poi.content.categories {
+                var prefix = ""
+                for part in category.split(separator: "/") {
+                    prefix += prefix.isEmpty ? String(part) : "/" + part
+                    paths.insert(prefix)
+                }
+            }
+            for path in paths { usage[path, default: 0] += 1 }
         }
         return AdminPage(title: "Categories", context: context, notice: notice,
                          body: AdminPages.categories(content.sortedCategories, usage: usage, name: name, parent: parent, errors: errors,

@@ -86,6 +86,7 @@ enum AdminPages {
 
     // MARK: categories
 
+    /// `usage`: how many POIs are in or under each path.
     static func categories(_ categories: [CategoryState], usage: [String: Int], name: String, parent: String, errors: [String: String],
                            problem: String?, csrf: String) -> HTML {
         let rows: [HTML] = categories.map { category in
@@ -97,7 +98,7 @@ enum AdminPages {
                     + Forms.text("New name for \(category.path)", name: "name", value: category.name, id: "rename-\(id)")
                     + Forms.submit("Save", class: ""))
             return """
-                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage.filter { $0.key == category.path || $0.key.hasPrefix(category.path + "/") }.values.reduce(0, +))</td><td>\(rename)</td>
+                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage[category.path] ?? 0)</td><td>\(rename)</td>
                 <td><a href="/categories/\(id)/delete">Delete</a></td></tr>
                 """
         }

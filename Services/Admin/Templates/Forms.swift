@@ -86,6 +86,22 @@ enum Forms {
             """
     }
 
+    /// A list to pick several from (the browser sends each chosen value under `name`).
+    static func multiSelect(_ label: String, name: String, options: [(value: String, label: String)], selected: [String],
+                            error: String? = nil, hint: String? = nil) -> HTML {
+        let id = "field-\(name)"
+        let items: [HTML] = options.map { option in
+            "<option value=\"\(option.value)\"\(selected.contains(option.value) ? " selected" as HTML : .empty)>\(option.label)</option>"
+        }
+        return """
+            <div class="field\(error == nil ? "" : " has-error")">
+            <label for="\(id)">\(label)</label>
+            <select id="\(id)" name="\(name)" multiple size="\(min(8, max(3, options.count)))"\(describedBy(id, error, hint))>\(items)</select>
+            \(hintLine(id, hint))\(errorLine(id, error))
+            </div>
+            """
+    }
+
     static func checkbox(_ label: String, name: String, checked: Bool, hint: String? = nil) -> HTML {
         let id = "field-\(name)"
         let mark: HTML = checked ? " checked" : .empty

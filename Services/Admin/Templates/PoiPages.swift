@@ -9,6 +9,8 @@ struct PoiForm: MergeableForm {
     var latitude = ""
     var longitude = ""
     var category = ""
+    /// Categories besides the main one, one path per line.
+    var otherCategories = ""
     var buildings = ""
     var pictures = ""
     var address = ""
@@ -28,6 +30,7 @@ struct PoiForm: MergeableForm {
         latitude = Self.number(content.latitude)
         longitude = Self.number(content.longitude)
         category = content.category ?? ""
+        otherCategories = content.categories.dropFirst().joined(separator: "\n")
         buildings = content.buildings.joined(separator: "\n")
         pictures = content.pictures.joined(separator: "\n")
         address = content.address ?? ""
@@ -44,6 +47,7 @@ struct PoiForm: MergeableForm {
         latitude = form["latitude"]
         longitude = form["longitude"]
         category = form["category"]
+        otherCategories = form.all("otherCategories").filter { !$0.isEmpty }.joined(separator: "\n")
         buildings = form["buildings"]
         pictures = form["pictures"]
         address = form["address"]
@@ -58,6 +62,7 @@ struct PoiForm: MergeableForm {
         [
             ("name", "Name", \.name), ("summary", "Summary", \.summary), ("latitude", "Latitude", \.latitude),
             ("longitude", "Longitude", \.longitude), ("description", "Description", \.description), ("category", "Category", \.category),
+            ("otherCategories", "Also in", \.otherCategories),
             ("buildings", "Buildings or landmarks", \.buildings), ("pictures", "Main Pictures (URL)", \.pictures), ("address", "Address", \.address),
             ("phone", "Phone", \.phone), ("website", "Website", \.website), ("openingHours", "Opening hours", \.openingHours),
         ]
@@ -70,7 +75,7 @@ struct PoiForm: MergeableForm {
         return text
     }
 
-    static let fields: Set<String> = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures",
+    static let fields: Set<String> = ["name", "summary", "description", "latitude", "longitude", "category", "otherCategories", "buildings", "pictures",
                                       "address", "phone", "website", "openingHours"]
 
     /// The content to send, keeping what the form does not edit (links, legacy id) from `base`; or the
@@ -97,7 +102,7 @@ struct PoiForm: MergeableForm {
         }
         return .success(PoiContent(name: name.trimmingCharacters(in: .whitespacesAndNewlines), summary: summary.trimmingCharacters(in: .whitespacesAndNewlines),
                                    description: description.trimmingCharacters(in: .whitespacesAndNewlines), latitude: lat, longitude: lon,
-                                   category: optional(category), buildings: lines(buildings), pictures: lines(pictures), links: base?.links ?? [],
+                                   categories: (optional(category).map { [$0] } ?? []) + lines(otherCategories), buildings: lines(buildings), pictures: lines(pictures), links: base?.links ?? [],
                                    address: optional(address), phone: optional(phone), website: optional(website),
                                    openingHours: optional(openingHours), legacyId: base?.legacyId))
     }
@@ -142,7 +147,7 @@ enum PoiPages {
 
         func matches(_ poi: PoiState) -> Bool {
             if !category.isEmpty {
-                guard let path = poi.content.category, path == category || path.hasPrefix(category + "/") else { return false }
+                guard poi.content.categories.contains(where: { $0 == category || $0.hasPrefix(category + "/") }) else { return false }
             }
             let name = Self.fold(poi.content.name)
             return Self.fold(query).split(separator: " ").allSatisfy { name.contains($0) }
@@ -157,7 +162,7 @@ enum PoiPages {
         let rows: [HTML] = pois.map { poi in
             let tours = content.tours(stoppingAt: poi.id).map(\.content.name).joined(separator: ", ")
             return """
-                <tr><td><a href="/pois/\(poi.id.uuidString.lowercased())">\(poi.content.name)</a></td><td>\(poi.content.category ?? "")</td>
+                <tr><td><a href="/pois/\(poi.id.uuidString.lowercased())">\(poi.content.name)</a></td><td>\(poi.content.categories.joined(separator: ", "))</td>
                 <td>\(CommonPages.coordinates(poi.content))</td><td>\(tours.isEmpty ? "(no tour)" : tours)</td>
                 <td><a href="/pois/\(poi.id.uuidString.lowercased())/delete">Delete</a></td></tr>
                 """
@@ -212,6 +217,11 @@ enum PoiPages {
         if !form.category.isEmpty, !categoryOptions.contains(where: { $0.value == form.category }) {
             categoryOptions.append((form.category, "\(form.category) (not in the category tree)"))
         }
+        let chosenOthers = form.otherCategories.split(whereSeparator: \.isNewline).map(String.init)
+        var otherCategoryOptions = model.categories.map { (value: $0.path, label: $0.path) }
+        for path in chosenOthers where !otherCategoryOptions.contains(where: { $0.value == path }) {
+            otherCategoryOptions.append((path, "\(path) (not in the category tree)"))
+        }
         let fields: HTML = Forms.text("Name", name: "name", value: form.name, error: errors["name"], required: true)
             + Forms.textarea("Summary", name: "summary", value: form.summary, error: errors["summary"], rows: 2,
                              hint: "A line for lists and the map's callout.")
@@ -228,7 +238,9 @@ enum PoiPages {
             """
             + Forms.textarea("Description", name: "description", value: form.description, error: errors["description"], rows: 6)
             + Forms.select("Category", name: "category", options: categoryOptions, selected: form.category, error: errors["category"],
-                           hint: "Owners manage the category tree on the Categories page.")
+                           hint: "The main one. Owners manage the category tree on the Categories page.")
+            + Forms.multiSelect("Also in", name: "otherCategories", options: otherCategoryOptions, selected: chosenOthers, error: errors["categories"],
+                                hint: "Other categories it belongs to (Ctrl or ⌘ to pick several).")
             + Forms.textarea("Buildings or landmarks", name: "buildings", value: form.buildings, error: errors["buildings"], rows: 3,
                              hint: "One per line.")
             + Forms.textarea("Main Pictures (URL)", name: "pictures", value: form.pictures, error: errors["pictures"], rows: 3,

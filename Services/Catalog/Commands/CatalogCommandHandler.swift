@@ -532,18 +532,23 @@ struct Work {
         poi.updatedAt = now
     }
 
-    /// The content rules, plus: a category must be a path of the category tree. An empty category is none,
-    /// and a path that differs only in case takes the tree's spelling.
+    /// The content rules, plus: each category must be a path of the category tree. An empty category is none,
+    /// a path that differs only in case takes the tree's spelling, and a category listed twice counts once.
     func validate(_ content: inout PoiContent) async throws -> [FieldError] {
-        if let category = content.category, CommandValidation.isBlank(category, newlinesAreBlank: false) { content.category = nil }
+        content.categories.removeAll { CommandValidation.isBlank($0, newlinesAreBlank: false) }
         CommandValidation.encodeURLs(&content)
         var errors = CommandValidation.validate(content)
-        if let category = content.category, !errors.contains(where: { $0.field == "category" }) {
-            if let known = try await transaction.category(path: category) {
-                content.category = known.path
-            } else {
-                errors.append(FieldError(field: "category", message: "Category must be one of the category tree's paths, e.g. Shop/Fashion; \"\(category)\" is not one"))
+        if !errors.contains(where: { $0.field == "category" || $0.field == "categories" }) {
+            var known: [String] = []
+            for (index, category) in content.categories.enumerated() {
+                if let path = try await transaction.category(path: category)?.path {
+                    if !known.contains(path) { known.append(path) }
+                } else {
+                    errors.append(FieldError(field: index == 0 ? "category" : "categories",
+                                             message: "Category must be one of the category tree's paths, e.g. Shop/Fashion; \"\(category)\" is not one"))
+                }
             }
+            content.categories = known
         }
         return errors
     }

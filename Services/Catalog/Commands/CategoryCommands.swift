@@ -83,7 +83,8 @@ extension Work {
         }
         for var poi in try await transaction.poisInCategory(old.path) {
             let before = poi
-            poi.content.category = newPath + (poi.content.category ?? "").dropFirst(old.path.count)
+            poi.content.renameCategories(from: old.path, to: newPath)
+            poi.draft?.renameCategories(from: old.path, to: newPath)
             poi.version += 1
             poi.updatedAt = now
             _ = try await commit(poi, before: before)
@@ -125,4 +126,13 @@ extension Work {
 
 extension Array {
     fileprivate func appending(_ element: Element) -> [Element] { self + [element] }
+}
+
+extension PoiContent {
+    /// Each of its categories at `old` or under it moved to `new` (a renamed category).
+    mutating func renameCategories(from old: String, to new: String) {
+        categories = categories.map { path in
+            path == old || path.hasPrefix(old + "/") ? new + path.dropFirst(old.count) : path
+        }
+    }
 }

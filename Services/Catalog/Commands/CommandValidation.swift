@@ -25,10 +25,15 @@ enum CommandValidation {
         if !(poi.longitude.isFinite && (-180...180).contains(poi.longitude)) {
             errors.append(FieldError(field: "longitude", message: "Longitude must be between -180 and 180"))
         }
-        if let category = poi.category {
+        if poi.categories.count > 10 {
+            errors.append(FieldError(field: "categories", message: "A POI can be in at most 10 categories"))
+        }
+        // The main category's errors name `category`; the others' `categories`.
+        for (index, category) in poi.categories.enumerated() {
             let parts = category.split(separator: "/", omittingEmptySubsequences: false)
             if category.count > 200 || parts.contains(where: { isBlank($0, newlinesAreBlank: false) }) || hasControlCharacters(category) {
-                errors.append(FieldError(field: "category", message: "Category must be a path like Shop/Fashion, at most 200 characters"))
+                errors.append(FieldError(field: index == 0 ? "category" : "categories",
+                                         message: "Category must be a path like Shop/Fashion, at most 200 characters"))
             }
         }
         if poi.buildings.count > 100

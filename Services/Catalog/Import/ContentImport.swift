@@ -18,7 +18,7 @@ enum ContentImport {
         for poi in pois {
             guard let legacyId = poi.legacyId else { throw ImportError(message: "POI \(poi.name) has no legacyId") }
             let content = PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
-                                     latitude: poi.latitude, longitude: poi.longitude, category: poi.category,
+                                     latitude: poi.latitude, longitude: poi.longitude, categories: poi.allCategories,
                                      buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
                                      address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
                                      legacyId: legacyId)

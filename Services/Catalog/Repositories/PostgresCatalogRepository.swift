@@ -234,8 +234,11 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         var pois: [PoiState] = []
         for (id, version, content, updatedAt, draft) in try await connection.fetch("""
             SELECT id, version, content::text, updated_at, draft::text FROM catalog.pois
-            WHERE deleted_at IS NULL AND (content->>'category' = \(path) OR left(content->>'category', length(\(prefix))) = \(prefix)
-                OR draft->>'category' = \(path) OR left(draft->>'category', length(\(prefix))) = \(prefix))
+            WHERE deleted_at IS NULL AND EXISTS (
+                SELECT 1 FROM (SELECT content->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(content->'categories', '[]'))
+                               UNION ALL SELECT draft->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(draft->'categories', '[]'))
+                              ) AS used(path)
+                WHERE used.path = \(path) OR left(used.path, length(\(prefix))) = \(prefix))
             ORDER BY id FOR UPDATE
             """, as: (UUID, Int, String, Date, String?).self, logger: logger) {
             pois.append(PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,

@@ -70,7 +70,7 @@ final class StagedCatalogTransaction: CatalogTransaction {
             default: if let id = command.entityId { tourIds.insert(id) }
             }
             stopIds.formUnion(command.stops ?? [])
-            if let category = command.poi?.category, !CommandValidation.isBlank(category, newlinesAreBlank: false) { paths.insert(category) }
+            paths.formUnion((command.poi?.categories ?? []).filter { !CommandValidation.isBlank($0, newlinesAreBlank: false) })
         }
         try await staged.loadProcessed(commands.map(\.commandId))
         try await staged.loadPois(Array(poiIds))

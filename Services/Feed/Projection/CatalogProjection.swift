@@ -209,8 +209,8 @@ private struct RenderedState {
     var tourResources: [UUID: TourResources] = [:]
     var poiResources: [UUID: PoiResources] = [:]
     var poiSlots = SlotTable<PoiResources>()
-    /// Folded category paths, one array each, shared by the POIs in them.
-    var foldedCategories: [String: [UInt8]] = [:]
+    /// Folded category paths by the set of categories POIs have, shared by the POIs with that set.
+    var foldedCategories: [[String]: [[UInt8]]] = [:]
     var tourSlots = SlotTable<TourListing>()
     var spatialIndex = SpatialIndex()
     var poiTextIndex = TextIndex()
@@ -256,13 +256,12 @@ private struct RenderedState {
         var tourLists: [[UUID]: [(id: UUID, name: String)]] = [:]
         for item in work {
             let poi = item.poi.state
-            let category = poi.content.category ?? ""
-            let foldedCategory = foldedCategories[category] ?? TextFolding.fold(category)
-            foldedCategories[category] = foldedCategory
+            let folded = foldedCategories[poi.content.categories] ?? poi.content.categories.map(TextFolding.fold)
+            foldedCategories[poi.content.categories] = folded
             let tourIds = item.tours.map(\.id)
             let tours = tourLists[tourIds] ?? item.tours.map { ($0.id, $0.content.name) }
             tourLists[tourIds] = tours
-            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategory: foldedCategory)
+            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded)
             poiResources[poi.id] = resources
             let slot = poiSlots.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))

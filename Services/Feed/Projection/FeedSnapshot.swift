@@ -79,15 +79,15 @@ final class PoiResources: Sendable {
     private let poi: PoiRecord
     /// The published tours stopping there, in list order.
     private let tours: [(id: UUID, name: String)]
-    /// Folded category path, for `category=` filters; one array per distinct category, shared.
-    let foldedCategory: [UInt8]
+    /// Folded category paths, for `category=` filters; one array per distinct set of categories, shared.
+    let foldedCategories: [[UInt8]]
     private let renderedDetail = Mutex<RenderedResource?>(nil)
     private let renderedPage = Mutex<RenderedResource?>(nil)
 
-    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategory: [UInt8]) {
+    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]]) {
         self.poi = poi
         self.tours = tours
-        self.foldedCategory = foldedCategory
+        self.foldedCategories = foldedCategories
     }
 
     /// The JSON members of its entry in nearby and search results, without braces.
@@ -95,10 +95,12 @@ final class PoiResources: Sendable {
         ContentJSON.poiListingMembers(poi.state, to: &json)
     }
 
-    /// True when the POI's category is `category` or below it ("Shop" matches "Shop/Fashion").
+    /// True when one of the POI's categories is `category` or below it ("Shop" matches "Shop/Fashion").
     func isInCategory(_ category: [UInt8]) -> Bool {
-        guard foldedCategory.count >= category.count, foldedCategory.starts(with: category) else { return false }
-        return foldedCategory.count == category.count || foldedCategory[category.count] == UInt8(ascii: "/")
+        foldedCategories.contains { folded in
+            folded.count >= category.count && folded.starts(with: category)
+                && (folded.count == category.count || folded[category.count] == UInt8(ascii: "/"))
+        }
     }
 
     var detail: RenderedResource {

@@ -132,7 +132,7 @@ enum OpenAPIDocument {
           },
           "Poi": {
             "type": "object",
-            "required": ["id", "name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures", "links",
+            "required": ["id", "name", "summary", "description", "latitude", "longitude", "category", "categories", "buildings", "pictures", "links",
                          "address", "phone", "website", "openingHours", "tourIds", "legacyId", "updatedAt", "version"],
             "properties": {
               "id": {"type": "string", "format": "uuid"},
@@ -141,7 +141,8 @@ enum OpenAPIDocument {
               "description": {"type": "string"},
               "latitude": {"type": "number", "minimum": -90, "maximum": 90},
               "longitude": {"type": "number", "minimum": -180, "maximum": 180},
-              "category": {"type": ["string", "null"]},
+              "category": {"type": ["string", "null"], "description": "The main category"},
+              "categories": {"type": "array", "items": {"type": "string"}, "description": "Every category path, the main one first"},
               "buildings": {"type": "array", "items": {"type": "string"}},
               "pictures": {"type": "array", "items": {"type": "string"}},
               "links": {"type": "array", "items": {"$ref": "#/components/schemas/MediaLink"}},

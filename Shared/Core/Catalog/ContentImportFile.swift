@@ -69,6 +69,8 @@ public enum ContentImportFile {
             public var latitude: Double
             public var longitude: Double
             public var category: String?
+            /// All its categories, main first (`category` alone when it has one).
+            public var categories: [String]?
             public var buildings: [String]?
             public var pictures: [String]?
             public var links: [MediaLink]?
@@ -294,7 +296,7 @@ public enum ContentImportFile {
         let tours = file.tours ?? []
         var categoryPaths = file.categories ?? []
         plan.fileRows = pois.count + tours.count + categoryPaths.count
-        for case .success(let poi) in pois.map(\.value) { if let category = poi.category, !category.isEmpty { categoryPaths.append(category) } }
+        for case .success(let poi) in pois.map(\.value) { categoryPaths += poi.allCategories }
         plan.rows += categoryRows(categoryPaths, actor: actor)
         plan.categories = plan.rows.count
         for (index, element) in pois.enumerated() {
@@ -305,7 +307,7 @@ public enum ContentImportFile {
             case .success(let poi):
                 let content = PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
                                          latitude: poi.latitude, longitude: poi.longitude,
-                                         category: poi.category.map(normalizedPath).flatMap { $0.isEmpty ? nil : $0 },
+                                         categories: poi.allCategories.map(normalizedPath).filter { !$0.isEmpty },
                                          buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
                                          address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
                                          legacyId: poi.legacyId)
@@ -395,7 +397,7 @@ public enum ContentImportFile {
         }
 
         var categoryPaths = rows.filter { $0.kind == "category" }.map { $0.text("name") }
-        categoryPaths += rows.filter { $0.kind == "poi" }.compactMap { $0.optional("category") }
+        categoryPaths += rows.filter { $0.kind == "poi" }.flatMap { $0.list("category") }
         plan.rows += categoryRows(categoryPaths, actor: actor)
         plan.categories = plan.rows.count
 
@@ -425,7 +427,7 @@ public enum ContentImportFile {
             }
             guard errors.isEmpty else { fail(row, errors); continue }
             let content = PoiContent(name: row.text("name"), summary: row.text("summary"), description: row.text("description"),
-                                     latitude: latitude, longitude: longitude, category: row.optional("category").map(normalizedPath),
+                                     latitude: latitude, longitude: longitude, categories: row.list("category").map(normalizedPath),
                                      buildings: row.list("buildings"), pictures: row.list("pictures"), links: links,
                                      address: row.optional("address"), phone: row.optional("phone"), website: row.optional("website"),
                                      openingHours: row.optional("openingHours"), legacyId: legacy)
@@ -455,5 +457,12 @@ public enum ContentImportFile {
             plan.tours += 1
         }
         return plan
+    }
+}
+
+extension ContentImportFile.JSONFile.Poi {
+    /// `categories` when given, else `category`; blanks dropped.
+    public var allCategories: [String] {
+        (categories ?? category.map { [$0] } ?? []).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
     }
 }

@@ -343,6 +343,7 @@ extension JSONWriter {
         beginObject()
         if let address = poi.address { key("address"); string(address) }
         key("buildings"); strings(poi.buildings)
+        if poi.categories.count > 1 { key("categories"); strings(poi.categories) }
         if let category = poi.category { key("category"); string(category) }
         key("description"); string(poi.description)
         key("latitude"); number(poi.latitude)
@@ -652,9 +653,9 @@ extension JSONReader {
     mutating func poiContent() throws(Failure) -> PoiContent {
         var name: String?, summary: String?, description: String?, latitude: Double?, longitude: Double?, category: String?
         var buildings: [String]?, pictures: [String]?, links: [MediaLink]?, address: String?, phone: String?, website: String?
-        var openingHours: String?, legacyId: Int?
+        var openingHours: String?, legacyId: Int?, categories: [String]?
         let keys: [StaticString] = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures", "links",
-                                    "address", "phone", "website", "openingHours", "legacyId"]
+                                    "address", "phone", "website", "openingHours", "legacyId", "categories"]
         try object(depth: 3, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
@@ -670,11 +671,12 @@ extension JSONReader {
             case 10: phone = try reader.optional { r throws(Failure) in try r.text() }
             case 11: website = try reader.optional { r throws(Failure) in try r.text() }
             case 12: openingHours = try reader.optional { r throws(Failure) in try r.text() }
-            default: legacyId = try reader.optional { r throws(Failure) in try r.int() }
+            case 13: legacyId = try reader.optional { r throws(Failure) in try r.int() }
+            default: categories = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.text() } }
             }
         }
         return PoiContent(name: try Self.required(name), summary: try Self.required(summary), description: try Self.required(description),
-                          latitude: try Self.required(latitude), longitude: try Self.required(longitude), category: category,
+                          latitude: try Self.required(latitude), longitude: try Self.required(longitude), category: category, categories: categories,
                           buildings: try Self.required(buildings), pictures: try Self.required(pictures), links: try Self.required(links),
                           address: address, phone: phone, website: website, openingHours: openingHours, legacyId: legacyId)
     }

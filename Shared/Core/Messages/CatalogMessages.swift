@@ -46,8 +46,8 @@ public struct PoiContent: Codable, Sendable, Equatable {
     public var description: String
     public var latitude: Double
     public var longitude: Double
-    /// Category path, e.g. "Shop/Fashion".
-    public var category: String?
+    /// Category paths, e.g. ["Eat/Cafés", "See/Museums"]: the first is the POI's main category.
+    public var categories: [String]
     public var buildings: [String]
     public var pictures: [String]
     public var links: [MediaLink]
@@ -58,15 +58,15 @@ public struct PoiContent: Codable, Sendable, Equatable {
     public var legacyId: Int?
 
     public init(name: String, summary: String = "", description: String = "", latitude: Double, longitude: Double,
-                category: String? = nil, buildings: [String] = [], pictures: [String] = [], links: [MediaLink] = [],
-                address: String? = nil, phone: String? = nil, website: String? = nil, openingHours: String? = nil,
+                category: String? = nil, categories: [String]? = nil, buildings: [String] = [], pictures: [String] = [],
+                links: [MediaLink] = [], address: String? = nil, phone: String? = nil, website: String? = nil, openingHours: String? = nil,
                 legacyId: Int? = nil) {
         self.name = name
         self.summary = summary
         self.description = description
         self.latitude = latitude
         self.longitude = longitude
-        self.category = category
+        self.categories = categories ?? category.map { [$0] } ?? []
         self.buildings = buildings
         self.pictures = pictures
         self.links = links
@@ -75,6 +75,58 @@ public struct PoiContent: Codable, Sendable, Equatable {
         self.website = website
         self.openingHours = openingHours
         self.legacyId = legacyId
+    }
+
+    /// The main category: the first. Setting it replaces the first and keeps the others.
+    public var category: String? {
+        get { categories.first }
+        set {
+            if let newValue {
+                if categories.isEmpty { categories = [newValue] } else { categories[0] = newValue }
+            } else {
+                categories = []
+            }
+        }
+    }
+
+    /// JSON keeps `category` (the main one) for readers that know one category; `categories` is written
+    /// only when there are several, so a POI with one category reads and writes as it always did.
+    private enum CodingKeys: String, CodingKey {
+        case name, summary, description, latitude, longitude, category, categories, buildings, pictures, links, address, phone, website,
+             openingHours, legacyId
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try container.decode(String.self, forKey: .name), summary: try container.decode(String.self, forKey: .summary),
+                  description: try container.decode(String.self, forKey: .description), latitude: try container.decode(Double.self, forKey: .latitude),
+                  longitude: try container.decode(Double.self, forKey: .longitude),
+                  category: try container.decodeIfPresent(String.self, forKey: .category),
+                  categories: try container.decodeIfPresent([String].self, forKey: .categories),
+                  buildings: try container.decode([String].self, forKey: .buildings), pictures: try container.decode([String].self, forKey: .pictures),
+                  links: try container.decode([MediaLink].self, forKey: .links), address: try container.decodeIfPresent(String.self, forKey: .address),
+                  phone: try container.decodeIfPresent(String.self, forKey: .phone), website: try container.decodeIfPresent(String.self, forKey: .website),
+                  openingHours: try container.decodeIfPresent(String.self, forKey: .openingHours),
+                  legacyId: try container.decodeIfPresent(Int.self, forKey: .legacyId))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(summary, forKey: .summary)
+        try container.encode(description, forKey: .description)
+        try container.encode(latitude, forKey: .latitude)
+        try container.encode(longitude, forKey: .longitude)
+        try container.encodeIfPresent(category, forKey: .category)
+        if categories.count > 1 { try container.encode(categories, forKey: .categories) }
+        try container.encode(buildings, forKey: .buildings)
+        try container.encode(pictures, forKey: .pictures)
+        try container.encode(links, forKey: .links)
+        try container.encodeIfPresent(address, forKey: .address)
+        try container.encodeIfPresent(phone, forKey: .phone)
+        try container.encodeIfPresent(website, forKey: .website)
+        try container.encodeIfPresent(openingHours, forKey: .openingHours)
+        try container.encodeIfPresent(legacyId, forKey: .legacyId)
     }
 }
 

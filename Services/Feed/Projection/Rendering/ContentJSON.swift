@@ -71,6 +71,7 @@ enum ContentJSON {
         json.beginObject()
         json.key("address"); json.string(content.address)
         json.key("buildings"); json.strings(content.buildings)
+        json.key("categories"); json.strings(content.categories)
         json.key("category"); json.string(content.category)
         json.key("description"); json.string(content.description)
         json.key("id"); json.uuid(poi.id)
