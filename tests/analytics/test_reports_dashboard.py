@@ -165,6 +165,14 @@ def test_draft_tours_are_left_out_unless_asked_for(suite, browser, reports_world
     assert "allTours=1" in site.path
     options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#tourId option")]
     assert name in options and name in browser.find_element(By.TAG_NAME, "main").text
+    # The tours CSV as the table: the draft only when asked for.
+    session = site.http()
+    with_drafts = session.get(browser.find_element(By.ID, "csv-tours").get_attribute("href"), timeout=10).text
+    assert tour in with_drafts and name in with_drafts
+    site.open(f"/reports?from={today.isoformat()}&to={today.isoformat()}")
+    published_only = session.get(browser.find_element(By.ID, "csv-tours").get_attribute("href"), timeout=10).text
+    assert tour not in published_only and published_only.splitlines()[0] == with_drafts.splitlines()[0]
+    assert len(published_only.splitlines()) == len(with_drafts.splitlines()) - 1
 
 
 def test_a_tours_funnel_hours_and_searches_show_what_phones_sent(suite, browser, reports_world):

@@ -29,10 +29,7 @@ struct ReportsController {
         // Up to when events are counted; the figures still show if only this cannot be read.
         async let freshness = try? analytics.freshness()
         let content = projection.content
-        // Published tours, unless all are asked for (and the one selected, whatever its status).
-        func shown(_ id: UUID) -> Bool {
-            selection.allTours || content.tours[id]?.status == .published || id.uuidString.lowercased() == selection.tourId
-        }
+        let shown = { (id: UUID) in Self.shows(id, selection, content) }
         if problem == nil {
             do {
                 data = try await fetch(selection)
@@ -65,6 +62,24 @@ struct ReportsController {
                                  hours: try await hours, searches: try await searches)
     }
 
+    /// Published tours, unless all are asked for (and the one selected, whatever its status).
+    static func shows(_ id: UUID, _ selection: Reports.Selection, _ content: AdminCatalogProjection.Content) -> Bool {
+        selection.allTours || content.tours[id]?.status == .published || id.uuidString.lowercased() == selection.tourId
+    }
+
+    /// The tours CSV without the rows of tours the dashboard leaves out. Its first field is the quoted tour id, and
+    /// no field holds a line break (names cannot), so a row is a line.
+    static func shownTourRows(_ csv: [UInt8], _ shows: (UUID) -> Bool) -> [UInt8] {
+        var kept: [UInt8] = []
+        for (index, line) in csv.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let id = UUID(uuidString: String(decoding: line.drop { $0 == UInt8(ascii: "\"") }.prefix(36), as: UTF8.self))
+            if index > 0, let id, !shows(id) { continue }
+            if index > 0 { kept.append(UInt8(ascii: "\n")) }
+            kept += line
+        }
+        return kept
+    }
+
     func csv(_ name: String, _ request: Request, context: AdminRequestContext) async throws -> Response {
         _ = try context.require([.owner, .viewer])
         let (selection, problem) = Self.selection(request, now: Date())
@@ -73,7 +88,9 @@ struct ReportsController {
             let answer = try await analytics.csv(name, selection.apiQuery)
             var headers: HTTPFields = [.contentType: "text/csv; charset=utf-8"]
             headers[.contentDisposition] = answer.header("Content-Disposition") ?? "attachment; filename=\"itour-\(name).csv\""
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+            let content = projection.content
+            let body = name == "tours" ? Self.shownTourRows(answer.body) { Self.shows($0, selection, content) } : answer.body
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         } catch let failure as AnalyticsClient.Failure {
             if case .refused(400, let detail) = failure { throw AdminError.badRequest(detail) }
             return ErrorPage.response(.serviceUnavailable, "Reports unavailable", failure.description, context: context)
