@@ -251,7 +251,7 @@ struct PoisController {
                              status: .serviceUnavailable).response()
         }
         return AdminPage(title: "History", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "History"),
-                         body: HistoryPages.page(title: poi.content.name, versions: HistoryPages.poiVersions(entries), current: poi.version,
+                         body: HistoryPages.page(title: poi.working.name, versions: HistoryPages.poiVersions(entries), current: poi.version,
                                                  revertAction: "\(Self.path(poi.id))/revert\(PoiPages.query(tour))", csrf: context.csrfToken)).response()
     }
 

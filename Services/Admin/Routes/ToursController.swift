@@ -320,7 +320,7 @@ struct ToursController {
         let versions = HistoryPages.tourVersions(entries) { content.pois[$0]?.content.name ?? "(a deleted POI)" }
         return AdminPage(title: "History", context: context,
                          breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("History", nil)],
-                         body: HistoryPages.page(title: tour.content.name, versions: versions, current: tour.version,
+                         body: HistoryPages.page(title: tour.working.content.name, versions: versions, current: tour.version,
                                                  revertAction: "\(Self.path(tour.id))/revert", csrf: context.csrfToken)).response()
     }
 
