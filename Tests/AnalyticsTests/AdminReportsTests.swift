@@ -68,6 +68,16 @@ struct AdminReportsTests {
         #expect(html.contains("href=\"/reports?from=2025-02-25&amp;to=2025-03-03\">Last 7 days</a>"))
     }
 
+    @Test("the tours CSV loses the rows of hidden tours whole, a name with line breaks included")
+    func hiddenTourRows() {
+        let shown = UUID(), hidden = UUID(), last = UUID()
+        let csv = "tourId,name,starts\r\n\"\(shown.lowercased)\",\"Open Day\",3\r\n\"\(hidden.lowercased)\",\"Test\r\n\"\"two\"\" lines\",1\r\n"
+            + "\"\(last.lowercased)\",\"Last\",2\r\n"
+        let kept = String(decoding: ReportsController.shownTourRows(Array(csv.utf8)) { $0 != hidden }, as: UTF8.self)
+        #expect(kept == "tourId,name,starts\r\n\"\(shown.lowercased)\",\"Open Day\",3\r\n\"\(last.lowercased)\",\"Last\",2\r\n")
+        #expect(String(decoding: ReportsController.shownTourRows(Array(csv.utf8)) { _ in true }, as: UTF8.self) == csv)
+    }
+
     @Test("when analytics cannot answer, the page says so instead of showing figures")
     func unavailable() {
         let html = ReportsPages.dashboard(Self.selection, data: nil, error: "Analytics did not answer (connection refused).", tourChoices: [],

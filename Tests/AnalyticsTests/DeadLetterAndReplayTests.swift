@@ -18,11 +18,16 @@ struct DeadLetterAndReplayTests {
         wrongType.via = nil
         var withNul = TrackingEvent(type: .tourStarted, deviceId: "phone\u{0}1", occurredAt: now, tourId: UUID())
         withNul.touristId = "t"
+        var searchWithNul = TrackingEvent(type: .searchPerformed, deviceId: "d", occurredAt: now)
+        searchWithNul.query = "caf\u{0}é"
+        searchWithNul.resultCount = 0
         let bad = [
             "{ not json",
             String(decoding: try Envelope(id: withNul.id, type: "tour.started", source: "feed", data: withNul).encoded(), as: UTF8.self),
             #"{"id":"\#(UUID())","type":"tour.started","schemaVersion":1,"occurredAt":"2025-01-01T00:00:00Z","source":"feed","data":{"id":"\#(UUID())","type":"tour.started","occurredAt":"2025-01-01T00:00:00Z"}}"#,
             String(decoding: try Envelope(type: "poi.viewed", source: "feed", data: wrongType).encoded(), as: UTF8.self),
+            // Postgres text cannot hold NUL: counted, it would fail every batch it is in.
+            String(decoding: try Envelope(id: searchWithNul.id, type: "search.performed", source: "feed", data: searchWithNul).encoded(), as: UTF8.self),
         ]
         try await harness.produce(Array(workload.events.prefix(150)))
         try await harness.produceRaw(bad)
@@ -37,6 +42,7 @@ struct DeadLetterAndReplayTests {
             #expect(reasons.contains { $0.contains("deviceId") })
             #expect(reasons.contains("missing field via for poi.viewed"))
             #expect(reasons.contains("deviceId must not contain NUL characters"))
+            #expect(reasons.contains("query must not contain NUL characters"))
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"invalid\"}"))
             #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"undecodable\"}"))

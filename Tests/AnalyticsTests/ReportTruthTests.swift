@@ -95,6 +95,26 @@ struct ReportTruthTests {
     }
 }
 
+extension ReportTruthTests {
+    @Test("a tour named before analytics kept stops gets them from the same version read again; an older version changes nothing")
+    func stopsFilledIn() async throws {
+        let harness = try await AnalyticsHarness.make()
+        try await harness.withPostgres { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+            let tour = UUID(), stops = [UUID(), UUID()]
+            try await store.saveName(entityId: tour, kind: "tour", name: "Open Day", version: 3, stops: nil)
+            try await store.saveName(entityId: tour, kind: "tour", name: "Open Day", version: 3, stops: stops)
+            try await store.saveName(entityId: tour, kind: "tour", name: "Old name", version: 2, stops: [UUID()])
+            let repository = PostgresReportRepository(client: client, schema: .live, logger: TestServices.logger)
+            let funnel = try await repository.funnel(ReportQuery(from: Day(containing: Date()), to: Day(containing: Date()), tourId: tour), tour: tour)
+            #expect(funnel.steps.map(\.poiId) == stops)
+            #expect(try await client.fetch("SELECT name FROM analytics.catalog_names WHERE entity_id = \(tour)", as: String.self,
+                                           logger: TestServices.logger) == ["Open Day"])
+        }
+    }
+}
+
 struct InjectedFault: Error {}
 
 /// A thread-safe counter for test hooks.

@@ -393,6 +393,34 @@ struct DraftTests {
             #expect(cancelled.tour?.schedule == nil)
             let none = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
             #expect(none.outcome == .rejected && none.errors.first?.field == "scheduleAt")
+
+            // A far stop confirmed when scheduling stays confirmed; a stop moved far afterwards is not.
+            func poi(_ name: String, _ latitude: Double) async throws -> UUID {
+                try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: name, latitude: latitude, longitude: -77.8767))).entityId)
+            }
+            let near = [stop, try await poi("Lawn", 34.2262), try await poi("Library", 34.2263)]
+            let far = try await poi("Beach", 34.3261)
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: near + [far]))
+            let farAt = soon.addingTimeInterval(10_000)
+            let unconfirmed = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: farAt))
+            #expect(unconfirmed.outcome == .rejected && unconfirmed.errors.first?.message.contains("Beach is") == true)
+            let confirmed = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published,
+                                                          confirmFarStops: true, scheduleAt: farAt))
+            #expect(confirmed.tour?.schedule?.confirmedFarStops == [far])
+            let moved = try #require(try await repository.withTransaction { try await $0.poi(near[1]) }).state
+            _ = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: near[1], expectedVersion: moved.version,
+                                             poi: PoiContent(name: "Lawn", latitude: 34.1261, longitude: -77.8767)))
+            #expect(try await restarted.applyDue(now: farAt.addingTimeInterval(1)) == 1)
+            let refusedFar = try #require(try await repository.withTransaction { try await $0.tour(tour) }).state
+            #expect(refusedFar.status == .draft)
+            #expect(refusedFar.schedule?.failure?.contains("Lawn is") == true && refusedFar.schedule?.failure?.contains("Beach") == false)
+
+            // Archiving drops a schedule (an archived tour shows no schedule to cancel).
+            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [stop]))
+            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: soon.addingTimeInterval(20_000)))
+            let archived = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .archived))
+            #expect(archived.tour?.status == .archived && archived.tour?.schedule == nil)
         }
     }
 }

@@ -201,6 +201,22 @@ struct ImportAndCategoryTests {
             #expect(try await stops() == 1)
             #expect(try await client.fetch("SELECT status FROM catalog.tours", as: String.self, logger: logger) == ["published"])
 
+            // The same broken file again: nothing new, and nothing refused.
+            let again = try await handler.handle(try rows(csv(latitude: "95")).command(actor: "owner@example.edu", skipInvalidRows: true))
+            #expect(again.outcome == .applied)
+            #expect(again.rows?.last?.message
+                    == "already imported, unchanged; made without the stop “Brooks Field” on line 3 (its row was not imported)")
+            #expect(try await stops() == 1)
+
+            // `catalog import` sends a file as several commands (POIs, then tours): the stop is named as the file names it too.
+            let phased = try rows(csv(latitude: "96"))
+            var answers: [CatalogBatchRowResult] = []
+            for phase in phased.commands(actor: "import", skipInvalidRows: false) {
+                for command in phase { answers += try await handler.handle(command).rows ?? [] }
+            }
+            #expect(answers.count == 3)
+            #expect(phased.namingStops(in: answers).last?.message == "a stop is not there: “Brooks Field” on line 3 (its row was not imported)")
+
             // The file fixed and imported again: the missing POI and the tour's whole stop list.
             let fixed = try await handler.handle(try rows(csv(latitude: "34.2301")).command(actor: "owner@example.edu", skipInvalidRows: true))
             #expect(fixed.outcome == .applied)

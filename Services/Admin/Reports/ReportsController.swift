@@ -67,15 +67,19 @@ struct ReportsController {
         selection.allTours || content.tours[id]?.status == .published || id.uuidString.lowercased() == selection.tourId
     }
 
-    /// The tours CSV without the rows of tours the dashboard leaves out. Its first field is the quoted tour id, and
-    /// no field holds a line break (names cannot), so a row is a line.
+    /// The tours CSV without the rows of tours the dashboard leaves out: records split where a line break is
+    /// outside quotes (a name may hold one), each row's first field its quoted tour id.
     static func shownTourRows(_ csv: [UInt8], _ shows: (UUID) -> Bool) -> [UInt8] {
         var kept: [UInt8] = []
-        for (index, line) in csv.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
-            let id = UUID(uuidString: String(decoding: line.drop { $0 == UInt8(ascii: "\"") }.prefix(36), as: UTF8.self))
-            if index > 0, let id, !shows(id) { continue }
-            if index > 0 { kept.append(UInt8(ascii: "\n")) }
-            kept += line
+        var start = 0, quoted = false, isHeader = true
+        for index in csv.indices {
+            if csv[index] == UInt8(ascii: "\"") { quoted.toggle() }
+            guard csv[index] == UInt8(ascii: "\n") && !quoted || index == csv.count - 1 else { continue }
+            let record = csv[start...index]
+            let id = UUID(uuidString: String(decoding: record.drop { $0 == UInt8(ascii: "\"") }.prefix(36), as: UTF8.self))
+            if isHeader || id.map(shows) ?? true { kept += record }
+            isHeader = false
+            start = index + 1
         }
         return kept
     }

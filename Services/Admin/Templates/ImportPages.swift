@@ -51,8 +51,12 @@ enum ImportPages {
             let mark = job.phase == .failed ? "" : index < current || job.phase == .done ? "✓ " : index == current ? "→ " : ""
             return "<li>\(mark)\(phaseLabel(phase))</li>"
         }
-        let applied = job.report.filter { $0.outcome == .applied }.count
-        let failed = job.report.filter { $0.outcome == .failed }.count
+        // The file's rows, as the line above counts them; the category rows made for the paths they use apart.
+        let fileRows = job.report.filter { !$0.label.hasPrefix(ContentImportFile.categoryLabelPrefix) }
+        let applied = fileRows.filter { $0.outcome == .applied }.count
+        let failed = fileRows.filter { $0.outcome == .failed }.count
+        let categories = job.report.count - fileRows.count
+        let categoryNote = categories == 0 ? "" : " (and \(counted(categories, "category", plural: "categories")) they use)"
         let rows: [HTML] = job.report.map { row in
             let problem = row.message ?? row.errors.map(\.message).joined(separator: "; ")
             let outcome: String = switch row.outcome {
@@ -71,7 +75,7 @@ enum ImportPages {
             \(job.message.map { "<p class=\"notice \(job.phase == .done && failed == 0 ? "success" : "warning")\" role=\"status\">\($0)</p>" as HTML })
             \(rows.isEmpty ? .empty : """
                 <h2>Report</h2>
-                <p>\(applied) imported, \(failed) failed.</p>
+                <p>\(applied) imported, \(failed) failed\(categoryNote).</p>
                 <table><thead><tr><th scope="col">Row</th><th scope="col">Outcome</th><th scope="col">Problem</th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             <p><a href="/import">Import another file</a></p>

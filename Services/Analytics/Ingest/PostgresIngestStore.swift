@@ -34,6 +34,8 @@ struct PostgresIngestStore: IngestStore {
             VALUES (\(entityId), \(kind), \(name), \(version), \(stops)::uuid[])
             ON CONFLICT (entity_id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, version = EXCLUDED.version, stops = EXCLUDED.stops
             WHERE EXCLUDED.version > n.version
+               -- A tour named before analytics kept stops gets them when catalog.events is read again.
+               OR (EXCLUDED.version = n.version AND n.stops IS NULL AND EXCLUDED.stops IS NOT NULL)
             """, logger: logger)
     }
 

@@ -119,10 +119,11 @@ extension HourReport {
 }
 
 extension SearchReport {
-    /// The top searches, then those that found nothing, told apart by `list`.
+    /// The top searches, then those that found nothing, told apart by `list`; a `nothingFound` row's count is its
+    /// searches that found nothing, so it fills `zeroResults` and leaves `searches` empty.
     var csv: CSVTable {
         CSVTable(header: ["list", "query", "searches", "zeroResults"],
                  rows: top.map { [.text("top"), .text($0.query), .integer($0.searches), .integer($0.zeroResults)] }
-                    + nothingFound.map { [.text("nothingFound"), .text($0.query), .integer($0.searches), .integer($0.searches)] })
+                    + nothingFound.map { [.text("nothingFound"), .text($0.query), .text(nil), .integer($0.searches)] })
     }
 }

@@ -291,9 +291,9 @@ struct Work {
             working.content = content
         case .setTourStatus:
             guard let status = command.status else { return missing("status", "status is required (draft, published or archived)") }
-            if let refusal = try await setStatus(of: &tour, to: status, confirmFarStops: command.confirmFarStops == true) { return refusal }
-            // Done by hand: the schedule has nothing left to do.
-            if tour.schedule?.status == status { tour.schedule = nil }
+            if let refusal = try await setStatus(of: &tour, to: status, confirming: command.confirmFarStops == true ? .all : .none) { return refusal }
+            // Done by hand, or archived: the schedule has nothing left to do.
+            if tour.schedule?.status == status || status == .archived { tour.schedule = nil }
             tour.version += 1
             tour.updatedAt = now
             return try await commit(tour, before: stored.state)
@@ -327,10 +327,10 @@ struct Work {
 
     /// A status change (by hand or by schedule): publishing checks the tour and publishes its drafts and its stops'
     /// drafts; unpublishing or archiving folds its draft in (nothing of it is live). Returns the refusal, if any.
-    mutating func setStatus(of tour: inout TourState, to status: ContentStatus, confirmFarStops: Bool) async throws -> CatalogCommandResult? {
+    mutating func setStatus(of tour: inout TourState, to status: ContentStatus, confirming: FarStopConfirmation) async throws -> CatalogCommandResult? {
         let working = tour.working
         if status == .published {
-            if let refusal = try await publishRefusal(working.stops, confirmFarStops: confirmFarStops) { return refusal }
+            if let refusal = try await publishRefusal(working.stops, confirming: confirming) { return refusal }
             try await publishDrafts(ofStops: working.stops)
         }
         tour.status = status
@@ -340,21 +340,35 @@ struct Work {
         return nil
     }
 
+    /// Which far stops an editor confirmed: every one (Publish anyway), none, or those far when a schedule was set.
+    enum FarStopConfirmation {
+        case none, all
+        case only(Set<UUID>)
+    }
+
     /// Why `stops` cannot be published (DESIGN.md, "Drafts and publishing"): none at all, or one far from the
     /// others without the editor's confirmation. Each stop is checked where it will be: its draft's position.
-    func publishRefusal(_ stops: [UUID], confirmFarStops: Bool) async throws -> CatalogCommandResult? {
+    func publishRefusal(_ stops: [UUID], confirming: FarStopConfirmation) async throws -> CatalogCommandResult? {
         guard !stops.isEmpty else {
             return missing("stops", "A tour needs at least one stop before it is published")
         }
-        guard !confirmFarStops else { return nil }
-        var pois: [PoiContent] = []
-        for id in stops {
-            if let poi = try await transaction.poi(id), !poi.isDeleted { pois.append(poi.state.working) }
-        }
-        let strays = Geo.strays(pois.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude) })
+        if case .all = confirming { return nil }
+        var strays = try await farStops(stops)
+        if case .only(let confirmed) = confirming { strays.removeAll { confirmed.contains($0.id) } }
         guard !strays.isEmpty else { return nil }
-        let named = strays.map { "\(pois[$0.index].name) is \(String(format: "%.1f", $0.meters / 1_000)) km from the middle of the tour's stops" }
+        let named = strays.map { "\($0.name) is \(String(format: "%.1f", $0.meters / 1_000)) km from the middle of the tour's stops" }
         return missing("stops", named.joined(separator: "; ") + ": check the coordinates, or confirm to publish anyway")
+    }
+
+    /// The stops far from the tour's median position, where they will be (their drafts' positions).
+    func farStops(_ stops: [UUID]) async throws -> [(id: UUID, name: String, meters: Double)] {
+        var pois: [(id: UUID, content: PoiContent)] = []
+        for id in stops {
+            if let poi = try await transaction.poi(id), !poi.isDeleted { pois.append((id, poi.state.working)) }
+        }
+        return Geo.strays(pois.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }).map {
+            (pois[$0.index].id, pois[$0.index].content.name, $0.meters)
+        }
     }
 
     /// Publishing a tour publishes its stops' drafts too, each as a new version.
@@ -400,9 +414,14 @@ struct Work {
             }
             guard at > now else { return missing("scheduleAt", "Choose a time in the future") }
             guard at < now.addingTimeInterval(2 * 365 * 86_400) else { return missing("scheduleAt", "Choose a time within two years") }
-            if status == .published,
-               let refusal = try await publishRefusal(tour.working.stops, confirmFarStops: command.confirmFarStops == true) { return refusal }
-            tour.schedule = TourSchedule(status: status, at: at, by: command.actor, confirmFarStops: command.confirmFarStops)
+            var confirmed: [UUID]?
+            if status == .published {
+                let confirming = command.confirmFarStops == true
+                if let refusal = try await publishRefusal(tour.working.stops, confirming: confirming ? .all : .none) { return refusal }
+                // What is confirmed is these stops being far, not any stop that is far when it is due.
+                if confirming { confirmed = try await farStops(tour.working.stops).map(\.id) }
+            }
+            tour.schedule = TourSchedule(status: status, at: at, by: command.actor, confirmedFarStops: confirmed)
         } else {
             guard tour.schedule != nil else { return missing("scheduleAt", "the tour has no schedule to cancel") }
             tour.schedule = nil
@@ -422,7 +441,7 @@ struct Work {
             return missing("scheduleAt", "nothing is due for this tour")
         }
         var tour = stored.state
-        if let refusal = try await setStatus(of: &tour, to: schedule.status, confirmFarStops: schedule.confirmFarStops == true) {
+        if let refusal = try await setStatus(of: &tour, to: schedule.status, confirming: .only(Set(schedule.confirmedFarStops ?? []))) {
             tour = stored.state
             tour.schedule?.failure = refusal.message ?? "refused"
         } else {

@@ -150,29 +150,32 @@ extension Work {
             }
             // The importer is the actor of everything it imports.
             step.actor = command.actor
+            var previous = try await rowTransaction.processedResult(of: step.commandId)
+            if previous == nil, let stops = step.stops, !stops.isEmpty {
+                let live = try await rowTransaction.livePoiIds(stops)
+                let absent = stops.filter { !live.contains($0) }
+                if !absent.isEmpty {
+                    let named = absent.map { poiRows[$0].map { "\($0) (its row was not imported)" } ?? "POI \($0.lowercased) (no such POI)" }
+                    // Skipping bad rows, a tour is made with the stops that are there, if any are.
+                    guard command.skipInvalidRows == true, absent.count < stops.count else {
+                        let message = "\(absent.count == 1 ? "a stop is" : "stops are") not there: \(named.joined(separator: ", "))"
+                        return CatalogBatchRowResult(label: row.label, outcome: .failed, errors: [FieldError(field: "stops", message: message)],
+                                                     message: message, entityIds: entityIds)
+                    }
+                    step.stops = stops.filter { live.contains($0) }
+                    // Another command than the whole row's: importing the file again once the stops are there applies it whole,
+                    // and importing it again as it is finds this one done.
+                    step.commandId = ContentImportFile.stableId(0x24, content: "\(step.commandId) without \(absent.map(\.uuidString).joined())")
+                    notes.append("made without \(absent.count == 1 ? "the stop" : "the stops") \(named.joined(separator: ", "))")
+                    previous = try await rowTransaction.processedResult(of: step.commandId)
+                }
+            }
             let result: CatalogCommandResult
-            if let previous = try await rowTransaction.processedResult(of: step.commandId) {
+            if let previous {
                 // Imported before (same command id): at most once, so not again.
                 result = previous
                 if previous.outcome == .applied { notes.append("already imported, unchanged") }
             } else {
-                if let stops = step.stops, !stops.isEmpty {
-                    let live = try await rowTransaction.livePoiIds(stops)
-                    let absent = stops.filter { !live.contains($0) }
-                    if !absent.isEmpty {
-                        let named = absent.map { poiRows[$0].map { "\($0) (its row was not imported)" } ?? "POI \($0.lowercased) (no such POI)" }
-                        // Skipping bad rows, a tour is made with the stops that are there, if any are.
-                        guard command.skipInvalidRows == true, absent.count < stops.count else {
-                            let message = "\(absent.count == 1 ? "a stop is" : "stops are") not there: \(named.joined(separator: ", "))"
-                            return CatalogBatchRowResult(label: row.label, outcome: .failed, errors: [FieldError(field: "stops", message: message)],
-                                                         message: message, entityIds: entityIds)
-                        }
-                        step.stops = stops.filter { live.contains($0) }
-                        // Another command than the whole row's: importing the file again once the stops are there applies it whole.
-                        step.commandId = ContentImportFile.stableId(0x24, content: "\(step.commandId) without \(absent.map(\.uuidString).joined())")
-                        notes.append("made without \(absent.count == 1 ? "the stop" : "the stops") \(named.joined(separator: ", "))")
-                    }
-                }
                 var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now)
                 result = try await work.apply(eventPartitions: 0)
                 if result.outcome == .applied {
@@ -187,7 +190,8 @@ extension Work {
             }
             if let id = result.entityId, !entityIds.contains(id) { entityIds.append(id) }
         }
-        return CatalogBatchRowResult(label: row.label, outcome: .applied, message: notes.isEmpty ? nil : Array(Set(notes)).joined(separator: "; "),
+        let distinctNotes = notes.reduce(into: [String]()) { kept, note in if !kept.contains(note) { kept.append(note) } }
+        return CatalogBatchRowResult(label: row.label, outcome: .applied, message: distinctNotes.isEmpty ? nil : distinctNotes.joined(separator: "; "),
                                      entityIds: entityIds)
     }
 }

@@ -93,9 +93,9 @@ enum ContentImport {
         let results = try await ContentImportFile.send(phases, client: client, window: window, timeout: .seconds(commandCount == 1 ? 60 : 300))
         let duration = ContinuousClock.now - started
         await producer.shutdown()
-        let rows = results.flatMap { $0.rows ?? [] }
-        for row in rows where row.outcome == .failed {
-            progress("  \(row.label): failed: \(row.message ?? row.errors.map(\.message).joined(separator: "; "))")
+        let rows = plan.namingStops(in: results.flatMap { $0.rows ?? [] })
+        for row in rows where row.outcome == .failed || row.message?.contains("made without") == true {
+            progress("  \(row.label): \(row.outcome == .failed ? "failed" : "imported"): \(row.message ?? row.errors.map(\.message).joined(separator: "; "))")
         }
         let applied = rows.filter { $0.outcome == .applied }.count
         let notSent = plan.rows.count - rows.count

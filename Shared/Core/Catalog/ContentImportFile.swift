@@ -39,6 +39,26 @@ public enum ContentImportFile {
             CatalogCommand(commandId: commandId, action: .importBatch, actor: actor, rows: rows, skipInvalidRows: skipInvalidRows)
         }
 
+        /// The rows' answers with a missing stop named by its POI's row in this file ("“Brooks Field” on line 3"), as
+        /// catalog names it within one command: sent as several commands, a tour's does not hold the POI rows.
+        public func namingStops(in results: [CatalogBatchRowResult]) -> [CatalogBatchRowResult] {
+            var names: [String: String] = [:]
+            for row in rows {
+                for command in row.commands where command.action == .createPoi {
+                    if let id = command.entityId, let poi = command.poi { names["POI \(id.lowercased) (no such POI)"] = "“\(poi.name)” on \(row.label) (its row was not imported)" }
+                }
+            }
+            func named(_ text: String) -> String {
+                names.reduce(text) { text, name in text.replacingOccurrences(of: name.key, with: name.value) }
+            }
+            return results.map { result in
+                var result = result
+                result.message = result.message.map(named)
+                result.errors = result.errors.map { FieldError(field: $0.field, message: named($0.message)) }
+                return result
+            }
+        }
+
         /// The readable rows as `catalog.import` commands that each fit one message, in phases (`importCommands`).
         public func commands(actor: String, skipInvalidRows: Bool) -> [[CatalogCommand]] {
             ContentImportFile.importCommands(rows, actor: actor, skipInvalidRows: skipInvalidRows)
@@ -248,9 +268,12 @@ public enum ContentImportFile {
         return CatalogBatchRow(label: label, commands: commands)
     }
 
+    /// The label of the row made for a category path a file uses: reports count these apart from the file's rows.
+    public static let categoryLabelPrefix = "category "
+
     static func categoryRows(_ paths: [String], actor: String) -> [CatalogBatchRow] {
         Set(paths.map(normalizedPath).filter { !$0.isEmpty }).sorted().map { path in
-            CatalogBatchRow(label: "category \(path)", commands: [
+            CatalogBatchRow(label: categoryLabelPrefix + path, commands: [
                 CatalogCommand(commandId: stableId(Kind.categoryCreate.rawValue, content: path), action: .createCategory, actor: actor,
                                category: .ensuring(path: path)),
             ])

@@ -320,7 +320,7 @@ extension JSONWriter {
         beginObject()
         key("at"); date(schedule.at)
         key("by"); string(schedule.by)
-        if let confirmed = schedule.confirmFarStops { key("confirmFarStops"); bool(confirmed) }
+        if let confirmed = schedule.confirmedFarStops { key("confirmedFarStops"); uuids(confirmed) }
         if let failure = schedule.failure { key("failure"); string(failure) }
         key("status"); string(schedule.status.rawValue)
         endObject()
@@ -623,20 +623,20 @@ extension JSONReader {
     }
 
     mutating func tourSchedule() throws(Failure) -> TourSchedule {
-        var status: ContentStatus?, at: Date?, by: String?, confirmFarStops: Bool?, failure: String?
-        try object(depth: 3, keys: ["status", "at", "by", "confirmFarStops", "failure"]) { reader, field throws(Failure) in
+        var status: ContentStatus?, at: Date?, by: String?, confirmedFarStops: [UUID]?, failure: String?
+        try object(depth: 3, keys: ["status", "at", "by", "confirmedFarStops", "failure"]) { reader, field throws(Failure) in
             switch field {
             case 0:
                 guard let value = ContentStatus(rawValue: try reader.text()) else { throw reader.malformed("unknown status") }
                 status = value
             case 1: at = try reader.date()
             case 2: by = try reader.text()
-            case 3: confirmFarStops = try reader.optional { r throws(Failure) in try r.boolean() }
+            case 3: confirmedFarStops = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.uuid() } }
             default: failure = try reader.optional { r throws(Failure) in try r.text() }
             }
         }
         return TourSchedule(status: try Self.required(status), at: try Self.required(at), by: try Self.required(by),
-                            confirmFarStops: confirmFarStops, failure: failure)
+                            confirmedFarStops: confirmedFarStops, failure: failure)
     }
 
     mutating func tourDraft() throws(Failure) -> TourDraft {

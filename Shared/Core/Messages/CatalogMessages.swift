@@ -334,16 +334,16 @@ public struct TourSchedule: Codable, Sendable, Equatable {
     public var at: Date
     /// Who set it.
     public var by: String
-    /// Far stops were confirmed when it was set.
-    public var confirmFarStops: Bool?
+    /// The stops that were far from the others when it was set, and confirmed: when it is due, only these may be.
+    public var confirmedFarStops: [UUID]?
     /// Why it could not be applied at its time; a schedule with a failure is no longer due.
     public var failure: String?
 
-    public init(status: ContentStatus, at: Date, by: String, confirmFarStops: Bool? = nil, failure: String? = nil) {
+    public init(status: ContentStatus, at: Date, by: String, confirmedFarStops: [UUID]? = nil, failure: String? = nil) {
         self.status = status
         self.at = at
         self.by = by
-        self.confirmFarStops = confirmFarStops
+        self.confirmedFarStops = confirmedFarStops
         self.failure = failure
     }
 

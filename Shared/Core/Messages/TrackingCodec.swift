@@ -88,7 +88,8 @@ public enum TrackingCodec {
         }
         if let reason = event.validationError(now: event.occurredAt) { return invalid(reason) }
         for (key, value) in [(TrackingEvent.Key.deviceId, event.deviceId), (.touristId, event.touristId), (.platform, event.platform),
-                             (.osVersion, event.osVersion), (.model, event.model), (.appVersion, event.appVersion), (.url, event.url)]
+                             (.osVersion, event.osVersion), (.model, event.model), (.appVersion, event.appVersion), (.url, event.url),
+                             (.query, event.query)]
         where value?.utf8.contains(0) == true {
             return invalid("\(key.name) must not contain NUL characters")
         }
