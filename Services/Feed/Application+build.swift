@@ -15,9 +15,11 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                                         source: "feed", logger: logger)
     let events = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands,
                                   deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "feed", logger: logger),
-                                  source: "feed", logger: logger) { envelope in
+                                  source: "feed", logger: logger, handler: { envelope in
         projection.apply(envelope.data)
-    }
+    }, categoryHandler: { envelope in
+        projection.apply(envelope.data)
+    })
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
                              rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),

@@ -178,6 +178,47 @@ struct FeedHTTPTests {
 
     /// Live (a real socket), so stored responses come from `PipelineResponder` in the pipeline, and
     /// through the router otherwise.
+    @Test("the category tree from catalog's category events, each node counting the POIs on the feed in or under it once; a deletion leaves")
+    func categoryTree() async throws {
+        try await Self.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            var ids: [String: UUID] = [:]
+            func changed(_ path: String, version: Int = 1) throws -> KafkaOutgoingMessage {
+                let id = ids[path] ?? UUID()
+                ids[path] = id
+                let parts = path.split(separator: "/")
+                let parent = parts.count > 1 ? ids[parts.dropLast().joined(separator: "/")] : nil
+                let category = CategoryState(id: id, version: version, name: String(parts.last!), parentId: parent, path: path, updatedAt: Date())
+                return KafkaOutgoingMessage(topic: topic, key: id.uuidString.lowercased(), value: try Envelope(
+                    type: CategoryEvent.Kind.changed.rawValue, source: "catalog",
+                    data: CategoryEvent(kind: .changed, entityId: id, version: version, category: category)).encoded())
+            }
+            // Out of order on purpose: a child before its parent.
+            try await standIn.producer.send([try changed("Shop"), try changed("See"), try changed("See/Museums"), try changed("Eat"),
+                                             try changed("Eat/Café"), try changed("Shop/Old")])
+            @Sendable func tree() async throws -> [[String: Any]] {
+                try #require(try Self.json(try await client.execute(uri: "/v1/categories", method: .get))["categories"] as? [[String: Any]])
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await tree().count == 3 })
+            let roots = try await tree()
+            #expect(roots.compactMap { $0["name"] as? String } == ["Eat", "See", "Shop"])
+            // Counted the feed's own way: `category=` over every visible POI.
+            let eatPois = try #require(try Self.json(try await client.execute(
+                uri: "/v1/pois?near=34.2261,-77.8767&radius=100000&limit=200&category=eat", method: .get))["pois"] as? [[String: Any]])
+            #expect(roots[0]["poiCount"] as? Int == eatPois.count && eatPois.count >= 1)
+            let see = roots[1], museums = (see["children"] as? [[String: Any]])?.first
+            #expect(see["poiCount"] as? Int == 1 && museums?["path"] as? String == "See/Museums" && museums?["poiCount"] as? Int == 1)
+            #expect(roots[2]["poiCount"] as? Int == 0 && (roots[2]["children"] as? [[String: Any]])?.first?["name"] as? String == "Old")
+
+            let old = try #require(ids["Shop/Old"])
+            try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: old.uuidString.lowercased(), value: try Envelope(
+                type: CategoryEvent.Kind.deleted.rawValue, source: "catalog", data: CategoryEvent(kind: .deleted, entityId: old, version: 2)).encoded())])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await (tree()[2]["children"] as? [[String: Any]])?.isEmpty == true
+            })
+        }
+    }
+
     @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked", arguments: [false, true])
     func caching(live: Bool) async throws {
         try await Self.withFeed(testing: live ? .live : .router) { _, client in

@@ -44,12 +44,20 @@ final class CatalogProjection: Sendable {
     var snapshot: FeedSnapshot { published.withLock { $0 } }
 
     /// Whether changes are waiting for a `publish` to take them.
-    var hasPendingChanges: Bool { entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty } }
+    var hasPendingChanges: Bool { entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged } }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
     /// Visible after the next `publish`.
     @discardableResult
     func apply(_ event: CatalogEvent) -> Bool {
+        let changed = entities.withLock { $0.apply(event) }
+        if changed { changes.yield() }
+        return changed
+    }
+
+    /// Takes a category event in (the tree `GET /v1/categories` shows) if it is newer than what is held.
+    @discardableResult
+    func apply(_ event: CategoryEvent) -> Bool {
         let changed = entities.withLock { $0.apply(event) }
         if changed { changes.yield() }
         return changed
@@ -101,6 +109,8 @@ private struct RenderWork: Sendable {
 
     var pois: [UUID: Poi?] = [:]
     var tours: [UUID: Tour?] = [:]
+    /// The whole category tree, when it changed.
+    var categories: [CategoryState]?
     var isFirstPublication = false
 }
 
@@ -116,6 +126,8 @@ private struct EntityState {
 
     var dirtyTours: Set<UUID> = []
     var dirtyPois: Set<UUID> = []
+    var categories: [UUID: CategoryState] = [:]
+    var categoriesChanged = false
     var isFirstPublication = true
 
     // MARK: applying events
@@ -145,6 +157,20 @@ private struct EntityState {
         return true
     }
 
+    mutating func apply(_ event: CategoryEvent) -> Bool {
+        if let seen = versions[event.entityId], seen >= event.version { return false }
+        switch event.kind {
+        case .changed:
+            guard let category = event.category else { return false }
+            categories[event.entityId] = category
+        case .deleted:
+            categories[event.entityId] = nil
+        }
+        versions[event.entityId] = event.version
+        categoriesChanged = true
+        return true
+    }
+
     private mutating func replaceTour(_ id: UUID, with tour: TourState?) {
         let oldStops = tours[id]?.stops ?? []
         for stop in oldStops {
@@ -170,8 +196,10 @@ private struct EntityState {
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
-        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty else { return nil }
+        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged else { return nil }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
+        if categoriesChanged { work.categories = Array(categories.values) }
+        categoriesChanged = false
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -218,6 +246,7 @@ private struct RenderedState {
     var tourList: RenderedResource = RenderedResource.content(ContentJSON.tourList([]), MediaTypes.json)
     var legacyTourList: RenderedResource = RenderedResource.content(LegacyXML.tours([]), MediaTypes.xml)
     var legacyTourIds: [String: UUID] = [:]
+    var categories: [CategoryState] = []
     var renderedBytes = 0
     var generation = 0
     /// Tours changed since the lists were last rendered.
@@ -230,6 +259,7 @@ private struct RenderedState {
     mutating func render(_ work: RenderWork, isPublication: Bool) {
         rebuildPois(work.pois)
         rebuildTours(work.tours)
+        if let categories = work.categories { self.categories = categories }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
@@ -321,7 +351,8 @@ private struct RenderedState {
     func makeSnapshot() -> FeedSnapshot {
         FeedSnapshot(tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources,
                      legacyTourIds: legacyTourIds, poisBySlot: poiSlots.values, tourListings: tourSlots.values,
-                     spatialIndex: spatialIndex, poiTextIndex: poiTextIndex, tourTextIndex: tourTextIndex, generation: generation)
+                     spatialIndex: spatialIndex, poiTextIndex: poiTextIndex, tourTextIndex: tourTextIndex, categories: categories,
+                     generation: generation)
     }
 }
 

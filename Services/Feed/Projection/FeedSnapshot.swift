@@ -20,12 +20,15 @@ final class FeedSnapshot: Sendable {
     let spatialIndex: SpatialIndex
     let poiTextIndex: TextIndex
     let tourTextIndex: TextIndex
+    /// The category tree as catalog last sent it; `categoryTree` renders it with counts on its first request.
+    let categories: [CategoryState]
+    private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
     /// Increases with every publication.
     let generation: Int
 
     init(tourList: RenderedResource, legacyTourList: RenderedResource, tours: [UUID: TourResources], pois: [UUID: PoiResources],
          legacyTourIds: [String: UUID], poisBySlot: [PoiResources?], tourListings: [TourListing?], spatialIndex: SpatialIndex,
-         poiTextIndex: TextIndex, tourTextIndex: TextIndex, generation: Int) {
+         poiTextIndex: TextIndex, tourTextIndex: TextIndex, categories: [CategoryState], generation: Int) {
         self.tourList = tourList
         self.legacyTourList = legacyTourList
         self.tours = tours
@@ -36,7 +39,15 @@ final class FeedSnapshot: Sendable {
         self.spatialIndex = spatialIndex
         self.poiTextIndex = poiTextIndex
         self.tourTextIndex = tourTextIndex
+        self.categories = categories
         self.generation = generation
+    }
+
+    /// `GET /v1/categories`: the tree with each node's visible POIs, descendants included.
+    var categoryTree: RenderedResource {
+        .cached(in: renderedCategoryTree) {
+            .content(ContentJSON.categoryTree(categories, poiCategories: pois.values.map(\.categories)), MediaTypes.json)
+        }
     }
 
     func poi(inSlot slot: Int32) -> PoiResources? {
@@ -89,6 +100,9 @@ final class PoiResources: Sendable {
         self.tours = tours
         self.foldedCategories = foldedCategories
     }
+
+    /// Its category paths, the main one first.
+    var categories: [String] { poi.state.content.categories }
 
     /// The JSON members of its entry in nearby and search results, without braces.
     func writeListingMembers(to json: inout JSONWriter) {

@@ -86,6 +86,11 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("Matches", "application/json", schema: "SearchResult")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
+        FeedRoute(.get, "/v1/categories", .stored { snapshot, _ in snapshot.categoryTree }, operation: #"""
+            {"operationId": "categoryTree",
+             "summary": "The category tree, each level by name, with how many POIs on the feed are in each category or below it",
+             "responses": {"200": \#(ok("The tree", "application/json", schema: "CategoryTree")), "304": \#(notModified)}}
+            """#),
         FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
             {"operationId": "legacyTours",
              "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",

@@ -87,6 +87,19 @@ enum OpenAPIDocument {
             "type": "object", "required": ["tours"],
             "properties": {"tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}}}
           },
+          "CategoryTree": {
+            "type": "object", "required": ["categories"],
+            "properties": {"categories": {"type": "array", "items": {"$ref": "#/components/schemas/CategoryNode"}}}
+          },
+          "CategoryNode": {
+            "type": "object", "required": ["path", "name", "poiCount", "children"],
+            "properties": {
+              "path": {"type": "string", "example": "Eat/Cafés"},
+              "name": {"type": "string"},
+              "poiCount": {"type": "integer", "minimum": 0, "description": "POIs on the feed in this category or below it, each once"},
+              "children": {"type": "array", "items": {"$ref": "#/components/schemas/CategoryNode"}}
+            }
+          },
           "Stop": {
             "type": "object", "required": ["id", "name", "summary", "latitude", "longitude", "category"],
             "properties": {

@@ -119,4 +119,48 @@ enum ContentJSON {
         json.key("name"); json.string(poi.content.name)
         json.key("summary"); json.string(poi.content.summary)
     }
+
+    /// `GET /v1/categories`: `{"categories": [{path, name, poiCount, children}]}`, each level by name (case
+    /// ignored, then as written). A POI counts once for each node it is in or under; a category whose parent
+    /// has not arrived is shown at the top until it does.
+    static func categoryTree(_ categories: [CategoryState], poiCategories: [[String]]) -> [UInt8] {
+        var counts: [String: Int] = [:]
+        for paths in poiCategories {
+            var nodes = Set<String>()
+            for path in paths {
+                var prefix = ""
+                for part in path.split(separator: "/") {
+                    prefix += prefix.isEmpty ? String(part) : "/" + part
+                    nodes.insert(prefix)
+                }
+            }
+            for node in nodes { counts[node, default: 0] += 1 }
+        }
+        let paths = Set(categories.map(\.path))
+        func parent(_ path: String) -> String? {
+            guard let slash = path.lastIndex(of: "/") else { return nil }
+            let parent = String(path[..<slash])
+            return paths.contains(parent) ? parent : nil
+        }
+        let children = Dictionary(grouping: categories) { parent($0.path) ?? "" }.mapValues { nodes in
+            nodes.sorted { ($0.name.lowercased(), $0.name) < ($1.name.lowercased(), $1.name) }
+        }
+        var json = JSONWriter(capacity: 64 + categories.count * 96)
+        func write(_ nodes: [CategoryState]) {
+            json.beginArray()
+            for node in nodes {
+                json.beginObject()
+                json.key("children"); write(children[node.path] ?? [])
+                json.key("name"); json.string(node.name)
+                json.key("path"); json.string(node.path)
+                json.key("poiCount"); json.number(counts[node.path] ?? 0)
+                json.endObject()
+            }
+            json.endArray()
+        }
+        json.beginObject()
+        json.key("categories"); write(children[""] ?? [])
+        json.endObject()
+        return json.bytes
+    }
 }
