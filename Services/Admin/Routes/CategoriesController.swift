@@ -22,15 +22,7 @@ struct CategoriesController {
         var usage: [String: Int] = [:]
         // A POI counts once for each category it is in or under, however many of its categories are there.
         for poi in content.pois.values {
-            var paths = Set<String>()
-            for category in poi.content.categories {
-                var prefix = ""
-                for part in category.split(separator: "/") {
-                    prefix += prefix.isEmpty ? String(part) : "/" + part
-                    paths.insert(prefix)
-                }
-            }
-            for path in paths { usage[path, default: 0] += 1 }
+            for path in CategoryState.pathsWithAncestors(poi.content.categories) { usage[path, default: 0] += 1 }
         }
         return AdminPage(title: "Categories", context: context, notice: notice,
                          body: AdminPages.categories(content.sortedCategories, usage: usage, name: name, parent: parent, errors: errors,

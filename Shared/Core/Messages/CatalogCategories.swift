@@ -116,3 +116,19 @@ public struct CatalogBatchRowResult: Codable, Sendable, Equatable {
         self.entityIds = entityIds
     }
 }
+
+extension CategoryState {
+    /// Each path and every path above it ("Eat/Cafés" → "Eat" and "Eat/Cafés"), once each: the categories a POI
+    /// with these paths counts for.
+    public static func pathsWithAncestors(_ paths: [String]) -> Set<String> {
+        var all = Set<String>()
+        for path in paths {
+            var prefix = ""
+            for part in path.split(separator: "/") {
+                prefix += prefix.isEmpty ? String(part) : "/" + part
+                all.insert(prefix)
+            }
+        }
+        return all
+    }
+}

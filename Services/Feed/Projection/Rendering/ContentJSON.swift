@@ -126,15 +126,7 @@ enum ContentJSON {
     static func categoryTree(_ categories: [CategoryState], poiCategories: [[String]]) -> [UInt8] {
         var counts: [String: Int] = [:]
         for paths in poiCategories {
-            var nodes = Set<String>()
-            for path in paths {
-                var prefix = ""
-                for part in path.split(separator: "/") {
-                    prefix += prefix.isEmpty ? String(part) : "/" + part
-                    nodes.insert(prefix)
-                }
-            }
-            for node in nodes { counts[node, default: 0] += 1 }
+            for node in CategoryState.pathsWithAncestors(paths) { counts[node, default: 0] += 1 }
         }
         let paths = Set(categories.map(\.path))
         func parent(_ path: String) -> String? {
