@@ -61,6 +61,11 @@ enum AnalyticsBench {
                                             model: ["iPhone 15", "Pixel 8", "Galaxy S24"][random.next(3)], appVersion: ["2.0.0", "2.1.0"][random.next(2)]))
             }
             events.append(TrackingEvent(id: random.uuid(), type: .tourStarted, deviceId: device, touristId: tourist, occurredAt: at(), tourId: tour))
+            if random.next(2) == 0 {
+                let query = ["library", "Library ", "dining hall", "parking", "café", "brooks field", "zzz"][random.next(7)]
+                events.append(TrackingEvent(id: random.uuid(), type: .searchPerformed, deviceId: device, touristId: tourist, occurredAt: at(),
+                                            query: query, resultCount: query == "zzz" ? 0 : random.next(6)))
+            }
             let start = time
             for _ in 0..<4 {
                 let poi = pois[random.next(pois.count)]
@@ -172,15 +177,19 @@ enum AnalyticsBench {
     static func queries(runs: Int, days: Int, settings: Settings) async throws {
         let today = Date()
         func day(_ offset: Int) -> String { String(RFC3339.format(today.addingTimeInterval(Double(-offset) * 86_400)).prefix(10)) }
-        let reports = ["summary", "pois", "tours", "devices", "daily"]
+        let reports = ["summary", "pois", "tours", "devices", "daily", "funnel", "hours", "searches"]
         var random = BenchRandom(seed: 9)
         var full: [String: [Double]] = [:]
         var mixed: [Double] = []
-        // Warm-up: the first query of each kind plans and faults pages in.
-        for report in reports { _ = try await timedGet(settings, "/v1/reports/\(report)?from=\(day(days - 1))&to=\(day(0))") }
+        // Warm-up: the first query of each kind plans and faults pages in. The funnel is always a tour's.
+        let firstTour = "&tourId=\(tours[0].uuidString.lowercased())"
+        for report in reports {
+            _ = try await timedGet(settings, "/v1/reports/\(report)?from=\(day(days - 1))&to=\(day(0))\(report == "funnel" ? firstTour : "")")
+        }
         for run in 0..<runs {
-            let report = reports[run % reports.count]
-            let tour = random.next(3) == 0 ? "&tourId=\(tours[random.next(tours.count)].uuidString.lowercased())" : ""
+            // By pairs of runs: each report gets a whole-span query and a random range in turn.
+            let report = reports[(run / 2) % reports.count]
+            let tour = report == "funnel" || random.next(3) == 0 ? "&tourId=\(tours[random.next(tours.count)].uuidString.lowercased())" : ""
             // Every other query covers the whole span (the worst case); the rest a random range inside it.
             if run % 2 == 0 {
                 full[report, default: []].append(try await timedGet(settings, "/v1/reports/\(report)?from=\(day(days - 1))&to=\(day(0))\(tour)"))
