@@ -37,7 +37,7 @@ from conftest import ROOT, SERVICES, free_port, start_suite  # noqa: E402
 from workload import EventFactory, get_json, post_events  # noqa: E402
 
 # How long a recovery may take before it counts as a violation. A content edit after the broker came back
-# empty takes ~11 s (catalog's command consumer finds its log gone and rejoins; stop 22's note), and a
+# empty takes ~11 s (consumer groups rejoin the new broker; stop 22's note), and a
 # clean-clone CI run on two cores once took over 12: a bound, not a speed target (those live in benchmarks).
 RECOVERY = float(os.environ.get("RESTARTS_RECOVERY", "20"))
 READY = float(os.environ.get("RESTARTS_READY", "30"))
