@@ -32,7 +32,7 @@ struct MigrationUpgradeTests {
                 try await client.query("INSERT INTO analytics.day_devices VALUES (\(scope), \(day)::date, \(device))", logger: logger)
             }
             try await client.query("INSERT INTO analytics.day_tourists VALUES (\(all), '2025-03-02', 't')", logger: logger)
-            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [4, 5, 6, 7])
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [4, 5, 6, 7, 8])
             let rows = try await client.fetch("SELECT device_id, days::text FROM analytics.device_activity WHERE scope = \(all) ORDER BY 1",
                                               as: (String, String).self, logger: logger)
             #expect(rows.map(\.0) == ["a", "b"])
@@ -44,6 +44,44 @@ struct MigrationUpgradeTests {
             #expect(try await reports.summary(ReportQuery(from: Day("2025-03-03")!, to: Day("2025-03-04")!)).uniqueDevices == 0)
             #expect(try await reports.daily(march).map(\.uniqueDevices) == [1, 2, 0, 0, 1])
             #expect(try await reports.tours(march).map(\.uniqueDevices) == [1])
+        }
+    }
+
+    @Test("v8 keeps the members credited events add to a tour's days, from the credited events stored before it; the reports read the same")
+    func creditedMembersBackfill() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            try await MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= 7 }).run(on: client, logger: logger)
+            let tour = UUID(), all = AggregateDelta.Scope.all
+            // Device "a" carries the tour itself on 03-02; "b" only through credited events (two on 03-02, one on 03-03),
+            // "c" has a credited event that is credited to no tour now.
+            try await client.query("""
+                INSERT INTO analytics.device_activity VALUES (\(tour), 'a', '{[2025-03-02,2025-03-03)}'), (\(all), 'a', '{[2025-03-02,2025-03-03)}'),
+                    (\(all), 'b', '{[2025-03-02,2025-03-04)}'), (\(all), 'c', '{[2025-03-02,2025-03-03)}')
+                """, logger: logger)
+            try await client.query("INSERT INTO analytics.device_days VALUES (\(tour), '2025-03-02', 'a')", logger: logger)
+            try await client.query("INSERT INTO analytics.tourist_activity VALUES (\(tour), 'ta', '{[2025-03-02,2025-03-03)}')", logger: logger)
+            for (device, tourist, at, credited) in [("a", "ta", "2025-03-02T10:00:00Z", tour), ("b", "tb", "2025-03-02T10:00:00Z", tour),
+                                                     ("b", "tb", "2025-03-02T11:00:00Z", tour), ("b", nil, "2025-03-03T00:30:00Z", tour),
+                                                     ("c", "tc", "2025-03-02T10:00:00Z", nil)] as [(String, String?, String, UUID?)] {
+                try await client.query("""
+                    INSERT INTO analytics.untoured_events (event_id, device_id, tourist_id, occurred_at, type, poi_id, tour_id)
+                    VALUES (\(UUID()), \(device), \(tourist), \(at)::timestamptz, 'poi.viewed', \(UUID()), \(credited))
+                    """, logger: logger)
+            }
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [8])
+            let rows = try await client.fetch("""
+                SELECT day::text, kind::text, member, events FROM analytics.credited_members WHERE tour_id = \(tour) ORDER BY 1, 2, 3
+                """, as: (String, String, String, Int32).self, logger: logger)
+            #expect(rows.map { "\($0.0) \($0.1) \($0.2) \($0.3)" } == ["2025-03-02 d b 2", "2025-03-02 t tb 2", "2025-03-03 d b 1"])
+            let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
+            let march = ReportQuery(from: Day("2025-03-01")!, to: Day("2025-03-05")!, tourId: tour)
+            #expect(try await reports.summary(march).uniqueDevices == 2)
+            #expect(try await reports.summary(march).uniqueTourists == 2)
+            #expect(try await reports.daily(march).map(\.uniqueDevices) == [0, 2, 1, 0, 0])
+            #expect(try await reports.tours(march).map(\.uniqueDevices) == [2])
+            #expect(try await reports.devices(march).platforms == ["unknown": 2])
         }
     }
 }

@@ -87,6 +87,20 @@ struct AggregateDelta: Sendable {
         var zeroResults: Int64 = 0
     }
 
+    /// A device or tourist a tour's credited events (DESIGN.md "Tour attribution") add to a day, keyed as
+    /// `credited_members` is; the value is how many credited events it gains (or loses, when negative).
+    struct CreditedMember: Hashable, Sendable {
+        enum Kind: String, Sendable {
+            case device = "d"
+            case tourist = "t"
+        }
+
+        var tour: UUID
+        var day: Int32
+        var kind: Kind
+        var member: String
+    }
+
     var devices: Set<DayMember> = []
     var tourists: Set<DayMember> = []
     var pois: [PoiKey: PoiCounts] = [:]
@@ -95,6 +109,7 @@ struct AggregateDelta: Sendable {
     var hours: [HourKey: Int64] = [:]
     var stopVisits: Set<StopVisit> = []
     var searches: [SearchKey: SearchCounts] = [:]
+    var credited: [CreditedMember: Int32] = [:]
 
     init() {}
 

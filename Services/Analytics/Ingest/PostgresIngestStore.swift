@@ -74,17 +74,16 @@ struct PostgresIngestStore: IngestStore {
                 )
                 SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(event_id), '{}') END FROM inserted
                 """, as: [UUID]?.self, logger: logger)
-            var counted = batch.events.count
+            var events = batch.events
+            var delta = batch.delta
             if let freshIds = fresh.first ?? nil {
                 let freshSet = Set(freshIds)
-                let events = batch.events.filter { freshSet.contains($0.id) }
-                counted = events.count
-                try await write(AggregateDelta(events), schema: schema, on: connection)
-                try await attribute(events, schema: schema, on: connection)
-            } else {
-                try await write(batch.delta, schema: schema, on: connection)
-                try await attribute(batch.events, schema: schema, on: connection)
+                events = batch.events.filter { freshSet.contains($0.id) }
+                delta = AggregateDelta(events)
             }
+            try await attribute(events, into: &delta, schema: schema, on: connection)
+            try await write(delta, schema: schema, on: connection)
+            let counted = events.count
 
             let partitions = batch.nextOffsets.keys.sorted()
             let offsets = partitions.map { batch.nextOffsets[$0]! }
@@ -109,13 +108,29 @@ struct PostgresIngestStore: IngestStore {
         }
     }
 
-    /// Tour attribution (DESIGN.md): stores the batch's tour marks and tourless events, decides again the tour
-    /// of every tourless event they can change (the new ones, and the device's ones up to 4 h after a new
-    /// start or completion), and moves the counts of those whose tour changed between tour scopes.
-    private func attribute(_ events: [TrackingEvent], schema: String, on connection: PostgresConnection) async throws {
+    /// Tour attribution (DESIGN.md): stores the batch's tour marks, decides again the tour of the stored tourless
+    /// events a new mark can change (the device's, up to 4 h after it), then stores the batch's tourless events
+    /// with the tour the marks now give them. What that credits or moves is added to `delta`, so the batch's one
+    /// write of the aggregates carries it.
+    private func attribute(_ events: [TrackingEvent], into delta: inout AggregateDelta, schema: String,
+                           on connection: PostgresConnection) async throws {
         let marks = events.compactMap(TourAttribution.Mark.init).sorted { ($0.deviceId, $0.occurredAt) < ($1.deviceId, $1.occurredAt) }
         let untoured = events.compactMap(TourAttribution.Untoured.init).sorted { $0.eventId.orderKey < $1.eventId.orderKey }
-        guard !marks.isEmpty || !untoured.isEmpty else { return }
+        let window = "\(Int(TourAttribution.window.components.seconds)) seconds"
+        // The open tour of an untoured_events row or unnest row `u` (with device_id, tourist_id, occurred_at).
+        let openTour = """
+            SELECT CASE WHEN EXISTS (
+                SELECT 1 FROM \(schema).tour_marks c
+                WHERE c.device_id = u.device_id AND c.kind = 'c' AND c.tour_id = s.tour_id
+                  AND c.occurred_at >= s.occurred_at AND c.occurred_at < u.occurred_at
+            ) THEN NULL ELSE s.tour_id END
+            FROM \(schema).tour_marks s
+            WHERE s.device_id = u.device_id AND s.kind = 's'
+              AND s.occurred_at <= u.occurred_at AND s.occurred_at >= u.occurred_at - '\(window)'::interval
+              AND (u.tourist_id IS NULL OR s.tourist_id IS NULL OR s.tourist_id = u.tourist_id)
+            ORDER BY s.occurred_at DESC, s.event_id DESC
+            LIMIT 1
+            """
         if !marks.isEmpty {
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).tour_marks (device_id, occurred_at, event_id, kind, tour_id, tourist_id)
@@ -125,52 +140,49 @@ struct PostgresIngestStore: IngestStore {
                      AS x(d, t, e, k, tour, tourist)
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
+            // Events phones send in order are not stored yet when their start arrives: this finds only late starts'
+            // and completions' events.
+            for try await (type, occurredAt, poiId, dwell, deviceId, touristId, from, to) in try await connection.query("""
+                WITH marks AS (
+                    SELECT DISTINCT device_id, at FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
+                ), decided AS (
+                    SELECT DISTINCT u.event_id, u.tour_id AS old_tour, (\(unescaped: openTour)) AS new_tour
+                    FROM \(unescaped: schema).untoured_events u JOIN marks m ON u.device_id = m.device_id
+                      AND u.occurred_at >= m.at AND u.occurred_at <= m.at + '\(unescaped: window)'::interval
+                )
+                UPDATE \(unescaped: schema).untoured_events u SET tour_id = d.new_tour
+                FROM decided d
+                WHERE u.event_id = d.event_id AND d.old_tour IS DISTINCT FROM d.new_tour
+                RETURNING u.type, u.occurred_at, u.poi_id, u.dwell_seconds, u.device_id, u.tourist_id, d.old_tour, d.new_tour
+                """, logger: logger).decode((String, Date, UUID, Double?, String, String?, UUID?, UUID?).self) {
+                delta.move(TourAttribution.Change(type: type, occurredAt: occurredAt, poiId: poiId, dwellSeconds: dwell,
+                                                  deviceId: deviceId, touristId: touristId, from: from, to: to))
+            }
         }
-        if !untoured.isEmpty {
-            try await connection.query("""
-                INSERT INTO \(unescaped: schema).untoured_events (event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds)
-                SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
-                FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::text[], \(untoured.map { $0.touristId ?? "" })::text[],
-                            \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
-                            \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
+        guard !untoured.isEmpty else { return }
+        var credited: [(UUID, UUID)] = []
+        for try await row in try await connection.query("""
+            WITH stored AS (
+                INSERT INTO \(unescaped: schema).untoured_events (event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds, tour_id)
+                SELECT u.event_id, u.device_id, u.tourist_id, u.occurred_at, u.type, u.poi_id, u.dwell_seconds, (\(unescaped: openTour))
+                FROM (
+                    SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
+                    FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::text[], \(untoured.map { $0.touristId ?? "" })::text[],
+                                \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
+                                \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
+                ) AS u(event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds)
                 ON CONFLICT DO NOTHING
-                """, logger: logger)
-        }
-        let window = "\(Int(TourAttribution.window.components.seconds)) seconds"
-        var moved: [TourAttribution.Change] = []
-        for try await (type, occurredAt, poiId, dwell, from, to) in try await connection.query("""
-            WITH marks AS (
-                SELECT * FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
-            ), candidates AS (
-                SELECT u.event_id FROM \(unescaped: schema).untoured_events u WHERE u.event_id = ANY(\(untoured.map(\.eventId))::uuid[])
-                UNION
-                SELECT u.event_id FROM \(unescaped: schema).untoured_events u JOIN marks m ON u.device_id = m.device_id
-                  AND u.occurred_at >= m.at AND u.occurred_at <= m.at + \(window)::interval
-            ), decided AS (
-                SELECT u.event_id, u.tour_id AS old_tour, (
-                    SELECT CASE WHEN EXISTS (
-                        SELECT 1 FROM \(unescaped: schema).tour_marks c
-                        WHERE c.device_id = u.device_id AND c.kind = 'c' AND c.tour_id = s.tour_id
-                          AND c.occurred_at >= s.occurred_at AND c.occurred_at < u.occurred_at
-                    ) THEN NULL ELSE s.tour_id END
-                    FROM \(unescaped: schema).tour_marks s
-                    WHERE s.device_id = u.device_id AND s.kind = 's'
-                      AND s.occurred_at <= u.occurred_at AND s.occurred_at >= u.occurred_at - \(window)::interval
-                      AND (u.tourist_id IS NULL OR s.tourist_id IS NULL OR s.tourist_id = u.tourist_id)
-                    ORDER BY s.occurred_at DESC, s.event_id DESC
-                    LIMIT 1
-                ) AS new_tour
-                FROM \(unescaped: schema).untoured_events u JOIN candidates USING (event_id)
+                RETURNING event_id, tour_id
             )
-            UPDATE \(unescaped: schema).untoured_events u SET tour_id = d.new_tour
-            FROM decided d
-            WHERE u.event_id = d.event_id AND d.old_tour IS DISTINCT FROM d.new_tour
-            RETURNING u.type, u.occurred_at, u.poi_id, u.dwell_seconds, d.old_tour, d.new_tour
-            """, logger: logger).decode((String, Date, UUID, Double?, UUID?, UUID?).self) {
-            moved.append(TourAttribution.Change(type: type, occurredAt: occurredAt, poiId: poiId, dwellSeconds: dwell, from: from, to: to))
+            SELECT event_id, tour_id FROM stored WHERE tour_id IS NOT NULL
+            """, logger: logger).decode((UUID, UUID).self) {
+            credited.append(row)
         }
-        guard !moved.isEmpty else { return }
-        try await write(TourAttribution.delta(moving: moved), schema: schema, on: connection)
+        guard !credited.isEmpty else { return }
+        let byId = Dictionary(untoured.map { ($0.eventId, $0) }, uniquingKeysWith: { first, _ in first })
+        for (eventId, tour) in credited {
+            if let event = byId[eventId] { delta.move(event.credited(to: tour)) }
+        }
     }
 
     private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {
@@ -204,6 +216,37 @@ struct PostgresIngestStore: IngestStore {
                 SELECT scope, day, count(*) FROM added GROUP BY scope, day ORDER BY scope, day
                 ON CONFLICT (scope, day) DO UPDATE SET devices = c.devices + EXCLUDED.devices
                 """, logger: logger)
+        }
+
+        let creditedRows = delta.credited.filter { $0.value != 0 }.sorted {
+            ($0.key.tour.orderKey.0, $0.key.tour.orderKey.1, $0.key.day, $0.key.kind.rawValue, $0.key.member)
+                < ($1.key.tour.orderKey.0, $1.key.tour.orderKey.1, $1.key.day, $1.key.kind.rawValue, $1.key.member)
+        }
+        if !creditedRows.isEmpty {
+            // After device_days and tourist_activity: a member the tour's own events count that day is left out.
+            let rows = creditedRows
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).credited_members AS c (tour_id, day, kind, member, events)
+                SELECT t, DATE '1970-01-01' + d, k, m, n
+                FROM unnest(\(rows.map(\.key.tour))::uuid[], \(rows.map(\.key.day))::integer[], \(rows.map(\.key.kind.rawValue))::"char"[],
+                            \(rows.map(\.key.member))::text[], \(rows.map(\.value))::integer[]) AS x(t, d, k, m, n)
+                WHERE NOT CASE k
+                    WHEN 'd' THEN EXISTS (SELECT 1 FROM \(unescaped: schema).device_days dd
+                                          WHERE dd.scope = t AND dd.day = DATE '1970-01-01' + d AND dd.device_id = m)
+                    ELSE EXISTS (SELECT 1 FROM \(unescaped: schema).tourist_activity a
+                                 WHERE a.scope = t AND a.tourist_id = m AND a.days @> (DATE '1970-01-01' + d))
+                END
+                ON CONFLICT (tour_id, day, kind, member) DO UPDATE SET events = c.events + EXCLUDED.events
+                """, logger: logger)
+            let lost = rows.filter { $0.value < 0 }
+            if !lost.isEmpty {
+                try await connection.query("""
+                    DELETE FROM \(unescaped: schema).credited_members c
+                    USING unnest(\(lost.map(\.key.tour))::uuid[], \(lost.map(\.key.day))::integer[], \(lost.map(\.key.kind.rawValue))::"char"[],
+                                 \(lost.map(\.key.member))::text[]) AS x(t, d, k, m)
+                    WHERE c.events <= 0 AND c.tour_id = t AND c.day = DATE '1970-01-01' + d AND c.kind = k AND c.member = m
+                    """, logger: logger)
+            }
         }
 
         if !delta.pois.isEmpty {

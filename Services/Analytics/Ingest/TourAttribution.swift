@@ -53,39 +53,51 @@ enum TourAttribution {
         }
     }
 
-    /// A tourless event whose credit moved from one tour (or none) to another (or none).
+    /// A tourless event whose credit moved from one tour (or none) to another (or none); a new event's from none.
     struct Change {
         var type: String
         var occurredAt: Date
         var poiId: UUID
         var dwellSeconds: Double?
+        var deviceId: String
+        var touristId: String?
         var from: UUID?
         var to: UUID?
     }
+}
 
-    /// The per-tour POI counts the changes take from their old tour and give to their new one.
-    static func delta(moving changes: [Change]) -> AggregateDelta {
-        var delta = AggregateDelta()
-        for change in changes {
-            guard let type = TrackingEvent.Kind(rawValue: change.type) else { continue }
-            let day = Day(containing: change.occurredAt).number
-            for (tour, sign) in [(change.from, -1), (change.to, 1)] {
-                guard let tour else { continue }
-                let key = AggregateDelta.PoiKey(scope: tour, day: day, poi: change.poiId)
-                var counts = delta.pois[key, default: AggregateDelta.PoiCounts()]
-                switch type {
-                case .poiViewed: counts.views += Int64(sign)
-                case .poiArrived: counts.visits += Int64(sign)
-                case .mediaPlayed: counts.mediaPlays += Int64(sign)
-                case .poiLeft:
-                    counts.dwellCount += Int64(sign)
-                    counts.dwellSum += Double(sign) * (change.dwellSeconds ?? 0)
-                default: break
-                }
-                delta.pois[key] = counts
+extension TourAttribution.Untoured {
+    /// The event credited to `tour`, as a change from no tour.
+    func credited(to tour: UUID) -> TourAttribution.Change {
+        TourAttribution.Change(type: type, occurredAt: occurredAt, poiId: poiId, dwellSeconds: dwellSeconds,
+                               deviceId: deviceId, touristId: touristId, from: nil, to: tour)
+    }
+}
+
+extension AggregateDelta {
+    /// Takes a change's event from its old tour's counts and members and gives it to its new tour's.
+    mutating func move(_ change: TourAttribution.Change) {
+        guard let type = TrackingEvent.Kind(rawValue: change.type) else { return }
+        let day = Day(containing: change.occurredAt).number
+        for (tour, sign) in [(change.from, -1), (change.to, 1)] {
+            guard let tour else { continue }
+            let key = PoiKey(scope: tour, day: day, poi: change.poiId)
+            var counts = pois[key, default: PoiCounts()]
+            switch type {
+            case .poiViewed: counts.views += Int64(sign)
+            case .poiArrived: counts.visits += Int64(sign)
+            case .mediaPlayed: counts.mediaPlays += Int64(sign)
+            case .poiLeft:
+                counts.dwellCount += Int64(sign)
+                counts.dwellSum += Double(sign) * (change.dwellSeconds ?? 0)
+            default: break
+            }
+            pois[key] = counts
+            credited[CreditedMember(tour: tour, day: day, kind: .device, member: change.deviceId), default: 0] += Int32(sign)
+            if let tourist = change.touristId {
+                credited[CreditedMember(tour: tour, day: day, kind: .tourist, member: tourist), default: 0] += Int32(sign)
             }
         }
-        return delta
     }
 }
 

@@ -194,6 +194,34 @@ enum AnalyticsMigrations {
                 PRIMARY KEY (day, query)
             ) WITH (fillfactor = 70);
             """),
+        Migration(8, "credited members", """
+            -- The devices ('d') and tourists ('t') a tour's credited events add to a day (DESIGN.md "Tour
+            -- attribution"), with how many credited events each has there, so reports need not read every
+            -- credited event. A member the tour's own events already count that day (device_days,
+            -- tourist_activity) is counted there for good; its row here no longer matters and is not kept up.
+            CREATE TABLE credited_members (
+                tour_id uuid NOT NULL,
+                day date NOT NULL,
+                kind "char" NOT NULL,
+                member text COLLATE "C" NOT NULL,
+                events integer NOT NULL,
+                PRIMARY KEY (tour_id, day, kind, member)
+            ) WITH (fillfactor = 70);
+            INSERT INTO credited_members (tour_id, day, kind, member, events)
+            SELECT u.tour_id, (u.occurred_at AT TIME ZONE 'UTC')::date, 'd', u.device_id, count(*)
+            FROM untoured_events u
+            WHERE u.tour_id IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM device_days d
+                WHERE d.scope = u.tour_id AND d.day = (u.occurred_at AT TIME ZONE 'UTC')::date AND d.device_id = u.device_id)
+            GROUP BY 1, 2, 3, 4;
+            INSERT INTO credited_members (tour_id, day, kind, member, events)
+            SELECT u.tour_id, (u.occurred_at AT TIME ZONE 'UTC')::date, 't', u.tourist_id, count(*)
+            FROM untoured_events u
+            WHERE u.tour_id IS NOT NULL AND u.tourist_id IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM tourist_activity a
+                WHERE a.scope = u.tour_id AND a.tourist_id = u.tourist_id AND a.days @> (u.occurred_at AT TIME ZONE 'UTC')::date)
+            GROUP BY 1, 2, 3, 4;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

@@ -20,33 +20,41 @@ struct PostgresReportRepository: ReportRepository {
         }
     }
 
-    /// The tourless events credited to a tour in the query's range (DESIGN.md, "Tour attribution"): `tour` nil for
-    /// every tour, else one. Its values are typed (a UUID, two days), so they go into the text as they are.
-    private func credited(_ query: ReportQuery, tour: UUID?) -> String {
-        let tourCondition = tour.map { "tour_id = '\($0.uuidString.lowercased())'" } ?? "tour_id IS NOT NULL"
-        return """
-            \(schema.name).untoured_events WHERE \(tourCondition)
+    /// The tourless events credited to a tour in the query's range (DESIGN.md, "Tour attribution"). Its values are
+    /// typed (a UUID, two days), so they go into the text as they are.
+    private func credited(_ query: ReportQuery, tour: UUID) -> String {
+        """
+            \(schema.name).untoured_events WHERE tour_id = '\(tour.uuidString.lowercased())'
               AND occurred_at >= (DATE '\(query.from)')::timestamp AT TIME ZONE 'UTC'
               AND occurred_at < (DATE '\(query.to)' + 1)::timestamp AT TIME ZONE 'UTC'
             """
     }
 
+    /// The devices (or tourists) that events credited to a tour (`tour` nil: to any) add to the range's days, beside
+    /// those its own events count, as `(tour_id, day, member)` rows.
+    private func creditedMembers(_ query: ReportQuery, tour: UUID?, kind: AggregateDelta.CreditedMember.Kind) -> String {
+        let tourCondition = tour.map { "tour_id = '\($0.uuidString.lowercased())' AND " } ?? ""
+        return """
+            SELECT tour_id, day, member FROM \(schema.name).credited_members
+            WHERE \(tourCondition)kind = '\(kind.rawValue)' AND day BETWEEN DATE '\(query.from)' AND DATE '\(query.to)' AND events > 0
+            """
+    }
+
     /// Distinct devices (or tourists) of the query's scope: those with days in the range, and for a tour also those
-    /// of the events credited to it.
-    private func members(_ query: ReportQuery, table: String, column: String) -> String {
+    /// the events credited to it add.
+    private func members(_ query: ReportQuery, table: String, column: String, kind: AggregateDelta.CreditedMember.Kind) -> String {
         let active = "SELECT \(column) FROM \(schema.name).\(table) WHERE scope = '\(query.scope.uuidString.lowercased())' "
             + "AND days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]')"
         guard let tour = query.tourId else { return "SELECT count(*) FROM (\(active)) a" }
-        let creditedMembers = "SELECT \(column) FROM \(credited(query, tour: tour))" + (column == "tourist_id" ? " AND tourist_id IS NOT NULL" : "")
-        return "SELECT count(*) FROM (\(active) UNION \(creditedMembers)) a"
+        return "SELECT count(*) FROM (\(active) UNION SELECT member FROM (\(creditedMembers(query, tour: tour, kind: kind))) c) a"
     }
 
     func summary(_ query: ReportQuery) async throws -> SummaryReport {
         let s = schema.name, from = query.from.description, to = query.to.description
         let rows = try await read("""
             SELECT
-                (\(unescaped: members(query, table: "device_activity", column: "device_id")))::bigint,
-                (\(unescaped: members(query, table: "tourist_activity", column: "tourist_id")))::bigint,
+                (\(unescaped: members(query, table: "device_activity", column: "device_id", kind: .device)))::bigint,
+                (\(unescaped: members(query, table: "tourist_activity", column: "tourist_id", kind: .tourist)))::bigint,
                 COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(p.views, 0), COALESCE(p.visits, 0), COALESCE(p.plays, 0)
             FROM (SELECT sum(starts)::bigint AS starts, sum(completions)::bigint AS completions FROM \(unescaped: s).day_tour_stats
                   WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))) t,
@@ -83,7 +91,7 @@ struct PostgresReportRepository: ReportRepository {
                     WHERE scope <> \(AggregateDelta.Scope.all) AND days && daterange(\(from)::date, \(to)::date, '[]')
                       AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
                     UNION
-                    SELECT tour_id, device_id FROM \(unescaped: credited(query, tour: query.tourId))
+                    SELECT tour_id, member FROM (\(unescaped: creditedMembers(query, tour: query.tourId, kind: .device))) c
                 ) members
                 GROUP BY tour_id
             ), stats AS (
@@ -112,7 +120,7 @@ struct PostgresReportRepository: ReportRepository {
             FROM (
                 SELECT device_id FROM \(unescaped: s).device_activity
                 WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]')
-                \(unescaped: query.tourId.map { "UNION SELECT device_id FROM \(credited(query, tour: $0))" } ?? "")
+                \(unescaped: query.tourId.map { "UNION SELECT member FROM (\(creditedMembers(query, tour: $0, kind: .device))) c" } ?? "")
             ) a LEFT JOIN \(unescaped: s).devices r USING (device_id)
             GROUP BY 1, 2, 3, 4
             """, as: (String, String, String, String, Int).self, logger: logger) {
@@ -134,7 +142,7 @@ struct PostgresReportRepository: ReportRepository {
             SELECT day, count(*)::bigint AS devices FROM (
                 SELECT day, device_id FROM \(schema.name).device_days WHERE scope = '\(tour.uuidString.lowercased())' AND \(range)
                 UNION
-                SELECT (occurred_at AT TIME ZONE 'UTC')::date, device_id FROM \(credited(query, tour: tour))
+                SELECT day, member FROM (\(creditedMembers(query, tour: tour, kind: .device))) c
             ) members GROUP BY day
             """
     }
