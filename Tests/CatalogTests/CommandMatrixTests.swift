@@ -95,6 +95,8 @@ struct CommandMatrixTests {
         case .scheduleTour:
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, status: .published,
                                    scheduleAt: Date().addingTimeInterval(3_600)), ["tour.changed"])
+        case .setPoiStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, expectedVersion: 1, status: .published), ["poi.changed"])
         case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
@@ -136,6 +138,8 @@ struct CommandMatrixTests {
         case .scheduleTour:
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, status: .published, scheduleAt: Date().addingTimeInterval(-60)),
                     "scheduleAt", "Choose a time in the future")
+        case .setPoiStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, status: .archived), "status", "status must be published or draft")
         case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
@@ -149,7 +153,7 @@ struct CommandMatrixTests {
     static func versioned(_ action: CatalogAction, _ f: Fixture) -> (id: UUID, version: Int)? {
         switch action {
         case .updateTour, .deleteTour, .setTourStatus, .setTourStops, .revertTour, .scheduleTour: (f.tour, 2)
-        case .updatePoi, .revertPoi: (f.poiB, 1)
+        case .updatePoi, .revertPoi, .setPoiStatus: (f.poiB, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
@@ -336,6 +340,53 @@ struct DraftTests {
             _ = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Closed Day"), asDraft: true))
             let unpublished = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .draft))
             #expect(unpublished.tour?.content.name == "Closed Day" && unpublished.tour?.draft == nil)
+        }
+    }
+
+    @Test("a place published on its own takes edits as drafts; unpublished, its draft stays only while a published tour shows it; its status survives a revert")
+    func placesOnTheirOwn() async throws {
+        try await HandlerFixture.with { handler, _ in
+            func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
+                let result = try await handler.handle(command)
+                try #require(result.outcome == .applied, "\(command.action): \(result.errors) \(result.message ?? "")")
+                return result
+            }
+            func edit(_ id: UUID, _ name: String) async throws -> PoiState {
+                try #require(try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: id,
+                                                          poi: PoiContent(name: name, latitude: 34.2261, longitude: -77.8767), asDraft: true)).poi)
+            }
+            let created = try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Deck", latitude: 34.2261, longitude: -77.8767)))
+            let deck = try #require(created.entityId)
+            #expect(created.poi?.status == .draft || created.poi == nil)
+            #expect(try await edit(deck, "Deck 1").content.name == "Deck 1", "a POI on no tour and not published is edited directly")
+
+            let listed = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published)).poi)
+            #expect(listed.status == .published && listed.content.name == "Deck 1")
+            let again = try await handler.handle(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published))
+            #expect(again.outcome == .rejected && again.errors.first?.message == "the point of interest is already published")
+            let drafted = try await edit(deck, "Deck 2 (half done)")
+            #expect(drafted.content.name == "Deck 1" && drafted.draft?.name == "Deck 2 (half done)")
+
+            // Unpublished while no published tour shows it: the draft is folded in (nothing of it is live).
+            let unlisted = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .draft)).poi)
+            #expect(unlisted.status == .draft && unlisted.content.name == "Deck 2 (half done)" && unlisted.draft == nil)
+
+            // On a published tour, unpublishing the place keeps its draft waiting: the tour still shows the POI.
+            let tour = try #require(try await run(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Parking"))).entityId)
+            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [deck]))
+            _ = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            _ = try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published))
+            #expect(try await edit(deck, "Deck 3").draft?.name == "Deck 3")
+            let kept = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .draft)).poi)
+            #expect(kept.status == .draft && kept.content.name == "Deck 2 (half done)" && kept.draft?.name == "Deck 3")
+
+            // Publishing makes the draft the content; a revert keeps the status.
+            let republished = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published)).poi)
+            #expect(republished.status == .published && republished.content.name == "Deck 3" && republished.draft == nil)
+            let reverted = try #require(try await run(CatalogCommand(action: .revertPoi, actor: "a", entityId: deck, revertToVersion: 1, asDraft: true)).poi)
+            #expect(reverted.status == .published && reverted.draft?.name == "Deck")
+            let history = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a", entityId: deck)).history)
+            #expect(history.contains { $0.action == .setPoiStatus && $0.poi?.status == .published })
         }
     }
 

@@ -142,7 +142,7 @@ struct FeedHTTPTests {
             #expect(museum["categories"] as? [String] == ["Eat/Café", "See/Museums"])
             #expect(museum["category"] as? String == "Eat/Café")
             #expect(cis["categories"] as? [String] == (cis["category"] as? String).map { [$0] } ?? [])
-            for bad in ["/v1/pois", "/v1/pois?near=91,0", "/v1/pois?near=abc", "/v1/pois?near=34,-77&radius=-1", "/v1/pois?near=34,-77&radius=1e9",
+            for bad in ["/v1/pois?near=91,0", "/v1/pois?near=abc", "/v1/pois?near=34,-77&radius=-1", "/v1/pois?near=34,-77&radius=1e9",
                         "/v1/pois?near=34,-77&limit=0", "/v1/pois?near=34,-77&limit=many"] {
                 try Self.expectProblem(try await client.execute(uri: bad, method: .get), .badRequest)
             }
@@ -216,6 +216,74 @@ struct FeedHTTPTests {
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 try await (tree()[2]["children"] as? [[String: Any]])?.isEmpty == true
             })
+        }
+    }
+
+    @Test("places on their own: a published POI is on the feed without a tour; browsing pages through every POI on the feed by name, with category, bbox and a cursor that survives changes")
+    func browsePlaces() async throws {
+        let place = Fixture.poi(name: "Zoë's Parking Deck", latitude: 34.2240, longitude: -77.8700, status: .published)
+        let unlisted = Fixture.poi(name: "Boiler Room", latitude: 34.2241, longitude: -77.8701)
+        try await Self.withFeed(content: Self.content + [.changed(place), .changed(unlisted)]) { standIn, client in
+            @Sendable func page(_ query: String) async throws -> (names: [String], ids: [String], cursor: String?) {
+                let answer = try Self.json(try await client.execute(uri: "/v1/pois?\(query)", method: .get))
+                let pois = try #require(answer["pois"] as? [[String: Any]])
+                #expect(pois.allSatisfy { $0["distanceMeters"] == nil && $0["latitude"] is Double })
+                return (pois.compactMap { $0["name"] as? String }, pois.compactMap { $0["id"] as? String }, answer["nextCursor"] as? String)
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await client.execute(uri: "/v1/pois/\(place.id)", method: .get).status == .ok
+            })
+            try Self.expectProblem(try await client.execute(uri: "/v1/pois/\(unlisted.id)", method: .get), .notFound)
+
+            // Every POI nearby finds, in folded-name order, a page of four at a time; the last page has no cursor.
+            let everywhere = try #require(try Self.json(try await client.execute(
+                uri: "/v1/pois?near=34.2261,-77.8767&radius=100000&limit=200", method: .get))["pois"] as? [[String: Any]])
+            let expected = everywhere.compactMap { item -> (name: String, id: String)? in
+                guard let name = item["name"] as? String, let id = item["id"] as? String else { return nil }
+                return (name, id)
+            }.sorted { (TextFolding.fold($0.name).lexicographicallyPrecedes(TextFolding.fold($1.name)))
+                || (TextFolding.fold($0.name) == TextFolding.fold($1.name) && $0.id < $1.id) }
+            #expect(expected.count > 8 && expected.contains { $0.id == place.id.uuidString } && !expected.contains { $0.id == unlisted.id.uuidString })
+            var walked: [String] = [], cursor: String?, pages = 0
+            repeat {
+                let next = try await page("limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""))
+                #expect(next.ids.count == 4 || next.cursor == nil)
+                walked += next.ids
+                cursor = next.cursor
+                pages += 1
+            } while cursor != nil && pages < 100
+            #expect(walked == expected.map(\.id))
+            #expect(try await page("").names == Array(expected.map(\.name).prefix(50)))
+
+            // Filters: a category with its subcategories, a box (edges included).
+            #expect(try await page("category=EAT").names == ["Musée Café"])
+            #expect(try await page("bbox=34.2240,-77.8700,34.2240,-77.8700").names == ["Zoë's Parking Deck"])
+            #expect(try await page("bbox=34.2265,-77.8760,34.30,-77.80&category=see/museums").names == ["Musée Café"])
+
+            // A cursor names a place in the order, not an index: a POI published before it since does not shift the next page.
+            let first = try await page("limit=2")
+            let cursorAfterTwo = try #require(first.cursor)
+            let before = try await page("limit=3&cursor=\(cursorAfterTwo)")
+            try await standIn.publish(.changed(Fixture.poi(name: "AAA First Aid", latitude: 34.2250, longitude: -77.8750, status: .published)))
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await page("limit=1").names == ["AAA First Aid"]
+            })
+            #expect(try await page("limit=3&cursor=\(cursorAfterTwo)").ids == before.ids)
+
+            // Unpublished again, and on no tour: gone from the feed.
+            var withdrawn = place
+            withdrawn.version = 2
+            withdrawn.status = .draft
+            try await standIn.publish(.changed(withdrawn))
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await client.execute(uri: "/v1/pois/\(place.id)", method: .get).status == .notFound
+            })
+            #expect(try await !page("limit=200").ids.contains(place.id.uuidString))
+
+            for bad in ["/v1/pois?bbox=1,2,3", "/v1/pois?bbox=35,0,34,1", "/v1/pois?bbox=0,0,91,1", "/v1/pois?bbox=a,b,c,d", "/v1/pois?cursor=%21%21",
+                        "/v1/pois?cursor=AAAA", "/v1/pois?limit=201", "/v1/pois?limit=0", "/v1/pois?category="] {
+                try Self.expectProblem(try await client.execute(uri: bad, method: .get), .badRequest)
+            }
         }
     }
 

@@ -10,8 +10,8 @@ enum Fixture {
 
     static func poi(_ id: UUID = UUID(), version: Int = 1, name: String, latitude: Double = 34.2261, longitude: Double = -77.8767,
                     summary: String = "", category: String? = nil, categories: [String]? = nil, buildings: [String] = [], legacyId: Int? = nil,
-                    description: String = "", links: [MediaLink] = [], pictures: [String] = []) -> PoiState {
-        PoiState(id: id, version: version,
+                    description: String = "", links: [MediaLink] = [], pictures: [String] = [], status: ContentStatus = .draft) -> PoiState {
+        PoiState(id: id, version: version, status: status,
                  content: PoiContent(name: name, summary: summary, description: description, latitude: latitude, longitude: longitude,
                                      category: category, categories: categories, buildings: buildings, pictures: pictures, links: links, legacyId: legacyId),
                  updatedAt: Date(timeIntervalSince1970: 1_700_000_000))

@@ -298,12 +298,16 @@ struct PoisController {
         try access.requireEdit(poi: poi.id, in: projection.content)
         let tour = tourContext(request, context, poi: poi.id)
         let action: CatalogAction
+        var status: ContentStatus?
         switch context.form["draftAction"] {
         case "publish": action = .publishPoi
         case "discard": action = .discardPoiDraft
-        default: throw AdminError.badRequest("Choose Publish changes or Discard changes.")
+        case "list": (action, status) = (.setPoiStatus, .published)
+        case "unlist": (action, status) = (.setPoiStatus, .draft)
+        default: throw AdminError.badRequest("Choose Publish changes, Discard changes, Publish as a place or Unpublish place.")
         }
-        let command = CatalogCommand(action: action, actor: access.user.email, entityId: poi.id, expectedVersion: context.form.int("version") ?? poi.version)
+        let command = CatalogCommand(action: action, actor: access.user.email, entityId: poi.id, expectedVersion: context.form.int("version") ?? poi.version,
+                                     status: status)
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -313,7 +317,8 @@ struct PoisController {
         }
         switch result.outcome {
         case .applied:
-            let notice = Notice.key(action == .publishPoi ? "poipublished" : "discarded", for: result)
+            let notice = Notice.key(action == .publishPoi ? "poipublished" : status == .published ? "placepublished"
+                                    : status == .draft ? "placeunpublished" : "discarded", for: result)
             return .redirect(to: "\(Self.path(poi.id))\(PoiPages.query(tour).isEmpty ? "?" : PoiPages.query(tour) + "&")notice=\(notice)")
         case .rejected:
             let current = projection.poi(poi.id) ?? poi

@@ -137,6 +137,8 @@ struct Notice {
         "loggedout": .success("You have logged out."),
         "discarded": .success("Unpublished changes discarded: the page shows the published version again."),
         "poipublished": .success("Published: the phones show this point of interest's changes."),
+        "placepublished": .success("Published as a place: phones find this point of interest with or without a tour."),
+        "placeunpublished": .success("Unpublished as a place: phones see it only as a stop of a published tour."),
         "reverted": .success("Reverted: that version's content is back, as a new version (History shows both)."),
         "scheduled": .success("Scheduled: catalog will make the change at that time, whether or not anyone is logged in."),
         "unscheduled": .success("Schedule cancelled."),

@@ -272,6 +272,20 @@ enum PoiPages {
                 """
         }
         if let poi = model.poi {
+            // A POI's own status (DESIGN.md, "Places on their own"), sent through the same form as its drafts.
+            let path = "/pois/\(poi.id.uuidString.lowercased())"
+            let published = poi.status == .published
+            let button = Forms.post("\(path)/draft\(query(model.tour))", csrf: model.csrf, class: "inline",
+                                    Forms.hidden("version", String(poi.version)) + Forms.hidden("draftAction", published ? "unlist" : "list")
+                                        + Forms.submit(published ? "Unpublish place" : "Publish as a place", class: published ? "" : "primary"))
+            let state: HTML = published
+                ? "<strong>Published as a place:</strong> phones find it when they browse places, search or look nearby, with or without a tour."
+                : "<strong>Not published as a place:</strong> phones see it only as a stop of a published tour."
+            more += """
+                <div class="notice placestatus" role="status"><p>\(state)</p><div class="actions">\(button)</div></div>
+                """
+        }
+        if let poi = model.poi {
             let path = "/pois/\(poi.id.uuidString.lowercased())"
             let delete: HTML = model.canDelete ? "<a class=\"button danger\" href=\"\(path)/delete\(query(model.tour))\">Delete</a>" : .empty
             more += """

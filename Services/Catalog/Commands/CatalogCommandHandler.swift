@@ -203,6 +203,7 @@ struct Work {
         case .revertPoi: return try await revertPoi()
         case .discardTourDraft: return try await discardTourDraft()
         case .publishPoi, .discardPoiDraft: return try await changePoiDraft()
+        case .setPoiStatus: return try await setPoiStatus()
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
@@ -470,8 +471,41 @@ struct Work {
         return try await commit(poi, before: stored.state)
     }
 
-    /// Whether a POI is on the feed: a stop of a published tour.
-    func isPublished(poi id: UUID) async throws -> Bool {
+    /// `poi.set-status` (DESIGN.md, "Places on their own"): publishing makes the draft the content; unpublishing
+    /// folds the draft into the content unless a published tour still shows the POI.
+    mutating func setPoiStatus() async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let status = command.status, status != .archived else { return missing("status", "status must be published or draft") }
+        guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
+        if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
+        guard stored.state.status != status else {
+            return missing("status", status == .published ? "the point of interest is already published" : "the point of interest is not published")
+        }
+        var poi = stored.state
+        poi.status = status
+        if status == .published {
+            if var draft = poi.draft {
+                let errors = try await validate(&draft)
+                guard errors.isEmpty else { return rejected(errors) }
+                poi.content = draft
+                poi.draft = nil
+            }
+        } else if let draft = poi.draft, try await !isStopOfPublishedTour(id) {
+            poi.content = draft
+            poi.draft = nil
+        }
+        poi.version += 1
+        poi.updatedAt = now
+        return try await commit(poi, before: stored.state)
+    }
+
+    /// Whether a POI is on the feed: published itself, or a stop of a published tour.
+    func isOnFeed(_ poi: PoiState) async throws -> Bool {
+        if poi.status == .published { return true }
+        return try await isStopOfPublishedTour(poi.id)
+    }
+
+    func isStopOfPublishedTour(_ id: UUID) async throws -> Bool {
         for tourId in try await transaction.toursWithStop(id) {
             if let tour = try await transaction.tour(tourId), tour.state.status == .published, tour.state.stops.contains(id) { return true }
         }
@@ -521,9 +555,10 @@ struct Work {
         guard var content = command.poi else { return missing("poi", "poi content is required") }
         let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
+        if command.status == .archived { return missing("status", "status must be published or draft") }
         let id = command.entityId ?? UUID()
         if try await transaction.poi(id) != nil { return missing("entityId", "a POI with id \(id) already exists") }
-        return try await commit(PoiState(id: id, version: 1, content: content, updatedAt: now), before: nil)
+        return try await commit(PoiState(id: id, version: 1, status: command.status ?? .draft, content: content, updatedAt: now), before: nil)
     }
 
     mutating func updatePoi() async throws -> CatalogCommandResult {
@@ -541,7 +576,7 @@ struct Work {
     /// An edit of a POI: into its draft when the command asks for one and the POI is on the feed, else into the
     /// content (dropping a draft). A new version either way.
     func apply(_ content: PoiContent, to poi: inout PoiState) async throws {
-        if command.asDraft == true, try await isPublished(poi: poi.id) {
+        if command.asDraft == true, try await isOnFeed(poi) {
             poi.draft = content == poi.content ? nil : content
         } else {
             poi.content = content

@@ -89,5 +89,9 @@ enum CatalogMigrations {
             ALTER TABLE tours ADD COLUMN schedule jsonb, ADD COLUMN schedule_due timestamptz;
             CREATE INDEX tours_schedule_due ON tours (schedule_due) WHERE schedule_due IS NOT NULL;
             """),
+        Migration(6, "places on their own", """
+            -- A POI's own status (DESIGN.md, "Places on their own"): published POIs are on the feed without a tour.
+            ALTER TABLE pois ADD COLUMN status text NOT NULL DEFAULT 'draft';
+            """),
     ])
 }

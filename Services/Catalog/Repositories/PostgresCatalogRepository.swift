@@ -87,13 +87,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func poi(_ id: UUID) async throws -> Stored<PoiState>? {
-        let rows = try await connection.fetch("""
-            SELECT version, content::text, updated_at, deleted_at IS NOT NULL, draft::text FROM catalog.pois WHERE id = \(id) FOR UPDATE
-            """, as: (Int, String, Date, Bool, String?).self, logger: logger)
-        guard let (version, content, updatedAt, deleted, draft) = rows.first else { return nil }
-        let state = PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
-                             draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) })
-        return Stored(state: state, isDeleted: deleted)
+        try await pois([id])[id]
     }
 
     func saveTour(_ tour: TourState, deleted: Bool) async throws {
@@ -124,9 +118,10 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         let draft = poi.draft.map(CatalogEventCodec.text)
         let deletedAt: Date? = deleted ? poi.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at, draft)
-            VALUES (\(poi.id), \(poi.version), \(poi.content.name), \(content)::jsonb, \(poi.updatedAt), \(deletedAt), \(draft)::jsonb)
-            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, content = EXCLUDED.content,
+            INSERT INTO catalog.pois (id, version, status, name, content, updated_at, deleted_at, draft)
+            VALUES (\(poi.id), \(poi.version), \(poi.status.rawValue), \(poi.content.name), \(content)::jsonb, \(poi.updatedAt), \(deletedAt),
+                    \(draft)::jsonb)
+            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name, content = EXCLUDED.content,
                 updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
             """, logger: logger)
     }
@@ -163,8 +158,8 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func livePois() async throws -> [PoiState] {
         try await poiStates(try await connection.fetch("""
-            SELECT id, version, content::text, updated_at, draft::text FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, Date, String?).self, logger: logger))
+            SELECT \(unescaped: Self.poiColumns) FROM catalog.pois WHERE deleted_at IS NULL ORDER BY id
+            """, as: PoiRow.self, logger: logger))
     }
 
     func livePoiBuckets() async throws -> [Int: (count: Int, fingerprint: String)] {
@@ -177,20 +172,26 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func livePois(inBuckets buckets: [Int]) async throws -> [Int: [PoiState]] {
         let rows = try await connection.fetch("""
-            SELECT id, version, content::text, updated_at, draft::text, hashtext(id::text) & 255 FROM catalog.pois
+            SELECT \(unescaped: Self.poiColumns), hashtext(id::text) & 255 FROM catalog.pois
             WHERE deleted_at IS NULL AND hashtext(id::text) & 255 = ANY(\(buckets)) ORDER BY id
-            """, as: (UUID, Int, String, Date, String?, Int).self, logger: logger)
-        let pois = try await poiStates(rows.map { ($0.0, $0.1, $0.2, $0.3, $0.4) })
-        return Dictionary(grouping: zip(rows, pois)) { $0.0.5 }.mapValues { $0.map(\.1) }
+            """, as: (UUID, Int, String, String, Date, String?, Int).self, logger: logger)
+        let pois = try await poiStates(rows.map { ($0.0, $0.1, $0.2, $0.3, $0.4, $0.5) })
+        return Dictionary(grouping: zip(rows, pois)) { $0.0.6 }.mapValues { $0.map(\.1) }
     }
 
-    private func poiStates(_ rows: [(UUID, Int, String, Date, String?)]) async throws -> [PoiState] {
-        try await rows.concurrentMapOffThePool { id, version, content, updatedAt, draft in
-            Result {
-                PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
-                         draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) })
-            }
-        }.map { try $0.get() }
+    /// A POI's row as `poiColumns` selects it.
+    typealias PoiRow = (UUID, Int, String, String, Date, String?)
+    static let poiColumns = "id, version, status, content::text, updated_at, draft::text"
+
+    private static func poiState(_ row: PoiRow) throws -> PoiState {
+        let (id, version, status, content, updatedAt, draft) = row
+        return PoiState(id: id, version: version, status: ContentStatus(rawValue: status) ?? .draft,
+                        content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
+                        draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) })
+    }
+
+    private func poiStates(_ rows: [PoiRow]) async throws -> [PoiState] {
+        try await rows.concurrentMapOffThePool { row in Result { try Self.poiState(row) } }.map { try $0.get() }
     }
 
     // MARK: categories
@@ -232,17 +233,16 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func poisInCategory(_ path: String) async throws -> [PoiState] {
         let prefix = path + "/"
         var pois: [PoiState] = []
-        for (id, version, content, updatedAt, draft) in try await connection.fetch("""
-            SELECT id, version, content::text, updated_at, draft::text FROM catalog.pois
+        for row in try await connection.fetch("""
+            SELECT \(unescaped: Self.poiColumns) FROM catalog.pois
             WHERE deleted_at IS NULL AND EXISTS (
                 SELECT 1 FROM (SELECT content->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(content->'categories', '[]'))
                                UNION ALL SELECT draft->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(draft->'categories', '[]'))
                               ) AS used(path)
                 WHERE used.path = \(path) OR left(used.path, length(\(prefix))) = \(prefix))
             ORDER BY id FOR UPDATE
-            """, as: (UUID, Int, String, Date, String?).self, logger: logger) {
-            pois.append(PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)), updatedAt: updatedAt,
-                                 draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) }))
+            """, as: PoiRow.self, logger: logger) {
+            pois.append(try Self.poiState(row))
         }
         return pois
     }
@@ -339,12 +339,10 @@ extension PostgresCatalogTransaction {
     func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>] {
         guard !ids.isEmpty else { return [:] }
         var pois: [UUID: Stored<PoiState>] = [:]
-        for (id, version, content, updatedAt, deleted, draft) in try await connection.fetch("""
-            SELECT id, version, content::text, updated_at, deleted_at IS NOT NULL, draft::text FROM catalog.pois WHERE id = ANY(\(ids)) FOR UPDATE
-            """, as: (UUID, Int, String, Date, Bool, String?).self, logger: logger) {
-            pois[id] = Stored(state: PoiState(id: id, version: version, content: try CatalogEventCodec.readPoiContent(Array(content.utf8)),
-                                              updatedAt: updatedAt, draft: try draft.map { try CatalogEventCodec.readPoiContent(Array($0.utf8)) }),
-                              isDeleted: deleted)
+        for (id, version, status, content, updatedAt, draft, deleted) in try await connection.fetch("""
+            SELECT \(unescaped: Self.poiColumns), deleted_at IS NOT NULL FROM catalog.pois WHERE id = ANY(\(ids)) FOR UPDATE
+            """, as: (UUID, Int, String, String, Date, String?, Bool).self, logger: logger) {
+            pois[id] = Stored(state: try Self.poiState((id, version, status, content, updatedAt, draft)), isDeleted: deleted)
         }
         return pois
     }

@@ -183,6 +183,45 @@ struct TextIndex: Sendable {
         return found
     }
 
+    // MARK: name order
+
+    /// Where a document stands in result order (folded name, then id): a browse resumes after it.
+    struct NamePosition: Sendable, Equatable {
+        let foldedName: [UInt8]
+        let id: UUID
+    }
+
+    func namePosition(ofSlot slot: Int32) -> NamePosition? {
+        guard slot >= 0, Int(slot) < documents.count, let document = documents[Int(slot)] else { return nil }
+        return NamePosition(foldedName: Array(document.haystack[..<document.nameLength]), id: document.id)
+    }
+
+    /// Calls `body` with the slot of each ranked document in name order, from the first that sorts after
+    /// `position` (from the first of all when nil), until `body` returns false.
+    func walkInNameOrder(after position: NamePosition?, _ body: (Int32) -> Bool) {
+        var start = 0
+        if let position {
+            var low = 0, high = everyDocument.count
+            while low < high {
+                let middle = (low + high) / 2
+                let document = self.document(everyDocument[middle])
+                let documentFirst = document.haystack.withUnsafeBufferPointer { name in
+                    position.foldedName.withUnsafeBufferPointer { other in
+                        Self.precedes(name, document.nameLength, document.id, other, position.foldedName.count, position.id)
+                    }
+                }
+                // Documents equal to the position were shown already.
+                if documentFirst || document.id == position.id && document.haystack[..<document.nameLength].elementsEqual(position.foldedName) {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            start = low
+        }
+        for posting in everyDocument[start...] where !body(Self.slot(of: posting)) { break }
+    }
+
     /// The ranked document of a posting.
     private func document(_ posting: UInt64) -> Document {
         documents[Int(Self.slot(of: posting))]!
@@ -194,16 +233,20 @@ struct TextIndex: Sendable {
 
     /// Result order: folded name, then id.
     private static func precedes(_ a: Document, _ b: Document) -> Bool {
-        // memcmp, not the generic sequence comparison: ranking a bulk load sorts every document by name.
-        let order = a.haystack.withUnsafeBufferPointer { left in
-            b.haystack.withUnsafeBufferPointer { right in
-                let common = min(a.nameLength, b.nameLength)
-                let bytes = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
-                return bytes != 0 ? Int(bytes) : a.nameLength - b.nameLength
-            }
+        a.haystack.withUnsafeBufferPointer { left in
+            b.haystack.withUnsafeBufferPointer { right in precedes(left, a.nameLength, a.id, right, b.nameLength, b.id) }
         }
+    }
+
+    /// Whether the folded name `a` (its first `aLength` bytes) with id `aId` comes before `b` with `bId`.
+    private static func precedes(_ a: UnsafeBufferPointer<UInt8>, _ aLength: Int, _ aId: UUID,
+                                 _ b: UnsafeBufferPointer<UInt8>, _ bLength: Int, _ bId: UUID) -> Bool {
+        // memcmp, not the generic sequence comparison: ranking a bulk load sorts every document by name.
+        let common = min(aLength, bLength)
+        let bytes = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+        let order = bytes != 0 ? Int(bytes) : aLength - bLength
         if order != 0 { return order < 0 }
-        return a.id.uuidString < b.id.uuidString
+        return aId.uuidString < bId.uuidString
     }
 
     // MARK: helpers

@@ -16,8 +16,8 @@ import Synchronization
 /// for a render. Publications run one at a time under `rendered` and take their changes inside it,
 /// so each renders a later state than the one before and snapshots are published in order.
 ///
-/// Visibility: a tour is visible when published; a POI when at least one published tour stops there
-/// (POIs have no status of their own, and a POI only on draft tours is not yet meant for visitors).
+/// Visibility: a tour is visible when published; a POI when published itself or when at least one published tour
+/// stops there (DESIGN.md, "Places on their own").
 final class CatalogProjection: Sendable {
     private let entities = Mutex(EntityState())
     private let rendered = Mutex(RenderedState())
@@ -203,7 +203,8 @@ private struct EntityState {
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
-            if let poi = pois[id], !tours.isEmpty {
+            // On the feed when published itself or through a published tour (DESIGN.md, "Places on their own").
+            if let poi = pois[id], !tours.isEmpty || poi.state.status == .published {
                 work.pois[id] = .some(RenderWork.Poi(poi: poi, tours: tours))
             } else {
                 work.pois[id] = .some(nil)

@@ -104,6 +104,8 @@ final class PoiResources: Sendable {
     /// Its category paths, the main one first.
     var categories: [String] { poi.state.content.categories }
 
+    var coordinate: Coordinate { Coordinate(latitude: poi.state.content.latitude, longitude: poi.state.content.longitude) }
+
     /// The JSON members of its entry in nearby and search results, without braces.
     func writeListingMembers(to json: inout JSONWriter) {
         ContentJSON.poiListingMembers(poi.state, to: &json)

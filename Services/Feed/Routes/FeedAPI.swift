@@ -51,19 +51,25 @@ enum FeedAPI {
              "responses": {"200": \#(ok("The tour", "application/json", schema: "Tour")), "304": \#(notModified),
                            "400": \#(badRequest), "404": \#(notFound)}}
             """#),
-        FeedRoute(.get, "/v1/pois", .computed(FeedRoutes.nearby), operation: #"""
+        FeedRoute(.get, "/v1/pois", .computed(FeedRoutes.pois), operation: #"""
             {"operationId": "nearbyPois",
-             "summary": "POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing",
+             "summary": "With near: POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing. Without: the POIs on the feed in name order, a page at a time",
              "parameters": [
-               {"name": "near", "in": "query", "required": true, "description": "LAT,LON in decimal degrees",
+               {"name": "near", "in": "query", "description": "LAT,LON in decimal degrees; without it the POIs are browsed by name",
                 "schema": {"type": "string", "pattern": "\#(OpenAPIDocument.jsonEscaped(OpenAPIDocument.nearPattern))"}, "example": "34.2261,-77.8767"},
-               {"name": "radius", "in": "query", "description": "Metres",
+               {"name": "radius", "in": "query", "description": "Metres (with near)",
                 "schema": {"type": "number", "minimum": 0, "maximum": \#(Int(FeedRoutes.maxNearbyRadiusMeters)), "default": 1000}},
-               {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxNearbyLimit), "default": 20}},
+               {"name": "limit", "in": "query", "description": "Default 20 with near, 50 browsing",
+                "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxNearbyLimit)}},
                {"name": "category", "in": "query", "description": "A category path; matches it and its subcategories (Shop matches Shop/Fashion), case- and accent-insensitive",
-                "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}}
+                "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}},
+               {"name": "bbox", "in": "query", "description": "Browsing: minLat,minLon,maxLat,maxLon in decimal degrees, edges included",
+                "schema": {"type": "string"}, "example": "34.22,-77.88,34.23,-77.87"},
+               {"name": "cursor", "in": "query", "description": "Browsing: the nextCursor of the page before",
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,4096}$"}}
              ],
-             "responses": {"200": \#(ok("Nearby POIs", "application/json", schema: "NearbyResult")), "304": \#(notModified), "400": \#(badRequest)}}
+             "responses": {"200": \#(ok("Nearby POIs, or a page of POIs by name", "application/json", schema: "PoiQueryResult")),
+                           "304": \#(notModified), "400": \#(badRequest)}}
             """#),
         FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).detail }, operation: #"""
             {"operationId": "getPoi", "summary": "A visible POI in full, with the published tours that stop there",

@@ -9,6 +9,7 @@ enum FeedRoutes {
     static var maxNearbyRadiusMeters: Double { 100_000 }
     static var maxNearbyLimit: Int { 200 }
     static var maxSearchLimit: Int { 100 }
+    static var maxBrowseLimit: Int { 200 }
     static var maxQueryCharacters: Int { 200 }
 
     static func tour(_ id: Substring, in snapshot: FeedSnapshot) throws -> TourResources {
@@ -19,7 +20,7 @@ enum FeedRoutes {
 
     static func poi(_ id: Substring, in snapshot: FeedSnapshot) throws -> PoiResources {
         let id = try uuid(id, "POI")
-        guard let poi = snapshot.pois[id] else { throw Problem.notFound("no POI with id \(id.uuidString) is on a published tour") }
+        guard let poi = snapshot.pois[id] else { throw Problem.notFound("no published POI has id \(id.uuidString)") }
         return poi
     }
 
@@ -40,22 +41,76 @@ enum FeedRoutes {
         return id
     }
 
-    // MARK: nearby
+    // MARK: POIs: nearby and browse
+
+    /// `GET /v1/pois`: nearby with `near`, else browse.
+    static func pois(_ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
+        let query = try QueryParameters(request.uri.query)
+        return query["near"] == nil ? try browse(query, request, snapshot) : try nearby(query, request, snapshot)
+    }
+
+    /// The folded `category` parameter, nil when absent.
+    private static func category(_ query: QueryParameters) throws -> [UInt8]? {
+        guard let text = query["category"] else { return nil }
+        let folded = TextFolding.fold(text)
+        guard !folded.isEmpty, text.count <= Self.maxQueryCharacters else {
+            throw Problem.badRequest("category must be a category path such as Shop/Fashion (1 to \(Self.maxQueryCharacters) characters)")
+        }
+        return folded
+    }
+
+    /// `GET /v1/pois?category=C&bbox=minLat,minLon,maxLat,maxLon&limit=N&cursor=…` (DESIGN.md, "Places on their own"):
+    /// the POIs on the feed in name order, a page at a time.
+    static func browse(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
+        let category = try category(query)
+        let box = try query.boundingBox("bbox")
+        let limit = try query.int("limit", in: 1...Self.maxBrowseLimit, default: 50)
+        let after = try query["cursor"].map { text in
+            guard let position = BrowseCursor.position(text) else {
+                throw Problem.badRequest("cursor must be a nextCursor this feed gave, got \"\(QueryParameters.shown(text))\"")
+            }
+            return position
+        }
+
+        let started = ContinuousClock.now
+        var json = JSONWriter(capacity: 64 + limit * 320)
+        json.beginObject()
+        json.key("pois")
+        json.beginArray()
+        var shown = 0
+        var last: Int32?
+        var more = false
+        snapshot.poiTextIndex.walkInNameOrder(after: after) { slot in
+            guard let listing = snapshot.poi(inSlot: slot) else { return true }
+            if let category, !listing.isInCategory(category) { return true }
+            if let box, !box.contains(listing.coordinate) { return true }
+            guard shown < limit else {
+                more = true
+                return false
+            }
+            json.beginObject()
+            listing.writeListingMembers(to: &json)
+            json.endObject()
+            shown += 1
+            last = slot
+            return true
+        }
+        json.endArray()
+        if more, let last, let position = snapshot.poiTextIndex.namePosition(ofSlot: last) {
+            json.key("nextCursor")
+            json.string(BrowseCursor.text(position))
+        }
+        json.endObject()
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request,
+                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)])
+    }
 
     /// `GET /v1/pois?near=LAT,LON&radius=M&limit=N&category=C`.
-    static func nearby(_ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
-        let query = try QueryParameters(request.uri.query)
+    static func nearby(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
         let center = try query.coordinate("near")
         let radius = try query.double("radius", in: 0...Self.maxNearbyRadiusMeters, default: 1_000)
         let limit = try query.int("limit", in: 1...Self.maxNearbyLimit, default: 20)
-        var category: [UInt8]?
-        if let text = query["category"] {
-            let folded = TextFolding.fold(text)
-            guard !folded.isEmpty, text.count <= Self.maxQueryCharacters else {
-                throw Problem.badRequest("category must be a category path such as Shop/Fashion (1 to \(Self.maxQueryCharacters) characters)")
-            }
-            category = folded
-        }
+        let category = try category(query)
 
         let started = ContinuousClock.now
         let hits = snapshot.spatialIndex.nearest(to: center, radiusMeters: radius, limit: limit) { slot in
@@ -126,5 +181,31 @@ enum FeedRoutes {
         let elapsed = ContinuousClock.now - start
         let milliseconds = elapsed.seconds * 1_000
         return "\(name);dur=\(String(format: "%.3f", milliseconds))"
+    }
+}
+
+/// The browse's `cursor`: the last POI shown's place in name order, base64url-encoded (folded name, then the
+/// id's 16 bytes). Opaque to clients; it stays valid across changes, since it names a place, not an index.
+enum BrowseCursor {
+    static func text(_ position: TextIndex.NamePosition) -> String {
+        var bytes = position.foldedName
+        withUnsafeBytes(of: position.id.uuid) { bytes.append(contentsOf: $0) }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func position(_ text: String) -> TextIndex.NamePosition? {
+        guard (1...4_096).contains(text.utf8.count),
+              text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                  || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), data.count >= 16 else { return nil }
+        let bytes = [UInt8](data)
+        let name = Array(bytes[..<(bytes.count - 16)])
+        // A folded name is UTF-8 without the field separator.
+        guard String(validating: name, as: UTF8.self) != nil, !name.contains(TextIndex.separator) else { return nil }
+        let id = bytes[(bytes.count - 16)...].withUnsafeBytes { raw in UUID(uuid: raw.loadUnaligned(as: uuid_t.self)) }
+        return TextIndex.NamePosition(foldedName: name, id: id)
     }
 }

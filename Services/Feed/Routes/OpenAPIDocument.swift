@@ -192,6 +192,14 @@ enum OpenAPIDocument {
             "type": "object", "required": ["pois"],
             "properties": {"pois": {"type": "array", "items": {"$ref": "#/components/schemas/NearbyPoi"}}}
           },
+          "PoiBrowseResult": {
+            "type": "object", "required": ["pois"],
+            "properties": {
+              "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}},
+              "nextCursor": {"type": "string", "description": "Absent on the last page"}
+            }
+          },
+          "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
             "type": "object", "required": ["tours", "pois"],
             "properties": {

@@ -59,6 +59,19 @@ struct QueryParameters {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
+    /// `minLat,minLon,maxLat,maxLon` in decimal degrees, nil when absent.
+    func boundingBox(_ name: String) throws -> BoundingBox? {
+        guard let text = values[name] else { return nil }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        let numbers = parts.compactMap { Double($0) }.filter(\.isFinite)
+        guard parts.count == 4, numbers.count == 4, (-90...90).contains(numbers[0]), (-90...90).contains(numbers[2]),
+              (-180...180).contains(numbers[1]), (-180...180).contains(numbers[3]), numbers[0] <= numbers[2], numbers[1] <= numbers[3] else {
+            throw Problem.badRequest("\(name) must be minLat,minLon,maxLat,maxLon in decimal degrees with min ≤ max, "
+                                     + "e.g. \(name)=34.22,-77.88,34.23,-77.87; got \"\(Self.shown(text))\"")
+        }
+        return BoundingBox(minLatitude: numbers[0], minLongitude: numbers[1], maxLatitude: numbers[2], maxLongitude: numbers[3])
+    }
+
     nonisolated(unsafe) private static let coordinatePattern = try! Regex(OpenAPIDocument.nearPattern)
 
     private static func format(_ value: Double) -> String {
@@ -68,5 +81,17 @@ struct QueryParameters {
     /// A value quoted back in an error, shortened so a huge parameter does not make a huge answer.
     static func shown(_ text: String) -> String {
         text.count > 64 ? String(text.prefix(64)) + "…" : text
+    }
+}
+
+/// A latitude/longitude box, edges included (no antimeridian crossing).
+struct BoundingBox: Sendable, Equatable {
+    var minLatitude: Double
+    var minLongitude: Double
+    var maxLatitude: Double
+    var maxLongitude: Double
+
+    func contains(_ point: Coordinate) -> Bool {
+        (minLatitude...maxLatitude).contains(point.latitude) && (minLongitude...maxLongitude).contains(point.longitude)
     }
 }

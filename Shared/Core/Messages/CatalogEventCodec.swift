@@ -304,6 +304,7 @@ extension JSONWriter {
         key("content"); poiContent(poi.content)
         if let draft = poi.draft { key("draft"); poiContent(draft) }
         key("id"); uuid(poi.id)
+        key("status"); string(poi.status.rawValue)
         key("updatedAt"); date(poi.updatedAt)
         key("version"); number(poi.version)
         endObject()
@@ -586,17 +587,20 @@ extension JSONReader {
     }
 
     private mutating func poiState() throws(Failure) -> PoiState {
-        var id: UUID?, version: Int?, content: PoiContent?, updatedAt: Date?, draft: PoiContent?
-        try object(depth: 2, keys: ["content", "id", "updatedAt", "version", "draft"]) { reader, field throws(Failure) in
+        var id: UUID?, version: Int?, content: PoiContent?, updatedAt: Date?, draft: PoiContent?, status = ContentStatus.draft
+        try object(depth: 2, keys: ["content", "id", "updatedAt", "version", "draft", "status"]) { reader, field throws(Failure) in
             switch field {
             case 0: content = try reader.poiContent()
             case 1: id = try reader.uuid()
             case 2: updatedAt = try reader.date()
             case 3: version = try reader.int()
-            default: draft = try reader.optional { r throws(Failure) in try r.poiContent() }
+            case 4: draft = try reader.optional { r throws(Failure) in try r.poiContent() }
+            default:
+                guard let value = ContentStatus(rawValue: try reader.text()) else { throw reader.malformed("unknown status") }
+                status = value
             }
         }
-        return PoiState(id: try Self.required(id), version: try Self.required(version), content: try Self.required(content),
+        return PoiState(id: try Self.required(id), version: try Self.required(version), status: status, content: try Self.required(content),
                         updatedAt: try Self.required(updatedAt), draft: draft)
     }
 

@@ -155,6 +155,8 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     /// Drafts (DESIGN.md, "Drafts and publishing").
     case discardTourDraft = "tour.discard-draft"
     case publishPoi = "poi.publish"
+    /// A POI's own status (DESIGN.md, "Places on their own"): `published` or `draft`.
+    case setPoiStatus = "poi.set-status"
     case discardPoiDraft = "poi.discard-draft"
     /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
     case scheduleTour = "tour.schedule"
@@ -366,17 +368,35 @@ public struct TourDraft: Codable, Sendable, Equatable {
 public struct PoiState: Codable, Sendable, Equatable {
     public var id: UUID
     public var version: Int
+    /// `published`: on the feed as a place of its own; `draft`: only through published tours that stop there
+    /// (DESIGN.md, "Places on their own"). Absent in older states: `draft`.
+    public var status: ContentStatus
     public var content: PoiContent
     public var updatedAt: Date
-    /// Changes to a POI that is a stop of a published tour, waiting for Publish; `content` is what the feed shows.
+    /// Changes to a POI on the feed, waiting for Publish; `content` is what the feed shows.
     public var draft: PoiContent?
 
-    public init(id: UUID, version: Int, content: PoiContent, updatedAt: Date, draft: PoiContent? = nil) {
+    public init(id: UUID, version: Int, status: ContentStatus = .draft, content: PoiContent, updatedAt: Date, draft: PoiContent? = nil) {
         self.id = id
         self.version = version
+        self.status = status
         self.content = content
         self.updatedAt = updatedAt
         self.draft = draft
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, version, status, content, updatedAt, draft
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        version = try container.decode(Int.self, forKey: .version)
+        status = try container.decodeIfPresent(ContentStatus.self, forKey: .status) ?? .draft
+        content = try container.decode(PoiContent.self, forKey: .content)
+        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        draft = try container.decodeIfPresent(PoiContent.self, forKey: .draft)
     }
 
     /// What editors work on: the draft when there is one, else the content itself.
