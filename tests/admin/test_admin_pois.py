@@ -1,10 +1,14 @@
-"""Manage Point of Interest, Manage Multimedia Links, Preview POI and categories."""
+"""Manage Point of Interest, Manage Multimedia Links, Preview POI, categories and places on their own."""
+import json
+import re
+import urllib.error
+import urllib.request
 import uuid
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from adminsite import site  # noqa: F401 (fixture)
+from adminsite import eventually, site  # noqa: F401 (fixture)
 
 
 def unique(name: str) -> str:
@@ -191,3 +195,63 @@ def test_a_poi_in_several_categories_is_listed_and_counted_under_each(site):
     Select(site.field("Also in")).deselect_by_value(see)
     site.click_button("Save")
     assert [o.get_attribute("value") for o in Select(site.field("Also in")).all_selected_options] == [f"{eat}/Bars"]
+
+
+def feed_status(site, poi_id: str) -> int:
+    try:
+        with urllib.request.urlopen(f"{site.suite.feed_url}/v1/pois/{poi_id}", timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def browsed_names(site) -> list[str]:
+    names, cursor = [], None
+    while True:
+        query = "limit=200" + (f"&cursor={cursor}" if cursor else "")
+        with urllib.request.urlopen(f"{site.suite.feed_url}/v1/pois?{query}", timeout=5) as response:
+            page = json.load(response)
+        names += [poi["name"] for poi in page["pois"]]
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return names
+
+
+def test_a_place_published_on_its_own_is_on_the_feed_without_a_tour_until_unpublished(site):
+    name = unique("Parking Deck")
+    site.open("/pois")
+    site.click_link("Create New POI")
+    site.fill("Name", name)
+    site.fill("Latitude", "34.2240")
+    site.fill("Longitude", "-77.8700")
+    site.click_button("Save")
+    assert "Created." in site.text
+    poi = re.search(r"[0-9a-f-]{36}", site.path).group(0)
+    assert "Not published as a place" in site.text
+    assert feed_status(site, poi) == 404
+
+    site.click_button("Publish as a place")
+    assert "Published as a place" in site.text
+    assert eventually(lambda: feed_status(site, poi) == 200)
+    assert name in browsed_names(site)
+
+    # Published: an edit waits as a draft until published, as a tour's stop does.
+    site.fill("Summary", "Open to visitors after 5 pm.")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    assert site.browser.find_elements(By.CSS_SELECTOR, ".notice.drafts")
+    site.click_button("Publish changes")
+    assert eventually(lambda: feed_summary(site, poi) == "Open to visitors after 5 pm.")
+
+    site.click_button("Unpublish place")
+    assert "Unpublished as a place" in site.text
+    assert eventually(lambda: feed_status(site, poi) == 404)
+    assert name not in browsed_names(site)
+
+
+def feed_summary(site, poi_id: str) -> str | None:
+    try:
+        with urllib.request.urlopen(f"{site.suite.feed_url}/v1/pois/{poi_id}", timeout=5) as response:
+            return json.load(response).get("summary")
+    except urllib.error.HTTPError:
+        return None

@@ -381,13 +381,14 @@ extension PostgresCatalogTransaction {
             let contents = pois.map { CatalogEventCodec.text($0.content) }
             let drafts = pois.map { $0.draft.map(CatalogEventCodec.text) ?? "" }
             try await connection.query("""
-                INSERT INTO catalog.pois (id, version, name, content, updated_at, deleted_at, draft)
-                SELECT id, version, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb
-                FROM unnest(\(pois.map(\.id))::uuid[], \(pois.map(\.version))::integer[], \(pois.map(\.content.name))::text[],
-                            \(contents)::text[], \(pois.map(\.updatedAt))::timestamptz[],
-                            \(changes.pois.map(\.isDeleted))::boolean[], \(drafts)::text[]) AS p(id, version, name, content, updated_at, deleted, draft)
-                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, content = EXCLUDED.content,
-                    updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
+                INSERT INTO catalog.pois (id, version, status, name, content, updated_at, deleted_at, draft)
+                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb
+                FROM unnest(\(pois.map(\.id))::uuid[], \(pois.map(\.version))::integer[], \(pois.map(\.status.rawValue))::text[],
+                            \(pois.map(\.content.name))::text[], \(contents)::text[], \(pois.map(\.updatedAt))::timestamptz[],
+                            \(changes.pois.map(\.isDeleted))::boolean[], \(drafts)::text[])
+                     AS p(id, version, status, name, content, updated_at, deleted, draft)
+                ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
+                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
                 """, logger: logger)
         }
         if !changes.tours.isEmpty {

@@ -98,6 +98,8 @@ public enum ContentImportFile {
             public var phone: String?
             public var website: String?
             public var openingHours: String?
+            /// `published`: a place on the feed of its own; default `draft`.
+            public var status: ContentStatus?
         }
 
         public var tours: [Tour]?
@@ -243,12 +245,13 @@ public enum ContentImportFile {
 
     // MARK: rows from content
 
-    public static func poiRow(label: String, legacyId: Int?, content: PoiContent, actor: String) -> CatalogBatchRow {
+    /// `status`: `published` makes the POI a place on the feed of its own (DESIGN.md, "Places on their own").
+    public static func poiRow(label: String, legacyId: Int?, content: PoiContent, status: ContentStatus = .draft, actor: String) -> CatalogBatchRow {
         let key = legacyId.map { "legacy:\($0)" } ?? canonical(content)
         let ids = legacyId.map { (stableId(Kind.poi.rawValue, $0), stableId(Kind.poiCreate.rawValue, $0)) }
             ?? (stableId(Kind.poi.rawValue, content: key), stableId(Kind.poiCreate.rawValue, content: key))
         return CatalogBatchRow(label: label, commands: [
-            CatalogCommand(commandId: ids.1, action: .createPoi, actor: actor, entityId: ids.0, poi: content),
+            CatalogCommand(commandId: ids.1, action: .createPoi, actor: actor, entityId: ids.0, poi: content, status: status == .draft ? nil : status),
         ])
     }
 
@@ -334,7 +337,11 @@ public enum ContentImportFile {
                                          buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
                                          address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
                                          legacyId: poi.legacyId)
-                plan.rows.append(poiRow(label: label, legacyId: poi.legacyId, content: content, actor: actor))
+                guard poi.status != .archived else {
+                    plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: "a POI's status is draft or published, not archived"))
+                    continue
+                }
+                plan.rows.append(poiRow(label: label, legacyId: poi.legacyId, content: content, status: poi.status ?? .draft, actor: actor))
                 plan.pois += 1
             }
         }
@@ -448,13 +455,19 @@ public enum ContentImportFile {
                 }
                 links.append(MediaLink(name: parts[0], type: type, url: parts[2]))
             }
+            var status = ContentStatus.draft
+            if let text = row.optional("status") {
+                if let parsed = ContentStatus(rawValue: text.lowercased()), parsed != .archived { status = parsed } else {
+                    errors.append(FieldError(field: "status", message: "a POI's status is draft or published, got \"\(text)\""))
+                }
+            }
             guard errors.isEmpty else { fail(row, errors); continue }
             let content = PoiContent(name: row.text("name"), summary: row.text("summary"), description: row.text("description"),
                                      latitude: latitude, longitude: longitude, categories: row.list("category").map(normalizedPath),
                                      buildings: row.list("buildings"), pictures: row.list("pictures"), links: links,
                                      address: row.optional("address"), phone: row.optional("phone"), website: row.optional("website"),
                                      openingHours: row.optional("openingHours"), legacyId: legacy)
-            plan.rows.append(poiRow(label: row.label, legacyId: legacy, content: content, actor: actor))
+            plan.rows.append(poiRow(label: row.label, legacyId: legacy, content: content, status: status, actor: actor))
             plan.pois += 1
         }
         for row in rows where row.kind == "tour" {
