@@ -38,6 +38,8 @@ export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port
 export KAFKA_BROKERS=127.0.0.1:$broker_port
 export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ITOUR_DEMO=1
+# The demo content is UNCW's: openNow is decided in Wilmington's time.
+export SITE_TIME_ZONE=${SITE_TIME_ZONE:-America/New_York}
 # The version /health, itour_build_info and System Status show: the release and the commit.
 export ITOUR_VERSION=${ITOUR_VERSION:-$(scripts/version.sh)}
 

@@ -30,7 +30,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let router = runtime.makeRouter(context: FeedRequestContext.self,
                                     checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
-    FeedAPI.register(on: router, projection: projection, ingest: ingest)
+    FeedAPI.register(on: router, projection: projection, ingest: ingest, site: feed.site)
 
     // The stored GETs and the common batches are answered in the connection pipeline, ahead of the router, from
     // the same table (PipelineResponder); it keeps the connection's idle timeout too: Hummingbird's would not

@@ -1,3 +1,4 @@
+import Foundation
 import Shared
 
 /// The feed's own settings, beyond what every service reads (`ServiceSettings`).
@@ -8,15 +9,19 @@ struct FeedSettings: Sendable {
     /// ids they carry (0 = no limit). Every batch counts as at least one.
     var eventsPerMinutePerClient: Int
 
+    /// `SITE_TIME_ZONE` and `SITE_PUBLIC_HOLIDAYS`: where `openNow` is decided.
+    var site: FeedSite
+
     static let defaultEventsPerMinutePerClient = 60_000
 
-    init(eventsPerMinutePerDevice: Int, eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient) {
+    init(eventsPerMinutePerDevice: Int, eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient, site: FeedSite = FeedSite()) {
         self.eventsPerMinutePerDevice = eventsPerMinutePerDevice
         self.eventsPerMinutePerClient = eventsPerMinutePerClient
+        self.site = site
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient]
+    static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays]
 
     init(environment: Environment = Environment()) throws {
         eventsPerMinutePerDevice = try environment.int(.feedEventsPerMinutePerDevice)
@@ -27,6 +32,37 @@ struct FeedSettings: Sendable {
         guard eventsPerMinutePerClient >= 0 else {
             throw FeedSettingsError(description: "configuration: FEED_EVENTS_PER_MINUTE_PER_CLIENT must be 0 (no limit) or more")
         }
+        let zone = try environment.string(.siteTimeZone)
+        guard let timeZone = TimeZone(identifier: zone) else {
+            throw FeedSettingsError(description: "configuration: SITE_TIME_ZONE must be an IANA time zone such as America/New_York, got \"\(zone)\"")
+        }
+        var holidays: Set<String> = []
+        for text in try environment.string(.sitePublicHolidays).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+        where !text.isEmpty {
+            guard FeedSite.isDate(text) else {
+                throw FeedSettingsError(description: "configuration: SITE_PUBLIC_HOLIDAYS must be dates YYYY-MM-DD separated by commas; \"\(text)\" is not one")
+            }
+            holidays.insert(text)
+        }
+        site = FeedSite(timeZone: timeZone, publicHolidays: holidays)
+    }
+}
+
+/// Where the feed decides whether a place is open (DESIGN.md, "Opening hours, prices and access"): one IANA zone
+/// per deployment, and its public holidays.
+struct FeedSite: Sendable {
+    var timeZone = TimeZone(identifier: "UTC")!
+    /// `YYYY-MM-DD`.
+    var publicHolidays: Set<String> = []
+
+    static func isDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month) else { return false }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)) else { return false }
+        return calendar.component(.day, from: date) == day
     }
 }
 
@@ -36,6 +72,11 @@ extension ConfigVariable {
     static let feedEventsPerMinutePerClient = optional(
         "FEED_EVENTS_PER_MINUTE_PER_CLIENT", default: String(FeedSettings.defaultEventsPerMinutePerClient),
         "events one client address may send per minute, whatever device ids they carry (0: no limit)")
+}
+
+extension ConfigVariable {
+    static let siteTimeZone = optional("SITE_TIME_ZONE", default: "UTC", "the site's IANA time zone, where openNow is decided (e.g. America/New_York)")
+    static let sitePublicHolidays = optional("SITE_PUBLIC_HOLIDAYS", default: "", "the site's public holidays, YYYY-MM-DD separated by commas (opening hours' PH)")
 }
 
 struct FeedSettingsError: Error, CustomStringConvertible {

@@ -20,6 +20,22 @@ struct CommandValidationTests {
         }
     }
 
+    @Test("opening hours must read (the message names the mistake), a price level is 0 to 4, access notes at most 2 000 characters")
+    func hoursPriceAndAccess() {
+        func errors(hours: String? = nil, price: Int? = nil, access: String? = nil) -> [String: String] {
+            let content = PoiContent(name: "Library", latitude: 34.2, longitude: -77.8, openingHours: hours, priceLevel: price, accessibility: access)
+            return Dictionary(CommandValidation.validate(content).map { ($0.field, $0.message) }, uniquingKeysWith: { first, _ in first })
+        }
+        #expect(errors(hours: "Mo-Fr 08:00-17:00; Sa 10:00-14:00; Su off; PH off", price: 2, access: "Lift to every floor").isEmpty)
+        #expect(errors(hours: "24/7", price: 0).isEmpty)
+        #expect(errors(hours: "  ").isEmpty, "blank hours are no hours")
+        #expect(errors(hours: "Mo-Fx 08:00-17:00")["openingHours"]?.contains("\"Fx\" is not a day") == true)
+        #expect(errors(hours: "9 to 5")["openingHours"]?.hasPrefix("Opening hours") == true)
+        #expect(errors(price: 5)["priceLevel"] == "Price level must be 0 (free) to 4 (very expensive)")
+        #expect(errors(price: -1)["priceLevel"] != nil)
+        #expect(errors(access: String(repeating: "a", count: 2_001))["accessibility"] == "Accessibility must be at most 2000 characters")
+    }
+
     @Test("URLs are percent-encoded as Foundation encodes them, and one with nothing to encode is kept as it is")
     func urlsEncoded() {
         let urls = ["https://example.edu/a.jpg", "https://example.edu/a b.jpg", "https://example.edu/café?x=<1>", "https://ex.edu/%20ok#frag",

@@ -199,7 +199,10 @@ struct FeedHTTPTests {
             @Sendable func tree() async throws -> [[String: Any]] {
                 try #require(try Self.json(try await client.execute(uri: "/v1/categories", method: .get))["categories"] as? [[String: Any]])
             }
-            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await tree().count == 3 })
+            // Until the parents arrive, their children stand as roots of their own: wait for the whole tree.
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await tree().compactMap { $0["name"] as? String } == ["Eat", "See", "Shop"]
+            })
             let roots = try await tree()
             #expect(roots.compactMap { $0["name"] as? String } == ["Eat", "See", "Shop"])
             // Counted the feed's own way: `category=` over every visible POI.
@@ -284,6 +287,43 @@ struct FeedHTTPTests {
                         "/v1/pois?cursor=AAAA", "/v1/pois?limit=201", "/v1/pois?limit=0", "/v1/pois?category="] {
                 try Self.expectProblem(try await client.execute(uri: bad, method: .get), .badRequest)
             }
+        }
+    }
+
+    @Test("opening hours as a weekly table, price level and access notes on the POI; browsing with openNow=true keeps the places open now")
+    func openingHours() async throws {
+        var alwaysOpen = Fixture.poi(name: "All-Night Library", latitude: 34.2250, longitude: -77.8750, status: .published)
+        alwaysOpen.content.openingHours = "24/7"
+        alwaysOpen.content.priceLevel = 0
+        alwaysOpen.content.accessibility = "Step-free entrance on Cahill Drive; lift to every floor."
+        var closedMuseum = Fixture.poi(name: "Closed Museum", latitude: 34.2251, longitude: -77.8751, status: .published)
+        closedMuseum.content.openingHours = "Mo-Su off"
+        var vagueCafe = Fixture.poi(name: "Vague Café", latitude: 34.2252, longitude: -77.8752, status: .published)
+        vagueCafe.content.openingHours = "ask at the desk"
+        let (always, shut, vague) = (alwaysOpen, closedMuseum, vagueCafe)
+        try await Self.withFeed(content: Self.content + [.changed(always), .changed(shut), .changed(vague)]) { _, client in
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await client.execute(uri: "/v1/pois/\(vague.id)", method: .get).status == .ok
+            })
+            let detail = try Self.json(try await client.execute(uri: "/v1/pois/\(always.id)", method: .get))
+            let table = try #require(detail["openingHoursTable"] as? [[String: Any]])
+            #expect(table.compactMap { $0["day"] as? String } == ["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"])
+            #expect(table.allSatisfy { ($0["spans"] as? [String]) == ["00:00-24:00"] } && table.first?["name"] as? String == "Monday")
+            #expect(detail["priceLevel"] as? Int == 0 && (detail["accessibility"] as? String)?.hasPrefix("Step-free") == true)
+            let closed = try Self.json(try await client.execute(uri: "/v1/pois/\(shut.id)", method: .get))
+            #expect((closed["openingHoursTable"] as? [[String: Any]])?.allSatisfy { ($0["spans"] as? [String])?.isEmpty == true } == true)
+            let freeText = try Self.json(try await client.execute(uri: "/v1/pois/\(vague.id)", method: .get))
+            #expect(freeText["openingHoursTable"] == nil && freeText["openingHours"] as? String == "ask at the desk")
+
+            let page = Self.text(try await client.execute(uri: "/v1/pois/\(always.id)/page", method: .get))
+            #expect(page.contains("<table class=\"hours\">") && page.contains("<th scope=\"row\">Sunday</th><td>00:00-24:00</td>"))
+            #expect(page.contains("<dt>Price</dt><dd>Free</dd>") && page.contains("lift to every floor"))
+
+            let open = try #require(try Self.json(try await client.execute(uri: "/v1/pois?openNow=true&limit=200", method: .get))["pois"] as? [[String: Any]])
+            #expect(open.compactMap { $0["name"] as? String } == ["All-Night Library"])
+            let all = try #require(try Self.json(try await client.execute(uri: "/v1/pois?openNow=false&limit=200", method: .get))["pois"] as? [[String: Any]])
+            #expect(all.count > 3)
+            try Self.expectProblem(try await client.execute(uri: "/v1/pois?openNow=yes", method: .get), .badRequest)
         }
     }
 

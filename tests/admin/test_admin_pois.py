@@ -255,3 +255,22 @@ def feed_summary(site, poi_id: str) -> str | None:
             return json.load(response).get("summary")
     except urllib.error.HTTPError:
         return None
+
+
+def test_opening_hours_are_refused_where_wrong_and_shown_as_a_week(site):
+    tour = site.create_tour(unique("Hours tour"))
+    poi = site.add_poi(tour, "Randall Library", "34.2275", "-77.8736")
+    site.open(f"/pois/{poi}?tour={tour}")
+    site.fill("Opening hours", "Mo-Fx 08:00-17:00")
+    site.click_button("Save")
+    assert '"Fx" is not a day' in site.error_for("Opening hours")
+    assert site.value("Opening hours") == "Mo-Fx 08:00-17:00", "the typed value is kept to correct"
+
+    site.fill("Opening hours", "Mo-Fr 08:00-22:00; Sa 10:00-18:00; Su off; PH off")
+    Select(site.field("Price level")).select_by_visible_text("Free")
+    site.fill("Accessibility", "Step-free entrance; lifts to every floor.")
+    site.click_button("Save")
+    assert "Saved." in site.text
+    week = site.browser.find_element(By.CSS_SELECTOR, "table.hours").text
+    assert "Monday 08:00-22:00" in week and "Sunday Closed" in week and "Public holidays Closed" in week
+    assert site.value("Accessibility") == "Step-free entrance; lifts to every floor."

@@ -21,7 +21,7 @@ SHARED = {"HTTP_HOST", "HTTP_PORT", "HTTP_IDLE_TIMEOUT_SECONDS", "KAFKA_BROKERS"
 POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS"}
 EXPECTED = {
     "catalog": SHARED | POSTGRES,
-    "feed": SHARED | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT"},
+    "feed": SHARED | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT", "SITE_TIME_ZONE", "SITE_PUBLIC_HOLIDAYS"},
     "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE"},
     "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
@@ -34,7 +34,7 @@ REQUIRED = {"analytics": {"REPORTS_TOKEN"}, "admin": {"ADMIN_EMAIL", "ADMIN_PASS
 
 def clean_env(**extra: str) -> dict:
     """This process's environment without any setting a service reads, plus `extra`."""
-    prefixes = ("POSTGRES_", "KAFKA_", "LOG_", "ITOUR_", "ADMIN_", "HTTP_", "REPORTS_", "FEED_", "CATALOG_", "ANALYTICS_", "CONSUMER_")
+    prefixes = ("POSTGRES_", "KAFKA_", "LOG_", "ITOUR_", "ADMIN_", "HTTP_", "REPORTS_", "FEED_", "CATALOG_", "ANALYTICS_", "CONSUMER_", "SITE_")
     env = {key: value for key, value in os.environ.items() if not key.startswith(prefixes)}
     lib = str(ROOT / ".local" / "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")

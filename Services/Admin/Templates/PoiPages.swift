@@ -17,6 +17,9 @@ struct PoiForm: MergeableForm {
     var phone = ""
     var website = ""
     var openingHours = ""
+    /// "" (not given) or 0–4.
+    var priceLevel = ""
+    var accessibility = ""
     var version: Int?
 
     init() {}
@@ -37,6 +40,8 @@ struct PoiForm: MergeableForm {
         phone = content.phone ?? ""
         website = content.website ?? ""
         openingHours = content.openingHours ?? ""
+        priceLevel = content.priceLevel.map(String.init) ?? ""
+        accessibility = content.accessibility ?? ""
         version = poi.version
     }
 
@@ -54,6 +59,8 @@ struct PoiForm: MergeableForm {
         phone = form["phone"]
         website = form["website"]
         openingHours = form["openingHours"]
+        priceLevel = form["priceLevel"]
+        accessibility = form["accessibility"]
         version = form.int("version")
     }
 
@@ -65,6 +72,7 @@ struct PoiForm: MergeableForm {
             ("otherCategories", "Also in", \.otherCategories),
             ("buildings", "Buildings or landmarks", \.buildings), ("pictures", "Main Pictures (URL)", \.pictures), ("address", "Address", \.address),
             ("phone", "Phone", \.phone), ("website", "Website", \.website), ("openingHours", "Opening hours", \.openingHours),
+            ("priceLevel", "Price level", \.priceLevel), ("accessibility", "Accessibility", \.accessibility),
         ]
     }
 
@@ -76,7 +84,7 @@ struct PoiForm: MergeableForm {
     }
 
     static let fields: Set<String> = ["name", "summary", "description", "latitude", "longitude", "category", "otherCategories", "buildings", "pictures",
-                                      "address", "phone", "website", "openingHours"]
+                                      "address", "phone", "website", "openingHours", "priceLevel", "accessibility"]
 
     /// The content to send, keeping what the form does not edit (links, legacy id) from `base`; or the
     /// errors of fields that cannot even be sent (a coordinate that is not a number).
@@ -92,6 +100,8 @@ struct PoiForm: MergeableForm {
         }
         let lat = coordinate(latitude, "Latitude", 90)
         let lon = coordinate(longitude, "Longitude", 180)
+        let price = priceLevel.trimmingCharacters(in: .whitespaces)
+        if !price.isEmpty, Int(price) == nil { errors["priceLevel"] = "Price level must be 0 (free) to 4 (very expensive)" }
         guard errors.isEmpty else { return .failure(FieldErrors(byField: errors)) }
         func lines(_ text: String) -> [String] {
             text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -104,7 +114,8 @@ struct PoiForm: MergeableForm {
                                    description: description.trimmingCharacters(in: .whitespacesAndNewlines), latitude: lat, longitude: lon,
                                    categories: (optional(category).map { [$0] } ?? []) + lines(otherCategories), buildings: lines(buildings), pictures: lines(pictures), links: base?.links ?? [],
                                    address: optional(address), phone: optional(phone), website: optional(website),
-                                   openingHours: optional(openingHours), legacyId: base?.legacyId))
+                                   openingHours: optional(openingHours), legacyId: base?.legacyId, priceLevel: Int(price),
+                                   accessibility: optional(accessibility)))
     }
 }
 
@@ -208,6 +219,15 @@ enum PoiPages {
         var center: Coordinate? = nil
     }
 
+    /// The week as the hours read, under their field; nothing while they do not read.
+    static func hoursTable(_ text: String) -> HTML {
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty, let hours = try? OpeningHours(parsing: text) else { return .empty }
+        let rows: [HTML] = hours.week.map { day, spans in
+            "<tr><th scope=\"row\">\(day.name)</th><td>\(spans.isEmpty ? "Closed" : spans.map(\.text).joined(separator: ", "))</td></tr>"
+        }
+        return "<table class=\"hours\" aria-label=\"Opening hours by day\">\(rows)</table>"
+    }
+
     static func manage(_ model: ManageModel) -> HTML {
         let form = model.form
         // A conflict's notes show beside their fields like errors, but are not errors to sum up.
@@ -248,7 +268,14 @@ enum PoiPages {
             + Forms.text("Address", name: "address", value: form.address, error: errors["address"])
             + Forms.text("Phone", name: "phone", value: form.phone, error: errors["phone"], type: "tel")
             + Forms.text("Website", name: "website", value: form.website, error: errors["website"], type: "url")
-            + Forms.text("Opening hours", name: "openingHours", value: form.openingHours, error: errors["openingHours"])
+            + Forms.text("Opening hours", name: "openingHours", value: form.openingHours, error: errors["openingHours"],
+                         hint: "OpenStreetMap style, e.g. Mo-Fr 08:00-17:00; Sa 10:00-14:00; Su off; PH off (or 24/7). Leave blank when not known.")
+            + hoursTable(form.openingHours)
+            + Forms.select("Price level", name: "priceLevel", options: [("", "(not given)"), ("0", "Free"), ("1", "$ inexpensive"), ("2", "$$ moderate"),
+                                                                         ("3", "$$$ expensive"), ("4", "$$$$ very expensive")],
+                           selected: form.priceLevel, error: errors["priceLevel"])
+            + Forms.textarea("Accessibility", name: "accessibility", value: form.accessibility, error: errors["accessibility"], rows: 2,
+                             hint: "Step-free entrances, lifts, accessible toilets, seating.")
         // An existing POI's form carries what it was rendered from (`MergeableForm`), for a conflict's merge.
         let version: HTML = form.version.map { Forms.hidden("version", String($0)) + (model.poi.map(PoiForm.init) ?? form).baseFields() } ?? .empty
         let conflict = model.conflict

@@ -58,6 +58,17 @@ enum CommandValidation {
         limit(poi.address ?? "", field: "address", label: "Address", max: 500, into: &errors)
         limit(poi.phone ?? "", field: "phone", label: "Phone", max: 50, into: &errors)
         limit(poi.openingHours ?? "", field: "openingHours", label: "Opening hours", max: 500, into: &errors)
+        if let hours = poi.openingHours, !isBlank(hours, newlinesAreBlank: true), hours.count <= 500 {
+            do throws(OpeningHours.SyntaxError) {
+                _ = try OpeningHours(parsing: hours)
+            } catch {
+                errors.append(FieldError(field: "openingHours", message: error.message))
+            }
+        }
+        if let level = poi.priceLevel, !(0...4).contains(level) {
+            errors.append(FieldError(field: "priceLevel", message: "Price level must be 0 (free) to 4 (very expensive)"))
+        }
+        limit(poi.accessibility ?? "", field: "accessibility", label: "Accessibility", max: 2_000, into: &errors)
         return errors
     }
 

@@ -95,10 +95,14 @@ final class PoiResources: Sendable {
     private let renderedDetail = Mutex<RenderedResource?>(nil)
     private let renderedPage = Mutex<RenderedResource?>(nil)
 
+    /// Its opening hours, when they read (free text from before they were checked does not).
+    let openingHours: OpeningHours?
+
     init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]]) {
         self.poi = poi
         self.tours = tours
         self.foldedCategories = foldedCategories
+        openingHours = poi.state.content.openingHours.flatMap { try? OpeningHours(parsing: $0) }
     }
 
     /// Its category paths, the main one first.

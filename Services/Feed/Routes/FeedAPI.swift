@@ -13,8 +13,8 @@ struct FeedRoute: Sendable {
         /// throws the route's problem. The same lookup serves the pipeline (which leaves misses to the router,
         /// for their problem+json) and the router.
         case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring) throws -> RenderedResource)
-        /// Worked out per request, by the router only (nearby, search).
-        case computed(@Sendable (_ request: Request, _ snapshot: FeedSnapshot) throws -> Response)
+        /// Worked out per request, by the router only (nearby, browse, search).
+        case computed(@Sendable (_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
         /// `POST /v1/events` (`EventRoutes`; the pipeline answers its common shape through the same `EventIngest`).
         case events
         /// `/health`, `/ready`, `/metrics`, which `ServiceRuntime.makeRouter` registers for every service.
@@ -65,6 +65,8 @@ enum FeedAPI {
                 "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}},
                {"name": "bbox", "in": "query", "description": "Browsing: minLat,minLon,maxLat,maxLon in decimal degrees, edges included",
                 "schema": {"type": "string"}, "example": "34.22,-77.88,34.23,-77.87"},
+               {"name": "openNow", "in": "query", "description": "Browsing: true for only the POIs whose opening hours say open now, in the site's time zone",
+                "schema": {"type": "boolean"}},
                {"name": "cursor", "in": "query", "description": "Browsing: the nextCursor of the page before",
                 "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,4096}$"}}
              ],
@@ -147,7 +149,7 @@ enum FeedAPI {
 
     /// Registers every route the feed itself answers on the router (the operational ones come with
     /// `ServiceRuntime.makeRouter`), and `405` for a known path asked with another method.
-    static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest) {
+    static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest, site: FeedSite) {
         router.add(middleware: MethodNotAllowedMiddleware(routes))
         for route in routes {
             switch route.handler {
@@ -157,7 +159,7 @@ enum FeedAPI {
                 }
             case .computed(let answer):
                 router.on(RouterPath(route.path), method: route.method) { request, _ in
-                    try answer(request, projection.snapshot)
+                    try answer(request, projection.snapshot, site)
                 }
             case .events:
                 EventRoutes(ingest: ingest).register(route, on: router)

@@ -44,9 +44,9 @@ enum FeedRoutes {
     // MARK: POIs: nearby and browse
 
     /// `GET /v1/pois`: nearby with `near`, else browse.
-    static func pois(_ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
+    static func pois(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        return query["near"] == nil ? try browse(query, request, snapshot) : try nearby(query, request, snapshot)
+        return query["near"] == nil ? try browse(query, request, snapshot, site) : try nearby(query, request, snapshot)
     }
 
     /// The folded `category` parameter, nil when absent.
@@ -61,9 +61,11 @@ enum FeedRoutes {
 
     /// `GET /v1/pois?category=C&bbox=minLat,minLon,maxLat,maxLon&limit=N&cursor=…` (DESIGN.md, "Places on their own"):
     /// the POIs on the feed in name order, a page at a time.
-    static func browse(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
+    static func browse(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
         let category = try category(query)
         let box = try query.boundingBox("bbox")
+        let openNow = try query.bool("openNow")
+        let now = Date()
         let limit = try query.int("limit", in: 1...Self.maxBrowseLimit, default: 50)
         let after = try query["cursor"].map { text in
             guard let position = BrowseCursor.position(text) else {
@@ -84,6 +86,7 @@ enum FeedRoutes {
             guard let listing = snapshot.poi(inSlot: slot) else { return true }
             if let category, !listing.isInCategory(category) { return true }
             if let box, !box.contains(listing.coordinate) { return true }
+            if openNow, !(listing.openingHours?.isOpen(at: now, in: site.timeZone, publicHolidays: site.publicHolidays) ?? false) { return true }
             guard shown < limit else {
                 more = true
                 return false
@@ -140,7 +143,7 @@ enum FeedRoutes {
     // MARK: search
 
     /// `GET /v1/search?q=TEXT&limit=N`: tours and POIs whose name, summary or buildings contain TEXT.
-    static func search(_ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
+    static func search(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
         let text = query["q"] ?? ""
         let folded = TextFolding.fold(text)

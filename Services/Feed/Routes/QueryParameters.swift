@@ -59,6 +59,16 @@ struct QueryParameters {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
+    /// `true` or `false`; false when absent.
+    func bool(_ name: String) throws -> Bool {
+        guard let text = values[name] else { return false }
+        switch text {
+        case "true": return true
+        case "false": return false
+        default: throw Problem.badRequest("\(name) must be true or false, got \"\(Self.shown(text))\"")
+        }
+    }
+
     /// `minLat,minLon,maxLat,maxLon` in decimal degrees, nil when absent.
     func boundingBox(_ name: String) throws -> BoundingBox? {
         guard let text = values[name] else { return nil }

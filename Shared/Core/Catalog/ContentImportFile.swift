@@ -100,6 +100,8 @@ public enum ContentImportFile {
             public var openingHours: String?
             /// `published`: a place on the feed of its own; default `draft`.
             public var status: ContentStatus?
+            public var priceLevel: Int?
+            public var accessibility: String?
         }
 
         public var tours: [Tour]?
@@ -336,7 +338,7 @@ public enum ContentImportFile {
                                          categories: poi.allCategories.map(normalizedPath).filter { !$0.isEmpty },
                                          buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
                                          address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
-                                         legacyId: poi.legacyId)
+                                         legacyId: poi.legacyId, priceLevel: poi.priceLevel, accessibility: poi.accessibility)
                 guard poi.status != .archived else {
                     plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: "a POI's status is draft or published, not archived"))
                     continue
@@ -366,7 +368,8 @@ public enum ContentImportFile {
     /// The CSV columns, matched case-insensitively by header; only `name` is required (and `latitude`,
     /// `longitude` for POIs). Lists inside a cell are separated by ";", a link is "name|type|url".
     public static let csvColumns = ["kind", "legacyId", "name", "summary", "description", "purpose", "latitude", "longitude", "category",
-                                    "buildings", "pictures", "links", "address", "phone", "website", "openingHours", "stops", "status"]
+                                    "buildings", "pictures", "links", "address", "phone", "website", "openingHours", "stops", "status",
+                                    "priceLevel", "accessibility"]
 
     static func planCSV(_ text: String, actor: String) throws(FileError) -> Plan {
         let records: [CSV.Record]
@@ -455,6 +458,12 @@ public enum ContentImportFile {
                 }
                 links.append(MediaLink(name: parts[0], type: type, url: parts[2]))
             }
+            var priceLevel: Int?
+            if let text = row.optional("priceLevel") {
+                if let level = Int(text) { priceLevel = level } else {
+                    errors.append(FieldError(field: "priceLevel", message: "Price level must be 0 (free) to 4 (very expensive), got \"\(text)\""))
+                }
+            }
             var status = ContentStatus.draft
             if let text = row.optional("status") {
                 if let parsed = ContentStatus(rawValue: text.lowercased()), parsed != .archived { status = parsed } else {
@@ -466,7 +475,8 @@ public enum ContentImportFile {
                                      latitude: latitude, longitude: longitude, categories: row.list("category").map(normalizedPath),
                                      buildings: row.list("buildings"), pictures: row.list("pictures"), links: links,
                                      address: row.optional("address"), phone: row.optional("phone"), website: row.optional("website"),
-                                     openingHours: row.optional("openingHours"), legacyId: legacy)
+                                     openingHours: row.optional("openingHours"), legacyId: legacy, priceLevel: priceLevel,
+                                     accessibility: row.optional("accessibility"))
             plan.rows.append(poiRow(label: row.label, legacyId: legacy, content: content, status: status, actor: actor))
             plan.pois += 1
         }

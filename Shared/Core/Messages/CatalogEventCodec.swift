@@ -342,6 +342,7 @@ extension JSONWriter {
 
     mutating func poiContent(_ poi: PoiContent) {
         beginObject()
+        if let accessibility = poi.accessibility { key("accessibility"); string(accessibility) }
         if let address = poi.address { key("address"); string(address) }
         key("buildings"); strings(poi.buildings)
         if poi.categories.count > 1 { key("categories"); strings(poi.categories) }
@@ -363,6 +364,7 @@ extension JSONWriter {
         if let openingHours = poi.openingHours { key("openingHours"); string(openingHours) }
         if let phone = poi.phone { key("phone"); string(phone) }
         key("pictures"); strings(poi.pictures)
+        if let priceLevel = poi.priceLevel { key("priceLevel"); number(priceLevel) }
         key("summary"); string(poi.summary)
         if let website = poi.website { key("website"); string(website) }
         endObject()
@@ -657,9 +659,9 @@ extension JSONReader {
     mutating func poiContent() throws(Failure) -> PoiContent {
         var name: String?, summary: String?, description: String?, latitude: Double?, longitude: Double?, category: String?
         var buildings: [String]?, pictures: [String]?, links: [MediaLink]?, address: String?, phone: String?, website: String?
-        var openingHours: String?, legacyId: Int?, categories: [String]?
+        var openingHours: String?, legacyId: Int?, categories: [String]?, priceLevel: Int?, accessibility: String?
         let keys: [StaticString] = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures", "links",
-                                    "address", "phone", "website", "openingHours", "legacyId", "categories"]
+                                    "address", "phone", "website", "openingHours", "legacyId", "categories", "priceLevel", "accessibility"]
         try object(depth: 3, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
@@ -676,13 +678,16 @@ extension JSONReader {
             case 11: website = try reader.optional { r throws(Failure) in try r.text() }
             case 12: openingHours = try reader.optional { r throws(Failure) in try r.text() }
             case 13: legacyId = try reader.optional { r throws(Failure) in try r.int() }
-            default: categories = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.text() } }
+            case 14: categories = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.text() } }
+            case 15: priceLevel = try reader.optional { r throws(Failure) in try r.int() }
+            default: accessibility = try reader.optional { r throws(Failure) in try r.text() }
             }
         }
         return PoiContent(name: try Self.required(name), summary: try Self.required(summary), description: try Self.required(description),
                           latitude: try Self.required(latitude), longitude: try Self.required(longitude), category: category, categories: categories,
                           buildings: try Self.required(buildings), pictures: try Self.required(pictures), links: try Self.required(links),
-                          address: address, phone: phone, website: website, openingHours: openingHours, legacyId: legacyId)
+                          address: address, phone: phone, website: website, openingHours: openingHours, legacyId: legacyId,
+                          priceLevel: priceLevel, accessibility: accessibility)
     }
 
     private mutating func link() throws(Failure) -> MediaLink {

@@ -54,13 +54,18 @@ public struct PoiContent: Codable, Sendable, Equatable {
     public var address: String?
     public var phone: String?
     public var website: String?
+    /// OpenStreetMap `opening_hours` syntax (`OpeningHours`).
     public var openingHours: String?
     public var legacyId: Int?
+    /// 0 (free) to 4 (very expensive).
+    public var priceLevel: Int?
+    /// Free-text access notes: step-free entrances, lifts, accessible toilets.
+    public var accessibility: String?
 
     public init(name: String, summary: String = "", description: String = "", latitude: Double, longitude: Double,
                 category: String? = nil, categories: [String]? = nil, buildings: [String] = [], pictures: [String] = [],
                 links: [MediaLink] = [], address: String? = nil, phone: String? = nil, website: String? = nil, openingHours: String? = nil,
-                legacyId: Int? = nil) {
+                legacyId: Int? = nil, priceLevel: Int? = nil, accessibility: String? = nil) {
         self.name = name
         self.summary = summary
         self.description = description
@@ -75,6 +80,8 @@ public struct PoiContent: Codable, Sendable, Equatable {
         self.website = website
         self.openingHours = openingHours
         self.legacyId = legacyId
+        self.priceLevel = priceLevel
+        self.accessibility = accessibility
     }
 
     /// The main category: the first. Setting it replaces the first and keeps the others.
@@ -93,7 +100,7 @@ public struct PoiContent: Codable, Sendable, Equatable {
     /// only when there are several, so a POI with one category reads and writes as it always did.
     private enum CodingKeys: String, CodingKey {
         case name, summary, description, latitude, longitude, category, categories, buildings, pictures, links, address, phone, website,
-             openingHours, legacyId
+             openingHours, legacyId, priceLevel, accessibility
     }
 
     public init(from decoder: any Decoder) throws {
@@ -107,7 +114,9 @@ public struct PoiContent: Codable, Sendable, Equatable {
                   links: try container.decode([MediaLink].self, forKey: .links), address: try container.decodeIfPresent(String.self, forKey: .address),
                   phone: try container.decodeIfPresent(String.self, forKey: .phone), website: try container.decodeIfPresent(String.self, forKey: .website),
                   openingHours: try container.decodeIfPresent(String.self, forKey: .openingHours),
-                  legacyId: try container.decodeIfPresent(Int.self, forKey: .legacyId))
+                  legacyId: try container.decodeIfPresent(Int.self, forKey: .legacyId),
+                  priceLevel: try container.decodeIfPresent(Int.self, forKey: .priceLevel),
+                  accessibility: try container.decodeIfPresent(String.self, forKey: .accessibility))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -127,6 +136,8 @@ public struct PoiContent: Codable, Sendable, Equatable {
         try container.encodeIfPresent(website, forKey: .website)
         try container.encodeIfPresent(openingHours, forKey: .openingHours)
         try container.encodeIfPresent(legacyId, forKey: .legacyId)
+        try container.encodeIfPresent(priceLevel, forKey: .priceLevel)
+        try container.encodeIfPresent(accessibility, forKey: .accessibility)
     }
 }
 

@@ -15,7 +15,8 @@ public enum PoiPage {
         body{font:18px/1.5 -apple-system,system-ui,sans-serif;margin:0 auto;max-width:40em;padding:12px 16px;color:#1d1d1f;background:#fff}\
         h1{font-size:1.6em;line-height:1.2;margin:.3em 0}h2{font-size:1.1em;margin:1.2em 0 .3em}\
         .summary{color:#555;margin-top:0}img{display:block;max-width:100%;height:auto;border-radius:8px;margin:8px 0}\
-        ul{padding-left:1.2em}dt{font-weight:600}dd{margin:0 0 .5em}a{color:#0b5cad}
+        ul{padding-left:1.2em}dt{font-weight:600}dd{margin:0 0 .5em}a{color:#0b5cad}\
+        .hours th{text-align:left;font-weight:400;padding-right:1em}
         """
 
     public static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
@@ -42,7 +43,21 @@ public enum PoiPage {
             let dialable = phone.filter { $0.isNumber || $0 == "+" }
             details.append(("Phone", dialable.isEmpty ? escape(phone) : "<a href=\"tel:\(escape(dialable))\">\(escape(phone))</a>"))
         }
-        if let hours = content.openingHours, !hours.isEmpty { details.append(("Opening hours", escape(hours))) }
+        if let hours = content.openingHours, !hours.isEmpty {
+            // The weekly table when the hours read (DESIGN.md, "Opening hours, prices and access"), else the text as given.
+            if let parsed = try? OpeningHours(parsing: hours) {
+                let rows = parsed.week.map { day, spans in
+                    "<tr><th scope=\"row\">\(day.name)</th><td>\(spans.isEmpty ? "Closed" : spans.map(\.text).joined(separator: ", "))</td></tr>"
+                }
+                details.append(("Opening hours", "<table class=\"hours\">\(rows.joined())</table>"))
+            } else {
+                details.append(("Opening hours", escape(hours)))
+            }
+        }
+        if let level = content.priceLevel, (0...4).contains(level) {
+            details.append(("Price", level == 0 ? "Free" : String(repeating: "$", count: level)))
+        }
+        if let access = content.accessibility, !access.isEmpty { details.append(("Accessibility", escape(access))) }
         if let website = content.website, isWebURL(website) {
             details.append(("Website", "<a href=\"\(escape(website))\">\(escape(website))</a>"))
         }

@@ -69,6 +69,7 @@ enum ContentJSON {
         let content = poi.content
         var json = JSONWriter(capacity: 512 + content.description.utf8.count)
         json.beginObject()
+        json.key("accessibility"); json.string(content.accessibility)
         json.key("address"); json.string(content.address)
         json.key("buildings"); json.strings(content.buildings)
         json.key("categories"); json.strings(content.categories)
@@ -90,8 +91,21 @@ enum ContentJSON {
         json.key("longitude"); json.number(content.longitude)
         json.key("name"); json.string(content.name)
         json.key("openingHours"); json.string(content.openingHours)
+        if let hours = content.openingHours.flatMap({ try? OpeningHours(parsing: $0) }) {
+            json.key("openingHoursTable")
+            json.beginArray()
+            for (day, spans) in hours.week {
+                json.beginObject()
+                json.key("day"); json.string(day.abbreviation)
+                json.key("name"); json.string(day.name)
+                json.key("spans"); json.strings(spans.map(\.text))
+                json.endObject()
+            }
+            json.endArray()
+        }
         json.key("phone"); json.string(content.phone)
         json.key("pictures"); json.strings(content.pictures)
+        json.key("priceLevel"); json.number(content.priceLevel)
         json.key("summary"); json.string(content.summary)
         json.key("tourIds"); json.uuids(tourIds)
         json.key("updatedAt"); json.date(poi.updatedAt)
