@@ -262,6 +262,7 @@ struct FeedHTTPTests {
             #expect(try await page("category=EAT").names == ["Musée Café"])
             #expect(try await page("bbox=34.2240,-77.8700,34.2240,-77.8700").names == ["Zoë's Parking Deck"])
             #expect(try await page("bbox=34.2265,-77.8760,34.30,-77.80&category=see/museums").names == ["Musée Café"])
+            #expect(try await page("bbox=34.30,-77.80,34.2265,-77.8760&category=see/museums").names == ["Musée Café"], "corners in either order")
 
             // A cursor names a place in the order, not an index: a POI published before it since does not shift the next page.
             let first = try await page("limit=2")
@@ -283,7 +284,7 @@ struct FeedHTTPTests {
             })
             #expect(try await !page("limit=200").ids.contains(place.id.uuidString))
 
-            for bad in ["/v1/pois?bbox=1,2,3", "/v1/pois?bbox=35,0,34,1", "/v1/pois?bbox=0,0,91,1", "/v1/pois?bbox=a,b,c,d", "/v1/pois?cursor=%21%21",
+            for bad in ["/v1/pois?bbox=1,2,3", "/v1/pois?bbox=", "/v1/pois?bbox=0,0,91,1", "/v1/pois?radius=100001", "/v1/pois?bbox=a,b,c,d", "/v1/pois?cursor=%21%21",
                         "/v1/pois?cursor=AAAA", "/v1/pois?limit=201", "/v1/pois?limit=0", "/v1/pois?category="] {
                 try Self.expectProblem(try await client.execute(uri: bad, method: .get), .badRequest)
             }

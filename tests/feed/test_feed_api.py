@@ -246,7 +246,7 @@ def test_only_published_content_is_visible(suite, feed):
 @pytest.mark.parametrize("path,status", [
     ("/v1/tours/not-a-uuid", 400), ("/v1/tours/00000000-0000-4000-8000-000000000000", 404),
     ("/v1/pois/%20", 400), ("/v1/pois/00000000-0000-4000-8000-000000000000", 404), ("/v1/pois/nope/page", 400),
-    ("/v1/pois", 400), ("/v1/pois?near=91,0", 400), ("/v1/pois?near=1,2,3", 400), ("/v1/pois?near=34,-77&radius=abc", 400),
+    ("/v1/pois?bbox=1,2", 400), ("/v1/pois?cursor=x", 400), ("/v1/pois?openNow=1", 400), ("/v1/pois?near=91,0", 400), ("/v1/pois?near=1,2,3", 400), ("/v1/pois?near=34,-77&radius=abc", 400),
     ("/v1/pois?near=34,-77&radius=1000000", 400), ("/v1/pois?near=34,-77&limit=0", 400), ("/v1/pois?near=34,-77&limit=201", 400),
     ("/v1/pois?near=34,-77&category=", 400), ("/v1/search", 400), ("/v1/search?q=", 400), ("/v1/search?q=" + "x" * 201, 400),
     ("/v1/search?q=hall&limit=-3", 400), ("/v1/search?q=%ZZ", 400), ("/v1/legacy/tours/0/pois.xml", 404), ("/v1/nothing", 404),

@@ -63,12 +63,12 @@ enum FeedAPI {
                 "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxNearbyLimit)}},
                {"name": "category", "in": "query", "description": "A category path; matches it and its subcategories (Shop matches Shop/Fashion), case- and accent-insensitive",
                 "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}},
-               {"name": "bbox", "in": "query", "description": "Browsing: minLat,minLon,maxLat,maxLon in decimal degrees, edges included",
-                "schema": {"type": "string"}, "example": "34.22,-77.88,34.23,-77.87"},
+               {"name": "bbox", "in": "query", "description": "Browsing: two corners LAT,LON,LAT,LON in decimal degrees, either order, edges included",
+                "schema": {"type": "string", "pattern": "\#(OpenAPIDocument.jsonEscaped(OpenAPIDocument.bboxPattern))"}, "example": "34.22,-77.88,34.23,-77.87"},
                {"name": "openNow", "in": "query", "description": "Browsing: true for only the POIs whose opening hours say open now, in the site's time zone",
                 "schema": {"type": "boolean"}},
                {"name": "cursor", "in": "query", "description": "Browsing: the nextCursor of the page before",
-                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,4096}$"}}
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{22,4096}$"}}
              ],
              "responses": {"200": \#(ok("Nearby POIs, or a page of POIs by name", "application/json", schema: "PoiQueryResult")),
                            "304": \#(notModified), "400": \#(badRequest)}}

@@ -65,6 +65,8 @@ enum FeedRoutes {
         let category = try category(query)
         let box = try query.boundingBox("bbox")
         let openNow = try query.bool("openNow")
+        // Nearby's radius means nothing here, but a value out of its range is as wrong as with near.
+        _ = try query.double("radius", in: 0...Self.maxNearbyRadiusMeters, default: 0)
         let now = Date()
         let limit = try query.int("limit", in: 1...Self.maxBrowseLimit, default: 50)
         let after = try query["cursor"].map { text in
@@ -197,17 +199,33 @@ enum BrowseCursor {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// Any base64url text of at least 22 characters (16 bytes) names a place in the order, so a cursor is refused
+    /// only when it is malformed: what the OpenAPI pattern says, and no more.
     static func position(_ text: String) -> TextIndex.NamePosition? {
-        guard (1...4_096).contains(text.utf8.count),
-              text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-                  || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), data.count >= 16 else { return nil }
-        let bytes = [UInt8](data)
+        guard (22...4_096).contains(text.utf8.count) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3 / 4)
+        var bits: UInt32 = 0, count = 0
+        for character in text.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = character - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = character - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            bits = bits << 6 | UInt32(value)
+            count += 6
+            if count >= 8 {
+                count -= 8
+                bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(count)))
+                bits &= (1 << UInt32(count)) - 1
+            }
+        }
+        guard bytes.count >= 16 else { return nil }
         let name = Array(bytes[..<(bytes.count - 16)])
-        // A folded name is UTF-8 without the field separator.
-        guard String(validating: name, as: UTF8.self) != nil, !name.contains(TextIndex.separator) else { return nil }
         let id = bytes[(bytes.count - 16)...].withUnsafeBytes { raw in UUID(uuid: raw.loadUnaligned(as: uuid_t.self)) }
         return TextIndex.NamePosition(foldedName: name, id: id)
     }

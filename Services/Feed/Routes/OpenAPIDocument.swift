@@ -8,6 +8,8 @@ import Shared
 enum OpenAPIDocument {
     /// `near=LAT,LON`: the same pattern `QueryParameters.coordinate` requires.
     static let nearPattern = #"^-?(?:90(?:\.0+)?|[1-8]?[0-9](?:\.[0-9]+)?),-?(?:180(?:\.0+)?|(?:1[0-7][0-9]|[1-9]?[0-9])(?:\.[0-9]+)?)$"#
+    /// Two corners of a box, `near`'s coordinate twice.
+    static let bboxPattern = "^" + nearPattern.dropFirst().dropLast() + "," + nearPattern.dropFirst().dropLast() + "$"
 
     static let json: String = render(FeedAPI.routes)
 

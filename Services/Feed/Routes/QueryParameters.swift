@@ -69,18 +69,20 @@ struct QueryParameters {
         }
     }
 
-    /// `minLat,minLon,maxLat,maxLon` in decimal degrees, nil when absent.
+    /// Two corners `LAT,LON,LAT,LON` in decimal degrees (either order), exactly as `OpenAPIDocument.bboxPattern`
+    /// describes it; nil when absent.
     func boundingBox(_ name: String) throws -> BoundingBox? {
         guard let text = values[name] else { return nil }
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        let numbers = parts.compactMap { Double($0) }.filter(\.isFinite)
-        guard parts.count == 4, numbers.count == 4, (-90...90).contains(numbers[0]), (-90...90).contains(numbers[2]),
-              (-180...180).contains(numbers[1]), (-180...180).contains(numbers[3]), numbers[0] <= numbers[2], numbers[1] <= numbers[3] else {
-            throw Problem.badRequest("\(name) must be minLat,minLon,maxLat,maxLon in decimal degrees with min ≤ max, "
+        let numbers = text.split(separator: ",").compactMap { Double($0) }
+        guard (try? Self.boxPattern.wholeMatch(in: text)) != nil, numbers.count == 4 else {
+            throw Problem.badRequest("\(name) must be two corners LAT,LON,LAT,LON in decimal degrees (latitude -90 to 90, longitude -180 to 180), "
                                      + "e.g. \(name)=34.22,-77.88,34.23,-77.87; got \"\(Self.shown(text))\"")
         }
-        return BoundingBox(minLatitude: numbers[0], minLongitude: numbers[1], maxLatitude: numbers[2], maxLongitude: numbers[3])
+        return BoundingBox(minLatitude: min(numbers[0], numbers[2]), minLongitude: min(numbers[1], numbers[3]),
+                           maxLatitude: max(numbers[0], numbers[2]), maxLongitude: max(numbers[1], numbers[3]))
     }
+
+    nonisolated(unsafe) private static let boxPattern = try! Regex(OpenAPIDocument.bboxPattern)
 
     nonisolated(unsafe) private static let coordinatePattern = try! Regex(OpenAPIDocument.nearPattern)
 
