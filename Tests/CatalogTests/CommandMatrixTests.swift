@@ -21,7 +21,12 @@ struct CommandMatrixTests {
         let shop: UUID, fashion: UUID, eat: UUID
         let poiA: UUID, poiB: UUID
         let tour: UUID
+        /// A draft calendar entry (version 1) at POI B.
+        let entry: UUID
     }
+
+    static let openDay = CalendarEntryContent(title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
+                                              categories: ["shop"])
 
     static func withFixture(_ body: @Sendable (Fixture) async throws -> Void) async throws {
         try await HandlerFixture.with { handler, client in
@@ -39,7 +44,11 @@ struct CommandMatrixTests {
             let poiB = try await applied(CatalogCommand(action: .createPoi, actor: "fixture", poi: PoiContent(name: "Quad", latitude: 34.2, longitude: -77.9)))
             let tour = try await applied(CatalogCommand(action: .createTour, actor: "fixture", tour: TourContent(name: "Campus")))
             _ = try await applied(CatalogCommand(action: .setTourStops, actor: "fixture", entityId: tour, stops: [poiA]))
-            try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour))
+            var openDay = Self.openDay
+            openDay.placePoiId = poiB
+            let entry = try await applied(CatalogCommand(action: .createCalendarEntry, actor: "fixture", calendarEntry: openDay))
+            try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour,
+                                   entry: entry))
         }
     }
 
@@ -86,7 +95,7 @@ struct CommandMatrixTests {
         case .snapshot:
             // The chunks go straight to the topic (CommandHandlerTests), the markers through the outbox.
             return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
-                    Array(repeating: "category.changed", count: 3) + Array(repeating: "catalog.snapshot-marker", count: 4))
+                    Array(repeating: "category.changed", count: 3) + ["calendar.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
         case .revertTour:
             // Version 1 had no stops: the revert takes A out again, as a new version.
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
@@ -97,6 +106,19 @@ struct CommandMatrixTests {
                                    scheduleAt: Date().addingTimeInterval(3_600)), ["tour.changed"])
         case .setPoiStatus:
             return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, expectedVersion: 1, status: .published), ["poi.changed"])
+        case .createCalendarEntry:
+            let visit = CalendarEntryContent(title: "Campus visit", startsAt: "2026-12-01T10:00", endsAt: "2026-12-01T11:30", timeZone: "America/New_York",
+                                             recurrence: CalendarRecurrence(frequency: .weekly, byDay: ["TU", "TH"], until: "2027-05-01"))
+            return (CatalogCommand(action: action, actor: actor, status: .published, calendarEntry: visit), ["calendar.changed"])
+        case .updateCalendarEntry:
+            var later = Self.openDay
+            later.startsAt = "2026-12-06T09:00"
+            later.endsAt = "2026-12-06T16:00"
+            return (CatalogCommand(action: action, actor: actor, entityId: f.entry, expectedVersion: 1, calendarEntry: later), ["calendar.changed"])
+        case .setCalendarEntryStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.entry, expectedVersion: 1, status: .published), ["calendar.changed"])
+        case .deleteCalendarEntry:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.entry, expectedVersion: 1), ["calendar.deleted"])
         case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
@@ -140,6 +162,18 @@ struct CommandMatrixTests {
                     "scheduleAt", "Choose a time in the future")
         case .setPoiStatus:
             return (CatalogCommand(action: action, actor: actor, entityId: f.poiB, status: .archived), "status", "status must be published or draft")
+        case .createCalendarEntry:
+            var backwards = Self.openDay
+            backwards.endsAt = "2026-12-05T08:00"
+            return (CatalogCommand(action: action, actor: actor, calendarEntry: backwards), "endsAt", "Ends must not be before Starts")
+        case .updateCalendarEntry:
+            var nowhere = Self.openDay
+            nowhere.categories = ["Nowhere"]
+            return (CatalogCommand(action: action, actor: actor, entityId: f.entry, calendarEntry: nowhere), "categories", "Category must be one of")
+        case .setCalendarEntryStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.entry), "status", "status must be published or draft")
+        case .deleteCalendarEntry:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
         case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
@@ -154,10 +188,11 @@ struct CommandMatrixTests {
         switch action {
         case .updateTour, .deleteTour, .setTourStatus, .setTourStops, .revertTour, .scheduleTour: (f.tour, 2)
         case .updatePoi, .revertPoi, .setPoiStatus: (f.poiB, 1)
+        case .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry: (f.entry, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
              .applyTourSchedule: nil
         }
     }
@@ -172,7 +207,7 @@ struct CommandMatrixTests {
     static func version(of id: UUID, _ client: PostgresClient) async throws -> Int? {
         try await client.fetch("""
             SELECT version FROM catalog.tours WHERE id = \(id) UNION ALL SELECT version FROM catalog.pois WHERE id = \(id)
-            UNION ALL SELECT version FROM catalog.categories WHERE id = \(id)
+            UNION ALL SELECT version FROM catalog.categories WHERE id = \(id) UNION ALL SELECT version FROM catalog.calendar_entries WHERE id = \(id)
             """, as: Int.self, logger: logger).first
     }
 

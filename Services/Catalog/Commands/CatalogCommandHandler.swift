@@ -204,6 +204,9 @@ struct Work {
         case .discardTourDraft: return try await discardTourDraft()
         case .publishPoi, .discardPoiDraft: return try await changePoiDraft()
         case .setPoiStatus: return try await setPoiStatus()
+        case .createCalendarEntry: return try await createCalendarEntry()
+        case .updateCalendarEntry, .setCalendarEntryStatus: return try await changeCalendarEntry()
+        case .deleteCalendarEntry: return try await deleteCalendarEntry()
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
@@ -649,6 +652,8 @@ struct Work {
         let snapshotId = command.commandId
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
+        let calendar = try await transaction.liveCalendarEntries()
+        for entry in calendar { try publish(CalendarEntryEvent.changed(entry, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let poiCount: Int
@@ -679,7 +684,7 @@ struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(poiCount) POIs and \(categories.count) categories")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories and \(calendar.count) calendar entries")
     }
 }
 

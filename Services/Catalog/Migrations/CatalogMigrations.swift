@@ -93,5 +93,16 @@ enum CatalogMigrations {
             -- A POI's own status (DESIGN.md, "Places on their own"): published POIs are on the feed without a tour.
             ALTER TABLE pois ADD COLUMN status text NOT NULL DEFAULT 'draft';
             """),
+        Migration(7, "calendar", """
+            -- Calendar entries (DESIGN.md, "Calendar"): their content as CalendarEntryContent's JSON.
+            CREATE TABLE calendar_entries (
+                id uuid PRIMARY KEY,
+                version integer NOT NULL,
+                status text NOT NULL,
+                content jsonb NOT NULL,
+                updated_at timestamptz NOT NULL,
+                deleted_at timestamptz
+            );
+            """),
     ])
 }

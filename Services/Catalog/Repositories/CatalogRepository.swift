@@ -53,6 +53,12 @@ protocol CatalogTransaction: Sendable {
     /// Every live category, parents before children.
     func liveCategories() async throws -> [CategoryState]
 
+    /// The calendar entry, locked for update until the transaction ends.
+    func calendarEntry(_ id: UUID) async throws -> Stored<CalendarEntryState>?
+    func saveCalendarEntry(_ entry: CalendarEntryState, deleted: Bool) async throws
+    /// Every live calendar entry, by id.
+    func liveCalendarEntries() async throws -> [CalendarEntryState]
+
     /// Savepoints, so one row of an import can be undone without undoing the rest.
     func savepoint(_ name: String) async throws
     func rollback(toSavepoint name: String) async throws

@@ -254,6 +254,36 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             """)
     }
 
+    func calendarEntry(_ id: UUID) async throws -> Stored<CalendarEntryState>? {
+        let rows = try await connection.fetch("""
+            SELECT id, version, status, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.calendar_entries WHERE id = \(id) FOR UPDATE
+            """, as: (UUID, Int, String, String, Date, Bool).self, logger: logger)
+        guard let row = rows.first else { return nil }
+        return Stored(state: try Self.calendarEntry((row.0, row.1, row.2, row.3, row.4)), isDeleted: row.5)
+    }
+
+    func saveCalendarEntry(_ entry: CalendarEntryState, deleted: Bool) async throws {
+        let content = String(decoding: try JSONCoding.encoder.encode(entry.content), as: UTF8.self)
+        let deletedAt: Date? = deleted ? entry.updatedAt : nil
+        try await connection.query("""
+            INSERT INTO catalog.calendar_entries (id, version, status, content, updated_at, deleted_at)
+            VALUES (\(entry.id), \(entry.version), \(entry.status.rawValue), \(content)::jsonb, \(entry.updatedAt), \(deletedAt))
+            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, content = EXCLUDED.content,
+                updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+            """, logger: logger)
+    }
+
+    func liveCalendarEntries() async throws -> [CalendarEntryState] {
+        try await connection.fetch("""
+            SELECT id, version, status, content::text, updated_at FROM catalog.calendar_entries WHERE deleted_at IS NULL ORDER BY id
+            """, as: (UUID, Int, String, String, Date).self, logger: logger).map(Self.calendarEntry)
+    }
+
+    private static func calendarEntry(_ row: (UUID, Int, String, String, Date)) throws -> CalendarEntryState {
+        CalendarEntryState(id: row.0, version: row.1, status: ContentStatus(rawValue: row.2) ?? .draft,
+                           content: try JSONCoding.decoder.decode(CalendarEntryContent.self, from: Data(row.3.utf8)), updatedAt: row.4)
+    }
+
     private func categories(_ query: PostgresQuery) async throws -> [CategoryState] {
         try await connection.fetch(query, as: (UUID, Int, String, UUID?, String, Date).self, logger: logger).map {
             CategoryState(id: $0.0, version: $0.1, name: $0.2, parentId: $0.3, path: $0.4, updatedAt: $0.5)

@@ -233,6 +233,8 @@ extension JSONWriter {
     mutating func commandResult(_ result: CatalogCommandResult) {
         beginObject()
         key("action"); string(result.action.rawValue)
+        // Calendar entries have one codec, JSONCoding's (CalendarMessages.swift).
+        if let entry = result.calendarEntry, let json = try? JSONCoding.encoder.encode(entry) { key("calendarEntry"); raw(Array(json)) }
         if let category = result.category {
             key("category"); beginObject()
             key("id"); uuid(category.id)

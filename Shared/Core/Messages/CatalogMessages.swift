@@ -168,6 +168,11 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case publishPoi = "poi.publish"
     /// A POI's own status (DESIGN.md, "Places on their own"): `published` or `draft`.
     case setPoiStatus = "poi.set-status"
+    /// Calendar entries (DESIGN.md, "Calendar").
+    case createCalendarEntry = "calendar.create"
+    case updateCalendarEntry = "calendar.update"
+    case setCalendarEntryStatus = "calendar.set-status"
+    case deleteCalendarEntry = "calendar.delete"
     case discardPoiDraft = "poi.discard-draft"
     /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
     case scheduleTour = "tour.schedule"
@@ -208,12 +213,14 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var asDraft: Bool?
     /// For `tour.schedule`: when; nil cancels the schedule.
     public var scheduleAt: Date?
+    /// For `calendar.create` and `calendar.update`.
+    public var calendarEntry: CalendarEntryContent?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
-                confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil) {
+                confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -231,6 +238,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.confirmFarStops = confirmFarStops
         self.asDraft = asDraft
         self.scheduleAt = scheduleAt
+        self.calendarEntry = calendarEntry
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -273,6 +281,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var history: [CatalogHistoryEntry]?
     /// POIs the command changed beside its entity: a tour's publish publishes its stops' drafts.
     public var pois: [PoiState]?
+    /// The calendar entry's state after a calendar command (or, on conflict, its current state).
+    public var calendarEntry: CalendarEntryState?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,
