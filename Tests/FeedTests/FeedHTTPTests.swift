@@ -328,6 +328,84 @@ struct FeedHTTPTests {
         }
     }
 
+    @Test("the calendar: occurrences of published entries in a range of days, one entry with its next occurrences, and an iCalendar file")
+    func calendar() async throws {
+        let openDay = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
+            title: "Open Day", summary: "Meet the departments", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
+            placePoiId: Self.museum.id, categories: ["Visit/Open days"]), updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        let visit = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
+            title: "Campus visit", startsAt: "2026-12-01T10:00", endsAt: "2026-12-01T11:30", timeZone: "America/New_York", placeText: "Admissions, Hoggard Hall",
+            url: "https://uncw.edu/visit", registrationUrl: "https://uncw.edu/visit/register", categories: ["Visit"],
+            recurrence: CalendarRecurrence(frequency: .weekly, byDay: ["TU", "TH"], count: 200), exceptionDates: ["2026-12-08T10:00"]),
+            updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        let fair = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
+            title: "Book fair; winter, 2026", startsAt: "2026-12-10", endsAt: "2026-12-11", timeZone: "UTC", allDay: true),
+            updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        let secret = CalendarEntryState(id: UUID(), version: 1, status: .draft, content: CalendarEntryContent(
+            title: "Not yet", startsAt: "2026-12-02T10:00", endsAt: "2026-12-02T11:00", timeZone: "UTC"), updatedAt: Date())
+        try await Self.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            func message(_ event: CalendarEntryEvent) throws -> KafkaOutgoingMessage {
+                KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
+                                     value: try Envelope(type: event.kind.rawValue, source: "catalog", data: event).encoded())
+            }
+            try await standIn.producer.send([try message(.changed(openDay)), try message(.changed(visit)), try message(.changed(fair)),
+                                             try message(.changed(secret))])
+            @Sendable func occurrences(_ query: String) async throws -> [[String: Any]] {
+                try #require(try Self.json(try await client.execute(uri: "/v1/calendar?\(query)", method: .get))["occurrences"] as? [[String: Any]])
+            }
+            // 1 to 10 December in the site's zone (UTC here): the visit's Tuesdays and Thursdays but the skipped 8th, the open
+            // day, the fair's two days; not the draft.
+            let range = "from=2026-12-01&to=2026-12-10"
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await occurrences(range).count == 5 })
+            let listed = try await occurrences(range)
+            #expect(listed.compactMap { $0["startsAt"] as? String } == ["2026-12-01T10:00:00-05:00", "2026-12-03T10:00:00-05:00",
+                                                                       "2026-12-05T09:00:00-05:00", "2026-12-10", "2026-12-10T10:00:00-05:00"])
+            #expect(listed.compactMap { $0["endsAt"] as? String } == ["2026-12-01T11:30:00-05:00", "2026-12-03T11:30:00-05:00",
+                                                                     "2026-12-05T16:00:00-05:00", "2026-12-11", "2026-12-10T11:30:00-05:00"])
+            #expect(listed.compactMap { $0["title"] as? String } == ["Campus visit", "Campus visit", "Open Day", "Book fair; winter, 2026", "Campus visit"])
+            #expect(listed.compactMap { $0["allDay"] as? Bool } == [false, false, false, true, false])
+            let place = try #require(listed[2]["place"] as? [String: Any])
+            #expect(place["name"] as? String == "Musée Café" && place["poiId"] as? String == Self.museum.id.uuidString)
+            #expect((listed[0]["place"] as? [String: Any])?["name"] as? String == "Admissions, Hoggard Hall" && listed[3]["place"] is NSNull)
+            #expect(listed[0]["registrationUrl"] as? String == "https://uncw.edu/visit/register" && listed[0]["timeZone"] as? String == "America/New_York")
+            #expect(try await occurrences(range + "&category=VISIT").count == 4)
+            #expect(try await occurrences(range + "&category=visit/open%20days").compactMap { $0["title"] as? String } == ["Open Day"])
+            for bad in ["from=2026-13-01", "from=2026-02-30", "from=2026-12-10&to=2026-12-01", "from=2026-01-01&to=2027-06-01", "category="] {
+                try Self.expectProblem(try await client.execute(uri: "/v1/calendar?\(bad)", method: .get), .badRequest)
+            }
+
+            let detail = try Self.json(try await client.execute(uri: "/v1/calendar/\(visit.id)", method: .get))
+            #expect(detail["title"] as? String == "Campus visit" && detail["exceptionDates"] as? [String] == ["2026-12-08T10:00"])
+            #expect((detail["recurrence"] as? [String: Any])?["byDay"] as? [String] == ["TU", "TH"])
+            let next = try #require(detail["nextOccurrences"] as? [[String: Any]])
+            #expect(next.count == 10 && next.allSatisfy { ($0["startsAt"] as? String)?.hasSuffix("T10:00:00-05:00") == true
+                || ($0["startsAt"] as? String)?.hasSuffix("T10:00:00-04:00") == true })
+            try Self.expectProblem(try await client.execute(uri: "/v1/calendar/\(secret.id)", method: .get), .notFound)
+            try Self.expectProblem(try await client.execute(uri: "/v1/calendar/nope", method: .get), .badRequest)
+
+            // iCalendar: published entries only, their zone's offsets, the rule and the skipped date; lines of at most 75 octets.
+            let file = try await client.execute(uri: "/v1/calendar.ics", method: .get)
+            #expect(file.headers[.contentType] == "text/calendar; charset=utf-8")
+            let ics = Self.text(file)
+            let lines = ics.components(separatedBy: "\r\n")
+            #expect(ics.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n") && ics.hasSuffix("END:VCALENDAR\r\n"))
+            #expect(lines.filter { $0 == "BEGIN:VEVENT" }.count == 3 && !ics.contains("Not yet"))
+            #expect(lines.contains("UID:\(visit.id.uuidString.lowercased())@itour") && lines.contains("DTSTART;TZID=America/New_York:20261201T100000"))
+            #expect(lines.contains("RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=200") && lines.contains("EXDATE;TZID=America/New_York:20261208T100000"))
+            #expect(lines.contains("DTSTART;VALUE=DATE:20261210") && lines.contains("DTEND;VALUE=DATE:20261212"))
+            #expect(lines.contains("SUMMARY:Book fair\\; winter\\, 2026") && lines.contains("LOCATION:Musée Café"))
+            #expect(lines.contains("TZID:America/New_York") && lines.contains("TZOFFSETFROM:-0500") && lines.contains("TZOFFSETTO:-0400"))
+            #expect(lines.allSatisfy { $0.utf8.count <= 75 })
+
+            // Deleted: gone from the range.
+            try await standIn.producer.send([try message(CalendarEntryEvent(kind: .deleted, entityId: visit.id, version: 2))])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await occurrences(range).compactMap { $0["title"] as? String } == ["Open Day", "Book fair; winter, 2026"]
+            })
+        }
+    }
+
     @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked", arguments: [false, true])
     func caching(live: Bool) async throws {
         try await Self.withFeed(testing: live ? .live : .router) { _, client in

@@ -51,4 +51,9 @@ enum TextFolding {
             output.append(byte)
         }
     }
+
+    /// Whether a folded category path is `category` (folded) or lies under it: "shop" holds "shop/fashion", not "shopping".
+    static func isPath(_ path: [UInt8], within category: [UInt8]) -> Bool {
+        path.count >= category.count && path.starts(with: category) && (path.count == category.count || path[category.count] == UInt8(ascii: "/"))
+    }
 }

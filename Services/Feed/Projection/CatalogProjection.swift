@@ -44,7 +44,9 @@ final class CatalogProjection: Sendable {
     var snapshot: FeedSnapshot { published.withLock { $0 } }
 
     /// Whether changes are waiting for a `publish` to take them.
-    var hasPendingChanges: Bool { entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged } }
+    var hasPendingChanges: Bool {
+        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged }
+    }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
     /// Visible after the next `publish`.
@@ -58,6 +60,14 @@ final class CatalogProjection: Sendable {
     /// Takes a category event in (the tree `GET /v1/categories` shows) if it is newer than what is held.
     @discardableResult
     func apply(_ event: CategoryEvent) -> Bool {
+        let changed = entities.withLock { $0.apply(event) }
+        if changed { changes.yield() }
+        return changed
+    }
+
+    /// Takes a calendar event in (DESIGN.md, "Calendar") if it is newer than what is held.
+    @discardableResult
+    func apply(_ event: CalendarEntryEvent) -> Bool {
         let changed = entities.withLock { $0.apply(event) }
         if changed { changes.yield() }
         return changed
@@ -111,6 +121,8 @@ private struct RenderWork: Sendable {
     var tours: [UUID: Tour?] = [:]
     /// The whole category tree, when it changed.
     var categories: [CategoryState]?
+    /// Every published calendar entry, when any entry changed.
+    var calendar: [CalendarEntryState]?
     var isFirstPublication = false
 }
 
@@ -128,6 +140,8 @@ private struct EntityState {
     var dirtyPois: Set<UUID> = []
     var categories: [UUID: CategoryState] = [:]
     var categoriesChanged = false
+    var calendar: [UUID: CalendarEntryState] = [:]
+    var calendarChanged = false
     var isFirstPublication = true
 
     // MARK: applying events
@@ -171,6 +185,20 @@ private struct EntityState {
         return true
     }
 
+    mutating func apply(_ event: CalendarEntryEvent) -> Bool {
+        if let seen = versions[event.entityId], seen >= event.version { return false }
+        switch event.kind {
+        case .changed:
+            guard let entry = event.entry else { return false }
+            calendar[event.entityId] = entry
+        case .deleted:
+            calendar[event.entityId] = nil
+        }
+        versions[event.entityId] = event.version
+        calendarChanged = true
+        return true
+    }
+
     private mutating func replaceTour(_ id: UUID, with tour: TourState?) {
         let oldStops = tours[id]?.stops ?? []
         for stop in oldStops {
@@ -196,10 +224,14 @@ private struct EntityState {
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
-        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged else { return nil }
+        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged else {
+            return nil
+        }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
         if categoriesChanged { work.categories = Array(categories.values) }
         categoriesChanged = false
+        if calendarChanged { work.calendar = calendar.values.filter { $0.status == .published } }
+        calendarChanged = false
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -248,6 +280,7 @@ private struct RenderedState {
     var legacyTourList: RenderedResource = RenderedResource.content(LegacyXML.tours([]), MediaTypes.xml)
     var legacyTourIds: [String: UUID] = [:]
     var categories: [CategoryState] = []
+    var calendar = CalendarListing()
     var renderedBytes = 0
     var generation = 0
     /// Tours changed since the lists were last rendered.
@@ -261,6 +294,7 @@ private struct RenderedState {
         rebuildPois(work.pois)
         rebuildTours(work.tours)
         if let categories = work.categories { self.categories = categories }
+        if let entries = work.calendar { calendar = CalendarListing(entries) }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
@@ -353,7 +387,7 @@ private struct RenderedState {
         FeedSnapshot(tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources,
                      legacyTourIds: legacyTourIds, poisBySlot: poiSlots.values, tourListings: tourSlots.values,
                      spatialIndex: spatialIndex, poiTextIndex: poiTextIndex, tourTextIndex: tourTextIndex, categories: categories,
-                     generation: generation)
+                     calendar: calendar, generation: generation)
     }
 }
 

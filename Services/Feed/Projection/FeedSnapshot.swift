@@ -23,12 +23,15 @@ final class FeedSnapshot: Sendable {
     /// The category tree as catalog last sent it; `categoryTree` renders it with counts on its first request.
     let categories: [CategoryState]
     private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
+    /// The published calendar entries with their schedules; `calendarFile` renders them as iCalendar on its first request.
+    let calendar: CalendarListing
+    private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
     /// Increases with every publication.
     let generation: Int
 
     init(tourList: RenderedResource, legacyTourList: RenderedResource, tours: [UUID: TourResources], pois: [UUID: PoiResources],
          legacyTourIds: [String: UUID], poisBySlot: [PoiResources?], tourListings: [TourListing?], spatialIndex: SpatialIndex,
-         poiTextIndex: TextIndex, tourTextIndex: TextIndex, categories: [CategoryState], generation: Int) {
+         poiTextIndex: TextIndex, tourTextIndex: TextIndex, categories: [CategoryState], calendar: CalendarListing, generation: Int) {
         self.tourList = tourList
         self.legacyTourList = legacyTourList
         self.tours = tours
@@ -40,6 +43,7 @@ final class FeedSnapshot: Sendable {
         self.poiTextIndex = poiTextIndex
         self.tourTextIndex = tourTextIndex
         self.categories = categories
+        self.calendar = calendar
         self.generation = generation
     }
 
@@ -48,6 +52,20 @@ final class FeedSnapshot: Sendable {
         .cached(in: renderedCategoryTree) {
             .content(ContentJSON.categoryTree(categories, poiCategories: pois.values.map(\.categories)), MediaTypes.json)
         }
+    }
+
+    /// `GET /v1/calendar.ics`.
+    var calendarFile: RenderedResource {
+        .cached(in: renderedCalendarFile) {
+            .content(CalendarFile.render(calendar.entries, placeName: { self.placeName(of: $0) }), MediaTypes.calendar)
+        }
+    }
+
+    /// Where an entry happens, as phones show it: the POI's name when it is on the feed, else the text given.
+    func placeName(of content: CalendarEntryContent) -> (poiId: UUID?, name: String)? {
+        if let id = content.placePoiId, let poi = pois[id] { return (id, poi.name) }
+        if let text = content.placeText, !text.isEmpty { return (nil, text) }
+        return nil
     }
 
     func poi(inSlot slot: Int32) -> PoiResources? {
@@ -108,6 +126,8 @@ final class PoiResources: Sendable {
     /// Its category paths, the main one first.
     var categories: [String] { poi.state.content.categories }
 
+    var name: String { poi.state.content.name }
+
     var coordinate: Coordinate { Coordinate(latitude: poi.state.content.latitude, longitude: poi.state.content.longitude) }
 
     /// The JSON members of its entry in nearby and search results, without braces.
@@ -117,10 +137,7 @@ final class PoiResources: Sendable {
 
     /// True when one of the POI's categories is `category` or below it ("Shop" matches "Shop/Fashion").
     func isInCategory(_ category: [UInt8]) -> Bool {
-        foldedCategories.contains { folded in
-            folded.count >= category.count && folded.starts(with: category)
-                && (folded.count == category.count || folded[category.count] == UInt8(ascii: "/"))
-        }
+        foldedCategories.contains { TextFolding.isPath($0, within: category) }
     }
 
     var detail: RenderedResource {
@@ -180,6 +197,7 @@ enum MediaTypes {
     static let html = "text/html; charset=utf-8"
     static let xml = "application/xml; charset=utf-8"
     static let problem = "application/problem+json"
+    static let calendar = "text/calendar; charset=utf-8"
 }
 
 enum CachePolicy {

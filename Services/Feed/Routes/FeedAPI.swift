@@ -99,6 +99,28 @@ enum FeedAPI {
              "summary": "The category tree, each level by name, with how many POIs on the feed are in each category or below it",
              "responses": {"200": \#(ok("The tree", "application/json", schema: "CategoryTree")), "304": \#(notModified)}}
             """#),
+        FeedRoute(.get, "/v1/calendar", .computed(CalendarRoutes.occurrences), operation: #"""
+            {"operationId": "calendarOccurrences",
+             "summary": "Occurrences of published calendar events overlapping a range of days in the site's time zone, by start",
+             "parameters": [
+               {"name": "from", "in": "query", "description": "First day, YYYY-MM-DD; default today", "schema": {"type": "string", "format": "date"}},
+               {"name": "to", "in": "query", "description": "Last day, YYYY-MM-DD; default 30 days after from; at most \#(CalendarRoutes.maxDays) days in all",
+                "schema": {"type": "string", "format": "date"}},
+               {"name": "category", "in": "query", "description": "A category path; matches it and its subcategories",
+                "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}}
+             ],
+             "responses": {"200": \#(ok("Occurrences", "application/json", schema: "CalendarOccurrences")), "304": \#(notModified), "400": \#(badRequest)}}
+            """#),
+        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _ in snapshot.calendarFile }, operation: #"""
+            {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to",
+             "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified)}}
+            """#),
+        FeedRoute(.get, "/v1/calendar/{id}", .computed(CalendarRoutes.entry), operation: #"""
+            {"operationId": "getCalendarEvent", "summary": "A published calendar event with its next occurrences",
+             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
+             "responses": {"200": \#(ok("The event", "application/json", schema: "CalendarEvent")), "304": \#(notModified),
+                           "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
         FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
             {"operationId": "legacyTours",
              "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",

@@ -207,6 +207,35 @@ enum OpenAPIDocument {
               "nextCursor": {"type": "string", "description": "Absent on the last page"}
             }
           },
+          "CalendarPlace": {
+            "type": ["object", "null"], "required": ["name"],
+            "properties": {"name": {"type": "string"}, "poiId": {"type": "string", "format": "uuid"}}
+          },
+          "CalendarOccurrences": {
+            "type": "object", "required": ["occurrences"],
+            "properties": {"occurrences": {"type": "array", "items": {
+              "type": "object", "required": ["eventId", "title", "startsAt", "endsAt", "timeZone", "allDay", "place", "url", "registrationUrl"],
+              "properties": {
+                "eventId": {"type": "string", "format": "uuid"}, "title": {"type": "string"},
+                "startsAt": {"type": "string", "description": "RFC 3339 with the event's offset; a date when allDay"},
+                "endsAt": {"type": "string", "description": "RFC 3339; the last day, inclusive, when allDay"},
+                "timeZone": {"type": "string"}, "allDay": {"type": "boolean"}, "place": {"$ref": "#/components/schemas/CalendarPlace"},
+                "url": {"type": ["string", "null"]}, "registrationUrl": {"type": ["string", "null"]}
+              }}}}
+          },
+          "CalendarEvent": {
+            "type": "object", "required": ["id", "title", "startsAt", "endsAt", "timeZone", "allDay", "nextOccurrences", "version"],
+            "properties": {
+              "id": {"type": "string", "format": "uuid"}, "title": {"type": "string"}, "summary": {"type": "string"}, "description": {"type": "string"},
+              "startsAt": {"type": "string"}, "endsAt": {"type": "string"}, "timeZone": {"type": "string"}, "allDay": {"type": "boolean"},
+              "place": {"$ref": "#/components/schemas/CalendarPlace"}, "url": {"type": ["string", "null"]}, "registrationUrl": {"type": ["string", "null"]},
+              "categories": {"type": "array", "items": {"type": "string"}}, "recurrence": {"type": ["object", "null"]},
+              "exceptionDates": {"type": "array", "items": {"type": "string"}},
+              "nextOccurrences": {"type": "array", "items": {"type": "object", "required": ["startsAt", "endsAt"],
+                                                             "properties": {"startsAt": {"type": "string"}, "endsAt": {"type": "string"}}}},
+              "updatedAt": {"type": "string", "format": "date-time"}, "version": {"type": "integer", "minimum": 1}
+            }
+          },
           "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
             "type": "object", "required": ["tours", "pois"],

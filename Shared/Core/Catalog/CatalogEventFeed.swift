@@ -9,6 +9,7 @@ import Synchronization
 public final class CatalogEventFeed: Service, Sendable {
     public typealias Handler = @Sendable (Envelope<CatalogEvent>) async throws -> Void
     public typealias CategoryHandler = @Sendable (Envelope<CategoryEvent>) async throws -> Void
+    public typealias CalendarHandler = @Sendable (Envelope<CalendarEntryEvent>) async throws -> Void
 
     private let configuration: KafkaConfiguration
     private let startup: StartupBarrier
@@ -16,6 +17,7 @@ public final class CatalogEventFeed: Service, Sendable {
     private let commands: CatalogCommandClient
     private let handler: Handler
     private let categoryHandler: CategoryHandler?
+    private let calendarHandler: CalendarHandler?
     private let logger: Logger
     /// The snapshot this feed waits for: one at start, a new one whenever the log may have lost content.
     private let snapshotId = Mutex(UUID())
@@ -27,12 +29,14 @@ public final class CatalogEventFeed: Service, Sendable {
 
     /// `startup` opens once the topics exist.
     public init(configuration: KafkaConfiguration, startup: StartupBarrier, commands: CatalogCommandClient, deadLetters: DeadLetterSink,
-                source: String, logger: Logger, handler: @escaping Handler, categoryHandler: CategoryHandler? = nil) {
+                source: String, logger: Logger, handler: @escaping Handler, categoryHandler: CategoryHandler? = nil,
+                calendarHandler: CalendarHandler? = nil) {
         self.configuration = configuration
         self.startup = startup
         self.commands = commands
         self.handler = handler
         self.categoryHandler = categoryHandler
+        self.calendarHandler = calendarHandler
         self.logger = logger
         self.source = source
         self.deadLetters = deadLetters
@@ -120,6 +124,15 @@ public final class CatalogEventFeed: Service, Sendable {
                 try await categoryHandler(try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value))
             } catch {
                 await deadLetters.send(message, reason: "category event: \(error)")
+            }
+            return
+        case .success(.other(let type)) where CalendarEntryEvent.isCalendarEvent(type: type):
+            // Calendar events (CalendarMessages.swift) likewise, to the calendar handler.
+            guard let calendarHandler else { return }
+            do {
+                try await calendarHandler(try EnvelopeDecoder.decode(CalendarEntryEvent.self, from: message.value))
+            } catch {
+                await deadLetters.send(message, reason: "calendar event: \(error)")
             }
             return
         case .success(.other(let type)):

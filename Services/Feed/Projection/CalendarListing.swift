@@ -1,0 +1,39 @@
+import Foundation
+import Shared
+
+/// The published calendar entries (DESIGN.md, "Calendar"), each with its schedule read once per publication, for
+/// the calendar's answers.
+struct CalendarListing: Sendable {
+    struct Entry: Sendable {
+        let state: CalendarEntryState
+        let schedule: CalendarSchedule
+        let foldedCategories: [[UInt8]]
+
+        var id: UUID { state.id }
+        var content: CalendarEntryContent { state.content }
+    }
+
+    /// By title, then id: the order of `calendar.ics`.
+    let entries: [CalendarEntryState]
+    let scheduled: [Entry]
+    let byId: [UUID: Entry]
+
+    init(_ states: [CalendarEntryState] = []) {
+        // An entry whose content does not read (catalog checks it, so only one from a newer catalog) is left out.
+        scheduled = states.compactMap { state in
+            CalendarSchedule(state.content).map { Entry(state: state, schedule: $0, foldedCategories: state.content.categories.map(TextFolding.fold)) }
+        }.sorted { ($0.content.title, $0.id.uuidString) < ($1.content.title, $1.id.uuidString) }
+        entries = scheduled.map(\.state)
+        byId = Dictionary(scheduled.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Every occurrence overlapping [from, to) of the entries in `category` (folded; nil: all), by start, then title.
+    func occurrences(from: Date, to: Date, category: [UInt8]?) -> [(entry: Entry, occurrence: CalendarOccurrence)] {
+        var found: [(entry: Entry, occurrence: CalendarOccurrence)] = []
+        for entry in scheduled {
+            if let category, !entry.foldedCategories.contains(where: { TextFolding.isPath($0, within: category) }) { continue }
+            for occurrence in entry.schedule.occurrences(overlapping: from, to) { found.append((entry, occurrence)) }
+        }
+        return found.sorted { ($0.occurrence.start, $0.entry.content.title, $0.entry.id.uuidString) < ($1.occurrence.start, $1.entry.content.title, $1.entry.id.uuidString) }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// The calendar's reads (DESIGN.md, "Calendar"): occurrences in a range of the site's days, and one entry with its
+/// next occurrences. `calendar.ics` is a stored response (`FeedSnapshot.calendarFile`).
+enum CalendarRoutes {
+    static var maxDays: Int { 366 }
+
+    /// `GET /v1/calendar?from=YYYY-MM-DD&to=YYYY-MM-DD&category=C`.
+    static func occurrences(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+        let query = try QueryParameters(request.uri.query)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = site.timeZone
+        let today = calendar.dateComponents([.year, .month, .day], from: Date())
+        let from = try day(query, "from", calendar) ?? calendar.date(from: today)!
+        let to = try day(query, "to", calendar) ?? calendar.date(byAdding: .day, value: 30, to: from)!
+        let days = calendar.dateComponents([.day], from: from, to: to).day ?? 0
+        guard days >= 0, days < maxDays else {
+            throw Problem.badRequest("to must be on or after from, and at most \(maxDays) days in all")
+        }
+        let end = calendar.date(byAdding: .day, value: 1, to: to)!
+        let category = try query["category"].map { text in
+            let folded = TextFolding.fold(text)
+            guard !folded.isEmpty, text.count <= FeedRoutes.maxQueryCharacters else {
+                throw Problem.badRequest("category must be a category path such as Visit/Open days (1 to \(FeedRoutes.maxQueryCharacters) characters)")
+            }
+            return folded
+        }
+        var json = JSONWriter(capacity: 1_024)
+        json.beginObject()
+        json.key("occurrences")
+        json.beginArray()
+        for (entry, occurrence) in snapshot.calendar.occurrences(from: from, to: end, category: category) {
+            json.beginObject()
+            json.key("allDay"); json.bool(entry.content.allDay)
+            writeTimes(occurrence, entry.content, to: &json)
+            json.key("eventId"); json.uuid(entry.id)
+            writePlace(snapshot.placeName(of: entry.content), to: &json)
+            json.key("registrationUrl"); json.string(entry.content.registrationUrl)
+            json.key("timeZone"); json.string(entry.content.timeZone)
+            json.key("title"); json.string(entry.content.title)
+            json.key("url"); json.string(entry.content.url)
+            json.endObject()
+        }
+        json.endArray()
+        json.endObject()
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+    }
+
+    /// `GET /v1/calendar/{eventId}`.
+    static func entry(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+        let text = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
+        guard let id = UUID(uuidString: text) else {
+            throw Problem.badRequest("an event id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(text))\"")
+        }
+        guard let entry = snapshot.calendar.byId[id] else { throw Problem.notFound("no published event has id \(id.uuidString)") }
+        let content = entry.content
+        var json = JSONWriter(capacity: 1_024 + content.description.utf8.count)
+        json.beginObject()
+        json.key("allDay"); json.bool(content.allDay)
+        json.key("categories"); json.strings(content.categories)
+        json.key("description"); json.string(content.description)
+        json.key("endsAt"); json.string(content.endsAt)
+        json.key("exceptionDates"); json.strings(content.exceptionDates)
+        json.key("id"); json.uuid(entry.id)
+        json.key("nextOccurrences")
+        json.beginArray()
+        for occurrence in entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10) {
+            json.beginObject()
+            writeTimes(occurrence, content, to: &json)
+            json.endObject()
+        }
+        json.endArray()
+        writePlace(snapshot.placeName(of: content), to: &json)
+        json.key("recurrence")
+        if let recurrence = content.recurrence, let encoded = try? JSONCoding.encoder.encode(recurrence) { json.raw(Array(encoded)) } else { json.null() }
+        json.key("registrationUrl"); json.string(content.registrationUrl)
+        json.key("startsAt"); json.string(content.startsAt)
+        json.key("summary"); json.string(content.summary)
+        json.key("timeZone"); json.string(content.timeZone)
+        json.key("title"); json.string(content.title)
+        json.key("updatedAt"); json.date(entry.state.updatedAt)
+        json.key("url"); json.string(content.url)
+        json.key("version"); json.number(entry.state.version)
+        json.endObject()
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+    }
+
+    /// `startsAt`/`endsAt`: RFC 3339 with the entry's offset then, or dates (the last day, inclusive) when all-day.
+    private static func writeTimes(_ occurrence: CalendarOccurrence, _ content: CalendarEntryContent, to json: inout JSONWriter) {
+        let zone = TimeZone(identifier: content.timeZone) ?? .gmt
+        if content.allDay {
+            json.key("endsAt"); json.string(String(localTime(occurrence.end.addingTimeInterval(-1), zone).prefix(10)))
+            json.key("startsAt"); json.string(String(localTime(occurrence.start, zone).prefix(10)))
+        } else {
+            json.key("endsAt"); json.string(localTime(occurrence.end, zone))
+            json.key("startsAt"); json.string(localTime(occurrence.start, zone))
+        }
+    }
+
+    private static func writePlace(_ place: (poiId: UUID?, name: String)?, to json: inout JSONWriter) {
+        json.key("place")
+        guard let place else { return json.null() }
+        json.beginObject()
+        json.key("name"); json.string(place.name)
+        if let id = place.poiId { json.key("poiId"); json.uuid(id) }
+        json.endObject()
+    }
+
+    /// `2026-12-05T09:00:00-05:00`.
+    static func localTime(_ date: Date, _ zone: TimeZone) -> String {
+        let offset = zone.secondsFromGMT(for: date)
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = .gmt
+        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date.addingTimeInterval(Double(offset)))
+        let minutes = abs(offset) / 60
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0,
+                      c.second ?? 0, offset < 0 ? "-" : "+", minutes / 60, minutes % 60)
+    }
+
+    /// A `YYYY-MM-DD` parameter as that day's start in the site's zone; nil when absent.
+    private static func day(_ query: QueryParameters, _ name: String, _ calendar: Calendar) throws -> Date? {
+        guard let text = query[name] else { return nil }
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]), (1...12).contains(month), (1...31).contains(day),
+              let date = calendar.date(from: DateComponents(year: year, month: month, day: day)), calendar.component(.day, from: date) == day else {
+            throw Problem.badRequest("\(name) must be a date YYYY-MM-DD, got \"\(QueryParameters.shown(text))\"")
+        }
+        return date
+    }
+}
