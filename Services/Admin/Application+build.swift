@@ -18,7 +18,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                   deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "admin", logger: logger),
                                   source: "admin", logger: logger,
                                   handler: { envelope in projection.apply(envelope.data) },
-                                  categoryHandler: { envelope in projection.apply(envelope.data) })
+                                  categoryHandler: { envelope in projection.apply(envelope.data) },
+                                  calendarHandler: { envelope in projection.apply(envelope.data) })
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
@@ -46,6 +47,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository, map: map).register(on: pages)
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    CalendarController(projection: projection, writer: writer, editors: repository).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
     SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)

@@ -132,6 +132,19 @@ struct CatalogEventCodecTests {
         #expect(fastTook > 500 && refused > 500, "fast reader took \(fastTook), refused \(refused)")
     }
 
+    @Test("a calendar command reads back whole: its entry is JSONDecoder's to read, so the fast reader leaves it the whole command")
+    func calendarCommand() throws {
+        let entry = CalendarEntryContent(title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
+                                         recurrence: CalendarRecurrence(frequency: .weekly, byDay: ["TU"], count: 3), exceptionDates: ["2026-12-08T09:00"])
+        let command = CatalogCommand(action: .createCalendarEntry, actor: "a", entityId: UUID(), status: .published, calendarEntry: entry)
+        let bytes = try Envelope(type: command.action.rawValue, source: "admin", data: command).encoded()
+        #expect(CatalogEventCodec.readFastCommand(bytes) == nil)
+        #expect(try CatalogEventCodec.readCommand(bytes).data == command)
+        let plain = try Envelope(type: "poi.create", source: "admin", data: CatalogCommand(action: .createPoi, actor: "a",
+                                                                                           poi: PoiContent(name: "n", latitude: 1, longitude: 2))).encoded()
+        #expect(CatalogEventCodec.readFastCommand(plain) != nil, "commands without an entry stay on the fast path")
+    }
+
     @Test("commands, imports among them: JSONEncoder's bytes read by the fast reader equal JSONDecoder's reading; damaged ones taken only where JSONDecoder reads the same")
     func commands() throws {
         var random = SplitMix64(seed: 31)

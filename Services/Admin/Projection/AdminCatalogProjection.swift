@@ -13,6 +13,7 @@ final class AdminCatalogProjection: Sendable {
         var tours: [UUID: TourState] = [:]
         var pois: [UUID: PoiState] = [:]
         var categories: [UUID: CategoryState] = [:]
+        var calendar: [UUID: CalendarEntryState] = [:]
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]
 
@@ -23,6 +24,11 @@ final class AdminCatalogProjection: Sendable {
 
         var sortedPois: [PoiState] {
             pois.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }
+        }
+
+        /// Calendar entries by start, then title.
+        var sortedCalendar: [CalendarEntryState] {
+            calendar.values.sorted { ($0.content.startsAt, $0.content.title, $0.id.uuidString) < ($1.content.startsAt, $1.content.title, $1.id.uuidString) }
         }
 
         /// Categories by path, so parents come before their children.
@@ -48,6 +54,7 @@ final class AdminCatalogProjection: Sendable {
     func tour(_ id: UUID) -> TourState? { state.withLock { $0.tours[id] } }
     func poi(_ id: UUID) -> PoiState? { state.withLock { $0.pois[id] } }
     func category(_ id: UUID) -> CategoryState? { state.withLock { $0.categories[id] } }
+    func calendarEntry(_ id: UUID) -> CalendarEntryState? { state.withLock { $0.calendar[id] } }
 
     /// Applies a `catalog.events` event if it is newer than what is held.
     @discardableResult
@@ -74,6 +81,16 @@ final class AdminCatalogProjection: Sendable {
         }
     }
 
+    @discardableResult
+    func apply(_ event: CalendarEntryEvent) -> Bool {
+        update(event.entityId, event.version) { content in
+            switch event.kind {
+            case .changed: content.calendar[event.entityId] = event.entry
+            case .deleted: content.calendar[event.entityId] = nil
+            }
+        }
+    }
+
     /// Applies what an applied command's result says (read-your-writes); its events, arriving later, then change nothing.
     func apply(_ result: CatalogCommandResult) {
         guard result.outcome == .applied else { return }
@@ -81,7 +98,9 @@ final class AdminCatalogProjection: Sendable {
         if let poi = result.poi { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
         for poi in result.pois ?? [] { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
         if let category = result.category { _ = update(category.id, category.version) { $0.categories[category.id] = category } }
-        if result.tour == nil, result.poi == nil, result.category == nil, let id = result.entityId, let version = result.version {
+        if let entry = result.calendarEntry { _ = update(entry.id, entry.version) { $0.calendar[entry.id] = entry } }
+        if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, let id = result.entityId,
+           let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.
             switch result.action {
             case .deleteTour: _ = update(id, version) { $0.tours[id] = nil }
@@ -96,6 +115,7 @@ final class AdminCatalogProjection: Sendable {
                     }
                 }
             case .deleteCategory: _ = update(id, version) { $0.categories[id] = nil }
+            case .deleteCalendarEntry: _ = update(id, version) { $0.calendar[id] = nil }
             default: break
             }
         }

@@ -75,13 +75,14 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, importContent, users, reports, status
+    case tours, pois, categories, calendar, importContent, users, reports, status
 
     var title: String {
         switch self {
         case .tours: "Tours Administration"
         case .pois: "Points of Interest"
         case .categories: "Categories"
+        case .calendar: "Calendar"
         case .importContent: "Import"
         case .users: "Users"
         case .reports: "Reports"
@@ -94,6 +95,7 @@ enum NavigationItem: CaseIterable {
         case .tours: "/tours"
         case .pois: "/pois"
         case .categories: "/categories"
+        case .calendar: "/calendar"
         case .importContent: "/import"
         case .users: "/users"
         case .reports: "/reports"
@@ -104,7 +106,7 @@ enum NavigationItem: CaseIterable {
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .importContent, .users, .status: [.owner]
+        case .pois, .categories, .calendar, .importContent, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }
@@ -142,6 +144,8 @@ struct Notice {
         "reverted": .success("Reverted: that version's content is back, as a new version (History shows both)."),
         "scheduled": .success("Scheduled: catalog will make the change at that time, whether or not anyone is logged in."),
         "unscheduled": .success("Schedule cancelled."),
+        "eventpublished": .success("Published: the event is in the phones' calendar and calendar.ics."),
+        "eventunpublished": .success("Unpublished: the event is no longer in the phones' calendar."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

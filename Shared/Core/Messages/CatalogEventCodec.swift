@@ -498,7 +498,8 @@ extension JSONReader {
         var poi: PoiContent?, stops: [UUID]?, status: ContentStatus?, category: CategoryContent?, rows: [CatalogBatchRow]?
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
-                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt"]
+                                    "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
+                                    "calendarEntry"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -523,7 +524,10 @@ extension JSONReader {
             case 13: revertToVersion = try reader.optional { r throws(Failure) in try r.int() }
             case 14: confirmFarStops = try reader.optional { r throws(Failure) in try r.boolean() }
             case 15: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
-            default: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
+            case 16: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
+            default:
+                // A calendar entry has one codec, JSONCoding's: the whole command goes to the JSONDecoder fallback.
+                guard try reader.null() else { throw reader.malformed("calendar entries are read by JSONDecoder") }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),
