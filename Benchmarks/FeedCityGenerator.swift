@@ -22,11 +22,12 @@ enum FeedCityGenerator {
 
     static func poiId(_ index: Int) -> UUID { numberedId(0xC17E_0000, index) }
     static func tourId(_ index: Int) -> UUID { numberedId(0xC17E_0001, index) }
+    static func eventId(_ index: Int) -> UUID { numberedId(0xC17E_0002, index) }
     static func numberedId(_ prefix: UInt32, _ index: Int) -> UUID {
         UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", prefix, index)) ?? UUID()
     }
 
-    static func run(pois poiCount: Int, tours: Int, seed: UInt64, window: Int) async throws {
+    static func run(pois poiCount: Int, tours: Int, events: Int, seed: UInt64, window: Int) async throws {
         let tourCount = max(1, tours), window = max(1, window)
         LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "generate-city")
@@ -62,7 +63,6 @@ enum FeedCityGenerator {
         }
         let seconds = (ContinuousClock.now - started).benchSeconds
         FileHandle.standardError.write(Data("\n".utf8))
-        await producer.shutdown()
         print(String(format: "generate-city: imported %d POIs in %.1f s (%.0f POIs/s), with %d tours, through %d catalog.import commands",
                      poiCount, seconds, Double(poiCount) / seconds, tourCount, commandCount))
         let failures = results.flatMap { $0.rows ?? [] }.filter { $0.outcome != .applied }
@@ -74,12 +74,49 @@ enum FeedCityGenerator {
                 .joined(separator: "\n").utf8 + Data("\n".utf8)))
             exit(1)
         }
+        // Calendar events after the city, timed apart: the import rate above is the POIs' alone.
+        guard events > 0 else { return await producer.shutdown() }
+        let eventPhases = ContentImportFile.importCommands(eventRows(count: events, pois: poiCount), actor: actor, skipInvalidRows: false)
+        let eventsStarted = ContinuousClock.now
+        let eventResults = try await ContentImportFile.send(eventPhases, client: client, window: window, timeout: .seconds(300)) { _ in }
+        let eventSeconds = (ContinuousClock.now - eventsStarted).benchSeconds
+        print(String(format: "generate-city: imported %d calendar events in %.1f s (%.0f events/s)", events, eventSeconds, Double(events) / eventSeconds))
+        if eventResults.contains(where: { $0.outcome != .applied }) || eventResults.count < eventPhases.map(\.count).reduce(0, +) {
+            FileHandle.standardError.write(Data("calendar events: not every import command was applied\n".utf8))
+            exit(1)
+        }
+        await producer.shutdown()
     }
 
     static func categoryRows() -> [CatalogBatchRow] {
         Words.categories.enumerated().map { index, path in
             CatalogBatchRow(label: "category \(path)", commands: [
                 CatalogCommand(commandId: numberedId(0xC17E_3000, index), action: .createCategory, actor: actor, category: .ensuring(path: path)),
+            ])
+        }
+    }
+
+    /// Published calendar events (issue 18): weekly, monthly and one-off, some at a POI, for search to find among.
+    static func eventRows(count: Int, pois: Int) -> [CatalogBatchRow] {
+        (0..<count).map { index in
+            let category = Words.categories[index % Words.categories.count]
+            let kinds = ["Open Day", "Guided Walk", "Lecture", "Concert", "Market", "Workshop", "Exhibition", "Tasting"]
+            let day = 1 + index % 28, hour = 9 + index % 9
+            let start = String(format: "2027-%02d-%02dT%02d:00", 1 + index % 12, day, hour)
+            let end = String(format: "2027-%02d-%02dT%02d:30", 1 + index % 12, day, hour + 1)
+            let recurrence: CalendarRecurrence? = switch index % 3 {
+            case 0: CalendarRecurrence(frequency: .weekly, byDay: [CalendarSchedule.weekdayCodes[index % 7]], count: 20)
+            case 1: CalendarRecurrence(frequency: .monthly, count: 6)
+            default: nil
+            }
+            let content = CalendarEntryContent(
+                title: "\(Words.adjectives[index % Words.adjectives.count]) \(kinds[index % kinds.count]) \(index)",
+                summary: Words.descriptions[index % Words.descriptions.count], startsAt: start, endsAt: end, timeZone: "Europe/London",
+                placePoiId: pois > 0 && index % 2 == 0 ? poiId(index % pois) : nil, placeText: index % 2 == 0 ? nil : Words.buildings[index % Words.buildings.count],
+                categories: [category], recurrence: recurrence)
+            return CatalogBatchRow(label: "event \(index)", commands: [
+                CatalogCommand(commandId: numberedId(0xC17E_4000, index), action: .createCalendarEntry, actor: actor, entityId: eventId(index),
+                               status: .published, calendarEntry: content),
             ])
         }
     }

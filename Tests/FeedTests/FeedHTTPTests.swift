@@ -371,7 +371,10 @@ struct FeedHTTPTests {
             #expect(listed[0]["registrationUrl"] as? String == "https://uncw.edu/visit/register" && listed[0]["timeZone"] as? String == "America/New_York")
             #expect(try await occurrences(range + "&category=VISIT").count == 4)
             #expect(try await occurrences(range + "&category=visit/open%20days").compactMap { $0["title"] as? String } == ["Open Day"])
-            for bad in ["from=2026-13-01", "from=2026-02-30", "from=2026-12-10&to=2026-12-01", "from=2026-01-01&to=2027-06-01", "category="] {
+            #expect(try await occurrences("from=2026-12-10&to=2026-12-01").isEmpty)
+            let long = try Self.json(try await client.execute(uri: "/v1/calendar?from=2026-01-01&to=2027-06-01", method: .get))
+            #expect(long["from"] as? String == "2026-01-01" && long["to"] as? String == "2027-01-01", "366 days, and the answer says which")
+            for bad in ["from=2026-13-01", "from=2026-02-30", "to=12-01", "category="] {
                 try Self.expectProblem(try await client.execute(uri: "/v1/calendar?\(bad)", method: .get), .badRequest)
             }
 
@@ -397,6 +400,14 @@ struct FeedHTTPTests {
             #expect(lines.contains("SUMMARY:Book fair\\; winter\\, 2026") && lines.contains("LOCATION:Musée Café"))
             #expect(lines.contains("TZID:America/New_York") && lines.contains("TZOFFSETFROM:-0500") && lines.contains("TZOFFSETTO:-0400"))
             #expect(lines.allSatisfy { $0.utf8.count <= 75 })
+
+            // Search finds events by title, summary or place text, each with its next occurrence; not the draft.
+            let found = try #require(try Self.json(try await client.execute(uri: "/v1/search?q=HOGGARD", method: .get))["events"] as? [[String: Any]])
+            #expect(found.compactMap { $0["title"] as? String } == ["Campus visit"])
+            #expect(found.first?["startsAt"] as? String == (detail["nextOccurrences"] as? [[String: Any]])?.first?["startsAt"] as? String)
+            let departments = try #require(try Self.json(try await client.execute(uri: "/v1/search?q=departments", method: .get))["events"] as? [[String: Any]])
+            #expect(departments.compactMap { $0["title"] as? String } == ["Open Day"] && departments.first?["startsAt"] as? String == "2026-12-05T09:00:00-05:00")
+            #expect((try Self.json(try await client.execute(uri: "/v1/search?q=not%20yet", method: .get))["events"] as? [Any])?.isEmpty == true)
 
             // Deleted: gone from the range.
             try await standIn.producer.send([try message(CalendarEntryEvent(kind: .deleted, entityId: visit.id, version: 2))])

@@ -236,7 +236,7 @@ def test_only_published_content_is_visible(suite, feed):
     result = suite.run_tool("catalog", "import", str(path))
     assert result.returncode == 0, result.stderr
     assert "Hidden draft tour" not in request(feed + "/v1/tours").text
-    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": []}
+    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": [], "events": []}
     assert "Hidden" not in request(feed + "/v1/legacy/tours.xml").text
     tour_id = "00000001-0000-4000-8000-000000900001"
     expect_problem(request(f"{feed}/v1/tours/{tour_id}"), 404)

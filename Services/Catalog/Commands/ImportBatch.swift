@@ -16,6 +16,7 @@ extension Work {
     static let batchActions: Set<CatalogAction> = [
         .createTour, .updateTour, .deleteTour, .setTourStatus, .setTourStops, .createPoi, .updatePoi, .deletePoi,
         .createCategory, .renameCategory, .deleteCategory,
+        .createCalendarEntry, .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry,
     ]
 
     mutating func importBatch() async throws -> CatalogCommandResult {

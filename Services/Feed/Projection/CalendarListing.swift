@@ -17,6 +17,8 @@ struct CalendarListing: Sendable {
     let entries: [CalendarEntryState]
     let scheduled: [Entry]
     let byId: [UUID: Entry]
+    /// Titles, summaries and place texts, slots the entries' places in `scheduled`.
+    let textIndex: TextIndex
 
     init(_ states: [CalendarEntryState] = []) {
         // An entry whose content does not read (catalog checks it, so only one from a newer catalog) is left out.
@@ -25,6 +27,20 @@ struct CalendarListing: Sendable {
         }.sorted { ($0.content.title, $0.id.uuidString) < ($1.content.title, $1.id.uuidString) }
         entries = scheduled.map(\.state)
         byId = Dictionary(scheduled.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var index = TextIndex()
+        for (slot, entry) in scheduled.enumerated() {
+            index.insert(slot: Int32(slot), id: entry.id, name: entry.content.title, fields: [entry.content.summary, entry.content.placeText ?? ""])
+        }
+        index.seal()
+        textIndex = index
+    }
+
+    func entry(inSlot slot: Int32) -> Entry? { slot >= 0 && Int(slot) < scheduled.count ? scheduled[Int(slot)] : nil }
+
+    /// The occurrence a search result shows: the next to come, else the last (an entry with only past ones).
+    func shownOccurrence(of entry: Entry, now: Date) -> CalendarOccurrence? {
+        if let next = entry.schedule.occurrences(overlapping: now, .distantFuture, limit: 1).first { return next }
+        return entry.schedule.occurrences(overlapping: .distantPast, now).last
     }
 
     /// Every occurrence overlapping [from, to) of the entries in `category` (folded; nil: all), by start, then title.

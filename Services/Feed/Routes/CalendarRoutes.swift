@@ -14,10 +14,10 @@ enum CalendarRoutes {
         calendar.timeZone = site.timeZone
         let today = calendar.dateComponents([.year, .month, .day], from: Date())
         let from = try day(query, "from", calendar) ?? calendar.date(from: today)!
-        let to = try day(query, "to", calendar) ?? calendar.date(byAdding: .day, value: 30, to: from)!
-        let days = calendar.dateComponents([.day], from: from, to: to).day ?? 0
-        guard days >= 0, days < maxDays else {
-            throw Problem.badRequest("to must be on or after from, and at most \(maxDays) days in all")
+        var to = try day(query, "to", calendar) ?? calendar.date(byAdding: .day, value: 30, to: from)!
+        // A longer range is answered for its first maxDays days, and the answer's `to` says so.
+        if (calendar.dateComponents([.day], from: from, to: to).day ?? 0) >= maxDays {
+            to = calendar.date(byAdding: .day, value: maxDays - 1, to: from)!
         }
         let end = calendar.date(byAdding: .day, value: 1, to: to)!
         let category = try query["category"].map { text in
@@ -29,9 +29,11 @@ enum CalendarRoutes {
         }
         var json = JSONWriter(capacity: 1_024)
         json.beginObject()
+        json.key("from"); json.string(dateText(from, calendar))
         json.key("occurrences")
         json.beginArray()
-        for (entry, occurrence) in snapshot.calendar.occurrences(from: from, to: end, category: category) {
+        // A `to` before `from` is an empty range.
+        for (entry, occurrence) in end > from ? snapshot.calendar.occurrences(from: from, to: end, category: category) : [] {
             json.beginObject()
             json.key("allDay"); json.bool(entry.content.allDay)
             writeTimes(occurrence, entry.content, to: &json)
@@ -44,8 +46,14 @@ enum CalendarRoutes {
             json.endObject()
         }
         json.endArray()
+        json.key("to"); json.string(dateText(to, calendar))
         json.endObject()
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+    }
+
+    private static func dateText(_ date: Date, _ calendar: Calendar) -> String {
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 
     /// `GET /v1/calendar/{eventId}`.
@@ -88,7 +96,7 @@ enum CalendarRoutes {
     }
 
     /// `startsAt`/`endsAt`: RFC 3339 with the entry's offset then, or dates (the last day, inclusive) when all-day.
-    private static func writeTimes(_ occurrence: CalendarOccurrence, _ content: CalendarEntryContent, to json: inout JSONWriter) {
+    static func writeTimes(_ occurrence: CalendarOccurrence, _ content: CalendarEntryContent, to json: inout JSONWriter) {
         let zone = TimeZone(identifier: content.timeZone) ?? .gmt
         if content.allDay {
             json.key("endsAt"); json.string(String(localTime(occurrence.end.addingTimeInterval(-1), zone).prefix(10)))

@@ -86,7 +86,7 @@ enum FeedAPI {
             """#),
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
-             "summary": "Tours and POIs whose name, summary or buildings contain the text, case- and accent-insensitive, by name",
+             "summary": "Tours and POIs whose name, summary or buildings contain the text, and calendar events whose title, summary or place do, case- and accent-insensitive, by name",
              "parameters": [
                {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}, "example": "hall"},
                {"name": "limit", "in": "query", "description": "At most this many tours and this many POIs",
@@ -104,7 +104,7 @@ enum FeedAPI {
              "summary": "Occurrences of published calendar events overlapping a range of days in the site's time zone, by start",
              "parameters": [
                {"name": "from", "in": "query", "description": "First day, YYYY-MM-DD; default today", "schema": {"type": "string", "format": "date"}},
-               {"name": "to", "in": "query", "description": "Last day, YYYY-MM-DD; default 30 days after from; at most \#(CalendarRoutes.maxDays) days in all",
+               {"name": "to", "in": "query", "description": "Last day, YYYY-MM-DD; default 30 days after from. A longer range than \#(CalendarRoutes.maxDays) days is answered for its first \#(CalendarRoutes.maxDays) (the answer's to says which); one ending before from is empty",
                 "schema": {"type": "string", "format": "date"}},
                {"name": "category", "in": "query", "description": "A category path; matches it and its subcategories",
                 "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}}

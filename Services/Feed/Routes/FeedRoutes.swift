@@ -157,8 +157,24 @@ enum FeedRoutes {
         let started = ContinuousClock.now
         let tourSlots = snapshot.tourTextIndex.search(folded: folded, limit: limit)
         let poiSlots = snapshot.poiTextIndex.search(folded: folded, limit: limit)
+        let eventSlots = snapshot.calendar.textIndex.search(folded: folded, limit: limit)
         var json = JSONWriter(capacity: 64 + (tourSlots.count + poiSlots.count) * 320)
         json.beginObject()
+        json.key("events")
+        json.beginArray()
+        let now = Date()
+        for slot in eventSlots {
+            guard let entry = snapshot.calendar.entry(inSlot: slot), let occurrence = snapshot.calendar.shownOccurrence(of: entry, now: now) else { continue }
+            json.beginObject()
+            json.key("allDay"); json.bool(entry.content.allDay)
+            CalendarRoutes.writeTimes(occurrence, entry.content, to: &json)
+            json.key("eventId"); json.uuid(entry.id)
+            json.key("summary"); json.string(entry.content.summary)
+            json.key("timeZone"); json.string(entry.content.timeZone)
+            json.key("title"); json.string(entry.content.title)
+            json.endObject()
+        }
+        json.endArray()
         json.key("pois")
         json.beginArray()
         for slot in poiSlots {

@@ -212,8 +212,10 @@ enum OpenAPIDocument {
             "properties": {"name": {"type": "string"}, "poiId": {"type": "string", "format": "uuid"}}
           },
           "CalendarOccurrences": {
-            "type": "object", "required": ["occurrences"],
-            "properties": {"occurrences": {"type": "array", "items": {
+            "type": "object", "required": ["from", "to", "occurrences"],
+            "properties": {
+              "from": {"type": "string", "format": "date"}, "to": {"type": "string", "format": "date", "description": "The last day the answer covers"},
+              "occurrences": {"type": "array", "items": {
               "type": "object", "required": ["eventId", "title", "startsAt", "endsAt", "timeZone", "allDay", "place", "url", "registrationUrl"],
               "properties": {
                 "eventId": {"type": "string", "format": "uuid"}, "title": {"type": "string"},
@@ -238,9 +240,12 @@ enum OpenAPIDocument {
           },
           "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
-            "type": "object", "required": ["tours", "pois"],
+            "type": "object", "required": ["tours", "pois", "events"],
             "properties": {
               "tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}},
+              "events": {"type": "array", "items": {"type": "object", "required": ["eventId", "title", "summary", "startsAt", "endsAt", "timeZone", "allDay"],
+                "properties": {"eventId": {"type": "string", "format": "uuid"}, "title": {"type": "string"}, "summary": {"type": "string"},
+                               "startsAt": {"type": "string"}, "endsAt": {"type": "string"}, "timeZone": {"type": "string"}, "allDay": {"type": "boolean"}}}},
               "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}}
             }
           },
