@@ -52,6 +52,10 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
             try await store.saveName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version, stops: nil)
         }
         // A deletion keeps the name: reports over past days still show what was visited.
+    } calendarHandler: { envelope in
+        if let entry = envelope.data.entry, envelope.data.kind == .changed {
+            try await store.saveName(entityId: entry.id, kind: "event", name: entry.content.title, version: entry.version, stops: nil)
+        }
     }
 
     let trackingEnds = try KafkaTopicEnds(topic: settings.kafka.topic(Topic.trackingEvents), configuration: settings.kafka, logger: logger)

@@ -30,7 +30,8 @@ struct AdminReportsTests {
             WeekdayHours(weekday: day, visits: (0..<24).map { hour in index == 2 && hour == 14 ? 1_200 : (hour == 9 ? 3 : 0) })
         }),
         searches: SearchReport(top: [SearchRow(query: "<b>library</b>", searches: 1_500, zeroResults: 2)],
-                               nothingFound: [NothingFoundRow(query: "<b>library</b>", searches: 2)]))
+                               nothingFound: [NothingFoundRow(query: "<b>library</b>", searches: 2)]),
+        views: ViewsReport(events: [ViewRow(id: UUID(), name: "<i>Open Day</i>", views: 1_234)], pages: [], people: []))
 
     @Test("the dashboard shows tiles, a labelled chart with every number, the tables and a CSV link each; text is escaped")
     func dashboard() {
@@ -58,6 +59,9 @@ struct AdminReportsTests {
         #expect(html.contains("<td class=\"heat heat-5\" title=\"Wednesday 14:00–15:00 UTC: 1200 visits\">1,200</td>"))
         #expect(html.contains("<td class=\"heat heat-1\" title=\"Monday 9:00–10:00 UTC: 3 visits\">3</td>"))
         #expect(html.contains("<td>&lt;b&gt;library&lt;/b&gt;</td><td class=\"number\">1,500</td><td class=\"number\">2</td>"))
+        // Most viewed: named, escaped, empty lists said so.
+        #expect(html.contains("<td>&lt;i&gt;Open Day&lt;/i&gt;</td><td class=\"number\">1,234</td>"))
+        #expect(html.contains("No page was opened in this range."))
         // No tour chosen: no funnel, and it says how to get one.
         #expect(!html.contains("funnel-table"))
         #expect(html.contains("Choose a tour above"))

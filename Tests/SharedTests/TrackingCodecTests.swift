@@ -47,6 +47,18 @@ struct TrackingCodecTests {
         }
     }
 
+    @Test("the reader keeps a value for every event key: an event with all of them reads back whole")
+    func everyKey() throws {
+        #expect(TrackingEvent.Key.eventKeys.count == 21, "EventFields' InlineArray holds 21 values: change both together")
+        let id = UUID()
+        let event = TrackingEvent(type: .eventViewed, deviceId: "d", touristId: "t", occurredAt: Date(timeIntervalSince1970: 1_790_000_000),
+                                  platform: "ios", osVersion: "17", model: "m", appVersion: "1", tourId: id, poiId: id, durationSeconds: 1,
+                                  dwellSeconds: 2, via: .map, url: "https://example.edu", mediaType: .audio, query: "q", resultCount: 3,
+                                  eventId: id, pageId: id, personId: id)
+        guard case .event(let read) = TrackingCodec.readMessage(TrackingCodec.writeMessage(event)) else { Issue.record("not read back"); return }
+        #expect(read == event)
+    }
+
     /// An event valid on the topic (every rule but the age window): any text, including escapes, control
     /// characters and non-ASCII; a millisecond-exact time in 1600–9999.
     static func randomEvent(_ random: inout SplitMix64) -> TrackingEvent {
@@ -65,7 +77,8 @@ struct TrackingCodecTests {
                                   tourId: maybe(uuid()), poiId: maybe(uuid()),
                                   durationSeconds: maybe(Double(random.below(604_800_000)) / 1_000), dwellSeconds: maybe(random.pick([0, 3e-05, 0.1, 604_800])),
                                   via: maybe(random.pick(TrackingEvent.Via.allCases)), url: maybe(text()), mediaType: maybe(random.pick(MediaType.allCases)),
-                                  query: maybe(text()), resultCount: maybe(random.pick([0, 1, 37, 1_000_000_000])))
+                                  query: maybe(text()), resultCount: maybe(random.pick([0, 1, 37, 1_000_000_000])),
+                                  eventId: maybe(uuid()), pageId: maybe(uuid()), personId: maybe(uuid()))
         // The fields its type requires.
         for key in TrackingEvent.requiredFields(of: event.type) {
             switch key {
@@ -82,6 +95,9 @@ struct TrackingCodecTests {
             case .mediaType: event.mediaType = event.mediaType ?? .video
             case .query: event.query = event.query ?? "library"
             case .resultCount: event.resultCount = event.resultCount ?? 0
+            case .eventId: event.eventId = event.eventId ?? uuid()
+            case .pageId: event.pageId = event.pageId ?? uuid()
+            case .personId: event.personId = event.personId ?? uuid()
             default: break
             }
         }

@@ -56,10 +56,11 @@ struct ReportsController {
         async let devices = analytics.report("devices", query, as: DeviceReport.self)
         async let hours = analytics.report("hours", query, as: HourReport.self)
         async let searches = analytics.report("searches", query, as: SearchReport.self)
+        async let views = analytics.report("views", query, as: ViewsReport.self)
         async let funnel = selection.tourId == nil ? nil : analytics.report("funnel", query, as: FunnelReport.self)
         return Reports.Dashboard(summary: try await summary, days: try await days.days, pois: try await pois.pois,
                                  tours: try await tours.tours, devices: try await devices, funnel: try await funnel,
-                                 hours: try await hours, searches: try await searches)
+                                 hours: try await hours, searches: try await searches, views: try await views)
     }
 
     /// Published tours, unless all are asked for (and the one selected, whatever its status).

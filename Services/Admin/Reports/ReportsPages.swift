@@ -14,6 +14,7 @@ enum Reports {
         var funnel: FunnelReport?
         var hours: HourReport
         var searches: SearchReport
+        var views: ViewsReport
     }
 
     /// The daily series a chart can show.
@@ -72,7 +73,7 @@ enum Reports {
 
 /// The reports pages' HTML (ReportsController fetches, these render).
 enum ReportsPages {
-    static let csvNames = ["summary", "daily", "pois", "tours", "devices", "funnel", "hours", "searches"]
+    static let csvNames = ["summary", "daily", "pois", "tours", "devices", "funnel", "hours", "searches", "views"]
 
     /// The whole dashboard; `error` in place of the figures when analytics could not give them.
     static func dashboard(_ selection: Reports.Selection, data: Reports.Dashboard?, error: String?, tourChoices: [(id: String, name: String)],
@@ -102,6 +103,7 @@ enum ReportsPages {
         body += tours(data.tours, selection)
         body += hours(data.hours, selection)
         body += searches(data.searches, selection)
+        body += views(data.views, selection)
         body += devices(data.devices, selection)
         return body
     }
@@ -326,6 +328,29 @@ enum ReportsPages {
             <tbody>\(nothing.isEmpty ? ["<tr><td colspan=\"2\" class=\"muted\">Every search found something.</td></tr>"] : nothing)</tbody></table></div>
             </div>
             <p>\(csvLink("searches", selection, "the searches"))</p>
+            </section>
+            """
+    }
+
+    /// The calendar events, pages and people visitors opened most (site-wide).
+    static func views(_ report: ViewsReport, _ selection: Reports.Selection) -> HTML {
+        func table(_ id: String, _ title: String, _ rows: [ViewRow], _ empty: String) -> HTML {
+            let items: [HTML] = rows.map { "<tr><td>\($0.name ?? "(no longer named)")</td><td class=\"number\">\(grouped($0.views))</td></tr>" }
+            return """
+                <div><h3>\(title)</h3><table id="\(id)"><thead><tr><th>\(title)</th><th>Views</th></tr></thead>
+                <tbody>\(items.isEmpty ? ["<tr><td colspan=\"2\" class=\"muted\">\(empty)</td></tr>"] : items)</tbody></table></div>
+                """
+        }
+        return """
+            <section id="views" aria-labelledby="views-heading">
+            <h2 id="views-heading">Most viewed</h2>
+            <p class="muted">Calendar events, pages and people visitors opened in the app, on every tour.</p>
+            <div class="columns">
+            \(table("viewed-events-table", "Events", report.events, "No event was opened in this range."))
+            \(table("viewed-pages-table", "Pages", report.pages, "No page was opened in this range."))
+            \(table("viewed-people-table", "People", report.people, "No one's entry was opened in this range."))
+            </div>
+            <p>\(csvLink("views", selection, "the most viewed"))</p>
             </section>
             """
     }

@@ -101,6 +101,13 @@ struct AggregateDelta: Sendable {
         var member: String
     }
 
+    /// An item opened in the app (DESIGN.md, "Most viewed"): `kind` e (calendar event), p (page) or s (person).
+    struct ViewKey: Hashable, Sendable {
+        var day: Int32
+        var kind: String
+        var item: UUID
+    }
+
     var devices: Set<DayMember> = []
     var tourists: Set<DayMember> = []
     var pois: [PoiKey: PoiCounts] = [:]
@@ -110,6 +117,7 @@ struct AggregateDelta: Sendable {
     var stopVisits: Set<StopVisit> = []
     var searches: [SearchKey: SearchCounts] = [:]
     var credited: [CreditedMember: Int32] = [:]
+    var views: [ViewKey: Int64] = [:]
 
     init() {}
 
@@ -151,6 +159,14 @@ struct AggregateDelta: Sendable {
             let key = SearchKey(day: day, query: query)
             searches[key, default: SearchCounts()].searches += 1
             if event.resultCount == 0 { searches[key, default: SearchCounts()].zeroResults += 1 }
+        case .eventViewed, .pageViewed, .personViewed:
+            let viewed: (String, UUID?) = switch event.type {
+            case .eventViewed: ("e", event.eventId)
+            case .pageViewed: ("p", event.pageId)
+            default: ("s", event.personId)
+            }
+            guard let item = viewed.1 else { return }
+            views[ViewKey(day: day, kind: viewed.0, item: item), default: 0] += 1
         case .poiViewed, .poiArrived, .poiLeft, .mediaPlayed:
             guard let poi = event.poiId else { return }
             if event.type == .poiArrived {

@@ -311,6 +311,18 @@ struct PostgresIngestStore: IngestStore {
                 """, logger: logger)
         }
 
+        if !delta.views.isEmpty {
+            let rows = delta.views.sorted { ($0.key.day, $0.key.kind, $0.key.item.orderKey.0, $0.key.item.orderKey.1)
+                < ($1.key.day, $1.key.kind, $1.key.item.orderKey.0, $1.key.item.orderKey.1) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).day_item_views AS v (day, kind, item_id, views)
+                SELECT DATE '1970-01-01' + d, k, i, n
+                FROM unnest(\(rows.map(\.key.day))::integer[], \(rows.map(\.key.kind))::"char"[], \(rows.map(\.key.item))::uuid[],
+                            \(rows.map(\.value))::bigint[]) AS x(d, k, i, n)
+                ON CONFLICT (day, kind, item_id) DO UPDATE SET views = v.views + EXCLUDED.views
+                """, logger: logger)
+        }
+
         if !delta.registrations.isEmpty {
             let rows = delta.registrations.sorted { $0.key < $1.key }
             // Only a newer registration replaces the held one, whatever order they arrive in.

@@ -222,6 +222,16 @@ enum AnalyticsMigrations {
                 WHERE a.scope = u.tour_id AND a.tourist_id = u.tourist_id AND a.days @> (u.occurred_at AT TIME ZONE 'UTC')::date)
             GROUP BY 1, 2, 3, 4;
             """),
+        Migration(9, "most viewed", """
+            -- event.viewed ('e'), page.viewed ('p') and person.viewed ('s') counts per day and item (DESIGN.md "Most viewed").
+            CREATE TABLE day_item_views (
+                day date NOT NULL,
+                kind "char" NOT NULL,
+                item_id uuid NOT NULL,
+                views bigint NOT NULL,
+                PRIMARY KEY (day, kind, item_id)
+            ) WITH (fillfactor = 70);
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

@@ -234,4 +234,20 @@ struct PostgresReportRepository: ReportRepository {
         return SearchReport(top: top.map { SearchRow(query: $0.0, searches: $0.1, zeroResults: $0.2) },
                             nothingFound: nothing.map { NothingFoundRow(query: $0.0, searches: $0.1) })
     }
+
+    func views(_ query: ReportQuery) async throws -> ViewsReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        var lists: [String: [ViewRow]] = [:]
+        for (kind, id, name, views) in try await read("""
+            SELECT v.kind::text, v.item_id, n.name, v.views FROM (
+                SELECT kind, item_id, sum(views)::bigint AS views,
+                       row_number() OVER (PARTITION BY kind ORDER BY sum(views) DESC, item_id) AS place
+                FROM \(unescaped: s).day_item_views WHERE day BETWEEN \(from)::date AND \(to)::date GROUP BY kind, item_id
+            ) v LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = v.item_id
+            WHERE v.place <= 20 ORDER BY v.kind, v.views DESC, v.item_id
+            """, as: (String, UUID, String?, Int).self, logger: logger) {
+            lists[kind, default: []].append(ViewRow(id: id, name: name, views: views))
+        }
+        return ViewsReport(events: lists["e"] ?? [], pages: lists["p"] ?? [], people: lists["s"] ?? [])
+    }
 }

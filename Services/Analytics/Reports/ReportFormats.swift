@@ -127,3 +127,13 @@ extension SearchReport {
                     + nothingFound.map { [.text("nothingFound"), .text($0.query), .text(nil), .integer($0.searches)] })
     }
 }
+
+extension ViewsReport {
+    /// One row per item, told apart by `list` (events, pages, people).
+    var csv: CSVTable {
+        CSVTable(header: ["list", "id", "name", "views"],
+                 rows: [("events", events), ("pages", pages), ("people", people)].flatMap { list, rows in
+                     rows.map { [.text(list), .text($0.id.lowercased), .text($0.name), .integer($0.views)] }
+                 })
+    }
+}

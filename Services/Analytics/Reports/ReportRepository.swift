@@ -27,6 +27,7 @@ protocol ReportRepository: Sendable {
     func hours(_ query: ReportQuery) async throws -> HourReport
     /// Site-wide: `tourId` is not looked at.
     func searches(_ query: ReportQuery) async throws -> SearchReport
+    func views(_ query: ReportQuery) async throws -> ViewsReport
 }
 
 extension Double {

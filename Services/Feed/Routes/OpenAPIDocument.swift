@@ -274,7 +274,8 @@ enum OpenAPIDocument {
             "type": "object", "required": ["id", "type", "deviceId", "occurredAt"],
             "properties": {
               "id": {"type": "string", "format": "uuid", "description": "Made by the client; the dedupe key"},
-              "type": {"enum": ["device.registered", "tour.started", "tour.completed", "poi.viewed", "poi.arrived", "poi.left", "media.played", "search.performed"]},
+              "type": {"enum": ["device.registered", "tour.started", "tour.completed", "poi.viewed", "poi.arrived", "poi.left", "media.played", "search.performed",
+                                "event.viewed", "page.viewed", "person.viewed"]},
               "deviceId": {"type": "string", "minLength": 1, "maxLength": 128},
               "touristId": {"type": "string", "minLength": 1, "maxLength": 128},
               "occurredAt": {"type": "string", "format": "date-time"},
@@ -290,7 +291,10 @@ enum OpenAPIDocument {
               "url": {"type": "string", "description": "media.played"},
               "mediaType": {"enum": ["page", "video", "audio", "image"], "description": "media.played"},
               "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "search.performed: what the visitor typed"},
-              "resultCount": {"type": "integer", "minimum": 0, "maximum": 1000000000, "description": "search.performed: how many results it found"}
+              "resultCount": {"type": "integer", "minimum": 0, "maximum": 1000000000, "description": "search.performed: how many results it found"},
+              "eventId": {"type": "string", "format": "uuid", "description": "event.viewed: the calendar event"},
+              "pageId": {"type": "string", "format": "uuid", "description": "page.viewed"},
+              "personId": {"type": "string", "format": "uuid", "description": "person.viewed"}
             }
           },
           "Readiness": {

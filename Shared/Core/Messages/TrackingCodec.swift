@@ -174,6 +174,9 @@ private struct MessageWriter: Sendable {
                         case .mediaType: out.string(name, event.mediaType?.rawValue)
                         case .query: out.string(name, event.query)
                         case .resultCount: out.number(name, event.resultCount.map(Double.init))
+                        case .eventId: out.uuid(name, event.eventId)
+                        case .pageId: out.uuid(name, event.pageId)
+                        case .personId: out.uuid(name, event.personId)
                         case .data, .schemaVersion, .source: break
                         }
                     }
@@ -245,7 +248,8 @@ struct EventFields {
     }
 
     /// By key; null is absent.
-    private var values = InlineArray<18, Value?>(repeating: nil)
+    /// One per event key (`TrackingEvent.Key.eventKeys`; a test checks the count).
+    private var values = InlineArray<21, Value?>(repeating: nil)
     private var given: UInt32 = 0
     /// A known key given twice: refused, as readers disagree on which value counts (Foundation keeps the first).
     private(set) var repeated: TrackingEvent.Key?
@@ -277,7 +281,8 @@ struct EventFields {
                              platform: try string(.platform), osVersion: try string(.osVersion), model: try string(.model),
                              appVersion: try string(.appVersion), tourId: try uuid(.tourId), poiId: try uuid(.poiId),
                              durationSeconds: try number(.durationSeconds), dwellSeconds: try number(.dwellSeconds),
-                             via: via, url: try string(.url), mediaType: mediaType, query: try string(.query), resultCount: try count(.resultCount))
+                             via: via, url: try string(.url), mediaType: mediaType, query: try string(.query), resultCount: try count(.resultCount),
+                             eventId: try uuid(.eventId), pageId: try uuid(.pageId), personId: try uuid(.personId))
     }
 
     private static let kinds = TrackingEvent.Kind.allCases.map { (Array($0.rawValue.utf8), $0) }

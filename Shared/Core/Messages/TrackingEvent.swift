@@ -13,6 +13,10 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case mediaPlayed = "media.played"
         /// A search in the app: what was typed and how many results it found (issue 17).
         case searchPerformed = "search.performed"
+        /// A calendar event, a content page or a directory entry opened in the app (issue 18).
+        case eventViewed = "event.viewed"
+        case pageViewed = "page.viewed"
+        case personViewed = "person.viewed"
     }
 
     public enum Via: String, Codable, Sendable, CaseIterable {
@@ -40,11 +44,16 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     // search.performed
     public var query: String?
     public var resultCount: Int?
+    // event.viewed, page.viewed, person.viewed
+    public var eventId: UUID?
+    public var pageId: UUID?
+    public var personId: UUID?
 
     public init(id: UUID = UUID(), type: Kind, deviceId: String, touristId: String? = nil, occurredAt: Date,
                 platform: String? = nil, osVersion: String? = nil, model: String? = nil, appVersion: String? = nil,
                 tourId: UUID? = nil, poiId: UUID? = nil, durationSeconds: Double? = nil, dwellSeconds: Double? = nil,
-                via: Via? = nil, url: String? = nil, mediaType: MediaType? = nil, query: String? = nil, resultCount: Int? = nil) {
+                via: Via? = nil, url: String? = nil, mediaType: MediaType? = nil, query: String? = nil, resultCount: Int? = nil,
+                eventId: UUID? = nil, pageId: UUID? = nil, personId: UUID? = nil) {
         self.id = id
         self.type = type
         self.deviceId = deviceId
@@ -63,13 +72,16 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         self.mediaType = mediaType
         self.query = query
         self.resultCount = resultCount
+        self.eventId = eventId
+        self.pageId = pageId
+        self.personId = personId
     }
 
     /// Every JSON key of a tracking event, and of the envelope it travels in on `tracking.events`: each
     /// spelled here once, for the codec's reader and writer and for the reasons that name a field.
     public enum Key: Int, CaseIterable, Sendable {
         case id, type, deviceId, touristId, occurredAt, platform, osVersion, model, appVersion
-        case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType, query, resultCount
+        case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType, query, resultCount, eventId, pageId, personId
         /// The envelope's own (`id`, `type` and `occurredAt` it shares with the event).
         case data, schemaVersion, source
 
@@ -93,6 +105,9 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
             case .mediaType: "mediaType"
             case .query: "query"
             case .resultCount: "resultCount"
+            case .eventId: "eventId"
+            case .pageId: "pageId"
+            case .personId: "personId"
             case .data: "data"
             case .schemaVersion: "schemaVersion"
             case .source: "source"
@@ -114,6 +129,9 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case .poiLeft: [.poiId, .dwellSeconds]
         case .mediaPlayed: [.poiId, .url, .mediaType]
         case .searchPerformed: [.query, .resultCount]
+        case .eventViewed: [.eventId]
+        case .pageViewed: [.pageId]
+        case .personViewed: [.personId]
         }
     }
 
@@ -149,6 +167,9 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case .mediaType: mediaType != nil
         case .query: query != nil
         case .resultCount: resultCount != nil
+        case .eventId: eventId != nil
+        case .pageId: pageId != nil
+        case .personId: personId != nil
         default: false
         }
     }

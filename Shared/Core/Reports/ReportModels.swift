@@ -277,3 +277,29 @@ public struct NothingFoundRow: Codable, Sendable, Equatable {
         self.searches = searches
     }
 }
+
+/// `GET /v1/reports/views` (DESIGN.md, "Most viewed"): the 20 most opened calendar events, pages and people.
+public struct ViewsReport: Codable, Sendable, Equatable {
+    public var events: [ViewRow]
+    public var pages: [ViewRow]
+    public var people: [ViewRow]
+
+    public init(events: [ViewRow], pages: [ViewRow], people: [ViewRow]) {
+        self.events = events
+        self.pages = pages
+        self.people = people
+    }
+}
+
+public struct ViewRow: Codable, Sendable, Equatable {
+    public var id: UUID
+    /// As catalog last named it; nil for an item analytics has no name for.
+    public var name: String?
+    public var views: Int
+
+    public init(id: UUID, name: String?, views: Int) {
+        self.id = id
+        self.name = name
+        self.views = views
+    }
+}
