@@ -65,7 +65,8 @@ enum ContentImport {
         }
         let progress = { (line: String) in FileHandle.standardError.write(Data("\(line)\n".utf8)) }
         progress("read \(path): \(counted(plan.fileRows, "row")) (\(counted(plan.tours, "tour")), \(counted(plan.pois, "POI")), "
-                 + "\(counted(plan.categories, "category", plural: "categories"))), \(plan.unreadable.count) unreadable")
+                 + "\(counted(plan.categories, "category", plural: "categories"))\(plan.calendar > 0 ? ", " + counted(plan.calendar, "calendar event") : "")), "
+                 + "\(plan.unreadable.count) unreadable")
         for row in plan.unreadable { progress("  \(row.label): \(row.message ?? "unreadable")") }
         if !plan.unreadable.isEmpty && !skipBadRows {
             throw ImportError(message: "nothing imported: \(counted(plan.unreadable.count, "row")) cannot be read (fix them, or pass --skip-bad-rows)")

@@ -28,6 +28,7 @@ public enum ContentImportFile {
         public var tours = 0
         public var pois = 0
         public var categories = 0
+        public var calendar = 0
         /// Rows as the file has them (POIs, tours and categories listed), which people count; `rows` also has a
         /// row per category path a POI uses.
         public var fileRows = 0
@@ -104,8 +105,29 @@ public enum ContentImportFile {
             public var accessibility: String?
         }
 
+        /// A calendar event (DESIGN.md, "Calendar"): its content, its place as a POI's legacyId or text, its status.
+        public struct CalendarEvent: Decodable, Sendable {
+            public var title: String
+            public var summary: String?
+            public var description: String?
+            public var startsAt: String
+            public var endsAt: String
+            public var timeZone: String
+            public var allDay: Bool?
+            public var placePoiLegacyId: Int?
+            public var placeText: String?
+            public var url: String?
+            public var registrationUrl: String?
+            public var categories: [String]?
+            public var recurrence: CalendarRecurrence?
+            public var exceptionDates: [String]?
+            /// Default `published`.
+            public var status: ContentStatus?
+        }
+
         public var tours: [Tour]?
         public var pois: [Poi]?
+        public var calendar: [CalendarEvent]?
         /// Category paths to create even when no POI uses them yet.
         public var categories: [String]?
     }
@@ -242,7 +264,8 @@ public enum ContentImportFile {
     /// What a stable id stands for: entities, and the command steps that create them.
     public enum Kind: UInt8, Sendable {
         case tour = 0x01, poi = 0x02, category = 0x03
-        case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31
+        case calendarEntry = 0x04
+        case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31, calendarCreate = 0x41
     }
 
     // MARK: rows from content
@@ -310,6 +333,16 @@ public enum ContentImportFile {
         var tours: [Lenient<JSONFile.Tour>]?
         var pois: [Lenient<JSONFile.Poi>]?
         var categories: [String]?
+        var calendar: [Lenient<JSONFile.CalendarEvent>]?
+    }
+
+    /// A calendar event's row; its ids come from its content, so importing the file again changes nothing.
+    public static func calendarRow(label: String, content: CalendarEntryContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
+        let key = canonical(content)
+        return CatalogBatchRow(label: label, commands: [
+            CatalogCommand(commandId: stableId(Kind.calendarCreate.rawValue, content: key), action: .createCalendarEntry, actor: actor,
+                           entityId: stableId(Kind.calendarEntry.rawValue, content: key), status: status, calendarEntry: content),
+        ])
     }
 
     static func planJSON(_ data: Data, actor: String) throws(FileError) -> Plan {
@@ -323,8 +356,10 @@ public enum ContentImportFile {
         let pois = file.pois ?? []
         let tours = file.tours ?? []
         var categoryPaths = file.categories ?? []
-        plan.fileRows = pois.count + tours.count + categoryPaths.count
+        let calendar = file.calendar ?? []
+        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count
         for case .success(let poi) in pois.map(\.value) { categoryPaths += poi.allCategories }
+        for case .success(let event) in calendar.map(\.value) { categoryPaths += event.categories ?? [] }
         plan.rows += categoryRows(categoryPaths, actor: actor)
         plan.categories = plan.rows.count
         for (index, element) in pois.enumerated() {
@@ -358,6 +393,22 @@ public enum ContentImportFile {
                                          stops: (tour.stops ?? []).map { stableId(Kind.poi.rawValue, $0) },
                                          status: tour.status ?? .published, actor: actor))
                 plan.tours += 1
+            }
+        }
+        for (index, element) in calendar.enumerated() {
+            let label = "calendar[\(index)]"
+            switch element.value {
+            case .failure(let error):
+                plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: error.message))
+            case .success(let event):
+                let content = CalendarEntryContent(
+                    title: event.title, summary: event.summary ?? "", description: event.description ?? "", startsAt: event.startsAt,
+                    endsAt: event.endsAt, timeZone: event.timeZone, allDay: event.allDay ?? false,
+                    placePoiId: event.placePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, placeText: event.placeText, url: event.url,
+                    registrationUrl: event.registrationUrl, categories: (event.categories ?? []).map(normalizedPath), recurrence: event.recurrence,
+                    exceptionDates: event.exceptionDates ?? [])
+                plan.rows.append(calendarRow(label: label, content: content, status: event.status ?? .published, actor: actor))
+                plan.calendar += 1
             }
         }
         return plan
