@@ -276,3 +276,21 @@ def test_metrics_show_projection_size(feed):
     values = {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines() if line.startswith("itour_feed_projection_entities")}
     assert values['itour_feed_projection_entities{kind="pois"}'] >= 10
     assert values['itour_feed_projection_entities{kind="tours"}'] >= 1
+
+
+def test_the_demo_content_has_a_category_tree_places_with_hours_and_upcoming_events(feed, tour, tour_detail):
+    """Issue 18's demo content: the campus buildings as published places with hours, a category tree, three events."""
+    tree = {node["name"]: node for node in request(feed + "/v1/categories").json()["categories"]}
+    assert {"Campus", "Visit"} <= set(tree)
+    assert {child["name"] for child in tree["Visit"]["children"]} == {"Open days", "Campus visits", "Information sessions"}
+    assert tree["Campus"]["poiCount"] >= 6
+    cis = request(f"{feed}/v1/pois/{poi_id(tour_detail, 1014)}").json()
+    assert [day["spans"] for day in cis["openingHoursTable"]][:1] == [["07:30-22:00"]] and cis["priceLevel"] == 0
+    assert "lifts to every floor" in cis["accessibility"]
+    march = request(feed + "/v1/calendar?from=2027-03-01&to=2027-03-31").json()["occurrences"]
+    titles = [occurrence["title"] for occurrence in march]
+    assert titles.count("Spring Open Day") == 1 and titles.count("Information session for families") == 1
+    assert titles.count("Campus visit") == 9, "Tuesdays and Thursdays of March 2027"
+    open_day = next(o for o in march if o["title"] == "Spring Open Day")
+    assert open_day["startsAt"] == "2027-03-20T09:00:00-04:00" and open_day["place"]["name"] == "Historic Quad"
+    assert request(feed + "/v1/calendar.ics").text.count("BEGIN:VEVENT") >= 3
