@@ -1,6 +1,7 @@
 """The feed's calendar (issue 18) read by real calendar software: events imported through `catalog import`, their
-calendar.ics parsed by the `icalendar` library and their recurrences expanded by dateutil's rrule, an RFC 5545
-implementation of its own, which must give the same occurrences the feed's /v1/calendar lists."""
+calendar.ics parsed by the `icalendar` library and expanded twice, by dateutil's rrule from each event's DTSTART,
+RRULE and EXDATE, and by `recurring-ical-events` from the whole file (its VTIMEZONEs included): both must give
+exactly the occurrences the feed's /v1/calendar lists."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import icalendar
+import recurring_ical_events
 from dateutil.rrule import rrulestr
 
 
@@ -78,6 +80,13 @@ def test_calendar_ics_is_read_by_calendar_software_and_agrees_with_the_feed(suit
             assert from_feed == from_file, title
         else:
             assert [datetime.fromisoformat(s) for s in from_feed] == [datetime.fromisoformat(s) for s in from_file], title
+    # The second reader: every occurrence in January to June, from the whole file.
+    expanded = recurring_ical_events.of(calendar).between(datetime(2031, 1, 1, tzinfo=ZoneInfo("UTC")), datetime(2031, 7, 1, tzinfo=ZoneInfo("UTC")))
+    by_reader = sorted((str(e.get("summary")), e.decoded("dtstart").isoformat()) for e in expanded if str(e.get("summary")).endswith(tag))
+    by_feed = sorted((o["title"], o["startsAt"]) for o in mine)
+    assert [(t, s[:10]) for t, s in by_reader] == [(t, s[:10]) for t, s in by_feed]
+    assert all(s1 == s2 or datetime.fromisoformat(s1) == datetime.fromisoformat(s2) for (_, s1), (_, s2) in zip(by_reader, by_feed))
+
     # The DST change in the US (9 March 2031) leaves 10:00 at 10:00 in the file and on the feed.
     visit = [o["startsAt"] for o in mine if o["title"] == weekly["title"]]
     assert "2031-03-05T10:00:00-05:00" in visit and "2031-03-17T10:00:00-04:00" in visit
