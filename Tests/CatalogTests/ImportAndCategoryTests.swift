@@ -136,13 +136,17 @@ struct ImportAndCategoryTests {
         #expect(json.rows.count == 3)
     }
 
-    @Test("the JSON plan of the demo file matches the one-command-at-a-time import, and reads bad elements as bad rows")
+    @Test("the JSON plan of the demo file: categories, then POIs, tours and calendar events, with the same ids every time; bad elements are bad rows")
     func jsonPlan() throws {
         let data = try Data(contentsOf: Self.demoFile)
         let plan = try ContentImportFile.plan(data, format: .json, actor: "import")
-        let single = try ContentImport.commands(for: JSONCoding.decoder.decode(ContentImportFile.JSONFile.self, from: data))
-        #expect(plan.rows.flatMap(\.commands).map(\.commandId) == single.map(\.commandId))
-        #expect(plan.tours == 1 && plan.pois == 10)
+        #expect(plan.tours == 1 && plan.pois == 10 && plan.calendar == 3 && plan.categories == 6)
+        let actions = plan.rows.flatMap(\.commands).map(\.action)
+        #expect(actions.firstIndex(of: .createPoi)! > actions.lastIndex(of: .createCategory)!)
+        #expect(actions.firstIndex(of: .createCalendarEntry)! > actions.lastIndex(of: .setTourStatus)!)
+        let again = try ContentImportFile.plan(data, format: .json, actor: "import")
+        #expect(plan.rows.flatMap(\.commands).map(\.commandId) == again.rows.flatMap(\.commands).map(\.commandId))
+        #expect(try ContentImport.commands(forJSON: data).map(\.commandId) == plan.rows.flatMap(\.commands).map(\.commandId))
         let bad = try ContentImportFile.plan(Data(#"{"pois": [{"name": "x", "latitude": "n", "longitude": 1}, {"name": "y", "latitude": 1, "longitude": 2}]}"#.utf8),
                                              format: .json, actor: "import")
         #expect(bad.unreadable.map(\.label) == ["pois[0]"])

@@ -5,43 +5,19 @@ import Shared
 /// `catalog import` / `catalog load-demo`: a JSON (the demo file's format) or CSV file sent as one
 /// `catalog.import` command, the same path as the admin's import page (the file is read by Shared's
 /// `ContentImportFile`). Ids and command ids derive from the file's `legacyId`s, so loading the same file
-/// again applies nothing twice. `commands(for:)` gives the demo file as separate commands, for tests
-/// that drive the command path one command at a time.
+/// again applies nothing twice. `commands(forJSON:)` gives a file as separate commands, for tests that
+/// drive the command path one command at a time.
 enum ContentImport {
     /// The stable id of the `kind` for a legacy number (ContentImportFile's ids).
     static func stableId(_ kind: ContentImportFile.Kind, _ legacyId: Int) -> UUID { ContentImportFile.stableId(kind.rawValue, legacyId) }
 
-    static func commands(for file: ContentImportFile.JSONFile) throws -> [CatalogCommand] {
-        var commands: [CatalogCommand] = []
-        let actor = "import"
-        let pois = file.pois ?? [], tours = file.tours ?? []
-        for poi in pois {
-            guard let legacyId = poi.legacyId else { throw ImportError(message: "POI \(poi.name) has no legacyId") }
-            let content = PoiContent(name: poi.name, summary: poi.summary ?? "", description: poi.description ?? "",
-                                     latitude: poi.latitude, longitude: poi.longitude, categories: poi.allCategories,
-                                     buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
-                                     address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
-                                     legacyId: legacyId)
-            commands.append(CatalogCommand(commandId: stableId(.poiCreate, legacyId), action: .createPoi, actor: actor,
-                                           entityId: stableId(.poi, legacyId), poi: content))
-        }
-        let knownPois = Set(pois.compactMap(\.legacyId))
-        for tour in tours {
-            guard let legacyId = tour.legacyId else { throw ImportError(message: "tour \(tour.name) has no legacyId") }
-            let stops = tour.stops ?? []
-            if let unknown = stops.first(where: { !knownPois.contains($0) }) {
-                throw ImportError(message: "tour \(legacyId) (\(tour.name)) stops at POI \(unknown), which the file does not define")
-            }
-            let id = stableId(.tour, legacyId)
-            commands.append(CatalogCommand(commandId: stableId(.tourCreate, legacyId), action: .createTour, actor: actor, entityId: id,
-                                           tour: TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "",
-                                                             legacyId: legacyId)))
-            commands.append(CatalogCommand(commandId: stableId(.tourStops, legacyId), action: .setTourStops, actor: actor, entityId: id,
-                                           stops: stops.map { stableId(.poi, $0) }))
-            commands.append(CatalogCommand(commandId: stableId(.tourStatus, legacyId), action: .setTourStatus, actor: actor, entityId: id,
-                                           status: tour.status ?? .published))
-        }
-        return commands
+    /// A JSON file's rows as separate commands, in the order `catalog import` applies them (categories, POIs, tours,
+    /// calendar events): the same commands, from the same plan.
+    static func commands(forJSON data: Data) throws -> [CatalogCommand] {
+        let plan: ContentImportFile.Plan
+        do { plan = try ContentImportFile.plan(data, format: .json, actor: "import") } catch { throw ImportError(message: error.message) }
+        if let bad = plan.unreadable.first { throw ImportError(message: "\(bad.label): \(bad.message ?? "unreadable")") }
+        return plan.rows.flatMap(\.commands)
     }
 
     /// `catalog import FILE [--skip-bad-rows]`: reads the file (JSON or CSV, by extension), sends its rows as
