@@ -24,6 +24,7 @@ source scripts/common.sh
 
 POIS=${POIS:-100000}
 TOURS=${TOURS:-1000}
+EVENTS=${EVENTS:-10000}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-50}
@@ -98,7 +99,7 @@ start_service feed "$feed_port"; feed_pid=$started_pid
 wait_ready "$feed_url" 120
 
 log "generating the city: $POIS POIs in $TOURS tours through catalog import batches"
-"$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" | tee "$work/generate.txt"
+"$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" --events "$EVENTS" | tee "$work/generate.txt"
 until [[ $(curl -s "$feed_url/v1/tours" | "$python" -c 'import json,sys; print(len(json.load(sys.stdin)["tours"]))') == "$TOURS" ]]; do sleep 0.5; done
 # Past the feed's giving freed memory back once publications pause (a second): its steady state.
 sleep 6

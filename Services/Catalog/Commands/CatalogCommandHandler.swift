@@ -366,10 +366,9 @@ struct Work {
 
     /// The stops far from the tour's median position, where they will be (their drafts' positions).
     func farStops(_ stops: [UUID]) async throws -> [(id: UUID, name: String, meters: Double)] {
-        var pois: [(id: UUID, content: PoiContent)] = []
-        for id in stops {
-            if let poi = try await transaction.poi(id), !poi.isDeleted { pois.append((id, poi.state.working)) }
-        }
+        // One read for all the stops: a city's tours have a hundred each.
+        let stored = try await transaction.pois(stops)
+        let pois = stops.compactMap { id in stored[id].flatMap { $0.isDeleted ? nil : (id: id, content: $0.state.working) } }
         return Geo.strays(pois.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }).map {
             (pois[$0.index].id, pois[$0.index].content.name, $0.meters)
         }
@@ -377,8 +376,9 @@ struct Work {
 
     /// Publishing a tour publishes its stops' drafts too, each as a new version.
     mutating func publishDrafts(ofStops stops: [UUID]) async throws {
+        let storedStops = try await transaction.pois(stops)
         for id in stops {
-            guard let stored = try await transaction.poi(id), !stored.isDeleted, let draft = stored.state.draft else { continue }
+            guard let stored = storedStops[id], !stored.isDeleted, let draft = stored.state.draft else { continue }
             var poi = stored.state
             poi.content = draft
             poi.draft = nil

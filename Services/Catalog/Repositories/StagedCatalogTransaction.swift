@@ -73,8 +73,10 @@ final class StagedCatalogTransaction: CatalogTransaction {
             paths.formUnion((command.poi?.categories ?? []).filter { !CommandValidation.isBlank($0, newlinesAreBlank: false) })
         }
         try await staged.loadProcessed(commands.map(\.commandId))
-        try await staged.loadPois(Array(poiIds))
-        try await staged.loadLiveness(stopIds.filter { !poiIds.contains($0) })
+        // Publishing a tour reads its stops whole (their positions and drafts); otherwise whether they are live is enough.
+        let publishes = commands.contains { $0.status == .published && [.createTour, .setTourStatus].contains($0.action) }
+        try await staged.loadPois(Array(publishes ? poiIds.union(stopIds) : poiIds))
+        if !publishes { try await staged.loadLiveness(stopIds.filter { !poiIds.contains($0) }) }
         try await staged.loadTours(Array(tourIds))
         try await staged.loadCategories(Array(paths))
         return staged

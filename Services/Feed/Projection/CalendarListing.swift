@@ -4,17 +4,24 @@ import Shared
 /// The published calendar entries (DESIGN.md, "Calendar"), each with its schedule read once per publication, for
 /// the calendar's answers.
 struct CalendarListing: Sendable {
-    struct Entry: Sendable {
+    /// An object, so the order and the id lookup share one copy (inline, an entry is most of a kilobyte).
+    final class Entry: Sendable {
         let state: CalendarEntryState
         let schedule: CalendarSchedule
         let foldedCategories: [[UInt8]]
+
+        init(state: CalendarEntryState, schedule: CalendarSchedule, foldedCategories: [[UInt8]]) {
+            self.state = state
+            self.schedule = schedule
+            self.foldedCategories = foldedCategories
+        }
 
         var id: UUID { state.id }
         var content: CalendarEntryContent { state.content }
     }
 
     /// By title, then id: the order of `calendar.ics`.
-    let entries: [CalendarEntryState]
+    var entries: [CalendarEntryState] { scheduled.map(\.state) }
     let scheduled: [Entry]
     let byId: [UUID: Entry]
     /// Titles, summaries and place texts, slots the entries' places in `scheduled`.
@@ -25,7 +32,6 @@ struct CalendarListing: Sendable {
         scheduled = states.compactMap { state in
             CalendarSchedule(state.content).map { Entry(state: state, schedule: $0, foldedCategories: state.content.categories.map(TextFolding.fold)) }
         }.sorted { ($0.content.title, $0.id.uuidString) < ($1.content.title, $1.id.uuidString) }
-        entries = scheduled.map(\.state)
         byId = Dictionary(scheduled.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var index = TextIndex()
         for (slot, entry) in scheduled.enumerated() {

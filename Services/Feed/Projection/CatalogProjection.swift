@@ -272,6 +272,9 @@ private struct RenderedState {
     var poiSlots = SlotTable<PoiResources>()
     /// Folded category paths by the set of categories POIs have, shared by the POIs with that set.
     var foldedCategories: [[String]: [[UInt8]]] = [:]
+    /// Opening hours read once per distinct text and shared (a city's POIs have few): one parsed week per POI
+    /// was a sixth of the feed's memory.
+    var openingHours: [String: OpeningHours?] = [:]
     var tourSlots = SlotTable<TourListing>()
     var spatialIndex = SpatialIndex()
     var poiTextIndex = TextIndex()
@@ -326,7 +329,14 @@ private struct RenderedState {
             let tourIds = item.tours.map(\.id)
             let tours = tourLists[tourIds] ?? item.tours.map { ($0.id, $0.content.name) }
             tourLists[tourIds] = tours
-            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded)
+            let hours = poi.content.openingHours.flatMap { text in
+                openingHours[text] ?? {
+                    let parsed = try? OpeningHours(parsing: text)
+                    openingHours[text] = .some(parsed)
+                    return parsed
+                }()
+            }
+            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded, openingHours: hours)
             poiResources[poi.id] = resources
             let slot = poiSlots.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))

@@ -116,11 +116,11 @@ final class PoiResources: Sendable {
     /// Its opening hours, when they read (free text from before they were checked does not).
     let openingHours: OpeningHours?
 
-    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]]) {
+    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], openingHours: OpeningHours?) {
         self.poi = poi
         self.tours = tours
         self.foldedCategories = foldedCategories
-        openingHours = poi.state.content.openingHours.flatMap { try? OpeningHours(parsing: $0) }
+        self.openingHours = openingHours
     }
 
     /// Its category paths, the main one first.

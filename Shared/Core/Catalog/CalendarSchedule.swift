@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One occurrence of a calendar entry: instants, and its start as written locally (what `exceptionDates` name).
 public struct CalendarOccurrence: Sendable, Equatable {
@@ -20,14 +21,27 @@ public struct CalendarSchedule: Sendable {
     /// Days (all-day) or minutes (timed) from the start to the end.
     let length: Int
 
+    /// One calendar per zone, shared by the entries in it: each is an object of its own, and a feed keeps thousands
+    /// of entries.
+    private static let calendars = Mutex<[String: Calendar]>([:])
+
+    static func calendar(in zone: TimeZone) -> Calendar {
+        calendars.withLock { calendars in
+            if let calendar = calendars[zone.identifier] { return calendar }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            calendar.firstWeekday = 2
+            calendars[zone.identifier] = calendar
+            return calendar
+        }
+    }
+
     /// Nil when the content does not read; `problems(_:)` says why.
     public init?(_ content: CalendarEntryContent) {
         guard let zone = TimeZone(identifier: content.timeZone),
               let start = Self.local(content.startsAt, allDay: content.allDay),
               let end = Self.local(content.endsAt, allDay: content.allDay) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        calendar.firstWeekday = 2
+        let calendar = Self.calendar(in: zone)
         guard let first = calendar.date(from: start), let last = calendar.date(from: end) else { return nil }
         let length = content.allDay ? (calendar.dateComponents([.day], from: first, to: last).day ?? -1) + 1
             : Int(last.timeIntervalSince(first) / 60)

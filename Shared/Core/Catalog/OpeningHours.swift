@@ -45,7 +45,7 @@ public struct OpeningHours: Sendable, Equatable {
     }
 
     public init(parsing text: String) throws(SyntaxError) {
-        let source = text.trimmingCharacters(in: .whitespaces)
+        let source = Self.trimmed(text[...])
         guard !source.isEmpty else { throw SyntaxError(message: "Opening hours are empty; leave the field blank when they are not known") }
         guard source.count <= 500 else { throw SyntaxError(message: "Opening hours must be at most 500 characters") }
         if source == "24/7" {
@@ -55,8 +55,8 @@ public struct OpeningHours: Sendable, Equatable {
         var days: [Day: [Span]] = [:]
         for (index, rawRule) in source.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
             // "08:00-12:00, 13:00-17:00" and "Mo, We" are common in the wild: a space after a comma is no separator.
-            let rule = rawRule.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ", ", with: ",")
-            let place = "rule \(index + 1) (\"\(rule)\")"
+            let rule = Self.trimmed(rawRule).split(separator: ", ", omittingEmptySubsequences: false).joined(separator: ",")
+            let place = Place(index: index, rule: rule)
             guard !rule.isEmpty else { throw SyntaxError(message: "Opening hours: rule \(index + 1) is empty (two \";\" in a row, or one at the end)") }
             var words = rule.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             var named: [Day] = Day.weekdays
@@ -77,16 +77,29 @@ public struct OpeningHours: Sendable, Equatable {
 
     // MARK: reading
 
+    /// Where a mistake is, for its message; written only when there is one (every POI's hours are read at import).
+    private struct Place: CustomStringConvertible {
+        let index: Int
+        let rule: String
+        var description: String { "rule \(index + 1) (\"\(rule)\")" }
+    }
+
+    private static func trimmed(_ text: Substring) -> String {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace && !$0.isNewline }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(text[first...last])
+    }
+
     private static let abbreviations: [String: Day] = Dictionary(uniqueKeysWithValues: Day.allCases.map { ($0.abbreviation.lowercased(), $0) })
 
-    private static func day(_ text: Substring, in place: String) throws(SyntaxError) -> Day {
+    private static func day(_ text: Substring, in place: Place) throws(SyntaxError) -> Day {
         guard let day = abbreviations[text.lowercased()] else {
             throw SyntaxError(message: "Opening hours: in \(place), \"\(text)\" is not a day; use Mo, Tu, We, Th, Fr, Sa, Su or PH")
         }
         return day
     }
 
-    private static func days(_ text: String, in place: String) throws(SyntaxError) -> [Day] {
+    private static func days(_ text: String, in place: Place) throws(SyntaxError) -> [Day] {
         var named: [Day] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let ends = part.split(separator: "-", omittingEmptySubsequences: false)
@@ -112,7 +125,7 @@ public struct OpeningHours: Sendable, Equatable {
         return named
     }
 
-    private static func spans(_ text: String, in place: String) throws(SyntaxError) -> [Span] {
+    private static func spans(_ text: String, in place: Place) throws(SyntaxError) -> [Span] {
         if ["off", "closed"].contains(text.lowercased()) { return [] }
         var spans: [Span] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
