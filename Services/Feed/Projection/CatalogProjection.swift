@@ -171,31 +171,22 @@ private struct EntityState {
         return true
     }
 
-    mutating func apply(_ event: CategoryEvent) -> Bool {
-        if let seen = versions[event.entityId], seen >= event.version { return false }
-        switch event.kind {
-        case .changed:
-            guard let category = event.category else { return false }
-            categories[event.entityId] = category
-        case .deleted:
-            categories[event.entityId] = nil
-        }
-        versions[event.entityId] = event.version
-        categoriesChanged = true
-        return true
-    }
+    mutating func apply(_ event: CategoryEvent) -> Bool { apply(event, to: \.categories, marking: \.categoriesChanged) }
 
-    mutating func apply(_ event: CalendarEntryEvent) -> Bool {
+    mutating func apply(_ event: CalendarEntryEvent) -> Bool { apply(event, to: \.calendar, marking: \.calendarChanged) }
+
+    /// A record kept whole replaced or removed, unless this version was seen.
+    private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, [UUID: Event.Record]>,
+                                                         marking changed: WritableKeyPath<Self, Bool>) -> Bool {
         if let seen = versions[event.entityId], seen >= event.version { return false }
-        switch event.kind {
-        case .changed:
-            guard let entry = event.entry else { return false }
-            calendar[event.entityId] = entry
-        case .deleted:
-            calendar[event.entityId] = nil
+        if event.isDeletion {
+            self[keyPath: records][event.entityId] = nil
+        } else {
+            guard let record = event.record else { return false }
+            self[keyPath: records][event.entityId] = record
         }
         versions[event.entityId] = event.version
-        calendarChanged = true
+        self[keyPath: changed] = true
         return true
     }
 
@@ -311,15 +302,18 @@ private struct RenderedState {
         (a.content.name, a.id.uuidString) < (b.content.name, b.id.uuidString)
     }
 
-    private mutating func rebuildPois(_ changed: [UUID: RenderWork.Poi?]) {
-        var work: [RenderWork.Poi] = []
-        for (id, visible) in changed {
-            if let visible {
-                work.append(visible)
-            } else {
-                removePoi(id)
-            }
+    /// The changed entities still shown, and the ids of those no longer shown.
+    private static func split<Item>(_ changed: [UUID: Item?]) -> (shown: [Item], gone: [UUID]) {
+        var shown: [Item] = [], gone: [UUID] = []
+        for (id, item) in changed {
+            if let item { shown.append(item) } else { gone.append(id) }
         }
+        return (shown, gone)
+    }
+
+    private mutating func rebuildPois(_ changed: [UUID: RenderWork.Poi?]) {
+        let (work, gone) = Self.split(changed)
+        for id in gone { removePoi(id) }
         // The POIs of a tour share one list of the tours stopping there, not one each.
         var tourLists: [[UUID]: [(id: UUID, name: String)]] = [:]
         for item in work {
@@ -353,15 +347,11 @@ private struct RenderedState {
     }
 
     private mutating func rebuildTours(_ changed: [UUID: RenderWork.Tour?]) {
-        var work: [RenderWork.Tour] = []
-        for (id, published) in changed {
-            if let published {
-                work.append(published)
-            } else {
-                tours[id] = nil
-                tourResources[id] = nil
-                if let slot = tourSlots.remove(id) { tourTextIndex.remove(slot: slot) }
-            }
+        let (work, gone) = Self.split(changed)
+        for id in gone {
+            tours[id] = nil
+            tourResources[id] = nil
+            if let slot = tourSlots.remove(id) { tourTextIndex.remove(slot: slot) }
         }
         for item in work {
             let tour = item.tour
@@ -394,10 +384,10 @@ private struct RenderedState {
     }
 
     func makeSnapshot() -> FeedSnapshot {
-        FeedSnapshot(tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources,
-                     legacyTourIds: legacyTourIds, poisBySlot: poiSlots.values, tourListings: tourSlots.values,
-                     spatialIndex: spatialIndex, poiTextIndex: poiTextIndex, tourTextIndex: tourTextIndex, categories: categories,
-                     calendar: calendar, generation: generation)
+        FeedSnapshot(FeedSnapshot.Contents(
+            tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
+            poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
+            tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, generation: generation))
     }
 }
 
@@ -435,4 +425,24 @@ struct SlotTable<Value: Sendable>: Sendable {
     func value(for id: UUID) -> Value? {
         slots[id].flatMap { values[Int($0)] }
     }
+}
+
+/// A catalog event that carries its record whole (a category, a calendar entry), as the projection applies it.
+private protocol WholeRecordEvent {
+    associatedtype Record
+    var entityId: UUID { get }
+    var version: Int { get }
+    var isDeletion: Bool { get }
+    /// The record after a change.
+    var record: Record? { get }
+}
+
+extension CategoryEvent: WholeRecordEvent {
+    var isDeletion: Bool { kind == .deleted }
+    var record: CategoryState? { category }
+}
+
+extension CalendarEntryEvent: WholeRecordEvent {
+    var isDeletion: Bool { kind == .deleted }
+    var record: CalendarEntryState? { entry }
 }

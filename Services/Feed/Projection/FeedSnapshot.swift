@@ -7,73 +7,68 @@ import Synchronization
 /// Everything a read request needs, immutable once published: rendered responses by id, the lists,
 /// the legacy feeds and the search indexes. The projection builds a new one per batch of changes and
 /// swaps it in whole, so a reader sees each entity at one version and never waits for a writer.
+@dynamicMemberLookup
 final class FeedSnapshot: Sendable {
-    let tourList: RenderedResource
-    let legacyTourList: RenderedResource
-    let tours: [UUID: TourResources]
-    let pois: [UUID: PoiResources]
-    /// Tour ids as `tours.xml` gives them (legacy number or UUID text) → tour.
-    let legacyTourIds: [String: UUID]
-    /// Visible POIs and published tours by index slot, for nearby and search results.
-    let poisBySlot: [PoiResources?]
-    let tourListings: [TourListing?]
-    let spatialIndex: SpatialIndex
-    let poiTextIndex: TextIndex
-    let tourTextIndex: TextIndex
-    /// The category tree as catalog last sent it; `categoryTree` renders it with counts on its first request.
-    let categories: [CategoryState]
-    private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
-    /// The published calendar entries with their schedules; `calendarFile` renders them as iCalendar on its first request.
-    let calendar: CalendarListing
-    private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
-    /// Increases with every publication.
-    let generation: Int
-
-    init(tourList: RenderedResource, legacyTourList: RenderedResource, tours: [UUID: TourResources], pois: [UUID: PoiResources],
-         legacyTourIds: [String: UUID], poisBySlot: [PoiResources?], tourListings: [TourListing?], spatialIndex: SpatialIndex,
-         poiTextIndex: TextIndex, tourTextIndex: TextIndex, categories: [CategoryState], calendar: CalendarListing, generation: Int) {
-        self.tourList = tourList
-        self.legacyTourList = legacyTourList
-        self.tours = tours
-        self.pois = pois
-        self.legacyTourIds = legacyTourIds
-        self.poisBySlot = poisBySlot
-        self.tourListings = tourListings
-        self.spatialIndex = spatialIndex
-        self.poiTextIndex = poiTextIndex
-        self.tourTextIndex = tourTextIndex
-        self.categories = categories
-        self.calendar = calendar
-        self.generation = generation
+    /// What a publication made; read through the snapshot (`snapshot.pois`).
+    struct Contents: Sendable {
+        let tourList: RenderedResource
+        let legacyTourList: RenderedResource
+        let tours: [UUID: TourResources]
+        let pois: [UUID: PoiResources]
+        /// Tour ids as `tours.xml` gives them (legacy number or UUID text) → tour.
+        let legacyTourIds: [String: UUID]
+        /// Visible POIs and published tours by index slot, for nearby and search results.
+        let poisBySlot: [PoiResources?]
+        let tourListings: [TourListing?]
+        let spatialIndex: SpatialIndex
+        let poiTextIndex: TextIndex
+        let tourTextIndex: TextIndex
+        /// The category tree as catalog last sent it; `categoryTree` renders it with counts on its first request.
+        let categories: [CategoryState]
+        /// The published calendar entries with their schedules; `calendarFile` renders them as iCalendar on its first request.
+        let calendar: CalendarListing
+        /// Increases with every publication.
+        let generation: Int
     }
+
+    let contents: Contents
+    private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
+    private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
+
+    init(_ contents: Contents) {
+        self.contents = contents
+    }
+
+    @inline(__always)
+    subscript<Value>(dynamicMember path: KeyPath<Contents, Value>) -> Value { contents[keyPath: path] }
 
     /// `GET /v1/categories`: the tree with each node's visible POIs, descendants included.
     var categoryTree: RenderedResource {
         .cached(in: renderedCategoryTree) {
-            .content(ContentJSON.categoryTree(categories, poiCategories: pois.values.map(\.categories)), MediaTypes.json)
+            .content(ContentJSON.categoryTree(contents.categories, poiCategories: contents.pois.values.map(\.categories)), MediaTypes.json)
         }
     }
 
     /// `GET /v1/calendar.ics`.
     var calendarFile: RenderedResource {
         .cached(in: renderedCalendarFile) {
-            .content(CalendarFile.render(calendar.entries, placeName: { self.placeName(of: $0) }), MediaTypes.calendar)
+            .content(CalendarFile.render(contents.calendar.entries, placeName: { self.placeName(of: $0) }), MediaTypes.calendar)
         }
     }
 
     /// Where an entry happens, as phones show it: the POI's name when it is on the feed, else the text given.
     func placeName(of content: CalendarEntryContent) -> (poiId: UUID?, name: String)? {
-        if let id = content.placePoiId, let poi = pois[id] { return (id, poi.name) }
+        if let id = content.placePoiId, let poi = contents.pois[id] { return (id, poi.name) }
         if let text = content.placeText, !text.isEmpty { return (nil, text) }
         return nil
     }
 
     func poi(inSlot slot: Int32) -> PoiResources? {
-        slot >= 0 && Int(slot) < poisBySlot.count ? poisBySlot[Int(slot)] : nil
+        slot >= 0 && Int(slot) < contents.poisBySlot.count ? contents.poisBySlot[Int(slot)] : nil
     }
 
     func tourListing(_ slot: Int32) -> TourListing? {
-        slot >= 0 && Int(slot) < tourListings.count ? tourListings[Int(slot)] : nil
+        slot >= 0 && Int(slot) < contents.tourListings.count ? contents.tourListings[Int(slot)] : nil
     }
 }
 

@@ -47,14 +47,10 @@ enum EventsEndpoint {
         json.beginObject()
         json.key("accepted"); json.number(outcome.accepted)
         json.key("rejected")
-        json.beginArray()
-        for rejection in outcome.rejected {
-            json.beginObject()
+        json.objects(outcome.rejected) { json, rejection in
             json.key("index"); json.number(rejection.index)
             json.key("reason"); json.string(rejection.reason)
-            json.endObject()
         }
-        json.endArray()
         json.endObject()
         return ByteBuffer(bytes: json.bytes)
     }

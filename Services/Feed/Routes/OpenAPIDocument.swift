@@ -180,11 +180,9 @@ enum OpenAPIDocument {
           "PoiListing": {
             "type": "object", "required": ["id", "name", "summary", "latitude", "longitude", "category"],
             "properties": {
-              "id": {"type": "string", "format": "uuid"},
-              "name": {"type": "string"},
+              "id": {"type": "string", "format": "uuid"}, "name": {"type": "string"},
               "summary": {"type": "string"},
-              "latitude": {"type": "number"},
-              "longitude": {"type": "number"},
+              "latitude": {"type": "number"}, "longitude": {"type": "number"},
               "category": {"type": ["string", "null"]}
             }
           },

@@ -34,6 +34,18 @@ public struct JSONWriter {
         endArray()
     }
 
+    /// An array of objects, one per element, `members` writing each one's keys and values.
+    @inlinable
+    public mutating func objects<Elements: Sequence>(_ elements: Elements, _ members: (inout JSONWriter, Elements.Element) -> Void) {
+        beginArray()
+        for element in elements {
+            beginObject()
+            members(&self, element)
+            endObject()
+        }
+        endArray()
+    }
+
     @inlinable
     public mutating func uuids(_ values: [UUID]) {
         beginArray()

@@ -79,29 +79,21 @@ enum ContentJSON {
         json.key("latitude"); json.number(content.latitude)
         json.key("legacyId"); json.number(content.legacyId)
         json.key("links")
-        json.beginArray()
-        for link in content.links {
-            json.beginObject()
+        json.objects(content.links) { json, link in
             json.key("name"); json.string(link.name)
             json.key("type"); json.string(link.type.rawValue)
             json.key("url"); json.string(link.url)
-            json.endObject()
         }
-        json.endArray()
         json.key("longitude"); json.number(content.longitude)
         json.key("name"); json.string(content.name)
         json.key("openingHours"); json.string(content.openingHours)
         if let hours = content.openingHours.flatMap({ try? OpeningHours(parsing: $0) }) {
             json.key("openingHoursTable")
-            json.beginArray()
-            for (day, spans) in hours.week {
-                json.beginObject()
-                json.key("day"); json.string(day.abbreviation)
-                json.key("name"); json.string(day.name)
-                json.key("spans"); json.strings(spans.map(\.text))
-                json.endObject()
+            json.objects(hours.week) { json, week in
+                json.key("day"); json.string(week.day.abbreviation)
+                json.key("name"); json.string(week.day.name)
+                json.key("spans"); json.strings(week.spans.map(\.text))
             }
-            json.endArray()
         }
         json.key("phone"); json.string(content.phone)
         json.key("pictures"); json.strings(content.pictures)
@@ -152,20 +144,16 @@ enum ContentJSON {
             nodes.sorted { ($0.name.lowercased(), $0.name) < ($1.name.lowercased(), $1.name) }
         }
         var json = JSONWriter(capacity: 64 + categories.count * 96)
-        func write(_ nodes: [CategoryState]) {
-            json.beginArray()
-            for node in nodes {
-                json.beginObject()
-                json.key("children"); write(children[node.path] ?? [])
+        func write(_ nodes: [CategoryState], to json: inout JSONWriter) {
+            json.objects(nodes) { json, node in
+                json.key("children"); write(children[node.path] ?? [], to: &json)
                 json.key("name"); json.string(node.name)
                 json.key("path"); json.string(node.path)
                 json.key("poiCount"); json.number(counts[node.path] ?? 0)
-                json.endObject()
             }
-            json.endArray()
         }
         json.beginObject()
-        json.key("categories"); write(children[""] ?? [])
+        json.key("categories"); write(children[""] ?? [], to: &json)
         json.endObject()
         return json.bytes
     }
