@@ -73,7 +73,7 @@ struct RenderingTests {
     func json() throws {
         let poi = Fixture.poi(name: hostile, summary: "line\nbreak\ttab \\ slash /", category: "Shop/Fashion",
                               links: [MediaLink(name: "Tour video", type: .video, url: "https://example.edu/v.mp4")])
-        let bytes = ContentJSON.poiDetail(poi, tourIds: [UUID()])
+        let bytes = ContentJSON.poiDetail(poi, tourIds: [UUID()], openingHours: nil)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         #expect(object["name"] as? String == hostile)
         #expect(object["summary"] as? String == "line\nbreak\ttab \\ slash /")

@@ -74,7 +74,7 @@ final class StagedCatalogTransaction: CatalogTransaction {
         }
         try await staged.loadProcessed(commands.map(\.commandId))
         // Publishing a tour reads its stops whole (their positions and drafts); otherwise whether they are live is enough.
-        let publishes = commands.contains { $0.status == .published && [.createTour, .setTourStatus].contains($0.action) }
+        let publishes = commands.contains { $0.action == .setTourStatus && $0.status == .published }
         try await staged.loadPois(Array(publishes ? poiIds.union(stopIds) : poiIds))
         if !publishes { try await staged.loadLiveness(stopIds.filter { !poiIds.contains($0) }) }
         try await staged.loadTours(Array(tourIds))

@@ -428,7 +428,7 @@ struct SlotTable<Value: Sendable>: Sendable {
 }
 
 /// A catalog event that carries its record whole (a category, a calendar entry), as the projection applies it.
-private protocol WholeRecordEvent {
+fileprivate protocol WholeRecordEvent {
     associatedtype Record
     var entityId: UUID { get }
     var version: Int { get }
@@ -438,11 +438,23 @@ private protocol WholeRecordEvent {
 }
 
 extension CategoryEvent: WholeRecordEvent {
-    var isDeletion: Bool { kind == .deleted }
-    var record: CategoryState? { category }
+    fileprivate var isDeletion: Bool {
+        switch kind {
+        case .changed: false
+        case .deleted: true
+        }
+    }
+
+    fileprivate var record: CategoryState? { category }
 }
 
 extension CalendarEntryEvent: WholeRecordEvent {
-    var isDeletion: Bool { kind == .deleted }
-    var record: CalendarEntryState? { entry }
+    fileprivate var isDeletion: Bool {
+        switch kind {
+        case .changed: false
+        case .deleted: true
+        }
+    }
+
+    fileprivate var record: CalendarEntryState? { entry }
 }

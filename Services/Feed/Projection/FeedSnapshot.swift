@@ -136,7 +136,7 @@ final class PoiResources: Sendable {
     }
 
     var detail: RenderedResource {
-        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi.state, tourIds: tours.map(\.id)), MediaTypes.json) }
+        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi.state, tourIds: tours.map(\.id), openingHours: openingHours), MediaTypes.json) }
     }
 
     var page: RenderedResource {

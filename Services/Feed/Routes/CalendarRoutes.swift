@@ -34,9 +34,14 @@ enum CalendarRoutes {
         // A `to` before `from` is an empty range.
         json.objects(end > from ? snapshot.calendar.occurrences(from: from, to: end, category: category) : []) { json, item in
             let (entry, occurrence) = item
-            writeSharedMembers(entry.content, snapshot, to: &json)
+            json.key("allDay"); json.bool(entry.content.allDay)
             writeTimes(occurrence, entry.content, to: &json)
             json.key("eventId"); json.uuid(entry.id)
+            writePlace(snapshot.placeName(of: entry.content), to: &json)
+            json.key("registrationUrl"); json.string(entry.content.registrationUrl)
+            json.key("timeZone"); json.string(entry.content.timeZone)
+            json.key("title"); json.string(entry.content.title)
+            json.key("url"); json.string(entry.content.url)
         }
         json.key("to"); json.string(dateText(to, calendar))
         json.endObject()
@@ -58,21 +63,26 @@ enum CalendarRoutes {
         let content = entry.content
         var json = JSONWriter(capacity: 1_024 + content.description.utf8.count)
         json.beginObject()
-        writeSharedMembers(content, snapshot, to: &json)
-        json.key("nextOccurrences")
-        json.objects(entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10)) { json, occurrence in
-            writeTimes(occurrence, content, to: &json)
-        }
+        json.key("allDay"); json.bool(content.allDay)
         json.key("categories"); json.strings(content.categories)
         json.key("description"); json.string(content.description)
         json.key("endsAt"); json.string(content.endsAt)
         json.key("exceptionDates"); json.strings(content.exceptionDates)
         json.key("id"); json.uuid(entry.id)
+        json.key("nextOccurrences")
+        json.objects(entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10)) { json, occurrence in
+            writeTimes(occurrence, content, to: &json)
+        }
+        writePlace(snapshot.placeName(of: content), to: &json)
         json.key("recurrence")
         if let recurrence = content.recurrence, let encoded = try? JSONCoding.encoder.encode(recurrence) { json.raw(Array(encoded)) } else { json.null() }
+        json.key("registrationUrl"); json.string(content.registrationUrl)
         json.key("startsAt"); json.string(content.startsAt)
         json.key("summary"); json.string(content.summary)
+        json.key("timeZone"); json.string(content.timeZone)
+        json.key("title"); json.string(content.title)
         json.key("updatedAt"); json.date(entry.state.updatedAt)
+        json.key("url"); json.string(content.url)
         json.key("version"); json.number(entry.state.version)
         json.endObject()
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
@@ -88,16 +98,6 @@ enum CalendarRoutes {
             json.key("endsAt"); json.string(localTime(occurrence.end, zone))
             json.key("startsAt"); json.string(localTime(occurrence.start, zone))
         }
-    }
-
-    /// The members an occurrence in the list and the entry itself both have.
-    private static func writeSharedMembers(_ content: CalendarEntryContent, _ snapshot: FeedSnapshot, to json: inout JSONWriter) {
-        json.key("allDay"); json.bool(content.allDay)
-        writePlace(snapshot.placeName(of: content), to: &json)
-        json.key("registrationUrl"); json.string(content.registrationUrl)
-        json.key("timeZone"); json.string(content.timeZone)
-        json.key("title"); json.string(content.title)
-        json.key("url"); json.string(content.url)
     }
 
     private static func writePlace(_ place: (poiId: UUID?, name: String)?, to json: inout JSONWriter) {

@@ -65,7 +65,7 @@ enum ContentJSON {
     }
 
     /// `GET /v1/pois/{id}`: the whole POI and the published tours that stop there.
-    static func poiDetail(_ poi: PoiState, tourIds: [UUID]) -> [UInt8] {
+    static func poiDetail(_ poi: PoiState, tourIds: [UUID], openingHours hours: OpeningHours?) -> [UInt8] {
         let content = poi.content
         var json = JSONWriter(capacity: 512 + content.description.utf8.count)
         json.beginObject()
@@ -87,7 +87,7 @@ enum ContentJSON {
         json.key("longitude"); json.number(content.longitude)
         json.key("name"); json.string(content.name)
         json.key("openingHours"); json.string(content.openingHours)
-        if let hours = content.openingHours.flatMap({ try? OpeningHours(parsing: $0) }) {
+        if let hours {
             json.key("openingHoursTable")
             json.objects(hours.week) { json, week in
                 json.key("day"); json.string(week.day.abbreviation)
