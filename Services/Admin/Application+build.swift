@@ -19,7 +19,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                   source: "admin", logger: logger,
                                   handler: { envelope in projection.apply(envelope.data) },
                                   categoryHandler: { envelope in projection.apply(envelope.data) },
-                                  calendarHandler: { envelope in projection.apply(envelope.data) })
+                                  recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data) }])
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)

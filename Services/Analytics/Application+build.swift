@@ -43,8 +43,19 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
 
     let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
                                         source: "analytics", logger: logger)
+    // Calendar entries and people are named as their views are reported (`GET /v1/reports/views`).
+    let recordNames: [CatalogRecordHandler] = [
+        .of(CalendarEntryContent.self) { envelope in
+            guard let entry = envelope.data.record, envelope.data.kind == .changed else { return }
+            try await store.saveName(entityId: entry.id, kind: "event", name: entry.content.title, version: entry.version, stops: nil)
+        },
+        .of(PersonContent.self) { envelope in
+            guard let person = envelope.data.record, envelope.data.kind == .changed else { return }
+            try await store.saveName(entityId: person.id, kind: "person", name: person.content.name, version: person.version, stops: nil)
+        },
+    ]
     let names = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands, deadLetters: deadLetters,
-                                 source: "analytics", logger: logger) { envelope in
+                                 source: "analytics", logger: logger, handler: { envelope in
         let event = envelope.data
         if let tour = event.tour, event.kind == .tourChanged {
             try await store.saveName(entityId: tour.id, kind: "tour", name: tour.content.name, version: tour.version, stops: tour.stops)
@@ -52,11 +63,7 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
             try await store.saveName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version, stops: nil)
         }
         // A deletion keeps the name: reports over past days still show what was visited.
-    } calendarHandler: { envelope in
-        if let entry = envelope.data.entry, envelope.data.kind == .changed {
-            try await store.saveName(entityId: entry.id, kind: "event", name: entry.content.title, version: entry.version, stops: nil)
-        }
-    }
+    }, recordHandlers: recordNames)
 
     let trackingEnds = try KafkaTopicEnds(topic: settings.kafka.topic(Topic.trackingEvents), configuration: settings.kafka, logger: logger)
     let lagWatch = IngestLagWatch.make(ends: trackingEnds, store: store, window: options.stallWindow, logger: logger)

@@ -19,9 +19,10 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
         projection.apply(envelope.data)
     }, categoryHandler: { envelope in
         projection.apply(envelope.data)
-    }, calendarHandler: { envelope in
-        projection.apply(envelope.data)
-    })
+    }, recordHandlers: [
+        .of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data) },
+        .of(PersonContent.self) { envelope in projection.apply(envelope.data) },
+    ])
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
                              rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),

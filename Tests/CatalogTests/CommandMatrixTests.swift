@@ -23,6 +23,8 @@ struct CommandMatrixTests {
         let tour: UUID
         /// A draft calendar entry (version 1) at POI B.
         let entry: UUID
+        /// A draft directory entry (version 1) with its office at POI B.
+        let person: UUID
     }
 
     static let openDay = CalendarEntryContent(title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
@@ -47,8 +49,10 @@ struct CommandMatrixTests {
             var openDay = Self.openDay
             openDay.placePoiId = poiB
             let entry = try await applied(CatalogCommand(action: .createCalendarEntry, actor: "fixture", calendarEntry: openDay))
+            let person = try await applied(CatalogCommand(action: .createPerson, actor: "fixture",
+                                                          person: PersonContent(name: "Ada Byron", role: "Director", officePoiId: poiB)))
             try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour,
-                                   entry: entry))
+                                   entry: entry, person: person))
         }
     }
 
@@ -95,7 +99,7 @@ struct CommandMatrixTests {
         case .snapshot:
             // The chunks go straight to the topic (CommandHandlerTests), the markers through the outbox.
             return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
-                    Array(repeating: "category.changed", count: 3) + ["calendar.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
+                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
         case .revertTour:
             // Version 1 had no stops: the revert takes A out again, as a new version.
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
@@ -119,6 +123,17 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.entry, expectedVersion: 1, status: .published), ["calendar.changed"])
         case .deleteCalendarEntry:
             return (CatalogCommand(action: action, actor: actor, entityId: f.entry, expectedVersion: 1), ["calendar.deleted"])
+        case .createPerson:
+            let person = PersonContent(name: "Grace Hopper", role: "Admissions Counselor", department: "Admissions", email: "hopper@example.edu",
+                                       officePoiId: f.poiA, interests: ["Navy", "COBOL"], profileUrl: "https://example.edu/hopper")
+            return (CatalogCommand(action: action, actor: actor, status: .published, person: person), ["person.changed"])
+        case .updatePerson:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.person, expectedVersion: 1,
+                                   person: PersonContent(name: "Ada Lovelace", role: "Director", officeText: "Hoggard Hall 101")), ["person.changed"])
+        case .setPersonStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.person, expectedVersion: 1, status: .published), ["person.changed"])
+        case .deletePerson:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.person, expectedVersion: 1), ["person.deleted"])
         case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
@@ -174,6 +189,16 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.entry), "status", "status must be published or draft")
         case .deleteCalendarEntry:
             return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
+        case .createPerson:
+            return (CatalogCommand(action: action, actor: actor, person: PersonContent(name: "X", email: "not an address")),
+                    "email", "Email must be an address")
+        case .updatePerson:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.person, person: PersonContent(name: "X", officePoiId: UUID())),
+                    "officePoiId", "Office must be an existing point of interest")
+        case .setPersonStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.person, status: .archived), "status", "status must be published or draft")
+        case .deletePerson:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
         case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
@@ -189,10 +214,11 @@ struct CommandMatrixTests {
         case .updateTour, .deleteTour, .setTourStatus, .setTourStops, .revertTour, .scheduleTour: (f.tour, 2)
         case .updatePoi, .revertPoi, .setPoiStatus: (f.poiB, 1)
         case .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry: (f.entry, 1)
+        case .updatePerson, .setPersonStatus, .deletePerson: (f.person, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
              .applyTourSchedule: nil
         }
     }
@@ -208,6 +234,7 @@ struct CommandMatrixTests {
         try await client.fetch("""
             SELECT version FROM catalog.tours WHERE id = \(id) UNION ALL SELECT version FROM catalog.pois WHERE id = \(id)
             UNION ALL SELECT version FROM catalog.categories WHERE id = \(id) UNION ALL SELECT version FROM catalog.calendar_entries WHERE id = \(id)
+            UNION ALL SELECT version FROM catalog.people WHERE id = \(id)
             """, as: Int.self, logger: logger).first
     }
 

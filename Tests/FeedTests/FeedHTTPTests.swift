@@ -347,7 +347,7 @@ struct FeedHTTPTests {
             let topic = standIn.configuration.topic(Topic.catalogEvents)
             func message(_ event: CalendarEntryEvent) throws -> KafkaOutgoingMessage {
                 KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
-                                     value: try Envelope(type: event.kind.rawValue, source: "catalog", data: event).encoded())
+                                     value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
             }
             try await standIn.producer.send([try message(.changed(openDay)), try message(.changed(visit)), try message(.changed(fair)),
                                              try message(.changed(secret))])
@@ -413,6 +413,70 @@ struct FeedHTTPTests {
             try await standIn.producer.send([try message(CalendarEntryEvent(kind: .deleted, entityId: visit.id, version: 2))])
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 try await occurrences(range).compactMap { $0["title"] as? String } == ["Open Day", "Book fair; winter, 2026"]
+            })
+        }
+    }
+
+    @Test("the people directory: published entries in name order, by text and department, one entry, in search; never a draft")
+    func people() async throws {
+        let updated = Date(timeIntervalSince1970: 1_790_000_000)
+        func person(_ name: String, _ role: String, _ department: String, status: ContentStatus = .published, office: UUID? = nil,
+                    officeText: String? = nil, interests: [String] = []) -> PersonState {
+            PersonState(id: UUID(), version: 1, status: status, content: PersonContent(
+                name: name, role: role, department: department, email: "\(name.split(separator: " ").last!.lowercased())@uncw.edu", phone: "910-962-3000",
+                officePoiId: office, officeText: officeText, interests: interests, profileUrl: "https://uncw.edu/people/1"), updatedAt: updated)
+        }
+        let director = person("Zoë Quiñones", "Director of Admissions", "Admissions", office: Self.museum.id, interests: ["Coastal ecology"])
+        let counselor = person("ada byron", "Admissions Counselor", "Admissions", officeText: "Hoggard Hall 101")
+        let dean = person("Émile Durand", "Dean", "College of Arts & Sciences", interests: ["Marine biology", "Sailing"])
+        let hidden = person("Not Yet Hired", "Counselor", "Admissions", status: .draft)
+        try await Self.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            func message(_ event: PersonEvent) throws -> KafkaOutgoingMessage {
+                KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
+                                     value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
+            }
+            try await standIn.producer.send([director, counselor, dean, hidden].map { try message(.changed($0)) })
+            @Sendable func names(_ query: String) async throws -> [String] {
+                let people = try #require(try Self.json(try await client.execute(uri: "/v1/people\(query)", method: .get))["people"] as? [[String: Any]])
+                return people.compactMap { $0["name"] as? String }
+            }
+            // Name order, case- and accent-insensitive; the draft nowhere.
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await names("") == ["ada byron", "Émile Durand", "Zoë Quiñones"]
+            })
+            #expect(try await names("?q=admissions") == ["ada byron", "Zoë Quiñones"])
+            #expect(try await names("?q=MARINE") == ["Émile Durand"])
+            #expect(try await names("?department=admissions") == ["ada byron", "Zoë Quiñones"])
+            #expect(try await names("?department=college%20of%20arts%20%26%20sciences&q=dean") == ["Émile Durand"])
+            #expect(try await names("?q=not%20yet").isEmpty)
+            let page = try Self.json(try await client.execute(uri: "/v1/people?limit=1&offset=1", method: .get))
+            #expect((page["people"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["Émile Durand"] && page["total"] as? Int == 3)
+
+            // One entry: its office is the POI's name when the POI is on the feed, else the text.
+            let detail = try Self.json(try await client.execute(uri: "/v1/people/\(director.id.uuidString)", method: .get))
+            #expect(detail["role"] as? String == "Director of Admissions" && detail["email"] as? String == "quiñones@uncw.edu")
+            #expect((detail["office"] as? [String: Any])?["poiId"] as? String == Self.museum.id.uuidString)
+            #expect((detail["office"] as? [String: Any])?["name"] as? String == Self.museum.content.name)
+            #expect(detail["interests"] as? [String] == ["Coastal ecology"] && detail["version"] as? Int == 1)
+            let other = try Self.json(try await client.execute(uri: "/v1/people/\(counselor.id.uuidString)", method: .get))
+            #expect((other["office"] as? [String: Any])?["name"] as? String == "Hoggard Hall 101")
+            try Self.expectProblem(try await client.execute(uri: "/v1/people/\(hidden.id.uuidString)", method: .get), .notFound)
+            try Self.expectProblem(try await client.execute(uri: "/v1/people/nobody", method: .get), .badRequest)
+            try Self.expectProblem(try await client.execute(uri: "/v1/people?limit=0", method: .get), .badRequest)
+            try Self.expectProblem(try await client.execute(uri: "/v1/people?q=", method: .get), .badRequest)
+
+            // Search answers people too.
+            let found = try #require(try Self.json(try await client.execute(uri: "/v1/search?q=sailing", method: .get))["people"] as? [[String: Any]])
+            #expect(found.compactMap { $0["name"] as? String } == ["Émile Durand"])
+
+            // Unpublished and deleted: gone.
+            var unpublished = director
+            unpublished.version = 2
+            unpublished.status = .draft
+            try await standIn.producer.send([try message(.changed(unpublished)), try message(PersonEvent(kind: .deleted, entityId: dean.id, version: 2))])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await names("") == ["ada byron"]
             })
         }
     }

@@ -73,6 +73,7 @@ struct RouteTableTests {
         case "/v1/search": "/v1/search?q=hall"
         // No entry in the stand-in's content: an id that is not one is answered (400) rather than missed.
         case "/v1/calendar/{id}": "/v1/calendar/not-an-id"
+        case "/v1/people/{id}": "/v1/people/not-an-id"
         default: route.path
         }
     }

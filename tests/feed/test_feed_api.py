@@ -236,7 +236,7 @@ def test_only_published_content_is_visible(suite, feed):
     result = suite.run_tool("catalog", "import", str(path))
     assert result.returncode == 0, result.stderr
     assert "Hidden draft tour" not in request(feed + "/v1/tours").text
-    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": [], "events": []}
+    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": [], "events": [], "people": []}
     assert "Hidden" not in request(feed + "/v1/legacy/tours.xml").text
     tour_id = "00000001-0000-4000-8000-000000900001"
     expect_problem(request(f"{feed}/v1/tours/{tour_id}"), 404)
@@ -294,3 +294,18 @@ def test_the_demo_content_has_a_category_tree_places_with_hours_and_upcoming_eve
     open_day = next(o for o in march if o["title"] == "Spring Open Day")
     assert open_day["startsAt"] == "2027-03-20T09:00:00-04:00" and open_day["place"]["name"] == "Historic Quad"
     assert request(feed + "/v1/calendar.ics").text.count("BEGIN:VEVENT") >= 3
+
+
+def test_the_demo_content_has_five_staff_in_the_people_directory(feed, tour_detail):
+    """Issue 18, item 4: the people directory on the real suite, loaded by the demo import."""
+    answer = request(feed + "/v1/people").json()
+    names = [person["name"] for person in answer["people"]]
+    assert answer["total"] == 5 and names == sorted(names, key=str.casefold)
+    admissions = request(feed + "/v1/people?department=office%20of%20admissions").json()["people"]
+    assert [p["name"] for p in admissions] == ["Jordan Ellis", "Marcus Bell", "Priya Raman"]
+    ellis = next(p for p in admissions if p["name"] == "Jordan Ellis")
+    assert ellis["office"] == {"name": "Fisher Student Center", "poiId": poi_id(tour_detail, 1020)}
+    assert request(f"{feed}/v1/people/{ellis['id']}").json()["role"] == "Director of Admissions"
+    assert [p["name"] for p in request(feed + "/v1/people?q=marine").json()["people"]] == ["Dr. Elena Ruiz"]
+    assert [p["name"] for p in request(feed + "/v1/search?q=ambassador").json()["people"]] == ["Sam Okafor"]
+    expect_problem(request(feed + "/v1/people?limit=501"), 400)

@@ -204,9 +204,12 @@ struct Work {
         case .discardTourDraft: return try await discardTourDraft()
         case .publishPoi, .discardPoiDraft: return try await changePoiDraft()
         case .setPoiStatus: return try await setPoiStatus()
-        case .createCalendarEntry: return try await createCalendarEntry()
-        case .updateCalendarEntry, .setCalendarEntryStatus: return try await changeCalendarEntry()
-        case .deleteCalendarEntry: return try await deleteCalendarEntry()
+        case .createCalendarEntry: return try await createRecord(CalendarEntryContent.self)
+        case .updateCalendarEntry, .setCalendarEntryStatus: return try await changeRecord(CalendarEntryContent.self)
+        case .deleteCalendarEntry: return try await deleteRecord(CalendarEntryContent.self)
+        case .createPerson: return try await createRecord(PersonContent.self)
+        case .updatePerson, .setPersonStatus: return try await changeRecord(PersonContent.self)
+        case .deletePerson: return try await deleteRecord(PersonContent.self)
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
@@ -652,8 +655,10 @@ struct Work {
         let snapshotId = command.commandId
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
-        let calendar = try await transaction.liveCalendarEntries()
+        let calendar = try await transaction.liveRecords(CalendarEntryContent.self)
         for entry in calendar { try publish(CalendarEntryEvent.changed(entry, snapshotId: snapshotId)) }
+        let people = try await transaction.liveRecords(PersonContent.self)
+        for person in people { try publish(PersonEvent.changed(person, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let poiCount: Int
@@ -684,7 +689,7 @@ struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories and \(calendar.count) calendar entries")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries and \(people.count) people")
     }
 }
 

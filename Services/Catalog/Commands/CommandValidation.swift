@@ -108,7 +108,7 @@ enum CommandValidation {
         return true
     }
 
-    private static func requireText(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
+    static func requireText(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
         if isBlank(value) {
             errors.append(FieldError(field: field, message: "\(label) is required"))
         } else {
@@ -116,7 +116,7 @@ enum CommandValidation {
         }
     }
 
-    private static func limit(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
+    static func limit(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
         if value.count > max {
             errors.append(FieldError(field: field, message: "\(label) must be at most \(max) characters"))
         } else if hasControlCharacters(value) {

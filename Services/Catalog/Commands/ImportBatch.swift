@@ -17,6 +17,7 @@ extension Work {
         .createTour, .updateTour, .deleteTour, .setTourStatus, .setTourStops, .createPoi, .updatePoi, .deletePoi,
         .createCategory, .renameCategory, .deleteCategory,
         .createCalendarEntry, .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry,
+        .createPerson, .updatePerson, .setPersonStatus, .deletePerson,
     ]
 
     mutating func importBatch() async throws -> CatalogCommandResult {

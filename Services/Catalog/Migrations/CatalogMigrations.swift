@@ -104,5 +104,10 @@ enum CatalogMigrations {
                 deleted_at timestamptz
             );
             """),
+        Migration(8, "people", """
+            -- The people directory (DESIGN.md, "People"): each entry's content as PersonContent's JSON, in a catalog
+            -- record's table (DESIGN.md, "Catalog records"), as calendar entries are.
+            CREATE TABLE people (LIKE calendar_entries INCLUDING ALL);
+            """),
     ])
 }

@@ -53,11 +53,11 @@ protocol CatalogTransaction: Sendable {
     /// Every live category, parents before children.
     func liveCategories() async throws -> [CategoryState]
 
-    /// The calendar entry, locked for update until the transaction ends.
-    func calendarEntry(_ id: UUID) async throws -> Stored<CalendarEntryState>?
-    func saveCalendarEntry(_ entry: CalendarEntryState, deleted: Bool) async throws
-    /// Every live calendar entry, by id.
-    func liveCalendarEntries() async throws -> [CalendarEntryState]
+    /// A catalog record (a calendar entry, a person), locked for update until the transaction ends.
+    func record<Content: StoredRecord>(_: Content.Type, _ id: UUID) async throws -> Stored<CatalogRecordState<Content>>?
+    func saveRecord<Content: StoredRecord>(_ record: CatalogRecordState<Content>, deleted: Bool) async throws
+    /// Every live record of a kind, by id.
+    func liveRecords<Content: StoredRecord>(_: Content.Type) async throws -> [CatalogRecordState<Content>]
 
     /// Savepoints, so one row of an import can be undone without undoing the rest.
     func savepoint(_ name: String) async throws

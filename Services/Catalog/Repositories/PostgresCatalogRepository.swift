@@ -254,34 +254,35 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             """)
     }
 
-    func calendarEntry(_ id: UUID) async throws -> Stored<CalendarEntryState>? {
+    func record<Content: StoredRecord>(_: Content.Type, _ id: UUID) async throws -> Stored<CatalogRecordState<Content>>? {
         let rows = try await connection.fetch("""
-            SELECT id, version, status, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.calendar_entries WHERE id = \(id) FOR UPDATE
+            SELECT id, version, status, content::text, updated_at, deleted_at IS NOT NULL FROM catalog.\(unescaped: Content.table)
+            WHERE id = \(id) FOR UPDATE
             """, as: (UUID, Int, String, String, Date, Bool).self, logger: logger)
         guard let row = rows.first else { return nil }
-        return Stored(state: try Self.calendarEntry((row.0, row.1, row.2, row.3, row.4)), isDeleted: row.5)
+        return Stored(state: try Self.record((row.0, row.1, row.2, row.3, row.4)), isDeleted: row.5)
     }
 
-    func saveCalendarEntry(_ entry: CalendarEntryState, deleted: Bool) async throws {
-        let content = String(decoding: try JSONCoding.encoder.encode(entry.content), as: UTF8.self)
-        let deletedAt: Date? = deleted ? entry.updatedAt : nil
+    func saveRecord<Content: StoredRecord>(_ record: CatalogRecordState<Content>, deleted: Bool) async throws {
+        let content = String(decoding: try JSONCoding.encoder.encode(record.content), as: UTF8.self)
+        let deletedAt: Date? = deleted ? record.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.calendar_entries (id, version, status, content, updated_at, deleted_at)
-            VALUES (\(entry.id), \(entry.version), \(entry.status.rawValue), \(content)::jsonb, \(entry.updatedAt), \(deletedAt))
+            INSERT INTO catalog.\(unescaped: Content.table) (id, version, status, content, updated_at, deleted_at)
+            VALUES (\(record.id), \(record.version), \(record.status.rawValue), \(content)::jsonb, \(record.updatedAt), \(deletedAt))
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, content = EXCLUDED.content,
                 updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
             """, logger: logger)
     }
 
-    func liveCalendarEntries() async throws -> [CalendarEntryState] {
+    func liveRecords<Content: StoredRecord>(_: Content.Type) async throws -> [CatalogRecordState<Content>] {
         try await connection.fetch("""
-            SELECT id, version, status, content::text, updated_at FROM catalog.calendar_entries WHERE deleted_at IS NULL ORDER BY id
-            """, as: (UUID, Int, String, String, Date).self, logger: logger).map(Self.calendarEntry)
+            SELECT id, version, status, content::text, updated_at FROM catalog.\(unescaped: Content.table) WHERE deleted_at IS NULL ORDER BY id
+            """, as: (UUID, Int, String, String, Date).self, logger: logger).map(Self.record)
     }
 
-    private static func calendarEntry(_ row: (UUID, Int, String, String, Date)) throws -> CalendarEntryState {
-        CalendarEntryState(id: row.0, version: row.1, status: ContentStatus(rawValue: row.2) ?? .draft,
-                           content: try JSONCoding.decoder.decode(CalendarEntryContent.self, from: Data(row.3.utf8)), updatedAt: row.4)
+    private static func record<Content: StoredRecord>(_ row: (UUID, Int, String, String, Date)) throws -> CatalogRecordState<Content> {
+        CatalogRecordState(id: row.0, version: row.1, status: ContentStatus(rawValue: row.2) ?? .draft,
+                           content: try JSONCoding.decoder.decode(Content.self, from: Data(row.3.utf8)), updatedAt: row.4)
     }
 
     private func categories(_ query: PostgresQuery) async throws -> [CategoryState] {

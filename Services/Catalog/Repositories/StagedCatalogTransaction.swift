@@ -320,7 +320,9 @@ final class StagedCatalogTransaction: CatalogTransaction {
     func descendantCategories(of path: String) async throws -> [CategoryState] { throw StagingError(operation: "descendantCategories") }
     func poisInCategory(_ path: String) async throws -> [PoiState] { throw StagingError(operation: "poisInCategory") }
     func liveCategories() async throws -> [CategoryState] { throw StagingError(operation: "liveCategories") }
-    func calendarEntry(_ id: UUID) async throws -> Stored<CalendarEntryState>? { throw StagingError(operation: "calendarEntry") }
-    func saveCalendarEntry(_ entry: CalendarEntryState, deleted: Bool) async throws { throw StagingError(operation: "saveCalendarEntry") }
-    func liveCalendarEntries() async throws -> [CalendarEntryState] { throw StagingError(operation: "liveCalendarEntries") }
+    func record<Content: StoredRecord>(_: Content.Type, _ id: UUID) async throws -> Stored<CatalogRecordState<Content>>? {
+        throw StagingError(operation: "record")
+    }
+    func saveRecord<Content: StoredRecord>(_ record: CatalogRecordState<Content>, deleted: Bool) async throws { throw StagingError(operation: "saveRecord") }
+    func liveRecords<Content: StoredRecord>(_: Content.Type) async throws -> [CatalogRecordState<Content>] { throw StagingError(operation: "liveRecords") }
 }

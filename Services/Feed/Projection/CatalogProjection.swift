@@ -45,7 +45,7 @@ final class CatalogProjection: Sendable {
 
     /// Whether changes are waiting for a `publish` to take them.
     var hasPendingChanges: Bool {
-        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged }
+        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged }
     }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
@@ -65,9 +65,9 @@ final class CatalogProjection: Sendable {
         return changed
     }
 
-    /// Takes a calendar event in (DESIGN.md, "Calendar") if it is newer than what is held.
+    /// Takes a record's event in (a calendar entry, a person: DESIGN.md, "Catalog records") if it is newer than what is held.
     @discardableResult
-    func apply(_ event: CalendarEntryEvent) -> Bool {
+    func apply<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) -> Bool {
         let changed = entities.withLock { $0.apply(event) }
         if changed { changes.yield() }
         return changed
@@ -123,6 +123,8 @@ private struct RenderWork: Sendable {
     var categories: [CategoryState]?
     /// Every published calendar entry, when any entry changed.
     var calendar: [CalendarEntryState]?
+    /// Every published person, when anyone changed.
+    var people: [PersonState]?
     var isFirstPublication = false
 }
 
@@ -142,6 +144,8 @@ private struct EntityState {
     var categoriesChanged = false
     var calendar: [UUID: CalendarEntryState] = [:]
     var calendarChanged = false
+    var people: [UUID: PersonState] = [:]
+    var peopleChanged = false
     var isFirstPublication = true
 
     // MARK: applying events
@@ -173,7 +177,11 @@ private struct EntityState {
 
     mutating func apply(_ event: CategoryEvent) -> Bool { apply(event, to: \.categories, marking: \.categoriesChanged) }
 
-    mutating func apply(_ event: CalendarEntryEvent) -> Bool { apply(event, to: \.calendar, marking: \.calendarChanged) }
+    mutating func apply<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) -> Bool {
+        if let event = event as? CalendarEntryEvent { return apply(event, to: \.calendar, marking: \.calendarChanged) }
+        if let event = event as? PersonEvent { return apply(event, to: \.people, marking: \.peopleChanged) }
+        return false
+    }
 
     /// A record kept whole replaced or removed, unless this version was seen.
     private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, [UUID: Event.Record]>,
@@ -215,7 +223,7 @@ private struct EntityState {
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
-        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged else {
+        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged || peopleChanged else {
             return nil
         }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
@@ -223,6 +231,8 @@ private struct EntityState {
         categoriesChanged = false
         if calendarChanged { work.calendar = calendar.values.filter { $0.status == .published } }
         calendarChanged = false
+        if peopleChanged { work.people = people.values.filter { $0.status == .published } }
+        peopleChanged = false
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -275,6 +285,7 @@ private struct RenderedState {
     var legacyTourIds: [String: UUID] = [:]
     var categories: [CategoryState] = []
     var calendar = CalendarListing()
+    var people = PeopleListing()
     var renderedBytes = 0
     var generation = 0
     /// Tours changed since the lists were last rendered.
@@ -289,6 +300,7 @@ private struct RenderedState {
         rebuildTours(work.tours)
         if let categories = work.categories { self.categories = categories }
         if let entries = work.calendar { calendar = CalendarListing(entries) }
+        if let states = work.people { people = PeopleListing(states) }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
@@ -387,7 +399,8 @@ private struct RenderedState {
         FeedSnapshot(FeedSnapshot.Contents(
             tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
             poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
-            tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, generation: generation))
+            tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
+            generation: generation))
     }
 }
 
@@ -448,13 +461,11 @@ extension CategoryEvent: WholeRecordEvent {
     fileprivate var record: CategoryState? { category }
 }
 
-extension CalendarEntryEvent: WholeRecordEvent {
+extension CatalogRecordEvent: WholeRecordEvent {
     fileprivate var isDeletion: Bool {
         switch kind {
         case .changed: false
         case .deleted: true
         }
     }
-
-    fileprivate var record: CalendarEntryState? { entry }
 }

@@ -27,6 +27,8 @@ final class FeedSnapshot: Sendable {
         let categories: [CategoryState]
         /// The published calendar entries with their schedules; `calendarFile` renders them as iCalendar on its first request.
         let calendar: CalendarListing
+        /// The published people directory.
+        let people: PeopleListing
         /// Increases with every publication.
         let generation: Int
     }

@@ -86,7 +86,7 @@ enum FeedAPI {
             """#),
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
-             "summary": "Tours and POIs whose name, summary or buildings contain the text, and calendar events whose title, summary or place do, case- and accent-insensitive, by name",
+             "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, and people whose name, role, department or interests do, case- and accent-insensitive, by name",
              "parameters": [
                {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}, "example": "hall"},
                {"name": "limit", "in": "query", "description": "At most this many tours and this many POIs",
@@ -119,6 +119,23 @@ enum FeedAPI {
             {"operationId": "getCalendarEvent", "summary": "A published calendar event with its next occurrences",
              "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
              "responses": {"200": \#(ok("The event", "application/json", schema: "CalendarEvent")), "304": \#(notModified),
+                           "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.get, "/v1/people", .computed(PeopleRoutes.list), operation: #"""
+            {"operationId": "listPeople",
+             "summary": "The published people directory in name order (case- and accent-insensitive), or those matching q",
+             "parameters": [
+               {"name": "q", "in": "query", "description": "Text in a name, role, department or interest", "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}},
+               {"name": "department", "in": "query", "description": "A department, case- and accent-insensitive", "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}},
+               {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": \#(PeopleRoutes.maxLimit), "default": 100}},
+               {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 1000000, "default": 0}}
+             ],
+             "responses": {"200": \#(ok("People", "application/json", schema: "PeopleResult")), "304": \#(notModified), "400": \#(badRequest)}}
+            """#),
+        FeedRoute(.get, "/v1/people/{id}", .computed(PeopleRoutes.entry), operation: #"""
+            {"operationId": "getPerson", "summary": "A published entry of the people directory",
+             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
+             "responses": {"200": \#(ok("The person", "application/json", schema: "Person")), "304": \#(notModified),
                            "400": \#(badRequest), "404": \#(notFound)}}
             """#),
         FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""

@@ -158,6 +158,7 @@ enum FeedRoutes {
         let tourSlots = snapshot.tourTextIndex.search(folded: folded, limit: limit)
         let poiSlots = snapshot.poiTextIndex.search(folded: folded, limit: limit)
         let eventSlots = snapshot.calendar.textIndex.search(folded: folded, limit: limit)
+        let personSlots = snapshot.people.textIndex.search(folded: folded, limit: limit)
         var json = JSONWriter(capacity: 64 + (tourSlots.count + poiSlots.count) * 320)
         json.beginObject()
         json.key("events")
@@ -175,6 +176,8 @@ enum FeedRoutes {
             json.endObject()
         }
         json.endArray()
+        json.key("people")
+        json.objects(personSlots.compactMap(snapshot.people.entry(inSlot:))) { json, entry in PeopleRoutes.writeMembers(entry, snapshot, to: &json) }
         json.key("pois")
         json.beginArray()
         for slot in poiSlots {

@@ -236,15 +236,30 @@ enum OpenAPIDocument {
               "updatedAt": {"type": "string", "format": "date-time"}, "version": {"type": "integer", "minimum": 1}
             }
           },
+          "Person": {
+            "type": "object", "required": ["id", "name", "role", "department", "email", "phone", "office", "interests", "profileUrl", "photoUrl"],
+            "properties": {
+              "id": {"type": "string", "format": "uuid"}, "name": {"type": "string"}, "role": {"type": "string"}, "department": {"type": "string"},
+              "email": {"type": ["string", "null"]}, "phone": {"type": ["string", "null"]}, "office": {"$ref": "#/components/schemas/CalendarPlace"},
+              "interests": {"type": "array", "items": {"type": "string"}}, "profileUrl": {"type": ["string", "null"]}, "photoUrl": {"type": ["string", "null"]},
+              "updatedAt": {"type": "string", "format": "date-time"}, "version": {"type": "integer", "minimum": 1}
+            }
+          },
+          "PeopleResult": {
+            "type": "object", "required": ["people", "total"],
+            "properties": {"people": {"type": "array", "items": {"$ref": "#/components/schemas/Person"}},
+                           "total": {"type": "integer", "minimum": 0, "description": "Every match, beyond limit and offset"}}
+          },
           "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
-            "type": "object", "required": ["tours", "pois", "events"],
+            "type": "object", "required": ["tours", "pois", "events", "people"],
             "properties": {
               "tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}},
               "events": {"type": "array", "items": {"type": "object", "required": ["eventId", "title", "summary", "startsAt", "endsAt", "timeZone", "allDay"],
                 "properties": {"eventId": {"type": "string", "format": "uuid"}, "title": {"type": "string"}, "summary": {"type": "string"},
                                "startsAt": {"type": "string"}, "endsAt": {"type": "string"}, "timeZone": {"type": "string"}, "allDay": {"type": "boolean"}}}},
-              "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}}
+              "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}},
+              "people": {"type": "array", "items": {"$ref": "#/components/schemas/Person"}}
             }
           },
           "EventBatch": {

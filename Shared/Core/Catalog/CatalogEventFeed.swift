@@ -9,7 +9,6 @@ import Synchronization
 public final class CatalogEventFeed: Service, Sendable {
     public typealias Handler = @Sendable (Envelope<CatalogEvent>) async throws -> Void
     public typealias CategoryHandler = @Sendable (Envelope<CategoryEvent>) async throws -> Void
-    public typealias CalendarHandler = @Sendable (Envelope<CalendarEntryEvent>) async throws -> Void
 
     private let configuration: KafkaConfiguration
     private let startup: StartupBarrier
@@ -17,7 +16,8 @@ public final class CatalogEventFeed: Service, Sendable {
     private let commands: CatalogCommandClient
     private let handler: Handler
     private let categoryHandler: CategoryHandler?
-    private let calendarHandler: CalendarHandler?
+    /// By record kind (`calendar`, `person`).
+    private let recordHandlers: [String: CatalogRecordHandler]
     private let logger: Logger
     /// The snapshot this feed waits for: one at start, a new one whenever the log may have lost content.
     private let snapshotId = Mutex(UUID())
@@ -30,13 +30,13 @@ public final class CatalogEventFeed: Service, Sendable {
     /// `startup` opens once the topics exist.
     public init(configuration: KafkaConfiguration, startup: StartupBarrier, commands: CatalogCommandClient, deadLetters: DeadLetterSink,
                 source: String, logger: Logger, handler: @escaping Handler, categoryHandler: CategoryHandler? = nil,
-                calendarHandler: CalendarHandler? = nil) {
+                recordHandlers: [CatalogRecordHandler] = []) {
         self.configuration = configuration
         self.startup = startup
         self.commands = commands
         self.handler = handler
         self.categoryHandler = categoryHandler
-        self.calendarHandler = calendarHandler
+        self.recordHandlers = Dictionary(recordHandlers.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
         self.logger = logger
         self.source = source
         self.deadLetters = deadLetters
@@ -126,13 +126,13 @@ public final class CatalogEventFeed: Service, Sendable {
                 await deadLetters.send(message, reason: "category event: \(error)")
             }
             return
-        case .success(.other(let type)) where CalendarEntryEvent.isCalendarEvent(type: type):
-            // Calendar events (CalendarMessages.swift) likewise, to the calendar handler.
-            guard let calendarHandler else { return }
+        case .success(.other(let type)) where CatalogRecordHandler.isRecordEvent(type: type):
+            // Record events (CatalogRecords.swift) likewise, to the handler of their kind.
+            guard let handler = recordHandlers[CatalogRecordHandler.kind(of: type)] else { return }
             do {
-                try await calendarHandler(try EnvelopeDecoder.decode(CalendarEntryEvent.self, from: message.value))
+                try await handler.handle(message.value)
             } catch {
-                await deadLetters.send(message, reason: "calendar event: \(error)")
+                await deadLetters.send(message, reason: "\(handler.kind) event: \(error)")
             }
             return
         case .success(.other(let type)):
@@ -189,4 +189,22 @@ public final class CatalogEventFeed: Service, Sendable {
             }
         }
     }
+}
+
+/// What a consumer of `catalog.events` does with one kind of record's events (CatalogRecords.swift).
+public struct CatalogRecordHandler: Sendable {
+    /// Every kind of record catalog publishes: a consumer skips those it has no handler for.
+    public static let kinds: Set<String> = [CalendarEntryContent.recordKind, PersonContent.recordKind]
+
+    let kind: String
+    let handle: @Sendable ([UInt8]) async throws -> Void
+
+    public static func of<Content: CatalogRecordContent>(_: Content.Type,
+                                                         _ handler: @escaping @Sendable (Envelope<CatalogRecordEvent<Content>>) async throws -> Void) -> Self {
+        Self(kind: Content.recordKind) { bytes in try await handler(try EnvelopeDecoder.decode(CatalogRecordEvent<Content>.self, from: bytes)) }
+    }
+
+    static func kind(of type: String) -> String { String(type.prefix { $0 != "." }) }
+
+    static func isRecordEvent(type: String) -> Bool { kinds.contains(kind(of: type)) && (type.hasSuffix(".changed") || type.hasSuffix(".deleted")) }
 }

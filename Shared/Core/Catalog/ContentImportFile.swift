@@ -29,6 +29,7 @@ public enum ContentImportFile {
         public var pois = 0
         public var categories = 0
         public var calendar = 0
+        public var people = 0
         /// Rows as the file has them (POIs, tours and categories listed), which people count; `rows` also has a
         /// row per category path a POI uses.
         public var fileRows = 0
@@ -125,9 +126,25 @@ public enum ContentImportFile {
             public var status: ContentStatus?
         }
 
+        /// A person in the directory (DESIGN.md, "People"): the office as a POI's legacyId or text; default `published`.
+        public struct Person: Decodable, Sendable {
+            public var name: String
+            public var role: String?
+            public var department: String?
+            public var email: String?
+            public var phone: String?
+            public var officePoiLegacyId: Int?
+            public var officeText: String?
+            public var interests: [String]?
+            public var profileUrl: String?
+            public var photoUrl: String?
+            public var status: ContentStatus?
+        }
+
         public var tours: [Tour]?
         public var pois: [Poi]?
         public var calendar: [CalendarEvent]?
+        public var people: [Person]?
         /// Category paths to create even when no POI uses them yet.
         public var categories: [String]?
     }
@@ -264,8 +281,9 @@ public enum ContentImportFile {
     /// What a stable id stands for: entities, and the command steps that create them.
     public enum Kind: UInt8, Sendable {
         case tour = 0x01, poi = 0x02, category = 0x03
-        case calendarEntry = 0x04
+        case calendarEntry = 0x04, person = 0x05
         case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31, calendarCreate = 0x41
+        case personCreate = 0x51
     }
 
     // MARK: rows from content
@@ -334,6 +352,7 @@ public enum ContentImportFile {
         var pois: [Lenient<JSONFile.Poi>]?
         var categories: [String]?
         var calendar: [Lenient<JSONFile.CalendarEvent>]?
+        var people: [Lenient<JSONFile.Person>]?
     }
 
     /// A calendar event's row; its ids come from its content, so importing the file again changes nothing.
@@ -343,6 +362,31 @@ public enum ContentImportFile {
             CatalogCommand(commandId: stableId(Kind.calendarCreate.rawValue, content: key), action: .createCalendarEntry, actor: actor,
                            entityId: stableId(Kind.calendarEntry.rawValue, content: key), status: status, calendarEntry: content),
         ])
+    }
+
+    /// A person's row; its ids come from its content, as a calendar event's.
+    public static func personRow(label: String, content: PersonContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
+        let key = canonical(content)
+        return CatalogBatchRow(label: label, commands: [
+            CatalogCommand(commandId: stableId(Kind.personCreate.rawValue, content: key), action: .createPerson, actor: actor,
+                           entityId: stableId(Kind.person.rawValue, content: key), status: status, person: content),
+        ])
+    }
+
+    /// Each readable element's row, and each unreadable one reported, labelled `name[index]`; returns how many read.
+    private static func addRows<Element>(_ elements: [Lenient<Element>], named name: String, to plan: inout Plan,
+                                         row: (Element, String) -> CatalogBatchRow) -> Int {
+        var read = 0
+        for (index, element) in elements.enumerated() {
+            switch element.value {
+            case .failure(let error):
+                plan.unreadable.append(CatalogBatchRowResult(label: "\(name)[\(index)]", outcome: .failed, message: error.message))
+            case .success(let value):
+                plan.rows.append(row(value, "\(name)[\(index)]"))
+                read += 1
+            }
+        }
+        return read
     }
 
     static func planJSON(_ data: Data, actor: String) throws(FileError) -> Plan {
@@ -357,7 +401,8 @@ public enum ContentImportFile {
         let tours = file.tours ?? []
         var categoryPaths = file.categories ?? []
         let calendar = file.calendar ?? []
-        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count
+        let people = file.people ?? []
+        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count + people.count
         for case .success(let poi) in pois.map(\.value) { categoryPaths += poi.allCategories }
         for case .success(let event) in calendar.map(\.value) { categoryPaths += event.categories ?? [] }
         plan.rows += categoryRows(categoryPaths, actor: actor)
@@ -395,21 +440,21 @@ public enum ContentImportFile {
                 plan.tours += 1
             }
         }
-        for (index, element) in calendar.enumerated() {
-            let label = "calendar[\(index)]"
-            switch element.value {
-            case .failure(let error):
-                plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: error.message))
-            case .success(let event):
-                let content = CalendarEntryContent(
-                    title: event.title, summary: event.summary ?? "", description: event.description ?? "", startsAt: event.startsAt,
-                    endsAt: event.endsAt, timeZone: event.timeZone, allDay: event.allDay ?? false,
-                    placePoiId: event.placePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, placeText: event.placeText, url: event.url,
-                    registrationUrl: event.registrationUrl, categories: (event.categories ?? []).map(normalizedPath), recurrence: event.recurrence,
-                    exceptionDates: event.exceptionDates ?? [])
-                plan.rows.append(calendarRow(label: label, content: content, status: event.status ?? .published, actor: actor))
-                plan.calendar += 1
-            }
+        plan.calendar = addRows(calendar, named: "calendar", to: &plan) { event, label in
+            let content = CalendarEntryContent(
+                title: event.title, summary: event.summary ?? "", description: event.description ?? "", startsAt: event.startsAt,
+                endsAt: event.endsAt, timeZone: event.timeZone, allDay: event.allDay ?? false,
+                placePoiId: event.placePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, placeText: event.placeText, url: event.url,
+                registrationUrl: event.registrationUrl, categories: (event.categories ?? []).map(normalizedPath), recurrence: event.recurrence,
+                exceptionDates: event.exceptionDates ?? [])
+            return calendarRow(label: label, content: content, status: event.status ?? .published, actor: actor)
+        }
+        plan.people = addRows(people, named: "people", to: &plan) { person, label in
+            let content = PersonContent(
+                name: person.name, role: person.role ?? "", department: person.department ?? "", email: person.email, phone: person.phone,
+                officePoiId: person.officePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, officeText: person.officeText,
+                interests: person.interests ?? [], profileUrl: person.profileUrl, photoUrl: person.photoUrl)
+            return personRow(label: label, content: content, status: person.status ?? .published, actor: actor)
         }
         return plan
     }

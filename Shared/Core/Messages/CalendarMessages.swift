@@ -1,7 +1,7 @@
 import Foundation
 
-// The calendar's messages (DESIGN.md, "Calendar"): an entry's content and state, as commands carry them and as
-// `calendar.changed` / `calendar.deleted` on `catalog.events` (JSON through `JSONCoding`, as categories).
+// The calendar's messages (DESIGN.md, "Calendar"): an entry's content, as commands carry it; its state and events are
+// catalog records (CatalogRecords.swift).
 
 /// How an entry repeats: an RRULE subset (FREQ, INTERVAL, BYDAY, COUNT, UNTIL).
 public struct CalendarRecurrence: Codable, Sendable, Equatable {
@@ -68,49 +68,18 @@ public struct CalendarEntryContent: Codable, Sendable, Equatable {
     }
 }
 
-/// A calendar entry's full state after a change.
-public struct CalendarEntryState: Codable, Sendable, Equatable {
-    public var id: UUID
-    public var version: Int
-    /// `published`: on the feed; `draft`: not.
-    public var status: ContentStatus
-    public var content: CalendarEntryContent
-    public var updatedAt: Date
+/// A calendar entry's full state after a change, and `calendar.changed` / `calendar.deleted` (its record under `entry`).
+public typealias CalendarEntryState = CatalogRecordState<CalendarEntryContent>
+public typealias CalendarEntryEvent = CatalogRecordEvent<CalendarEntryContent>
 
-    public init(id: UUID, version: Int, status: ContentStatus, content: CalendarEntryContent, updatedAt: Date) {
-        self.id = id
-        self.version = version
-        self.status = status
-        self.content = content
-        self.updatedAt = updatedAt
-    }
+extension CalendarEntryContent: CatalogRecordContent {
+    public static var recordKind: String { "calendar" }
+    public static var eventRecordKey: String { "entry" }
 }
 
-/// `calendar.changed` / `calendar.deleted` on `catalog.events`.
-public struct CalendarEntryEvent: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable {
-        case changed = "calendar.changed"
-        case deleted = "calendar.deleted"
-    }
-
-    public var kind: Kind
-    public var entityId: UUID
-    public var version: Int
-    public var entry: CalendarEntryState?
-    public var snapshotId: UUID?
-
-    public init(kind: Kind, entityId: UUID, version: Int, entry: CalendarEntryState? = nil, snapshotId: UUID? = nil) {
-        self.kind = kind
-        self.entityId = entityId
-        self.version = version
-        self.entry = entry
-        self.snapshotId = snapshotId
-    }
-
-    public static func changed(_ entry: CalendarEntryState, snapshotId: UUID? = nil) -> CalendarEntryEvent {
-        CalendarEntryEvent(kind: .changed, entityId: entry.id, version: entry.version, entry: entry, snapshotId: snapshotId)
-    }
+extension CatalogRecordEvent where Content == CalendarEntryContent {
+    public var entry: CalendarEntryState? { record }
 
     /// Envelope types that carry a `CalendarEntryEvent`.
-    public static func isCalendarEvent(type: String) -> Bool { type.hasPrefix("calendar.") }
+    public static func isCalendarEvent(type: String) -> Bool { carries(type: type) }
 }

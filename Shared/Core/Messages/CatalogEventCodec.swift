@@ -233,7 +233,6 @@ extension JSONWriter {
     mutating func commandResult(_ result: CatalogCommandResult) {
         beginObject()
         key("action"); string(result.action.rawValue)
-        // Calendar entries have one codec, JSONCoding's (CalendarMessages.swift).
         if let entry = result.calendarEntry, let json = try? JSONCoding.encoder.encode(entry) { key("calendarEntry"); raw(Array(json)) }
         if let category = result.category {
             key("category"); beginObject()
@@ -263,6 +262,8 @@ extension JSONWriter {
         }
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
+        // Catalog records (calendar entries above, people) have one codec, JSONCoding's (CatalogRecords.swift).
+        if let person = result.person, let json = try? JSONCoding.encoder.encode(person) { key("person"); raw(Array(json)) }
         if let poi = result.poi { key("poi"); poiState(poi) }
         if let pois = result.pois {
             key("pois"); beginArray()
@@ -499,7 +500,7 @@ extension JSONReader {
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
                                     "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
-                                    "calendarEntry"]
+                                    "calendarEntry", "person"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -526,8 +527,9 @@ extension JSONReader {
             case 15: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
             case 16: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
             default:
-                // A calendar entry has one codec, JSONCoding's: the whole command goes to the JSONDecoder fallback.
-                guard try reader.null() else { throw reader.malformed("calendar entries are read by JSONDecoder") }
+                // Catalog records (calendar entries, people) have one codec, JSONCoding's: the whole command goes to the
+                // JSONDecoder fallback.
+                guard try reader.null() else { throw reader.malformed("catalog records are read by JSONDecoder") }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),

@@ -173,6 +173,11 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case updateCalendarEntry = "calendar.update"
     case setCalendarEntryStatus = "calendar.set-status"
     case deleteCalendarEntry = "calendar.delete"
+    /// The people directory (DESIGN.md, "People").
+    case createPerson = "person.create"
+    case updatePerson = "person.update"
+    case setPersonStatus = "person.set-status"
+    case deletePerson = "person.delete"
     case discardPoiDraft = "poi.discard-draft"
     /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
     case scheduleTour = "tour.schedule"
@@ -215,12 +220,15 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var scheduleAt: Date?
     /// For `calendar.create` and `calendar.update`.
     public var calendarEntry: CalendarEntryContent?
+    /// For `person.create` and `person.update`.
+    public var person: PersonContent?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
-                confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil) {
+                confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil,
+                person: PersonContent? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -239,6 +247,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.asDraft = asDraft
         self.scheduleAt = scheduleAt
         self.calendarEntry = calendarEntry
+        self.person = person
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -283,6 +292,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var pois: [PoiState]?
     /// The calendar entry's state after a calendar command (or, on conflict, its current state).
     public var calendarEntry: CalendarEntryState?
+    /// The directory entry's state after a person command (or, on conflict, its current state).
+    public var person: PersonState?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,

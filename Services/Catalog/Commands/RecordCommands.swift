@@ -1,0 +1,172 @@
+import Foundation
+import Shared
+
+/// A kind of catalog record as catalog keeps it (DESIGN.md, "Catalog records"): its table, where commands and
+/// results carry it, and its checks.
+protocol StoredRecord: CatalogRecordContent {
+    /// Its table in the catalog schema.
+    static var table: String { get }
+    /// How messages name one: "calendar entry", "person".
+    static var noun: String { get }
+    /// The command field with its content (and its name, for field errors), and the result field with its state.
+    static var commandField: String { get }
+    static var commandContent: KeyPath<CatalogCommand, Self?> { get }
+    static var resultState: WritableKeyPath<CatalogCommandResult, CatalogRecordState<Self>?> { get }
+    static var setStatusAction: CatalogAction { get }
+    /// Its mistakes as field errors, after tidying it (trimmed names, categories as the tree spells them).
+    static func validate(_ content: inout Self, on transaction: any CatalogTransaction) async throws -> [FieldError]
+}
+
+/// The records' commands: `<kind>.create`, `<kind>.update`, `<kind>.set-status` and `<kind>.delete`, versioned, audited
+/// and published as `<kind>.changed` / `<kind>.deleted`.
+extension Work {
+    mutating func createRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
+        guard var content = command[keyPath: Content.commandContent] else { return missing(Content.commandField, "\(Content.noun) content is required") }
+        if command.status == .archived { return missing("status", "status must be published or draft") }
+        let errors = try await Content.validate(&content, on: transaction)
+        guard errors.isEmpty else { return rejected(errors) }
+        let id = command.entityId ?? UUID()
+        if try await transaction.record(Content.self, id) != nil { return missing("entityId", "a \(Content.noun) with id \(id) already exists") }
+        let record = CatalogRecordState(id: id, version: 1, status: command.status ?? .draft, content: content, updatedAt: now)
+        return try await commit(record, before: nil)
+    }
+
+    /// `<kind>.update` (new content) and `<kind>.set-status`.
+    mutating func changeRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.record(Content.self, id), !stored.isDeleted else { return missing("entityId", "\(Content.noun) \(id) does not exist") }
+        if let conflict = recordConflict(stored.state) { return conflict }
+        var record = stored.state
+        if command.action == Content.setStatusAction {
+            guard let status = command.status, status != .archived else { return missing("status", "status must be published or draft") }
+            record.status = status
+        } else {
+            guard var content = command[keyPath: Content.commandContent] else { return missing(Content.commandField, "\(Content.noun) content is required") }
+            let errors = try await Content.validate(&content, on: transaction)
+            guard errors.isEmpty else { return rejected(errors) }
+            record.content = content
+        }
+        record.version += 1
+        record.updatedAt = now
+        return try await commit(record, before: stored.state)
+    }
+
+    mutating func deleteRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
+        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
+        guard let stored = try await transaction.record(Content.self, id), !stored.isDeleted else { return missing("entityId", "\(Content.noun) \(id) does not exist") }
+        if let conflict = recordConflict(stored.state) { return conflict }
+        var record = stored.state
+        record.version += 1
+        record.updatedAt = now
+        try await transaction.saveRecord(record, deleted: true)
+        try publish(CatalogRecordEvent<Content>(kind: .deleted, entityId: id, version: record.version))
+        return try await applied(id, version: record.version, before: stored.state, after: nil as CatalogRecordState<Content>?)
+    }
+
+    private func recordConflict<Content: StoredRecord>(_ current: CatalogRecordState<Content>) -> CatalogCommandResult? {
+        guard var conflict = conflict(current: current.version) else { return nil }
+        conflict[keyPath: Content.resultState] = current
+        return conflict
+    }
+
+    mutating func commit<Content: StoredRecord>(_ record: CatalogRecordState<Content>, before: CatalogRecordState<Content>?) async throws -> CatalogCommandResult {
+        try await transaction.saveRecord(record, deleted: false)
+        try publish(CatalogRecordEvent.changed(record))
+        var result = try await applied(record.id, version: record.version, before: before, after: record)
+        result[keyPath: Content.resultState] = record
+        return result
+    }
+
+    mutating func publish<Content: StoredRecord>(_ event: CatalogRecordEvent<Content>) throws {
+        outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId.uuidString.lowercased(),
+                                  partition: nil, payload: try envelope(type: event.type, event), requestId: requestId))
+    }
+}
+
+extension StoredRecord {
+    /// Each category one of the tree's paths (spelled as the tree spells it), duplicates dropped.
+    static func checkCategories(_ categories: inout [String], on transaction: any CatalogTransaction, into errors: inout [FieldError]) async throws {
+        categories.removeAll { CommandValidation.isBlank($0) }
+        var known: [String] = []
+        for category in categories {
+            if let path = try await transaction.category(path: category)?.path {
+                if !known.contains(path) { known.append(path) }
+            } else {
+                errors.append(FieldError(field: "categories",
+                                         message: "Category must be one of the category tree's paths, e.g. Shop/Fashion; \"\(category)\" is not one"))
+            }
+        }
+        categories = known
+    }
+
+    /// A place given as a POI: one that exists.
+    static func checkPoi(_ id: UUID?, field: String, label: String, on transaction: any CatalogTransaction, into errors: inout [FieldError]) async throws {
+        if let id, try await transaction.poi(id).map({ !$0.isDeleted }) != true {
+            errors.append(FieldError(field: field, message: "\(label) must be an existing point of interest"))
+        }
+    }
+}
+
+extension CatalogRecordState: AuditedState {
+    func auditText() throws -> String { try jsonText(self) }
+}
+
+extension CalendarEntryContent: StoredRecord {
+    static var table: String { "calendar_entries" }
+    static var noun: String { "calendar entry" }
+    static var commandField: String { "calendarEntry" }
+    static var commandContent: KeyPath<CatalogCommand, Self?> { \.calendarEntry }
+    static var resultState: WritableKeyPath<CatalogCommandResult, CalendarEntryState?> { \.calendarEntry }
+    static var setStatusAction: CatalogAction { .setCalendarEntryStatus }
+
+    /// The schedule's rules, then the categories and the place.
+    static func validate(_ content: inout Self, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+        content.title = content.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        var errors = CalendarSchedule.problems(content)
+        try await checkCategories(&content.categories, on: transaction, into: &errors)
+        try await checkPoi(content.placePoiId, field: "placePoiId", label: "Place", on: transaction, into: &errors)
+        return errors
+    }
+}
+
+extension PersonContent: StoredRecord {
+    static var table: String { "people" }
+    static var noun: String { "person" }
+    static var commandField: String { "person" }
+    static var commandContent: KeyPath<CatalogCommand, Self?> { \.person }
+    static var resultState: WritableKeyPath<CatalogCommandResult, PersonState?> { \.person }
+    static var setStatusAction: CatalogAction { .setPersonStatus }
+
+    static func validate(_ content: inout Self, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+        content.name = content.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        content.email = content.email.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
+        content.interests = content.interests.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var errors: [FieldError] = []
+        CommandValidation.requireText(content.name, field: "name", label: "Name", max: 200, into: &errors)
+        CommandValidation.limit(content.role, field: "role", label: "Role", max: 200, into: &errors)
+        CommandValidation.limit(content.department, field: "department", label: "Department", max: 200, into: &errors)
+        CommandValidation.limit(content.officeText ?? "", field: "officeText", label: "Office", max: 500, into: &errors)
+        CommandValidation.limit(content.phone ?? "", field: "phone", label: "Phone", max: 50, into: &errors)
+        if let email = content.email, !isEmail(email) {
+            errors.append(FieldError(field: "email", message: "Email must be an address such as name@example.edu"))
+        }
+        if content.interests.count > 30 || content.interests.contains(where: { $0.count > 100 || CommandValidation.hasControlCharacters($0) }) {
+            errors.append(FieldError(field: "interests", message: "Interests: at most 30, each at most 100 characters"))
+        }
+        for (field, url) in [("profileUrl", content.profileUrl), ("photoUrl", content.photoUrl)] {
+            if let url, !url.isEmpty, !CommandValidation.isWebURL(url) {
+                errors.append(FieldError(field: field, message: "\(field == "photoUrl" ? "Photo" : "Profile") link must be an http or https URL"))
+            }
+        }
+        try await checkPoi(content.officePoiId, field: "officePoiId", label: "Office", on: transaction, into: &errors)
+        return errors
+    }
+
+    /// One @, something before it, a dotted domain after it, no spaces: the mistakes people make, not RFC 5322.
+    static func isEmail(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard text.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+              !text.contains(where: { $0.isWhitespace }), !CommandValidation.hasControlCharacters(text) else { return false }
+        return true
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// The people directory's reads (DESIGN.md, "People"): published entries only.
+enum PeopleRoutes {
+    static var maxLimit: Int { 500 }
+
+    /// `GET /v1/people?q=TEXT&department=D&limit=N&offset=K`.
+    static func list(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+        let query = try QueryParameters(request.uri.query)
+        let text = try folded(query, "q", "q is the text to look for")
+        let department = try folded(query, "department", "department is a department's name")
+        let limit = try query.int("limit", in: 1...maxLimit, default: 100)
+        let offset = try query.int("offset", in: 0...1_000_000, default: 0)
+        let matches = snapshot.people.matches(query: text, department: department)
+        var json = JSONWriter(capacity: 256 + min(limit, matches.count) * 320)
+        json.beginObject()
+        json.key("people")
+        json.objects(matches.dropFirst(offset).prefix(limit)) { json, entry in writeMembers(entry, snapshot, to: &json) }
+        json.key("total"); json.number(matches.count)
+        json.endObject()
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+    }
+
+    /// `GET /v1/people/{id}`.
+    static func entry(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+        let text = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
+        guard let id = UUID(uuidString: text) else {
+            throw Problem.badRequest("a person's id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(text))\"")
+        }
+        guard let entry = snapshot.people.byId[id] else { throw Problem.notFound("no published person has id \(id.uuidString)") }
+        var json = JSONWriter(capacity: 512)
+        json.beginObject()
+        writeMembers(entry, snapshot, to: &json)
+        json.key("updatedAt"); json.date(entry.state.updatedAt)
+        json.key("version"); json.number(entry.state.version)
+        json.endObject()
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+    }
+
+    /// An entry's members, in key order but for the detail's `updatedAt` and `version`, which follow.
+    static func writeMembers(_ entry: PeopleListing.Entry, _ snapshot: FeedSnapshot, to json: inout JSONWriter) {
+        let content = entry.content
+        json.key("department"); json.string(content.department)
+        json.key("email"); json.string(content.email)
+        json.key("id"); json.uuid(entry.id)
+        json.key("interests"); json.strings(content.interests)
+        json.key("name"); json.string(content.name)
+        json.key("office")
+        if let id = content.officePoiId, let poi = snapshot.pois[id] {
+            json.beginObject()
+            json.key("name"); json.string(poi.name)
+            json.key("poiId"); json.uuid(id)
+            json.endObject()
+        } else if let office = content.officeText, !office.isEmpty {
+            json.beginObject()
+            json.key("name"); json.string(office)
+            json.endObject()
+        } else {
+            json.null()
+        }
+        json.key("phone"); json.string(content.phone)
+        json.key("photoUrl"); json.string(content.photoUrl)
+        json.key("profileUrl"); json.string(content.profileUrl)
+        json.key("role"); json.string(content.role)
+    }
+
+    private static func folded(_ query: QueryParameters, _ name: String, _ meaning: String) throws -> [UInt8]? {
+        try query[name].map { text in
+            let folded = TextFolding.fold(text)
+            guard !folded.isEmpty, text.count <= FeedRoutes.maxQueryCharacters else {
+                throw Problem.badRequest("\(meaning), 1 to \(FeedRoutes.maxQueryCharacters) characters")
+            }
+            return folded
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+// The people directory's messages (DESIGN.md, "People"): an entry's content, as commands carry it; its state and
+// events are catalog records (`person.changed` carries it under `person`).
+
+/// What an editor writes about a person in the directory.
+public struct PersonContent: CatalogRecordContent {
+    public static var recordKind: String { "person" }
+    public static var eventRecordKey: String { "person" }
+
+    public var name: String
+    /// Job title, e.g. Director of Admissions.
+    public var role: String
+    public var department: String
+    public var email: String?
+    public var phone: String?
+    /// Where their office is: a POI, else free text (a room, an address).
+    public var officePoiId: UUID?
+    public var officeText: String?
+    public var interests: [String]
+    public var profileUrl: String?
+    public var photoUrl: String?
+
+    public init(name: String, role: String = "", department: String = "", email: String? = nil, phone: String? = nil,
+                officePoiId: UUID? = nil, officeText: String? = nil, interests: [String] = [], profileUrl: String? = nil, photoUrl: String? = nil) {
+        self.name = name
+        self.role = role
+        self.department = department
+        self.email = email
+        self.phone = phone
+        self.officePoiId = officePoiId
+        self.officeText = officeText
+        self.interests = interests
+        self.profileUrl = profileUrl
+        self.photoUrl = photoUrl
+    }
+}
+
+public typealias PersonState = CatalogRecordState<PersonContent>
+public typealias PersonEvent = CatalogRecordEvent<PersonContent>
