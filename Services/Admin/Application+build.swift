@@ -19,7 +19,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                   source: "admin", logger: logger,
                                   handler: { envelope in projection.apply(envelope.data) },
                                   categoryHandler: { envelope in projection.apply(envelope.data) },
-                                  recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data) }])
+                                  recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data, into: \.calendar) },
+                                                   .of(PersonContent.self) { envelope in projection.apply(envelope.data, into: \.people) }])
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
@@ -47,7 +48,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository, map: map).register(on: pages)
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
-    CalendarController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
+    RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
     SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)

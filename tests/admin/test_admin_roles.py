@@ -48,7 +48,8 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
 
     refused = [f"/tours/{world['other']}", f"/tours/{world['other']}/pois/new", f"/pois/{world['other_poi']}",
                f"/pois/{world['other_poi']}/links", f"/pois/{world['other_poi']}/preview", f"/pois/{world['other_poi']}/delete",
-               f"/tours/{world['mine']}/delete", "/tours/new", "/pois", "/users", "/categories", "/import", "/calendar", "/calendar/new"]
+               f"/tours/{world['mine']}/delete", "/tours/new", "/pois", "/users", "/categories", "/import", "/calendar", "/calendar/new",
+               "/people", "/people/new"]
     for path in refused:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -60,7 +61,8 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
                        (f"/tours/{world['other']}/status", {"status": "published", "version": "1"}),
                        (f"/pois/{world['other_poi']}", {"name": "Taken over", "latitude": "1", "longitude": "1"}),
                        (f"/tours/{world['mine']}/editors", {"action": "add", "user": world["mine"]}),
-                       ("/calendar", {"title": "Editor's event", "startsAt": "2030-01-01T10:00", "endsAt": "2030-01-01T11:00", "timeZone": "UTC"})]:
+                       ("/calendar", {"title": "Editor's event", "startsAt": "2030-01-01T10:00", "endsAt": "2030-01-01T11:00", "timeZone": "UTC"}),
+                       ("/people", {"name": "Editor's friend"})]:
         response = session.post(site.base + path, data={**data, "csrf_token": token}, allow_redirects=False)
         assert response.status_code == 403, path
     site.logout()
@@ -75,7 +77,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     tour, poi = world["mine"], world["mine_poi"]
     pages = ["/tours", "/tours/new", f"/tours/{tour}", f"/tours/{tour}/pois/new", f"/tours/{tour}/delete", "/pois", "/pois/new",
              f"/pois/{poi}", f"/pois/{poi}/links", f"/pois/{poi}/links/0/edit", f"/pois/{poi}/preview", f"/pois/{poi}/delete",
-             "/categories", "/users", "/import", "/calendar", "/calendar/new"]
+             "/categories", "/users", "/import", "/calendar", "/calendar/new", "/people", "/people/new"]
     for path in pages:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -84,7 +86,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     session = site.http()
     posts = ["/tours", f"/tours/{tour}", f"/tours/{tour}/status", f"/tours/{tour}/stops", f"/tours/{tour}/editors", f"/tours/{tour}/delete",
              f"/tours/{tour}/pois", "/pois", f"/pois/{poi}", f"/pois/{poi}/delete", f"/pois/{poi}/links", "/categories", "/users", "/import",
-             "/calendar"]
+             "/calendar", "/people"]
     for path in posts:
         response = session.post(site.base + path, data={"csrf_token": token, "name": "Viewer was here", "version": "1", "poi": poi,
                                                         "move": "remove", "status": "archived", "user": tour, "action": "add",

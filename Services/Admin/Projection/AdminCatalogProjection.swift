@@ -14,6 +14,7 @@ final class AdminCatalogProjection: Sendable {
         var pois: [UUID: PoiState] = [:]
         var categories: [UUID: CategoryState] = [:]
         var calendar: [UUID: CalendarEntryState] = [:]
+        var people: [UUID: PersonState] = [:]
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]
 
@@ -32,6 +33,11 @@ final class AdminCatalogProjection: Sendable {
         }
 
         /// Categories by path, so parents come before their children.
+        /// People by name, case-insensitively.
+        var sortedPeople: [PersonState] {
+            people.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }
+        }
+
         var sortedCategories: [CategoryState] {
             categories.values.sorted { $0.path.lowercased() < $1.path.lowercased() }
         }
@@ -54,7 +60,6 @@ final class AdminCatalogProjection: Sendable {
     func tour(_ id: UUID) -> TourState? { state.withLock { $0.tours[id] } }
     func poi(_ id: UUID) -> PoiState? { state.withLock { $0.pois[id] } }
     func category(_ id: UUID) -> CategoryState? { state.withLock { $0.categories[id] } }
-    func calendarEntry(_ id: UUID) -> CalendarEntryState? { state.withLock { $0.calendar[id] } }
 
     /// Applies a `catalog.events` event if it is newer than what is held.
     @discardableResult
@@ -81,12 +86,13 @@ final class AdminCatalogProjection: Sendable {
         }
     }
 
+    /// A record's event (a calendar entry, a person), into the dictionary of its kind.
     @discardableResult
-    func apply(_ event: CalendarEntryEvent) -> Bool {
+    func apply<Record: CatalogRecordContent>(_ event: CatalogRecordEvent<Record>, into records: WritableKeyPath<Content, [UUID: CatalogRecordState<Record>]>) -> Bool {
         update(event.entityId, event.version) { content in
             switch event.kind {
-            case .changed: content.calendar[event.entityId] = event.entry
-            case .deleted: content.calendar[event.entityId] = nil
+            case .changed: content[keyPath: records][event.entityId] = event.record
+            case .deleted: content[keyPath: records][event.entityId] = nil
             }
         }
     }
@@ -99,7 +105,8 @@ final class AdminCatalogProjection: Sendable {
         for poi in result.pois ?? [] { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
         if let category = result.category { _ = update(category.id, category.version) { $0.categories[category.id] = category } }
         if let entry = result.calendarEntry { _ = update(entry.id, entry.version) { $0.calendar[entry.id] = entry } }
-        if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, let id = result.entityId,
+        if let person = result.person { _ = update(person.id, person.version) { $0.people[person.id] = person } }
+        if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, result.person == nil, let id = result.entityId,
            let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.
             switch result.action {
@@ -116,6 +123,7 @@ final class AdminCatalogProjection: Sendable {
                 }
             case .deleteCategory: _ = update(id, version) { $0.categories[id] = nil }
             case .deleteCalendarEntry: _ = update(id, version) { $0.calendar[id] = nil }
+            case .deletePerson: _ = update(id, version) { $0.people[id] = nil }
             default: break
             }
         }

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the event form holds, as typed (DESIGN.md, "Calendar"; the original vocabulary: "Create New Event", "Manage Event").
-struct CalendarForm {
+struct CalendarForm: AdminRecordForm {
     var title = ""
     var summary = ""
     var description = ""
@@ -109,10 +109,32 @@ struct CalendarForm {
     }
 }
 
-/// The calendar's pages.
-enum CalendarPages {
-    static func list(_ entries: [CalendarEntryState], csrf: String) -> HTML {
-        let rows: [HTML] = entries.map { entry in
+/// The calendar's pages (owners), in the original vocabulary.
+enum CalendarPages: AdminRecordKind {
+    static var path: String { "/calendar" }
+    static var section: String { "Calendar" }
+    static var task: String { "manage the calendar" }
+    static var createTitle: String { "Create New Event" }
+    static var manageTitle: String { "Manage Event" }
+    static var deleteTitle: String { "Delete Event" }
+    static var notFound: String { "There is no such event." }
+    static var publishedNotice: String { "eventpublished" }
+    static var unpublishedNotice: String { "eventunpublished" }
+    static var createAction: CatalogAction { .createCalendarEntry }
+    static var updateAction: CatalogAction { .updateCalendarEntry }
+    static var setStatusAction: CatalogAction { .setCalendarEntryStatus }
+    static var deleteAction: CatalogAction { .deleteCalendarEntry }
+    static var commandContent: WritableKeyPath<CatalogCommand, CalendarEntryContent?> { \.calendarEntry }
+    static var resultState: KeyPath<CatalogCommandResult, CalendarEntryState?> { \.calendarEntry }
+    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: CalendarEntryState]> { \.calendar }
+
+    /// In the zone of the entry edited last: a site's events are mostly in one.
+    static func newForm(_ catalog: AdminCatalogProjection.Content) -> CalendarForm {
+        CalendarForm(timeZone: catalog.calendar.values.max { $0.updatedAt < $1.updatedAt }?.content.timeZone ?? "UTC")
+    }
+
+    static func list(_ catalog: AdminCatalogProjection.Content, csrf: String) -> HTML {
+        let rows: [HTML] = catalog.sortedCalendar.map { entry in
             let path = "/calendar/\(entry.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(entry.content.title)</a></td><td>\(when(entry.content))</td><td>\(repeats(entry.content))</td>
@@ -147,21 +169,10 @@ enum CalendarPages {
         return unit.prefix(1).uppercased() + unit.dropFirst() + days + end
     }
 
-    struct FormModel {
-        var entry: CalendarEntryState?
-        var form: CalendarForm
-        var errors: [String: String] = [:]
-        var problem: String?
-        var pois: [PoiState]
-        var categories: [CategoryState]
-        var upcoming: [String] = []
-        var csrf: String
-    }
-
-    static func form(_ model: FormModel) -> HTML {
+    static func form(_ model: RecordFormModel<Self>) -> HTML {
         let form = model.form, errors = model.errors
         let zones = TimeZone.knownTimeZoneIdentifiers.sorted().map { (value: $0, label: $0) }
-        let places = [(value: "", label: "(none: use the text below)")] + model.pois.map { (value: $0.id.uuidString.lowercased(), label: $0.content.name) }
+        let places = [(value: "", label: "(none: use the text below)")] + model.catalog.sortedPois.map { (value: $0.id.uuidString.lowercased(), label: $0.content.name) }
         let dayBoxes: [HTML] = zip(CalendarSchedule.weekdayCodes, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]).map { code, name in
             let id = "field-byDay-\(code)"
             let mark: HTML = form.byDay.contains(code) ? " checked" : .empty
@@ -179,7 +190,7 @@ enum CalendarPages {
             + Forms.text("Place (text)", name: "placeText", value: form.placeText, error: errors["placeText"], hint: "When the place is no point of interest.")
             + Forms.text("Link", name: "url", value: form.url, error: errors["url"], type: "url")
             + Forms.text("Registration link", name: "registrationUrl", value: form.registrationUrl, error: errors["registrationUrl"], type: "url")
-            + Forms.multiSelect("Categories", name: "categories", options: model.categories.map { ($0.path, $0.path) }, selected: form.categories,
+            + Forms.multiSelect("Categories", name: "categories", options: model.catalog.sortedCategories.map { ($0.path, $0.path) }, selected: form.categories,
                                 error: errors["categories"])
             + """
             <fieldset><legend>Repeats</legend>
@@ -193,40 +204,20 @@ enum CalendarPages {
                              hint: "Starts that do not happen, one per line, written as Starts is (e.g. 2026-12-24T10:00)."))
             </fieldset>
             """
-        let version: HTML = form.version.map { Forms.hidden("version", String($0)) } ?? .empty
         var more: HTML = .empty
-        if let entry = model.entry {
-            let path = "/calendar/\(entry.id.uuidString.lowercased())"
-            let published = entry.status == .published
-            let button = Forms.post("\(path)/status", csrf: model.csrf, class: "inline",
-                                    Forms.hidden("version", String(entry.version)) + Forms.hidden("status", published ? "draft" : "published")
-                                        + Forms.submit(published ? "Unpublish" : "Publish", class: published ? "" : "primary"))
-            let state: HTML = published ? "<strong>Published:</strong> in the phones' calendar and in calendar.ics."
-                : "<strong>Draft:</strong> not in the phones' calendar yet."
-            let next: [HTML] = model.upcoming.map { "<li>\($0)</li>" }
-            more = """
-                <div class="notice placestatus" role="status"><p>\(state)</p><div class="actions">\(button)
-                <a class="button danger" href="\(path)/delete">Delete</a></div></div>
-                \(next.isEmpty ? .empty : "<h2>Next occurrences</h2><ul class=\"occurrences\">\(next)</ul>" as HTML)
-                """
+        if let entry = model.record {
+            let next: [HTML] = (CalendarSchedule(entry.content)?.occurrences(overlapping: Date(), .distantFuture, limit: 5) ?? [])
+                .map { "<li>\($0.localStart.replacingOccurrences(of: "T", with: " "))</li>" }
+            more = RecordPages.statusBox(of: entry, at: "/calendar", csrf: model.csrf,
+                                         published: "<strong>Published:</strong> in the phones' calendar and in calendar.ics.",
+                                         draft: "<strong>Draft:</strong> not in the phones' calendar yet.")
+                + (next.isEmpty ? .empty : "<h2>Next occurrences</h2><ul class=\"occurrences\">\(next)</ul>" as HTML)
         }
-        let action = model.entry.map { "/calendar/\($0.id.uuidString.lowercased())" } ?? "/calendar"
-        return """
-            <h1>\(model.entry == nil ? "Create New Event" : "Manage Event")</h1>
-            \(more)
-            \(model.problem.map(CommonPages.unavailableBox))
-            \(Forms.errorSummary(errors, fields: CalendarForm.fields))
-            \(Forms.post(action, csrf: model.csrf, version + fields + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"/calendar\">Cancel</a></div>"))
-            """
+        return RecordPages.form(model, top: more, fields: fields, fieldNames: CalendarForm.fields)
     }
 
     static func confirmDelete(_ entry: CalendarEntryState, csrf: String) -> HTML {
-        let path = "/calendar/\(entry.id.uuidString.lowercased())"
-        return """
-            <h1>Delete Event</h1>
-            <p>Are you sure you want to delete? \(entry.content.title) leaves the phones' calendar and calendar.ics.</p>
-            \(Forms.post("\(path)/delete", csrf: csrf, Forms.hidden("version", String(entry.version)) + Forms.submit("Delete", class: "danger")))
-            <p><a href="\(path)">Cancel</a></p>
-            """
+        RecordPages.confirmDelete(entry, at: "/calendar", title: deleteTitle, csrf: csrf,
+                                  "Are you sure you want to delete? \(entry.content.title) leaves the phones' calendar and calendar.ics.")
     }
 }

@@ -75,7 +75,7 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, calendar, importContent, users, reports, status
+    case tours, pois, categories, calendar, people, importContent, users, reports, status
 
     var title: String {
         switch self {
@@ -83,6 +83,7 @@ enum NavigationItem: CaseIterable {
         case .pois: "Points of Interest"
         case .categories: "Categories"
         case .calendar: "Calendar"
+        case .people: "People"
         case .importContent: "Import"
         case .users: "Users"
         case .reports: "Reports"
@@ -96,6 +97,7 @@ enum NavigationItem: CaseIterable {
         case .pois: "/pois"
         case .categories: "/categories"
         case .calendar: "/calendar"
+        case .people: "/people"
         case .importContent: "/import"
         case .users: "/users"
         case .reports: "/reports"
@@ -106,7 +108,7 @@ enum NavigationItem: CaseIterable {
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .calendar, .importContent, .users, .status: [.owner]
+        case .pois, .categories, .calendar, .people, .importContent, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }
@@ -146,6 +148,8 @@ struct Notice {
         "unscheduled": .success("Schedule cancelled."),
         "eventpublished": .success("Published: the event is in the phones' calendar and calendar.ics."),
         "eventunpublished": .success("Unpublished: the event is no longer in the phones' calendar."),
+        "personpublished": .success("Published: the person is in the phones' directory."),
+        "personunpublished": .success("Unpublished: the person is no longer in the phones' directory."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

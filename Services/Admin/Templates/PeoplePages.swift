@@ -1,0 +1,137 @@
+import Foundation
+import Shared
+
+/// What the person form holds, as typed (DESIGN.md, "People").
+struct PersonForm: AdminRecordForm {
+    var name = ""
+    var role = ""
+    var department = ""
+    var email = ""
+    var phone = ""
+    var officePoiId = ""
+    var officeText = ""
+    /// One per line.
+    var interests = ""
+    var profileUrl = ""
+    var photoUrl = ""
+    var version: Int?
+
+    static let fields: Set<String> = ["name", "role", "department", "email", "phone", "officePoiId", "officeText", "interests", "profileUrl",
+                                      "photoUrl"]
+
+    init() {}
+
+    init(_ person: PersonState) {
+        let content = person.content
+        name = content.name
+        role = content.role
+        department = content.department
+        email = content.email ?? ""
+        phone = content.phone ?? ""
+        officePoiId = content.officePoiId?.uuidString.lowercased() ?? ""
+        officeText = content.officeText ?? ""
+        interests = content.interests.joined(separator: "\n")
+        profileUrl = content.profileUrl ?? ""
+        photoUrl = content.photoUrl ?? ""
+        version = person.version
+    }
+
+    init(_ form: FormData) {
+        name = form["name"]
+        role = form["role"]
+        department = form["department"]
+        email = form["email"]
+        phone = form["phone"]
+        officePoiId = form["officePoiId"]
+        officeText = form["officeText"]
+        interests = form["interests"]
+        profileUrl = form["profileUrl"]
+        photoUrl = form["photoUrl"]
+        version = form.int("version")
+    }
+
+    func content() -> Result<PersonContent, FieldErrors> {
+        func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+        func optional(_ text: String) -> String? { trimmed(text).isEmpty ? nil : trimmed(text) }
+        var office: UUID?
+        if let text = optional(officePoiId) {
+            guard let id = UUID(uuidString: text) else { return .failure(FieldErrors(byField: ["officePoiId": "Choose a point of interest from the list"])) }
+            office = id
+        }
+        return .success(PersonContent(
+            name: trimmed(name), role: trimmed(role), department: trimmed(department), email: optional(email), phone: optional(phone),
+            officePoiId: office, officeText: optional(officeText),
+            interests: interests.split(whereSeparator: \.isNewline).map { trimmed(String($0)) }.filter { !$0.isEmpty },
+            profileUrl: optional(profileUrl), photoUrl: optional(photoUrl)))
+    }
+}
+
+/// The people directory's pages (owners).
+enum PeoplePages: AdminRecordKind {
+    static var path: String { "/people" }
+    static var section: String { "People" }
+    static var task: String { "manage the people directory" }
+    static var createTitle: String { "Add Person" }
+    static var manageTitle: String { "Edit Person" }
+    static var deleteTitle: String { "Delete Person" }
+    static var notFound: String { "There is no such person." }
+    static var publishedNotice: String { "personpublished" }
+    static var unpublishedNotice: String { "personunpublished" }
+    static var createAction: CatalogAction { .createPerson }
+    static var updateAction: CatalogAction { .updatePerson }
+    static var setStatusAction: CatalogAction { .setPersonStatus }
+    static var deleteAction: CatalogAction { .deletePerson }
+    static var commandContent: WritableKeyPath<CatalogCommand, PersonContent?> { \.person }
+    static var resultState: KeyPath<CatalogCommandResult, PersonState?> { \.person }
+    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: PersonState]> { \.people }
+
+    static func newForm(_ catalog: AdminCatalogProjection.Content) -> PersonForm { PersonForm() }
+
+    static func list(_ catalog: AdminCatalogProjection.Content, csrf: String) -> HTML {
+        let rows: [HTML] = catalog.sortedPeople.map { person in
+            let path = "/people/\(person.id.uuidString.lowercased())"
+            return """
+                <tr><td><a href="\(path)">\(person.content.name)</a></td><td>\(person.content.role)</td><td>\(person.content.department)</td>
+                <td>\(person.status == .published ? "Published" : "Draft")</td>
+                <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
+                """
+        }
+        let table: HTML = rows.isEmpty ? "<p class=\"muted\">No one yet.</p>" : """
+            <table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Department</th><th scope="col">Status</th>
+            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            """
+        return """
+            <h1>People</h1>
+            <p>The staff directory phones show (<code>/v1/people</code> on the feed), once published.</p>
+            <p><a class="button primary" href="/people/new">Add Person</a></p>
+            \(table)
+            """
+    }
+
+    static func form(_ model: RecordFormModel<Self>) -> HTML {
+        let form = model.form, errors = model.errors
+        let offices = [(value: "", label: "(none: use the text below)")]
+            + model.catalog.sortedPois.map { (value: $0.id.uuidString.lowercased(), label: $0.content.name) }
+        let fields: HTML = Forms.text("Name", name: "name", value: form.name, error: errors["name"], required: true)
+            + Forms.text("Role", name: "role", value: form.role, error: errors["role"], hint: "e.g. Director of Admissions")
+            + Forms.text("Department", name: "department", value: form.department, error: errors["department"])
+            + Forms.text("Email", name: "email", value: form.email, error: errors["email"], type: "email")
+            + Forms.text("Phone", name: "phone", value: form.phone, error: errors["phone"], type: "tel")
+            + Forms.select("Office", name: "officePoiId", options: offices, selected: form.officePoiId, error: errors["officePoiId"])
+            + Forms.text("Office (text)", name: "officeText", value: form.officeText, error: errors["officeText"],
+                         hint: "A room or an address, when the office is no point of interest.")
+            + Forms.textarea("Interests", name: "interests", value: form.interests, error: errors["interests"], rows: 3, hint: "One per line.")
+            + Forms.text("Profile link", name: "profileUrl", value: form.profileUrl, error: errors["profileUrl"], type: "url")
+            + Forms.text("Photo link", name: "photoUrl", value: form.photoUrl, error: errors["photoUrl"], type: "url")
+        let status: HTML = model.record.map {
+            RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> in the phones' directory.",
+                                  draft: "<strong>Draft:</strong> not in the phones' directory yet.")
+        } ?? .empty
+        return RecordPages.form(model, top: status, fields: fields, fieldNames: PersonForm.fields)
+    }
+
+    static func confirmDelete(_ person: PersonState, csrf: String) -> HTML {
+        RecordPages.confirmDelete(person, at: path, title: deleteTitle, csrf: csrf,
+                                  "Are you sure you want to delete? \(person.content.name) leaves the phones' directory.")
+    }
+}
