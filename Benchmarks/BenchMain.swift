@@ -37,11 +37,12 @@ struct BenchMain: AsyncParsableCommand {
         @Option(help: "POIs.") var pois = 100_000
         @Option(help: "Tours.") var tours = 1_000
         @Option(help: "Published calendar events.") var events = 10_000
+        @Option(help: "Published people in the directory.") var people = 5_000
         @Option(help: "Seed of the city (the same seed gives the same ids).") var seed: UInt64 = 1
         @Option(help: "Import commands in flight at a time.") var window = 4
         func run() async throws {
             try await BenchProgram.runTool("generate-city") { _ in
-                try await FeedCityGenerator.run(pois: pois, tours: tours, events: events, seed: seed, window: window)
+                try await FeedCityGenerator.run(pois: pois, tours: tours, events: events, people: people, seed: seed, window: window)
             }
         }
     }

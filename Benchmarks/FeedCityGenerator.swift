@@ -23,11 +23,12 @@ enum FeedCityGenerator {
     static func poiId(_ index: Int) -> UUID { numberedId(0xC17E_0000, index) }
     static func tourId(_ index: Int) -> UUID { numberedId(0xC17E_0001, index) }
     static func eventId(_ index: Int) -> UUID { numberedId(0xC17E_0002, index) }
+    static func personId(_ index: Int) -> UUID { numberedId(0xC17E_0003, index) }
     static func numberedId(_ prefix: UInt32, _ index: Int) -> UUID {
         UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", prefix, index)) ?? UUID()
     }
 
-    static func run(pois poiCount: Int, tours: Int, events: Int, seed: UInt64, window: Int) async throws {
+    static func run(pois poiCount: Int, tours: Int, events: Int, people: Int, seed: UInt64, window: Int) async throws {
         let tourCount = max(1, tours), window = max(1, window)
         LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "generate-city")
@@ -74,18 +75,43 @@ enum FeedCityGenerator {
                 .joined(separator: "\n").utf8 + Data("\n".utf8)))
             exit(1)
         }
-        // Calendar events after the city, timed apart: the import rate above is the POIs' alone.
-        guard events > 0 else { return await producer.shutdown() }
-        let eventPhases = ContentImportFile.importCommands(eventRows(count: events, pois: poiCount), actor: actor, skipInvalidRows: false)
-        let eventsStarted = ContinuousClock.now
-        let eventResults = try await ContentImportFile.send(eventPhases, client: client, window: window, timeout: .seconds(300)) { _ in }
-        let eventSeconds = (ContinuousClock.now - eventsStarted).benchSeconds
-        print(String(format: "generate-city: imported %d calendar events in %.1f s (%.0f events/s)", events, eventSeconds, Double(events) / eventSeconds))
-        if eventResults.contains(where: { $0.outcome != .applied }) || eventResults.count < eventPhases.map(\.count).reduce(0, +) {
-            FileHandle.standardError.write(Data("calendar events: not every import command was applied\n".utf8))
+        // Calendar events and people after the city, each timed apart: the import rate above is the POIs' alone.
+        try await importRecords(eventRows(count: events, pois: poiCount), named: "calendar events", client: client, window: window)
+        try await importRecords(personRows(count: people, pois: poiCount), named: "people", client: client, window: window)
+        await producer.shutdown()
+    }
+
+    static func importRecords(_ rows: [CatalogBatchRow], named name: String, client: CatalogCommandClient, window: Int) async throws {
+        guard !rows.isEmpty else { return }
+        let phases = ContentImportFile.importCommands(rows, actor: actor, skipInvalidRows: false)
+        let started = ContinuousClock.now
+        let results = try await ContentImportFile.send(phases, client: client, window: window, timeout: .seconds(300)) { _ in }
+        let seconds = (ContinuousClock.now - started).benchSeconds
+        print(String(format: "generate-city: imported %d %@ in %.1f s (%.0f/s)", rows.count, name, seconds, Double(rows.count) / seconds))
+        if results.contains(where: { $0.outcome != .applied }) || results.count < phases.map(\.count).reduce(0, +) {
+            FileHandle.standardError.write(Data("\(name): not every import command was applied\n".utf8))
             exit(1)
         }
-        await producer.shutdown()
+    }
+
+    /// Published people (issue 18): staff of departments named after the city's buildings, some with an office at a POI.
+    static func personRows(count: Int, pois: Int) -> [CatalogBatchRow] {
+        let first = ["Amelia", "Oliver", "Zoë", "José", "Aoife", "Mohammed", "Priya", "Søren", "Chloé", "Kwame", "Hannah", "Tomás"]
+        let last = ["Smith", "Okafor", "Brontë", "Nakamura", "O'Neill", "Müller", "Patel", "Lefèvre", "Kowalski", "García", "Hart", "Ellis"]
+        let roles = ["Lecturer", "Professor", "Librarian", "Curator", "Admissions Counselor", "Technician", "Research Fellow", "Director"]
+        return (0..<count).map { index in
+            let department = Words.buildings[index % Words.buildings.count]
+            let interests = [Words.adjectives[index % Words.adjectives.count], Words.categories[index % Words.categories.count]]
+            let content = PersonContent(
+                name: "\(first[index % first.count]) \(last[(index / first.count) % last.count]) \(index)", role: roles[index % roles.count],
+                department: department, email: "person\(index)@example.edu", phone: "0113 343 \(1000 + index % 9000)",
+                officePoiId: pois > 0 && index % 2 == 0 ? poiId(index % pois) : nil, officeText: index % 2 == 0 ? nil : "Room \(index % 400)",
+                interests: interests)
+            return CatalogBatchRow(label: "person \(index)", commands: [
+                CatalogCommand(commandId: numberedId(0xC17E_5000, index), action: .createPerson, actor: actor, entityId: personId(index),
+                               status: .published, person: content),
+            ])
+        }
     }
 
     static func categoryRows() -> [CatalogBatchRow] {

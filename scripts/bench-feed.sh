@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Feed benchmarks (issue 4), one run on this machine, printing figures, medians and ratios:
 #
-#   scripts/bench-feed.sh            POIS=100000 TOURS=1000 DURATION=10 ROUNDS=3 CONNECTIONS=50
+#   scripts/bench-feed.sh            POIS=100000 TOURS=1000 EVENTS=10000 PEOPLE=5000 DURATION=10 ROUNDS=3 CONNECTIONS=50
 #
 # What it does, all on private processes it starts and stops itself (never the shared ones):
 #   1. release builds of catalog, feed and itour-bench; a private Postgres and tansu broker on free ports
-#   2. catalog + feed, then `itour-bench generate-city` loads POIS POIs in TOURS tours through catalog
+#   2. catalog + feed, then `itour-bench generate-city` loads POIS POIs in TOURS tours, EVENTS calendar events and PEOPLE people through catalog
 #      commands; feed RSS with the city loaded, and the feed's rebuild time from a snapshot (restart → /ready)
 #   3. GET /v1/tours/{id} and /v1/pois/{id} over every generated id with wrk, against nginx serving the
 #      feed's own response bytes from disk, and against pgbench doing the equivalent SELECT per request;
@@ -25,6 +25,7 @@ source scripts/common.sh
 POIS=${POIS:-100000}
 TOURS=${TOURS:-1000}
 EVENTS=${EVENTS:-10000}
+PEOPLE=${PEOPLE:-5000}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-50}
@@ -99,7 +100,7 @@ start_service feed "$feed_port"; feed_pid=$started_pid
 wait_ready "$feed_url" 120
 
 log "generating the city: $POIS POIs in $TOURS tours through catalog import batches"
-"$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" --events "$EVENTS" | tee "$work/generate.txt"
+"$bin/itour-bench" generate-city --pois "$POIS" --tours "$TOURS" --events "$EVENTS" --people "$PEOPLE" | tee "$work/generate.txt"
 until [[ $(curl -s "$feed_url/v1/tours" | "$python" -c 'import json,sys; print(len(json.load(sys.stdin)["tours"]))') == "$TOURS" ]]; do sleep 0.5; done
 # Past the feed's giving freed memory back once publications pause (a second): its steady state.
 sleep 6
