@@ -25,6 +25,8 @@ struct CommandMatrixTests {
         let entry: UUID
         /// A draft directory entry (version 1) with its office at POI B.
         let person: UUID
+        /// A draft page (version 1) at /about.
+        let page: UUID
     }
 
     static let openDay = CalendarEntryContent(title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
@@ -51,8 +53,10 @@ struct CommandMatrixTests {
             let entry = try await applied(CatalogCommand(action: .createCalendarEntry, actor: "fixture", calendarEntry: openDay))
             let person = try await applied(CatalogCommand(action: .createPerson, actor: "fixture",
                                                           person: PersonContent(name: "Ada Byron", role: "Director", officePoiId: poiB)))
+            let page = try await applied(CatalogCommand(action: .createPage, actor: "fixture",
+                                                        page: PageContent(slug: "about", title: "About", body: "We are *here*.")))
             try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour,
-                                   entry: entry, person: person))
+                                   entry: entry, person: person, page: page))
         }
     }
 
@@ -99,7 +103,7 @@ struct CommandMatrixTests {
         case .snapshot:
             // The chunks go straight to the topic (CommandHandlerTests), the markers through the outbox.
             return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
-                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
+                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed", "page.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
         case .revertTour:
             // Version 1 had no stops: the revert takes A out again, as a new version.
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
@@ -134,6 +138,18 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.person, expectedVersion: 1, status: .published), ["person.changed"])
         case .deletePerson:
             return (CatalogCommand(action: action, actor: actor, entityId: f.person, expectedVersion: 1), ["person.deleted"])
+        case .createPage:
+            return (CatalogCommand(action: action, actor: actor, status: .published,
+                                   page: PageContent(slug: "research", title: "Research", body: "# Labs\n\nOur [labs](https://example.edu/labs).", order: 20)),
+                    ["page.changed"])
+        case .updatePage:
+            // The page keeps its own address: not a clash with itself.
+            return (CatalogCommand(action: action, actor: actor, entityId: f.page, expectedVersion: 1,
+                                   page: PageContent(slug: "about", title: "About us", body: "Since 1947.")), ["page.changed"])
+        case .setPageStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.page, expectedVersion: 1, status: .published), ["page.changed"])
+        case .deletePage:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.page, expectedVersion: 1), ["page.deleted"])
         case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
@@ -199,6 +215,16 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.person, status: .archived), "status", "status must be published or draft")
         case .deletePerson:
             return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
+        case .createPage:
+            return (CatalogCommand(action: action, actor: actor, page: PageContent(slug: "about", title: "Another about")),
+                    "slug", "Another page already has the address about")
+        case .updatePage:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.page, page: PageContent(slug: "About Us!", title: "About")),
+                    "slug", "Address must be 1 to 100 lower-case letters")
+        case .setPageStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.page, status: .archived), "status", "status must be published or draft")
+        case .deletePage:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
         case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
@@ -215,10 +241,11 @@ struct CommandMatrixTests {
         case .updatePoi, .revertPoi, .setPoiStatus: (f.poiB, 1)
         case .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry: (f.entry, 1)
         case .updatePerson, .setPersonStatus, .deletePerson: (f.person, 1)
+        case .updatePage, .setPageStatus, .deletePage: (f.page, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
              .applyTourSchedule: nil
         }
     }
@@ -234,7 +261,7 @@ struct CommandMatrixTests {
         try await client.fetch("""
             SELECT version FROM catalog.tours WHERE id = \(id) UNION ALL SELECT version FROM catalog.pois WHERE id = \(id)
             UNION ALL SELECT version FROM catalog.categories WHERE id = \(id) UNION ALL SELECT version FROM catalog.calendar_entries WHERE id = \(id)
-            UNION ALL SELECT version FROM catalog.people WHERE id = \(id)
+            UNION ALL SELECT version FROM catalog.people WHERE id = \(id) UNION ALL SELECT version FROM catalog.pages WHERE id = \(id)
             """, as: Int.self, logger: logger).first
     }
 

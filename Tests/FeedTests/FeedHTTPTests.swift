@@ -481,6 +481,67 @@ struct FeedHTTPTests {
         }
     }
 
+    @Test("content pages: published pages in order, one page's Markdown as HTML with HTML and script links shown as text, a phone page, search")
+    func pages() async throws {
+        let updated = Date(timeIntervalSince1970: 1_790_000_000)
+        func page(_ slug: String, _ title: String, order: Int, body: String, status: ContentStatus = .published) -> PageState {
+            PageState(id: UUID(), version: 1, status: status, content: PageContent(slug: slug, title: title, summary: "\(title) of the campus",
+                                                                                  body: body, order: order), updatedAt: updated)
+        }
+        let about = page("about", "About", order: 10, body: """
+            # Who we are
+
+            A *public* university since **1947**. See [the history](https://example.edu/history) & [mail us](mailto:info@example.edu).
+
+            - Coast
+            - Campus
+
+            <script>alert("x")</script>
+
+            [click](javascript:alert(1)) and ![pixel](javascript:alert(2)) and <img src=x onerror=alert(3)>
+            """)
+        let history = page("history", "History", order: 5, body: "Founded in 1947 as Wilmington College.")
+        let secret = page("research", "Research", order: 1, body: "Not yet.", status: .draft)
+        try await Self.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            func message(_ event: PageEvent) throws -> KafkaOutgoingMessage {
+                KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
+                                     value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
+            }
+            try await standIn.producer.send([about, history, secret].map { try message(.changed($0)) })
+            @Sendable func slugs() async throws -> [String] {
+                let pages = try #require(try Self.json(try await client.execute(uri: "/v1/pages", method: .get))["pages"] as? [[String: Any]])
+                return pages.compactMap { $0["slug"] as? String }
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await slugs() == ["history", "about"] })
+
+            let detail = try Self.json(try await client.execute(uri: "/v1/pages/about", method: .get))
+            let html = try #require(detail["html"] as? String)
+            #expect(html.contains("<h1>Who we are</h1>") && html.contains("<em>public</em>") && html.contains("<strong>1947</strong>"))
+            #expect(html.contains("<a href=\"https://example.edu/history\">the history</a>") && html.contains("<a href=\"mailto:info@example.edu\">"))
+            #expect(html.contains("<li>Coast</li>"))
+            // HTML in the text is text; links and images to anything but the web are not made.
+            #expect(!html.contains("<script") && html.contains("&lt;script&gt;") && !html.contains("<img src=x") && !html.lowercased().contains("javascript:"))
+            #expect(html.contains("click"), "a refused link keeps its text")
+            #expect(detail["title"] as? String == "About" && detail["order"] as? Int == 10 && detail["version"] as? Int == 1)
+
+            let phone = try await client.execute(uri: "/v1/pages/about/page", method: .get)
+            #expect(phone.status == .ok && phone.headers[.contentType] == MediaTypes.html)
+            #expect(phone.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+            let document = String(buffer: phone.body)
+            #expect(document.contains("<title>About</title>") && document.contains("<h1>Who we are</h1>") && !document.contains("<script"))
+
+            try Self.expectProblem(try await client.execute(uri: "/v1/pages/research", method: .get), .notFound)
+            try Self.expectProblem(try await client.execute(uri: "/v1/pages/Not%20A%20Slug", method: .get), .badRequest)
+            let found = try #require(try Self.json(try await client.execute(uri: "/v1/search?q=wilmington", method: .get))["pages"] as? [[String: Any]])
+            #expect(found.compactMap { $0["slug"] as? String } == ["history"])
+            #expect((try Self.json(try await client.execute(uri: "/v1/search?q=not%20yet", method: .get))["pages"] as? [Any])?.isEmpty == true)
+
+            try await standIn.producer.send([try message(PageEvent(kind: .deleted, entityId: history.id, version: 2))])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await slugs() == ["about"] })
+        }
+    }
+
     @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked", arguments: [false, true])
     func caching(live: Bool) async throws {
         try await Self.withFeed(testing: live ? .live : .router) { _, client in

@@ -74,6 +74,8 @@ struct RouteTableTests {
         // No entry in the stand-in's content: an id that is not one is answered (400) rather than missed.
         case "/v1/calendar/{id}": "/v1/calendar/not-an-id"
         case "/v1/people/{id}": "/v1/people/not-an-id"
+        case "/v1/pages/{slug}": "/v1/pages/Not_A_Slug"
+        case "/v1/pages/{slug}/page": "/v1/pages/Not_A_Slug/page"
         default: route.path
         }
     }

@@ -49,7 +49,7 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
     refused = [f"/tours/{world['other']}", f"/tours/{world['other']}/pois/new", f"/pois/{world['other_poi']}",
                f"/pois/{world['other_poi']}/links", f"/pois/{world['other_poi']}/preview", f"/pois/{world['other_poi']}/delete",
                f"/tours/{world['mine']}/delete", "/tours/new", "/pois", "/users", "/categories", "/import", "/calendar", "/calendar/new",
-               "/people", "/people/new"]
+               "/people", "/people/new", "/pages", "/pages/new"]
     for path in refused:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -62,7 +62,7 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
                        (f"/pois/{world['other_poi']}", {"name": "Taken over", "latitude": "1", "longitude": "1"}),
                        (f"/tours/{world['mine']}/editors", {"action": "add", "user": world["mine"]}),
                        ("/calendar", {"title": "Editor's event", "startsAt": "2030-01-01T10:00", "endsAt": "2030-01-01T11:00", "timeZone": "UTC"}),
-                       ("/people", {"name": "Editor's friend"})]:
+                       ("/people", {"name": "Editor's friend"}), ("/pages", {"slug": "editors", "title": "Editor's page"})]:
         response = session.post(site.base + path, data={**data, "csrf_token": token}, allow_redirects=False)
         assert response.status_code == 403, path
     site.logout()
@@ -77,7 +77,8 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     tour, poi = world["mine"], world["mine_poi"]
     pages = ["/tours", "/tours/new", f"/tours/{tour}", f"/tours/{tour}/pois/new", f"/tours/{tour}/delete", "/pois", "/pois/new",
              f"/pois/{poi}", f"/pois/{poi}/links", f"/pois/{poi}/links/0/edit", f"/pois/{poi}/preview", f"/pois/{poi}/delete",
-             "/categories", "/users", "/import", "/calendar", "/calendar/new", "/people", "/people/new"]
+             "/categories", "/users", "/import", "/calendar", "/calendar/new", "/people", "/people/new",
+             "/pages", "/pages/new"]
     for path in pages:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -86,7 +87,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     session = site.http()
     posts = ["/tours", f"/tours/{tour}", f"/tours/{tour}/status", f"/tours/{tour}/stops", f"/tours/{tour}/editors", f"/tours/{tour}/delete",
              f"/tours/{tour}/pois", "/pois", f"/pois/{poi}", f"/pois/{poi}/delete", f"/pois/{poi}/links", "/categories", "/users", "/import",
-             "/calendar", "/people"]
+             "/calendar", "/people", "/pages"]
     for path in posts:
         response = session.post(site.base + path, data={"csrf_token": token, "name": "Viewer was here", "version": "1", "poi": poi,
                                                         "move": "remove", "status": "archived", "user": tour, "action": "add",

@@ -236,7 +236,7 @@ def test_only_published_content_is_visible(suite, feed):
     result = suite.run_tool("catalog", "import", str(path))
     assert result.returncode == 0, result.stderr
     assert "Hidden draft tour" not in request(feed + "/v1/tours").text
-    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": [], "events": [], "people": []}
+    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": [], "events": [], "people": [], "pages": []}
     assert "Hidden" not in request(feed + "/v1/legacy/tours.xml").text
     tour_id = "00000001-0000-4000-8000-000000900001"
     expect_problem(request(f"{feed}/v1/tours/{tour_id}"), 404)
@@ -309,3 +309,16 @@ def test_the_demo_content_has_five_staff_in_the_people_directory(feed, tour_deta
     assert [p["name"] for p in request(feed + "/v1/people?q=marine").json()["people"]] == ["Dr. Elena Ruiz"]
     assert [p["name"] for p in request(feed + "/v1/search?q=ambassador").json()["people"]] == ["Sam Okafor"]
     expect_problem(request(feed + "/v1/people?limit=501"), 400)
+
+
+def test_the_demo_content_has_an_about_page_rendered_from_markdown(feed):
+    """Issue 18, item 5: the demo's About page, on the real suite, as JSON and as a phone page."""
+    assert [page["slug"] for page in request(feed + "/v1/pages").json()["pages"]] == ["about"]
+    about = request(feed + "/v1/pages/about").json()
+    assert about["title"] == "About iTour" and "<h1>Welcome to UNCW</h1>" in about["html"]
+    assert '<a href="mailto:admissions@example.edu">' in about["html"] and "<strong>visitor lots</strong>" in about["html"]
+    phone = request(feed + "/v1/pages/about/page")
+    assert phone.status == 200 and phone.headers["Content-Type"].startswith("text/html")
+    assert "default-src 'none'" in phone.headers["Content-Security-Policy"]
+    assert [page["slug"] for page in request(feed + "/v1/search?q=visitor%20lots").json()["pages"]] == ["about"]
+    expect_problem(request(feed + "/v1/pages/no-such-page"), 404)

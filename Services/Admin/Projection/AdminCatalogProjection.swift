@@ -15,6 +15,7 @@ final class AdminCatalogProjection: Sendable {
         var categories: [UUID: CategoryState] = [:]
         var calendar: [UUID: CalendarEntryState] = [:]
         var people: [UUID: PersonState] = [:]
+        var pages: [UUID: PageState] = [:]
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]
 
@@ -36,6 +37,11 @@ final class AdminCatalogProjection: Sendable {
         /// People by name, case-insensitively.
         var sortedPeople: [PersonState] {
             people.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }
+        }
+
+        /// Pages in their order, then by title.
+        var sortedPages: [PageState] {
+            pages.values.sorted { ($0.content.order, $0.content.title, $0.id.uuidString) < ($1.content.order, $1.content.title, $1.id.uuidString) }
         }
 
         var sortedCategories: [CategoryState] {
@@ -106,7 +112,9 @@ final class AdminCatalogProjection: Sendable {
         if let category = result.category { _ = update(category.id, category.version) { $0.categories[category.id] = category } }
         if let entry = result.calendarEntry { _ = update(entry.id, entry.version) { $0.calendar[entry.id] = entry } }
         if let person = result.person { _ = update(person.id, person.version) { $0.people[person.id] = person } }
-        if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, result.person == nil, let id = result.entityId,
+        if let page = result.page { _ = update(page.id, page.version) { $0.pages[page.id] = page } }
+        if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, result.person == nil, result.page == nil,
+           let id = result.entityId,
            let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.
             switch result.action {
@@ -124,6 +132,7 @@ final class AdminCatalogProjection: Sendable {
             case .deleteCategory: _ = update(id, version) { $0.categories[id] = nil }
             case .deleteCalendarEntry: _ = update(id, version) { $0.calendar[id] = nil }
             case .deletePerson: _ = update(id, version) { $0.people[id] = nil }
+            case .deletePage: _ = update(id, version) { $0.pages[id] = nil }
             default: break
             }
         }

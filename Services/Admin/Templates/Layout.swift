@@ -75,7 +75,7 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, calendar, people, importContent, users, reports, status
+    case tours, pois, categories, calendar, people, pages, importContent, users, reports, status
 
     var title: String {
         switch self {
@@ -84,6 +84,7 @@ enum NavigationItem: CaseIterable {
         case .categories: "Categories"
         case .calendar: "Calendar"
         case .people: "People"
+        case .pages: "Pages"
         case .importContent: "Import"
         case .users: "Users"
         case .reports: "Reports"
@@ -98,6 +99,7 @@ enum NavigationItem: CaseIterable {
         case .categories: "/categories"
         case .calendar: "/calendar"
         case .people: "/people"
+        case .pages: "/pages"
         case .importContent: "/import"
         case .users: "/users"
         case .reports: "/reports"
@@ -108,7 +110,7 @@ enum NavigationItem: CaseIterable {
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .calendar, .people, .importContent, .users, .status: [.owner]
+        case .pois, .categories, .calendar, .people, .pages, .importContent, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }
@@ -150,6 +152,8 @@ struct Notice {
         "eventunpublished": .success("Unpublished: the event is no longer in the phones' calendar."),
         "personpublished": .success("Published: the person is in the phones' directory."),
         "personunpublished": .success("Unpublished: the person is no longer in the phones' directory."),
+        "pagepublished": .success("Published: the page is in the phones' menu of pages."),
+        "pageunpublished": .success("Unpublished: the page is no longer on phones."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

@@ -210,6 +210,9 @@ struct Work {
         case .createPerson: return try await createRecord(PersonContent.self)
         case .updatePerson, .setPersonStatus: return try await changeRecord(PersonContent.self)
         case .deletePerson: return try await deleteRecord(PersonContent.self)
+        case .createPage: return try await createRecord(PageContent.self)
+        case .updatePage, .setPageStatus: return try await changeRecord(PageContent.self)
+        case .deletePage: return try await deleteRecord(PageContent.self)
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
@@ -659,6 +662,8 @@ struct Work {
         for entry in calendar { try publish(CalendarEntryEvent.changed(entry, snapshotId: snapshotId)) }
         let people = try await transaction.liveRecords(PersonContent.self)
         for person in people { try publish(PersonEvent.changed(person, snapshotId: snapshotId)) }
+        let pages = try await transaction.liveRecords(PageContent.self)
+        for page in pages { try publish(PageEvent.changed(page, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let poiCount: Int
@@ -689,7 +694,7 @@ struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries and \(people.count) people")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people and \(pages.count) pages")
     }
 }
 

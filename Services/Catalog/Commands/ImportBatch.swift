@@ -18,6 +18,7 @@ extension Work {
         .createCategory, .renameCategory, .deleteCategory,
         .createCalendarEntry, .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry,
         .createPerson, .updatePerson, .setPersonStatus, .deletePerson,
+        .createPage, .updatePage, .setPageStatus, .deletePage,
     ]
 
     mutating func importBatch() async throws -> CatalogCommandResult {

@@ -14,7 +14,7 @@ protocol StoredRecord: CatalogRecordContent {
     static var resultState: WritableKeyPath<CatalogCommandResult, CatalogRecordState<Self>?> { get }
     static var setStatusAction: CatalogAction { get }
     /// Its mistakes as field errors, after tidying it (trimmed names, categories as the tree spells them).
-    static func validate(_ content: inout Self, on transaction: any CatalogTransaction) async throws -> [FieldError]
+    static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError]
 }
 
 /// The records' commands: `<kind>.create`, `<kind>.update`, `<kind>.set-status` and `<kind>.delete`, versioned, audited
@@ -23,9 +23,9 @@ extension Work {
     mutating func createRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
         guard var content = command[keyPath: Content.commandContent] else { return missing(Content.commandField, "\(Content.noun) content is required") }
         if command.status == .archived { return missing("status", "status must be published or draft") }
-        let errors = try await Content.validate(&content, on: transaction)
-        guard errors.isEmpty else { return rejected(errors) }
         let id = command.entityId ?? UUID()
+        let errors = try await Content.validate(&content, id: id, on: transaction)
+        guard errors.isEmpty else { return rejected(errors) }
         if try await transaction.record(Content.self, id) != nil { return missing("entityId", "a \(Content.noun) with id \(id) already exists") }
         let record = CatalogRecordState(id: id, version: 1, status: command.status ?? .draft, content: content, updatedAt: now)
         return try await commit(record, before: nil)
@@ -42,7 +42,7 @@ extension Work {
             record.status = status
         } else {
             guard var content = command[keyPath: Content.commandContent] else { return missing(Content.commandField, "\(Content.noun) content is required") }
-            let errors = try await Content.validate(&content, on: transaction)
+            let errors = try await Content.validate(&content, id: id, on: transaction)
             guard errors.isEmpty else { return rejected(errors) }
             record.content = content
         }
@@ -120,7 +120,7 @@ extension CalendarEntryContent: StoredRecord {
     static var setStatusAction: CatalogAction { .setCalendarEntryStatus }
 
     /// The schedule's rules, then the categories and the place.
-    static func validate(_ content: inout Self, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+    static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
         content.title = content.title.trimmingCharacters(in: .whitespacesAndNewlines)
         var errors = CalendarSchedule.problems(content)
         try await checkCategories(&content.categories, on: transaction, into: &errors)
@@ -137,7 +137,7 @@ extension PersonContent: StoredRecord {
     static var resultState: WritableKeyPath<CatalogCommandResult, PersonState?> { \.person }
     static var setStatusAction: CatalogAction { .setPersonStatus }
 
-    static func validate(_ content: inout Self, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+    static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
         content.name = content.name.trimmingCharacters(in: .whitespacesAndNewlines)
         content.email = content.email.map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty ? nil : $0 }
         content.interests = content.interests.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -168,5 +168,37 @@ extension PersonContent: StoredRecord {
         guard text.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
               !text.contains(where: { $0.isWhitespace }), !CommandValidation.hasControlCharacters(text) else { return false }
         return true
+    }
+}
+
+extension PageContent: StoredRecord {
+    static var table: String { "pages" }
+    static var noun: String { "page" }
+    static var commandField: String { "page" }
+    static var commandContent: KeyPath<CatalogCommand, Self?> { \.page }
+    static var resultState: WritableKeyPath<CatalogCommandResult, PageState?> { \.page }
+    static var setStatusAction: CatalogAction { .setPageStatus }
+
+    /// A slug no other live page has; the body at most 100 000 characters (a page, not a book).
+    static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+        content.slug = content.slug.trimmingCharacters(in: .whitespaces).lowercased()
+        content.title = content.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        var errors: [FieldError] = []
+        if !isSlug(content.slug) {
+            errors.append(FieldError(field: "slug", message: "Address must be 1 to 100 lower-case letters, digits and hyphens, e.g. about or campus-history"))
+        } else if try await transaction.liveRecords(PageContent.self).contains(where: { $0.id != id && $0.content.slug == content.slug }) {
+            errors.append(FieldError(field: "slug", message: "Another page already has the address \(content.slug)"))
+        }
+        CommandValidation.requireText(content.title, field: "title", label: "Title", max: 200, into: &errors)
+        CommandValidation.limit(content.summary, field: "summary", label: "Summary", max: 1_000, into: &errors)
+        if content.body.count > 100_000 {
+            errors.append(FieldError(field: "body", message: "Text must be at most 100000 characters"))
+        } else if content.body.unicodeScalars.contains(where: { $0.value == 0 }) {
+            errors.append(FieldError(field: "body", message: "Text must not contain NUL characters"))
+        }
+        if !(-10_000...10_000).contains(content.order) {
+            errors.append(FieldError(field: "order", message: "Order must be between -10000 and 10000"))
+        }
+        return errors
     }
 }

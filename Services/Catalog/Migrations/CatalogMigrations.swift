@@ -109,5 +109,10 @@ enum CatalogMigrations {
             -- record's table (DESIGN.md, "Catalog records"), as calendar entries are.
             CREATE TABLE people (LIKE calendar_entries INCLUDING ALL);
             """),
+        Migration(9, "pages", """
+            -- Content pages (DESIGN.md, "Pages"), catalog records like calendar entries; one live page per address.
+            CREATE TABLE pages (LIKE calendar_entries INCLUDING ALL);
+            CREATE UNIQUE INDEX pages_live_slug ON pages ((content->>'slug')) WHERE deleted_at IS NULL;
+            """),
     ])
 }

@@ -45,7 +45,7 @@ final class CatalogProjection: Sendable {
 
     /// Whether changes are waiting for a `publish` to take them.
     var hasPendingChanges: Bool {
-        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged }
+        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged || $0.pagesChanged }
     }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
@@ -125,6 +125,8 @@ private struct RenderWork: Sendable {
     var calendar: [CalendarEntryState]?
     /// Every published person, when anyone changed.
     var people: [PersonState]?
+    /// Every published page, when any page changed.
+    var pages: [PageState]?
     var isFirstPublication = false
 }
 
@@ -146,6 +148,8 @@ private struct EntityState {
     var calendarChanged = false
     var people: [UUID: PersonState] = [:]
     var peopleChanged = false
+    var pages: [UUID: PageState] = [:]
+    var pagesChanged = false
     var isFirstPublication = true
 
     // MARK: applying events
@@ -180,6 +184,7 @@ private struct EntityState {
     mutating func apply<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) -> Bool {
         if let event = event as? CalendarEntryEvent { return apply(event, to: \.calendar, marking: \.calendarChanged) }
         if let event = event as? PersonEvent { return apply(event, to: \.people, marking: \.peopleChanged) }
+        if let event = event as? PageEvent { return apply(event, to: \.pages, marking: \.pagesChanged) }
         return false
     }
 
@@ -223,7 +228,8 @@ private struct EntityState {
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
-        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged || peopleChanged else {
+        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged || peopleChanged
+            || pagesChanged else {
             return nil
         }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
@@ -233,6 +239,8 @@ private struct EntityState {
         calendarChanged = false
         if peopleChanged { work.people = people.values.filter { $0.status == .published } }
         peopleChanged = false
+        if pagesChanged { work.pages = pages.values.filter { $0.status == .published } }
+        pagesChanged = false
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -286,6 +294,7 @@ private struct RenderedState {
     var categories: [CategoryState] = []
     var calendar = CalendarListing()
     var people = PeopleListing()
+    var pages = PagesListing()
     var renderedBytes = 0
     var generation = 0
     /// Tours changed since the lists were last rendered.
@@ -301,6 +310,7 @@ private struct RenderedState {
         if let categories = work.categories { self.categories = categories }
         if let entries = work.calendar { calendar = CalendarListing(entries) }
         if let states = work.people { people = PeopleListing(states) }
+        if let states = work.pages { pages = PagesListing(states) }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
@@ -400,7 +410,7 @@ private struct RenderedState {
             tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
             poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
             tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
-            generation: generation))
+            pages: pages, generation: generation))
     }
 }
 

@@ -29,6 +29,8 @@ final class FeedSnapshot: Sendable {
         let calendar: CalendarListing
         /// The published people directory.
         let people: PeopleListing
+        /// The published content pages.
+        let pages: PagesListing
         /// Increases with every publication.
         let generation: Int
     }

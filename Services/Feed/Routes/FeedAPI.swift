@@ -86,7 +86,7 @@ enum FeedAPI {
             """#),
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
-             "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, and people whose name, role, department or interests do, case- and accent-insensitive, by name",
+             "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, people whose name, role, department or interests do, and pages whose title, summary or text do, case- and accent-insensitive, by name",
              "parameters": [
                {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}, "example": "hall"},
                {"name": "limit", "in": "query", "description": "At most this many tours and this many POIs",
@@ -137,6 +137,20 @@ enum FeedAPI {
              "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
              "responses": {"200": \#(ok("The person", "application/json", schema: "Person")), "304": \#(notModified),
                            "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.get, "/v1/pages", .computed(PageRoutes.list), operation: #"""
+            {"operationId": "listPages", "summary": "The published content pages in order (About, Research, …), without their text",
+             "responses": {"200": \#(ok("Pages", "application/json", schema: "PageList")), "304": \#(notModified)}}
+            """#),
+        FeedRoute(.get, "/v1/pages/{slug}", .computed(PageRoutes.page), operation: #"""
+            {"operationId": "getPage", "summary": "A published content page with its text as HTML (Markdown rendered, HTML in it shown as text)",
+             "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}],
+             "responses": {"200": \#(ok("The page", "application/json", schema: "Page")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
+            """#),
+        FeedRoute(.get, "/v1/pages/{slug}/page", .computed(PageRoutes.phonePage), operation: #"""
+            {"operationId": "getPagePage", "summary": "A published content page as a small HTML document for the app's embedded browser",
+             "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}],
+             "responses": {"200": \#(ok("The page", "text/html")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
             """#),
         FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
             {"operationId": "legacyTours",

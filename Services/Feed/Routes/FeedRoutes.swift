@@ -159,6 +159,7 @@ enum FeedRoutes {
         let poiSlots = snapshot.poiTextIndex.search(folded: folded, limit: limit)
         let eventSlots = snapshot.calendar.textIndex.search(folded: folded, limit: limit)
         let personSlots = snapshot.people.textIndex.search(folded: folded, limit: limit)
+        let pageSlots = snapshot.pages.textIndex.search(folded: folded, limit: limit)
         var json = JSONWriter(capacity: 64 + (tourSlots.count + poiSlots.count) * 320)
         json.beginObject()
         json.key("events")
@@ -176,6 +177,8 @@ enum FeedRoutes {
             json.endObject()
         }
         json.endArray()
+        json.key("pages")
+        json.objects(pageSlots.compactMap(snapshot.pages.entry(inSlot:))) { json, entry in PageRoutes.writeSummary(entry, to: &json) }
         json.key("people")
         json.objects(personSlots.compactMap(snapshot.people.entry(inSlot:))) { json, entry in PeopleRoutes.writeMembers(entry, snapshot, to: &json) }
         json.key("pois")

@@ -250,16 +250,27 @@ enum OpenAPIDocument {
             "properties": {"people": {"type": "array", "items": {"$ref": "#/components/schemas/Person"}},
                            "total": {"type": "integer", "minimum": 0, "description": "Every match, beyond limit and offset"}}
           },
+          "PageSummary": {
+            "type": "object", "required": ["slug", "title", "summary", "order", "updatedAt"],
+            "properties": {"slug": {"type": "string"}, "title": {"type": "string"}, "summary": {"type": "string"}, "order": {"type": "integer"},
+                           "updatedAt": {"type": "string", "format": "date-time"}}
+          },
+          "PageList": {"type": "object", "required": ["pages"], "properties": {"pages": {"type": "array", "items": {"$ref": "#/components/schemas/PageSummary"}}}},
+          "Page": {
+            "allOf": [{"$ref": "#/components/schemas/PageSummary"},
+                      {"type": "object", "required": ["html", "version"], "properties": {"html": {"type": "string"}, "version": {"type": "integer", "minimum": 1}}}]
+          },
           "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
-            "type": "object", "required": ["tours", "pois", "events", "people"],
+            "type": "object", "required": ["tours", "pois", "events", "people", "pages"],
             "properties": {
               "tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}},
               "events": {"type": "array", "items": {"type": "object", "required": ["eventId", "title", "summary", "startsAt", "endsAt", "timeZone", "allDay"],
                 "properties": {"eventId": {"type": "string", "format": "uuid"}, "title": {"type": "string"}, "summary": {"type": "string"},
                                "startsAt": {"type": "string"}, "endsAt": {"type": "string"}, "timeZone": {"type": "string"}, "allDay": {"type": "boolean"}}}},
               "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}},
-              "people": {"type": "array", "items": {"$ref": "#/components/schemas/Person"}}
+              "people": {"type": "array", "items": {"$ref": "#/components/schemas/Person"}},
+              "pages": {"type": "array", "items": {"$ref": "#/components/schemas/PageSummary"}}
             }
           },
           "EventBatch": {

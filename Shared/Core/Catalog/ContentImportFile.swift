@@ -30,6 +30,7 @@ public enum ContentImportFile {
         public var categories = 0
         public var calendar = 0
         public var people = 0
+        public var pages = 0
         /// Rows as the file has them (POIs, tours and categories listed), which people count; `rows` also has a
         /// row per category path a POI uses.
         public var fileRows = 0
@@ -141,10 +142,21 @@ public enum ContentImportFile {
             public var status: ContentStatus?
         }
 
+        /// A content page (DESIGN.md, "Pages"); default `published`.
+        public struct Page: Decodable, Sendable {
+            public var slug: String
+            public var title: String
+            public var summary: String?
+            public var body: String?
+            public var order: Int?
+            public var status: ContentStatus?
+        }
+
         public var tours: [Tour]?
         public var pois: [Poi]?
         public var calendar: [CalendarEvent]?
         public var people: [Person]?
+        public var pages: [Page]?
         /// Category paths to create even when no POI uses them yet.
         public var categories: [String]?
     }
@@ -281,9 +293,9 @@ public enum ContentImportFile {
     /// What a stable id stands for: entities, and the command steps that create them.
     public enum Kind: UInt8, Sendable {
         case tour = 0x01, poi = 0x02, category = 0x03
-        case calendarEntry = 0x04, person = 0x05
+        case calendarEntry = 0x04, person = 0x05, page = 0x06
         case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31, calendarCreate = 0x41
-        case personCreate = 0x51
+        case personCreate = 0x51, pageCreate = 0x61
     }
 
     // MARK: rows from content
@@ -353,6 +365,7 @@ public enum ContentImportFile {
         var categories: [String]?
         var calendar: [Lenient<JSONFile.CalendarEvent>]?
         var people: [Lenient<JSONFile.Person>]?
+        var pages: [Lenient<JSONFile.Page>]?
     }
 
     /// A calendar event's row; its ids come from its content, so importing the file again changes nothing.
@@ -370,6 +383,15 @@ public enum ContentImportFile {
         return CatalogBatchRow(label: label, commands: [
             CatalogCommand(commandId: stableId(Kind.personCreate.rawValue, content: key), action: .createPerson, actor: actor,
                            entityId: stableId(Kind.person.rawValue, content: key), status: status, person: content),
+        ])
+    }
+
+    /// A page's row; its ids come from its content, as a calendar event's.
+    public static func pageRow(label: String, content: PageContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
+        let key = canonical(content)
+        return CatalogBatchRow(label: label, commands: [
+            CatalogCommand(commandId: stableId(Kind.pageCreate.rawValue, content: key), action: .createPage, actor: actor,
+                           entityId: stableId(Kind.page.rawValue, content: key), status: status, page: content),
         ])
     }
 
@@ -402,7 +424,8 @@ public enum ContentImportFile {
         var categoryPaths = file.categories ?? []
         let calendar = file.calendar ?? []
         let people = file.people ?? []
-        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count + people.count
+        let pages = file.pages ?? []
+        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count + people.count + pages.count
         for case .success(let poi) in pois.map(\.value) { categoryPaths += poi.allCategories }
         for case .success(let event) in calendar.map(\.value) { categoryPaths += event.categories ?? [] }
         plan.rows += categoryRows(categoryPaths, actor: actor)
@@ -455,6 +478,11 @@ public enum ContentImportFile {
                 officePoiId: person.officePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, officeText: person.officeText,
                 interests: person.interests ?? [], profileUrl: person.profileUrl, photoUrl: person.photoUrl)
             return personRow(label: label, content: content, status: person.status ?? .published, actor: actor)
+        }
+        plan.pages = addRows(pages, named: "pages", to: &plan) { page, label in
+            pageRow(label: label, content: PageContent(slug: page.slug, title: page.title, summary: page.summary ?? "", body: page.body ?? "",
+                                                       order: page.order ?? 0),
+                    status: page.status ?? .published, actor: actor)
         }
         return plan
     }

@@ -263,6 +263,7 @@ extension JSONWriter {
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
         // Catalog records (calendar entries above, people) have one codec, JSONCoding's (CatalogRecords.swift).
+        if let page = result.page, let json = try? JSONCoding.encoder.encode(page) { key("page"); raw(Array(json)) }
         if let person = result.person, let json = try? JSONCoding.encoder.encode(person) { key("person"); raw(Array(json)) }
         if let poi = result.poi { key("poi"); poiState(poi) }
         if let pois = result.pois {
@@ -500,7 +501,7 @@ extension JSONReader {
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
                                     "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
-                                    "calendarEntry", "person"]
+                                    "calendarEntry", "person", "page"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -527,7 +528,7 @@ extension JSONReader {
             case 15: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
             case 16: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
             default:
-                // Catalog records (calendar entries, people) have one codec, JSONCoding's: the whole command goes to the
+                // Catalog records (calendar entries, people, pages) have one codec, JSONCoding's: the whole command goes to the
                 // JSONDecoder fallback.
                 guard try reader.null() else { throw reader.malformed("catalog records are read by JSONDecoder") }
             }

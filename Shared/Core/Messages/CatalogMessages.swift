@@ -178,6 +178,11 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case updatePerson = "person.update"
     case setPersonStatus = "person.set-status"
     case deletePerson = "person.delete"
+    /// Content pages (DESIGN.md, "Pages").
+    case createPage = "page.create"
+    case updatePage = "page.update"
+    case setPageStatus = "page.set-status"
+    case deletePage = "page.delete"
     case discardPoiDraft = "poi.discard-draft"
     /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
     case scheduleTour = "tour.schedule"
@@ -222,13 +227,15 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var calendarEntry: CalendarEntryContent?
     /// For `person.create` and `person.update`.
     public var person: PersonContent?
+    /// For `page.create` and `page.update`.
+    public var page: PageContent?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
                 confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil,
-                person: PersonContent? = nil) {
+                person: PersonContent? = nil, page: PageContent? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -248,6 +255,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.scheduleAt = scheduleAt
         self.calendarEntry = calendarEntry
         self.person = person
+        self.page = page
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -294,6 +302,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var calendarEntry: CalendarEntryState?
     /// The directory entry's state after a person command (or, on conflict, its current state).
     public var person: PersonState?
+    /// The page's state after a page command (or, on conflict, its current state).
+    public var page: PageState?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,

@@ -19,13 +19,19 @@ public enum PoiPage {
         .hours th{text-align:left;font-weight:400;padding-right:1em}
         """
 
-    public static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
-        let content = poi.content
+    /// A page's document up to its body's heading and summary, in this page's style (content pages share it).
+    public static func documentStart(title: String, summary: String) -> String {
         var html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        html += "<title>\(escape(content.name))</title><style>\(style)</style></head><body>\n"
-        html += "<h1>\(escape(content.name))</h1>\n"
-        if !content.summary.isEmpty { html += "<p class=\"summary\">\(escape(content.summary))</p>\n" }
+        html += "<title>\(escape(title))</title><style>\(style)</style></head><body>\n"
+        html += "<h1>\(escape(title))</h1>\n"
+        if !summary.isEmpty { html += "<p class=\"summary\">\(escape(summary))</p>\n" }
+        return html
+    }
+
+    public static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
+        let content = poi.content
+        var html = documentStart(title: content.name, summary: content.summary)
         for picture in content.pictures where isWebURL(picture) {
             html += "<img src=\"\(escape(picture))\" alt=\"\(escape(content.name))\" loading=\"lazy\">\n"
         }
@@ -85,7 +91,7 @@ public enum PoiPage {
 
     /// Text safe in HTML element content and quoted attribute values. Control characters other than
     /// tab and newline have no place in a page.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         MarkupEscaping.escape(text) { !($0.value < 0x20 && $0 != "\t" && $0 != "\n" || $0.value == 0x7F) }
     }
 
@@ -97,7 +103,7 @@ public enum PoiPage {
         return parts.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
     }
 
-    static func isWebURL(_ text: String) -> Bool {
+    public static func isWebURL(_ text: String) -> Bool {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else { return false }
         return true

@@ -1,0 +1,109 @@
+import Foundation
+import Shared
+
+/// What the content page form holds, as typed (DESIGN.md, "Pages").
+struct PageForm: AdminRecordForm {
+    var slug = ""
+    var title = ""
+    var summary = ""
+    var body = ""
+    var order = ""
+    var version: Int?
+
+    static let fields: Set<String> = ["slug", "title", "summary", "body", "order"]
+
+    init() {}
+
+    init(_ page: PageState) {
+        slug = page.content.slug
+        title = page.content.title
+        summary = page.content.summary
+        body = page.content.body
+        order = String(page.content.order)
+        version = page.version
+    }
+
+    init(_ form: FormData) {
+        slug = form["slug"]
+        title = form["title"]
+        summary = form["summary"]
+        body = form["body"]
+        order = form["order"]
+        version = form.int("version")
+    }
+
+    func content() -> Result<PageContent, FieldErrors> {
+        let orderText = order.trimmingCharacters(in: .whitespaces)
+        guard orderText.isEmpty || Int(orderText) != nil else { return .failure(FieldErrors(byField: ["order": "Order must be a whole number"])) }
+        return .success(PageContent(slug: slug.trimmingCharacters(in: .whitespaces), title: title.trimmingCharacters(in: .whitespacesAndNewlines),
+                                    summary: summary.trimmingCharacters(in: .whitespacesAndNewlines), body: body, order: Int(orderText) ?? 0))
+    }
+}
+
+/// Content pages' admin pages (owners): About, Research, Education, History.
+enum ContentPages: AdminRecordKind {
+    static var path: String { "/pages" }
+    static var section: String { "Pages" }
+    static var task: String { "manage the content pages" }
+    static var createTitle: String { "Add Page" }
+    static var manageTitle: String { "Edit Page" }
+    static var deleteTitle: String { "Delete Page" }
+    static var notFound: String { "There is no such page." }
+    static var publishedNotice: String { "pagepublished" }
+    static var unpublishedNotice: String { "pageunpublished" }
+    static var createAction: CatalogAction { .createPage }
+    static var updateAction: CatalogAction { .updatePage }
+    static var setStatusAction: CatalogAction { .setPageStatus }
+    static var deleteAction: CatalogAction { .deletePage }
+    static var commandContent: WritableKeyPath<CatalogCommand, PageContent?> { \.page }
+    static var resultState: KeyPath<CatalogCommandResult, PageState?> { \.page }
+    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: PageState]> { \.pages }
+
+    static func newForm(_ catalog: AdminCatalogProjection.Content) -> PageForm {
+        var form = PageForm()
+        form.order = String((catalog.pages.values.map(\.content.order).max() ?? 0) + 10)
+        return form
+    }
+
+    static func list(_ catalog: AdminCatalogProjection.Content, csrf: String) -> HTML {
+        let rows: [HTML] = catalog.sortedPages.map { page in
+            let path = "/pages/\(page.id.uuidString.lowercased())"
+            return """
+                <tr><td><a href="\(path)">\(page.content.title)</a></td><td><code>\(page.content.slug)</code></td><td>\(String(page.content.order))</td>
+                <td>\(page.status == .published ? "Published" : "Draft")</td>
+                <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
+                """
+        }
+        let table: HTML = rows.isEmpty ? "<p class=\"muted\">No pages yet.</p>" : """
+            <table><thead><tr><th scope="col">Title</th><th scope="col">Address</th><th scope="col">Order</th><th scope="col">Status</th>
+            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            """
+        return """
+            <h1>Pages</h1>
+            <p>Pages phones show in their menu (<code>/v1/pages</code> on the feed), in order, once published.</p>
+            <p><a class="button primary" href="/pages/new">Add Page</a></p>
+            \(table)
+            """
+    }
+
+    static func form(_ model: RecordFormModel<Self>) -> HTML {
+        let form = model.form, errors = model.errors
+        let fields: HTML = Forms.text("Title", name: "title", value: form.title, error: errors["title"], required: true)
+            + Forms.text("Address", name: "slug", value: form.slug, error: errors["slug"], required: true,
+                         hint: "Lower-case letters, digits and hyphens, e.g. about: the page is then /v1/pages/about")
+            + Forms.textarea("Summary", name: "summary", value: form.summary, error: errors["summary"], rows: 2)
+            + Forms.textarea("Text", name: "body", value: form.body, error: errors["body"], rows: 14,
+                             hint: "Markdown: blank lines between paragraphs, # Heading, **bold**, *italic*, [link](https://…), - list items.")
+            + Forms.text("Order", name: "order", value: form.order, error: errors["order"], hint: "Smaller first.", attributes: " inputmode=\"numeric\"")
+        let status: HTML = model.record.map {
+            RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> in the phones' menu of pages.",
+                                  draft: "<strong>Draft:</strong> not on phones yet.")
+        } ?? .empty
+        return RecordPages.form(model, top: status, fields: fields, fieldNames: PageForm.fields)
+    }
+
+    static func confirmDelete(_ page: PageState, csrf: String) -> HTML {
+        RecordPages.confirmDelete(page, at: path, title: deleteTitle, csrf: csrf,
+                                  "Are you sure you want to delete? \(page.content.title) leaves the phones' menu of pages.")
+    }
+}
