@@ -43,7 +43,7 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
 
     let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
                                         source: "analytics", logger: logger)
-    // Calendar entries and people are named as their views are reported (`GET /v1/reports/views`).
+    // Calendar entries, people and pages are named as their views are reported (`GET /v1/reports/views`).
     let recordNames: [CatalogRecordHandler] = [
         .of(CalendarEntryContent.self) { envelope in
             guard let entry = envelope.data.record, envelope.data.kind == .changed else { return }
@@ -52,6 +52,10 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
         .of(PersonContent.self) { envelope in
             guard let person = envelope.data.record, envelope.data.kind == .changed else { return }
             try await store.saveName(entityId: person.id, kind: "person", name: person.content.name, version: person.version, stops: nil)
+        },
+        .of(PageContent.self) { envelope in
+            guard let page = envelope.data.record, envelope.data.kind == .changed else { return }
+            try await store.saveName(entityId: page.id, kind: "page", name: page.content.title, version: page.version, stops: nil)
         },
     ]
     let names = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands, deadLetters: deadLetters,

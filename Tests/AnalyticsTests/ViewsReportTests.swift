@@ -41,6 +41,20 @@ struct ViewsReportTests {
             #expect(report.events == [ViewRow(id: visit, name: "Campus visit", views: 4), ViewRow(id: openDay, name: "Open Day", views: 3)])
             #expect(report.pages == [ViewRow(id: about, name: nil, views: 2)])
             #expect(report.people == [ViewRow(id: dean, name: nil, views: 1)])
+            // Pages and people are named from their catalog events, as events are (sent again until the reader is positioned).
+            let topic = harness.kafka.topic(Topic.catalogEvents)
+            let page = PageEvent.changed(PageState(id: about, version: 1, status: .published, content: PageContent(slug: "about", title: "About us"),
+                                                   updatedAt: today))
+            let person = PersonEvent.changed(PersonState(id: dean, version: 1, status: .published, content: PersonContent(name: "Émile Durand"),
+                                                         updatedAt: today))
+            #expect(try await TestServices.eventually(timeout: .seconds(30), interval: .milliseconds(500)) {
+                try await harness.producer.send([
+                    KafkaOutgoingMessage(topic: topic, key: about.uuidString, value: try Envelope(type: page.type, source: "catalog", data: page).encoded()),
+                    KafkaOutgoingMessage(topic: topic, key: dean.uuidString, value: try Envelope(type: person.type, source: "catalog", data: person).encoded()),
+                ])
+                let named = try await AnalyticsHarness.get(client, "views", range, as: ViewsReport.self)
+                return named.pages == [ViewRow(id: about, name: "About us", views: 2)] && named.people == [ViewRow(id: dean, name: "Émile Durand", views: 1)]
+            })
             let wide = ReportQuery(from: Day(containing: longAgo), to: Day(containing: today))
             #expect(try await AnalyticsHarness.get(client, "views", wide, as: ViewsReport.self).events.first == ViewRow(id: openDay, name: "Open Day", views: 8))
             let csv = try await client.execute(uri: AnalyticsHarness.path("views", range, extra: "&format=csv"), method: .get,
