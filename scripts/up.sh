@@ -175,7 +175,7 @@ cat <<EOF
 iTour is up (all ready $(since "$t_services") after starting; $(since "$t0") in all).
 
   Feed (phones)      http://localhost:$feed/v1/tours
-                     http://localhost:$feed/v1/pois (places)  http://localhost:$feed/v1/calendar  http://localhost:$feed/v1/calendar.ics  http://localhost:$feed/v1/people  http://localhost:$feed/v1/pages
+                     http://localhost:$feed/v1/pois (places)  http://localhost:$feed/v1/calendar  http://localhost:$feed/v1/calendar.ics  http://localhost:$feed/v1/people  http://localhost:$feed/v1/pages  http://localhost:$feed/v1/featured
   Admin dashboard    http://localhost:$admin/
                      sign in as $admin_email / $admin_password
   Reports            http://localhost:$analytics/v1/reports/summary?from=$month_ago&to=$today

@@ -21,7 +21,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                   categoryHandler: { envelope in projection.apply(envelope.data) },
                                   recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data, into: \.calendar) },
                                                    .of(PersonContent.self) { envelope in projection.apply(envelope.data, into: \.people) },
-                                                   .of(PageContent.self) { envelope in projection.apply(envelope.data, into: \.pages) }])
+                                                   .of(PageContent.self) { envelope in projection.apply(envelope.data, into: \.pages) },
+                                                   .of(FeaturedContent.self) { envelope in projection.apply(envelope.data, into: \.featured) }])
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
@@ -52,6 +53,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<ContentPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
+    RecordController<FeaturedPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
     SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)

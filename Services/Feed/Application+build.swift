@@ -23,6 +23,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
         .of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data) },
         .of(PersonContent.self) { envelope in projection.apply(envelope.data) },
         .of(PageContent.self) { envelope in projection.apply(envelope.data) },
+        .of(FeaturedContent.self) { envelope in projection.apply(envelope.data) },
     ])
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),

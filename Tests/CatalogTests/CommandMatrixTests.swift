@@ -27,6 +27,8 @@ struct CommandMatrixTests {
         let person: UUID
         /// A draft page (version 1) at /about.
         let page: UUID
+        /// A draft featured item (version 1) showing the tour.
+        let featured: UUID
     }
 
     static let openDay = CalendarEntryContent(title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
@@ -55,8 +57,10 @@ struct CommandMatrixTests {
                                                           person: PersonContent(name: "Ada Byron", role: "Director", officePoiId: poiB)))
             let page = try await applied(CatalogCommand(action: .createPage, actor: "fixture",
                                                         page: PageContent(slug: "about", title: "About", body: "We are *here*.")))
+            let featured = try await applied(CatalogCommand(action: .createFeatured, actor: "fixture", featured: FeaturedContent(
+                targetKind: .tour, targetId: tour, imageUrl: "https://example.edu/quad.jpg", imageAlt: "The quad in spring")))
             try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour,
-                                   entry: entry, person: person, page: page))
+                                   entry: entry, person: person, page: page, featured: featured))
         }
     }
 
@@ -103,7 +107,7 @@ struct CommandMatrixTests {
         case .snapshot:
             // The chunks go straight to the topic (CommandHandlerTests), the markers through the outbox.
             return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
-                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed", "page.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
+                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed", "page.changed", "featured.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
         case .revertTour:
             // Version 1 had no stops: the revert takes A out again, as a new version.
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
@@ -150,6 +154,17 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.page, expectedVersion: 1, status: .published), ["page.changed"])
         case .deletePage:
             return (CatalogCommand(action: action, actor: actor, entityId: f.page, expectedVersion: 1), ["page.deleted"])
+        case .createFeatured:
+            return (CatalogCommand(action: action, actor: actor, status: .published, featured: FeaturedContent(
+                targetKind: .event, targetId: f.entry, title: "Open Day!", imageUrl: "https://example.edu/open-day.jpg", imageAlt: "Students on the lawn")),
+                    ["featured.changed"])
+        case .updateFeatured:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.featured, expectedVersion: 1, featured: FeaturedContent(
+                targetKind: .page, targetId: f.page, imageUrl: "https://example.edu/about.jpg", imageAlt: "The bell tower", order: 5)), ["featured.changed"])
+        case .setFeaturedStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.featured, expectedVersion: 1, status: .published), ["featured.changed"])
+        case .deleteFeatured:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.featured, expectedVersion: 1), ["featured.deleted"])
         case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
@@ -225,6 +240,16 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.page, status: .archived), "status", "status must be published or draft")
         case .deletePage:
             return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
+        case .createFeatured:
+            return (CatalogCommand(action: action, actor: actor, featured: FeaturedContent(targetKind: .poi, targetId: UUID(), imageUrl: "https://x.edu/a.jpg",
+                                                                                            imageAlt: "A")), "targetId", "Featured must be an existing point of interest")
+        case .updateFeatured:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.featured, featured: FeaturedContent(
+                targetKind: .tour, targetId: f.tour, imageUrl: "https://example.edu/quad.jpg", imageAlt: "  ")), "imageAlt", "Image description is required")
+        case .setFeaturedStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.featured, status: .archived), "status", "status must be published or draft")
+        case .deleteFeatured:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
         case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
@@ -242,10 +267,11 @@ struct CommandMatrixTests {
         case .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry: (f.entry, 1)
         case .updatePerson, .setPersonStatus, .deletePerson: (f.person, 1)
         case .updatePage, .setPageStatus, .deletePage: (f.page, 1)
+        case .updateFeatured, .setFeaturedStatus, .deleteFeatured: (f.featured, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .createFeatured, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
              .applyTourSchedule: nil
         }
     }
@@ -262,6 +288,7 @@ struct CommandMatrixTests {
             SELECT version FROM catalog.tours WHERE id = \(id) UNION ALL SELECT version FROM catalog.pois WHERE id = \(id)
             UNION ALL SELECT version FROM catalog.categories WHERE id = \(id) UNION ALL SELECT version FROM catalog.calendar_entries WHERE id = \(id)
             UNION ALL SELECT version FROM catalog.people WHERE id = \(id) UNION ALL SELECT version FROM catalog.pages WHERE id = \(id)
+            UNION ALL SELECT version FROM catalog.featured_items WHERE id = \(id)
             """, as: Int.self, logger: logger).first
     }
 

@@ -542,6 +542,50 @@ struct FeedHTTPTests {
         }
     }
 
+    @Test("featured items: in order, each named as what it shows unless titled, only while that is on the feed")
+    func featured() async throws {
+        let updated = Date(timeIntervalSince1970: 1_790_000_000)
+        let about = PageState(id: UUID(), version: 1, status: .published, content: PageContent(slug: "about", title: "About", summary: "Who we are"),
+                              updatedAt: updated)
+        func item(_ kind: FeaturedContent.TargetKind, _ id: UUID, title: String? = nil, order: Int, status: ContentStatus = .published) -> FeaturedState {
+            FeaturedState(id: UUID(), version: 1, status: status, content: FeaturedContent(
+                targetKind: kind, targetId: id, title: title, imageUrl: "https://example.edu/\(order).jpg", imageAlt: "Picture \(order)", order: order),
+                updatedAt: updated)
+        }
+        let tour = item(.tour, Self.cafeTour.id, order: 30)
+        let poi = item(.poi, Self.museum.id, title: "Coffee first", order: 10)
+        let page = item(.page, about.id, order: 20)
+        let hidden = item(.poi, Self.secret.id, order: 5)            // a POI not on the feed
+        let draft = item(.tour, Self.cafeTour.id, order: 1, status: .draft)
+        try await Self.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            func message<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) throws -> KafkaOutgoingMessage {
+                KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
+                                     value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
+            }
+            try await standIn.producer.send([try message(PageEvent.changed(about))] + [tour, poi, page, hidden, draft].map { try message(FeaturedEvent.changed($0)) })
+            @Sendable func items() async throws -> [[String: Any]] {
+                try #require(try Self.json(try await client.execute(uri: "/v1/featured", method: .get))["featured"] as? [[String: Any]])
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await items().count == 3 })
+            let shown = try await items()
+            #expect(shown.compactMap { $0["title"] as? String } == ["Coffee first", "About", Self.cafeTour.content.name])
+            #expect(shown.compactMap { $0["kind"] as? String } == ["poi", "page", "tour"])
+            #expect(shown[1]["slug"] as? String == "about" && shown[1]["summary"] as? String == "Who we are")
+            #expect(shown[0]["imageUrl"] as? String == "https://example.edu/10.jpg" && shown[0]["imageAlt"] as? String == "Picture 10")
+            #expect(shown[2]["id"] as? String == Self.cafeTour.id.uuidString)
+
+            // The page unpublished: its item goes with it.
+            var unpublished = about
+            unpublished.version = 2
+            unpublished.status = .draft
+            try await standIn.producer.send([try message(PageEvent.changed(unpublished))])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await items().compactMap { $0["kind"] as? String } == ["poi", "tour"]
+            })
+        }
+    }
+
     @Test("every GET has an ETag and Cache-Control, answers If-None-Match with 304 and gzips when asked", arguments: [false, true])
     func caching(live: Bool) async throws {
         try await Self.withFeed(testing: live ? .live : .router) { _, client in

@@ -322,3 +322,13 @@ def test_the_demo_content_has_an_about_page_rendered_from_markdown(feed):
     assert "default-src 'none'" in phone.headers["Content-Security-Policy"]
     assert [page["slug"] for page in request(feed + "/v1/search?q=visitor%20lots").json()["pages"]] == ["about"]
     expect_problem(request(feed + "/v1/pages/no-such-page"), 404)
+
+
+def test_the_demo_content_has_featured_items_for_the_home_screen(feed):
+    """Issue 18, items 5 and 8: the demo's featured tour, event, POI and page, in order, each with its image description."""
+    items = request(feed + "/v1/featured").json()["featured"]
+    assert [item["kind"] for item in items] == ["tour", "event", "poi", "page"]
+    assert [item["title"] for item in items] == ["Students Tour (Beta)", "Spring Open Day: 20 March", "Historic Quad", "New here? Start with iTour"]
+    assert all(item["imageUrl"].startswith("https://") and item["imageAlt"] for item in items)
+    assert items[3]["slug"] == "about"
+    assert request(f"{feed}/v1/calendar/{items[1]['id']}").json()["title"] == "Spring Open Day"

@@ -16,6 +16,7 @@ final class AdminCatalogProjection: Sendable {
         var calendar: [UUID: CalendarEntryState] = [:]
         var people: [UUID: PersonState] = [:]
         var pages: [UUID: PageState] = [:]
+        var featured: [UUID: FeaturedState] = [:]
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]
 
@@ -113,8 +114,9 @@ final class AdminCatalogProjection: Sendable {
         if let entry = result.calendarEntry { _ = update(entry.id, entry.version) { $0.calendar[entry.id] = entry } }
         if let person = result.person { _ = update(person.id, person.version) { $0.people[person.id] = person } }
         if let page = result.page { _ = update(page.id, page.version) { $0.pages[page.id] = page } }
+        if let item = result.featured { _ = update(item.id, item.version) { $0.featured[item.id] = item } }
         if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, result.person == nil, result.page == nil,
-           let id = result.entityId,
+           result.featured == nil, let id = result.entityId,
            let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.
             switch result.action {
@@ -133,6 +135,7 @@ final class AdminCatalogProjection: Sendable {
             case .deleteCalendarEntry: _ = update(id, version) { $0.calendar[id] = nil }
             case .deletePerson: _ = update(id, version) { $0.people[id] = nil }
             case .deletePage: _ = update(id, version) { $0.pages[id] = nil }
+            case .deleteFeatured: _ = update(id, version) { $0.featured[id] = nil }
             default: break
             }
         }

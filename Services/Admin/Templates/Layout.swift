@@ -75,7 +75,7 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, calendar, people, pages, importContent, users, reports, status
+    case tours, pois, categories, calendar, people, pages, featured, importContent, users, reports, status
 
     var title: String {
         switch self {
@@ -85,6 +85,7 @@ enum NavigationItem: CaseIterable {
         case .calendar: "Calendar"
         case .people: "People"
         case .pages: "Pages"
+        case .featured: "Featured"
         case .importContent: "Import"
         case .users: "Users"
         case .reports: "Reports"
@@ -100,6 +101,7 @@ enum NavigationItem: CaseIterable {
         case .calendar: "/calendar"
         case .people: "/people"
         case .pages: "/pages"
+        case .featured: "/featured"
         case .importContent: "/import"
         case .users: "/users"
         case .reports: "/reports"
@@ -110,7 +112,7 @@ enum NavigationItem: CaseIterable {
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .calendar, .people, .pages, .importContent, .users, .status: [.owner]
+        case .pois, .categories, .calendar, .people, .pages, .featured, .importContent, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }
@@ -154,6 +156,8 @@ struct Notice {
         "personunpublished": .success("Unpublished: the person is no longer in the phones' directory."),
         "pagepublished": .success("Published: the page is in the phones' menu of pages."),
         "pageunpublished": .success("Unpublished: the page is no longer on phones."),
+        "featuredpublished": .success("Published: the item is on the phones' home screen."),
+        "featuredunpublished": .success("Unpublished: the item is no longer on the phones' home screen."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

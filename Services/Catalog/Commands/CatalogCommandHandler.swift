@@ -213,6 +213,9 @@ struct Work {
         case .createPage: return try await createRecord(PageContent.self)
         case .updatePage, .setPageStatus: return try await changeRecord(PageContent.self)
         case .deletePage: return try await deleteRecord(PageContent.self)
+        case .createFeatured: return try await createRecord(FeaturedContent.self)
+        case .updateFeatured, .setFeaturedStatus: return try await changeRecord(FeaturedContent.self)
+        case .deleteFeatured: return try await deleteRecord(FeaturedContent.self)
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
@@ -664,6 +667,8 @@ struct Work {
         for person in people { try publish(PersonEvent.changed(person, snapshotId: snapshotId)) }
         let pages = try await transaction.liveRecords(PageContent.self)
         for page in pages { try publish(PageEvent.changed(page, snapshotId: snapshotId)) }
+        let featured = try await transaction.liveRecords(FeaturedContent.self)
+        for item in featured { try publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let poiCount: Int
@@ -694,7 +699,7 @@ struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people and \(pages.count) pages")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people, \(pages.count) pages and \(featured.count) featured items")
     }
 }
 

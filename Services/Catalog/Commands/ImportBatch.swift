@@ -19,6 +19,7 @@ extension Work {
         .createCalendarEntry, .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry,
         .createPerson, .updatePerson, .setPersonStatus, .deletePerson,
         .createPage, .updatePage, .setPageStatus, .deletePage,
+        .createFeatured, .updateFeatured, .setFeaturedStatus, .deleteFeatured,
     ]
 
     mutating func importBatch() async throws -> CatalogCommandResult {

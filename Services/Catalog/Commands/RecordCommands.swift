@@ -202,3 +202,37 @@ extension PageContent: StoredRecord {
         return errors
     }
 }
+
+extension FeaturedContent: StoredRecord {
+    static var table: String { "featured_items" }
+    static var noun: String { "featured item" }
+    static var commandField: String { "featured" }
+    static var commandContent: KeyPath<CatalogCommand, Self?> { \.featured }
+    static var resultState: WritableKeyPath<CatalogCommandResult, FeaturedState?> { \.featured }
+    static var setStatusAction: CatalogAction { .setFeaturedStatus }
+
+    /// A target that exists, an http(s) image with its text.
+    static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+        content.title = content.title.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        content.imageAlt = content.imageAlt.trimmingCharacters(in: .whitespacesAndNewlines)
+        var errors: [FieldError] = []
+        let exists: Bool = switch content.targetKind {
+        case .tour: try await transaction.tour(content.targetId).map { !$0.isDeleted } == true
+        case .poi: try await transaction.poi(content.targetId).map { !$0.isDeleted } == true
+        case .event: try await transaction.record(CalendarEntryContent.self, content.targetId).map { !$0.isDeleted } == true
+        case .page: try await transaction.record(PageContent.self, content.targetId).map { !$0.isDeleted } == true
+        }
+        if !exists {
+            errors.append(FieldError(field: "targetId", message: "Featured must be an existing \(content.targetKind == .poi ? "point of interest" : content.targetKind == .event ? "calendar event" : content.targetKind.rawValue)"))
+        }
+        CommandValidation.limit(content.title ?? "", field: "title", label: "Title", max: 200, into: &errors)
+        if !CommandValidation.isWebURL(content.imageUrl) {
+            errors.append(FieldError(field: "imageUrl", message: "Image must be an http or https URL"))
+        }
+        CommandValidation.requireText(content.imageAlt, field: "imageAlt", label: "Image description", max: 300, into: &errors)
+        if !(-10_000...10_000).contains(content.order) {
+            errors.append(FieldError(field: "order", message: "Order must be between -10000 and 10000"))
+        }
+        return errors
+    }
+}

@@ -41,7 +41,7 @@ enum ContentImport {
         }
         let progress = { (line: String) in FileHandle.standardError.write(Data("\(line)\n".utf8)) }
         progress("read \(path): \(counted(plan.fileRows, "row")) (\(counted(plan.tours, "tour")), \(counted(plan.pois, "POI")), "
-                 + "\(counted(plan.categories, "category", plural: "categories"))\(plan.calendar > 0 ? ", " + counted(plan.calendar, "calendar event") : "")\(plan.people > 0 ? ", " + counted(plan.people, "person", plural: "people") : "")\(plan.pages > 0 ? ", " + counted(plan.pages, "page") : "")), "
+                 + "\(counted(plan.categories, "category", plural: "categories"))\(plan.calendar > 0 ? ", " + counted(plan.calendar, "calendar event") : "")\(plan.people > 0 ? ", " + counted(plan.people, "person", plural: "people") : "")\(plan.pages > 0 ? ", " + counted(plan.pages, "page") : "")\(plan.featured > 0 ? ", " + counted(plan.featured, "featured item") : "")), "
                  + "\(plan.unreadable.count) unreadable")
         for row in plan.unreadable { progress("  \(row.label): \(row.message ?? "unreadable")") }
         if !plan.unreadable.isEmpty && !skipBadRows {

@@ -114,5 +114,9 @@ enum CatalogMigrations {
             CREATE TABLE pages (LIKE calendar_entries INCLUDING ALL);
             CREATE UNIQUE INDEX pages_live_slug ON pages ((content->>'slug')) WHERE deleted_at IS NULL;
             """),
+        Migration(10, "featured items", """
+            -- The home screen's featured items (DESIGN.md, "Featured"), catalog records like calendar entries.
+            CREATE TABLE featured_items (LIKE calendar_entries INCLUDING ALL);
+            """),
     ])
 }

@@ -45,7 +45,8 @@ final class CatalogProjection: Sendable {
 
     /// Whether changes are waiting for a `publish` to take them.
     var hasPendingChanges: Bool {
-        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged || $0.pagesChanged }
+        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged || $0.pagesChanged
+            || $0.featuredChanged }
     }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
@@ -127,6 +128,8 @@ private struct RenderWork: Sendable {
     var people: [PersonState]?
     /// Every published page, when any page changed.
     var pages: [PageState]?
+    /// Every published featured item, when any changed.
+    var featured: [FeaturedState]?
     var isFirstPublication = false
 }
 
@@ -150,6 +153,8 @@ private struct EntityState {
     var peopleChanged = false
     var pages: [UUID: PageState] = [:]
     var pagesChanged = false
+    var featured: [UUID: FeaturedState] = [:]
+    var featuredChanged = false
     var isFirstPublication = true
 
     // MARK: applying events
@@ -185,6 +190,7 @@ private struct EntityState {
         if let event = event as? CalendarEntryEvent { return apply(event, to: \.calendar, marking: \.calendarChanged) }
         if let event = event as? PersonEvent { return apply(event, to: \.people, marking: \.peopleChanged) }
         if let event = event as? PageEvent { return apply(event, to: \.pages, marking: \.pagesChanged) }
+        if let event = event as? FeaturedEvent { return apply(event, to: \.featured, marking: \.featuredChanged) }
         return false
     }
 
@@ -229,7 +235,7 @@ private struct EntityState {
     /// Lookups only: the rendering happens after the lock is released.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
         guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged || peopleChanged
-            || pagesChanged else {
+            || pagesChanged || featuredChanged else {
             return nil
         }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
@@ -241,6 +247,8 @@ private struct EntityState {
         peopleChanged = false
         if pagesChanged { work.pages = pages.values.filter { $0.status == .published } }
         pagesChanged = false
+        if featuredChanged { work.featured = featured.values.filter { $0.status == .published } }
+        featuredChanged = false
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -295,6 +303,7 @@ private struct RenderedState {
     var calendar = CalendarListing()
     var people = PeopleListing()
     var pages = PagesListing()
+    var featured: [FeaturedState] = []
     var renderedBytes = 0
     var generation = 0
     /// Tours changed since the lists were last rendered.
@@ -311,6 +320,9 @@ private struct RenderedState {
         if let entries = work.calendar { calendar = CalendarListing(entries) }
         if let states = work.people { people = PeopleListing(states) }
         if let states = work.pages { pages = PagesListing(states) }
+        if let states = work.featured {
+            featured = states.sorted { ($0.content.order, $0.id.uuidString) < ($1.content.order, $1.id.uuidString) }
+        }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
@@ -410,7 +422,7 @@ private struct RenderedState {
             tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
             poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
             tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
-            pages: pages, generation: generation))
+            pages: pages, featured: featured, generation: generation))
     }
 }
 

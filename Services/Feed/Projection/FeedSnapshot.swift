@@ -31,6 +31,8 @@ final class FeedSnapshot: Sendable {
         let people: PeopleListing
         /// The published content pages.
         let pages: PagesListing
+        /// The published featured items, by `order`.
+        let featured: [FeaturedState]
         /// Increases with every publication.
         let generation: Int
     }
@@ -90,6 +92,9 @@ final class TourResources: Sendable {
         self.stops = stops
     }
 
+    var name: String { tour.content.name }
+    var summary: String { tour.content.summary }
+
     var detail: RenderedResource {
         .cached(in: renderedDetail) { .content(ContentJSON.tourDetail(tour, stops: stops.map(\.state)), MediaTypes.json) }
     }
@@ -126,6 +131,8 @@ final class PoiResources: Sendable {
     var categories: [String] { poi.state.content.categories }
 
     var name: String { poi.state.content.name }
+
+    var summary: String { poi.state.content.summary }
 
     var coordinate: Coordinate { Coordinate(latitude: poi.state.content.latitude, longitude: poi.state.content.longitude) }
 

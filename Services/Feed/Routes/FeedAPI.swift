@@ -152,6 +152,11 @@ enum FeedAPI {
              "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}],
              "responses": {"200": \#(ok("The page", "text/html")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
             """#),
+        FeedRoute(.get, "/v1/featured", .computed(FeaturedRoutes.list), operation: #"""
+            {"operationId": "listFeatured",
+             "summary": "The home screen's featured tours, POIs, calendar events and pages, in order, each with an image and its description",
+             "responses": {"200": \#(ok("Featured items", "application/json", schema: "FeaturedList")), "304": \#(notModified)}}
+            """#),
         FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
             {"operationId": "legacyTours",
              "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",

@@ -260,6 +260,14 @@ enum OpenAPIDocument {
             "allOf": [{"$ref": "#/components/schemas/PageSummary"},
                       {"type": "object", "required": ["html", "version"], "properties": {"html": {"type": "string"}, "version": {"type": "integer", "minimum": 1}}}]
           },
+          "FeaturedList": {
+            "type": "object", "required": ["featured"],
+            "properties": {"featured": {"type": "array", "items": {
+              "type": "object", "required": ["kind", "id", "title", "summary", "imageUrl", "imageAlt", "order"],
+              "properties": {"kind": {"enum": ["tour", "poi", "event", "page"]}, "id": {"type": "string", "format": "uuid"},
+                             "slug": {"type": "string", "description": "A page's address"}, "title": {"type": "string"}, "summary": {"type": "string"},
+                             "imageUrl": {"type": "string"}, "imageAlt": {"type": "string"}, "order": {"type": "integer"}}}}}
+          },
           "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
             "type": "object", "required": ["tours", "pois", "events", "people", "pages"],

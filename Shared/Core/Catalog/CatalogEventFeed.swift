@@ -194,7 +194,8 @@ public final class CatalogEventFeed: Service, Sendable {
 /// What a consumer of `catalog.events` does with one kind of record's events (CatalogRecords.swift).
 public struct CatalogRecordHandler: Sendable {
     /// Every kind of record catalog publishes: a consumer skips those it has no handler for.
-    public static let kinds: Set<String> = [CalendarEntryContent.recordKind, PersonContent.recordKind, PageContent.recordKind]
+    public static let kinds: Set<String> = [CalendarEntryContent.recordKind, PersonContent.recordKind, PageContent.recordKind,
+                                                FeaturedContent.recordKind]
 
     let kind: String
     let handle: @Sendable ([UInt8]) async throws -> Void

@@ -31,6 +31,7 @@ public enum ContentImportFile {
         public var calendar = 0
         public var people = 0
         public var pages = 0
+        public var featured = 0
         /// Rows as the file has them (POIs, tours and categories listed), which people count; `rows` also has a
         /// row per category path a POI uses.
         public var fileRows = 0
@@ -152,11 +153,26 @@ public enum ContentImportFile {
             public var status: ContentStatus?
         }
 
+        /// A featured item (DESIGN.md, "Featured"): its target as a tour's or POI's legacyId, an event's place in this
+        /// file's `calendar`, or a page's slug in this file's `pages`; default `published`.
+        public struct Featured: Decodable, Sendable {
+            public var tourLegacyId: Int?
+            public var poiLegacyId: Int?
+            public var calendarIndex: Int?
+            public var pageSlug: String?
+            public var title: String?
+            public var imageUrl: String
+            public var imageAlt: String
+            public var order: Int?
+            public var status: ContentStatus?
+        }
+
         public var tours: [Tour]?
         public var pois: [Poi]?
         public var calendar: [CalendarEvent]?
         public var people: [Person]?
         public var pages: [Page]?
+        public var featured: [Featured]?
         /// Category paths to create even when no POI uses them yet.
         public var categories: [String]?
     }
@@ -293,9 +309,9 @@ public enum ContentImportFile {
     /// What a stable id stands for: entities, and the command steps that create them.
     public enum Kind: UInt8, Sendable {
         case tour = 0x01, poi = 0x02, category = 0x03
-        case calendarEntry = 0x04, person = 0x05, page = 0x06
+        case calendarEntry = 0x04, person = 0x05, page = 0x06, featured = 0x07
         case poiCreate = 0x11, tourCreate = 0x21, tourStops = 0x22, tourStatus = 0x23, categoryCreate = 0x31, calendarCreate = 0x41
-        case personCreate = 0x51, pageCreate = 0x61
+        case personCreate = 0x51, pageCreate = 0x61, featuredCreate = 0x71
     }
 
     // MARK: rows from content
@@ -366,6 +382,7 @@ public enum ContentImportFile {
         var calendar: [Lenient<JSONFile.CalendarEvent>]?
         var people: [Lenient<JSONFile.Person>]?
         var pages: [Lenient<JSONFile.Page>]?
+        var featured: [Lenient<JSONFile.Featured>]?
     }
 
     /// A calendar event's row; its ids come from its content, so importing the file again changes nothing.
@@ -392,6 +409,15 @@ public enum ContentImportFile {
         return CatalogBatchRow(label: label, commands: [
             CatalogCommand(commandId: stableId(Kind.pageCreate.rawValue, content: key), action: .createPage, actor: actor,
                            entityId: stableId(Kind.page.rawValue, content: key), status: status, page: content),
+        ])
+    }
+
+    /// A featured item's row; its ids come from its content.
+    public static func featuredRow(label: String, content: FeaturedContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
+        let key = canonical(content)
+        return CatalogBatchRow(label: label, commands: [
+            CatalogCommand(commandId: stableId(Kind.featuredCreate.rawValue, content: key), action: .createFeatured, actor: actor,
+                           entityId: stableId(Kind.featured.rawValue, content: key), status: status, featured: content),
         ])
     }
 
@@ -425,7 +451,8 @@ public enum ContentImportFile {
         let calendar = file.calendar ?? []
         let people = file.people ?? []
         let pages = file.pages ?? []
-        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count + people.count + pages.count
+        let featured = file.featured ?? []
+        plan.fileRows = pois.count + tours.count + categoryPaths.count + calendar.count + people.count + pages.count + featured.count
         for case .success(let poi) in pois.map(\.value) { categoryPaths += poi.allCategories }
         for case .success(let event) in calendar.map(\.value) { categoryPaths += event.categories ?? [] }
         plan.rows += categoryRows(categoryPaths, actor: actor)
@@ -463,6 +490,9 @@ public enum ContentImportFile {
                 plan.tours += 1
             }
         }
+        // The ids of this file's events and pages, for featured items to name them by place or slug.
+        var eventIds: [Int: UUID] = [:], pageIds: [String: UUID] = [:]
+        var eventIndex = 0
         plan.calendar = addRows(calendar, named: "calendar", to: &plan) { event, label in
             let content = CalendarEntryContent(
                 title: event.title, summary: event.summary ?? "", description: event.description ?? "", startsAt: event.startsAt,
@@ -470,7 +500,11 @@ public enum ContentImportFile {
                 placePoiId: event.placePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, placeText: event.placeText, url: event.url,
                 registrationUrl: event.registrationUrl, categories: (event.categories ?? []).map(normalizedPath), recurrence: event.recurrence,
                 exceptionDates: event.exceptionDates ?? [])
-            return calendarRow(label: label, content: content, status: event.status ?? .published, actor: actor)
+            let row = calendarRow(label: label, content: content, status: event.status ?? .published, actor: actor)
+            while case .failure = calendar[eventIndex].value { eventIndex += 1 }
+            eventIds[eventIndex] = row.commands.first?.entityId
+            eventIndex += 1
+            return row
         }
         plan.people = addRows(people, named: "people", to: &plan) { person, label in
             let content = PersonContent(
@@ -480,9 +514,21 @@ public enum ContentImportFile {
             return personRow(label: label, content: content, status: person.status ?? .published, actor: actor)
         }
         plan.pages = addRows(pages, named: "pages", to: &plan) { page, label in
-            pageRow(label: label, content: PageContent(slug: page.slug, title: page.title, summary: page.summary ?? "", body: page.body ?? "",
-                                                       order: page.order ?? 0),
-                    status: page.status ?? .published, actor: actor)
+            let row = pageRow(label: label, content: PageContent(slug: page.slug, title: page.title, summary: page.summary ?? "", body: page.body ?? "",
+                                                                 order: page.order ?? 0),
+                              status: page.status ?? .published, actor: actor)
+            pageIds[page.slug] = row.commands.first?.entityId
+            return row
+        }
+        plan.featured = addRows(featured, named: "featured", to: &plan) { item, label in
+            // A target the file does not have becomes an id no entity has, which catalog refuses as not existing.
+            let target: (FeaturedContent.TargetKind, UUID) = if let id = item.tourLegacyId { (.tour, stableId(Kind.tour.rawValue, id)) }
+                else if let id = item.poiLegacyId { (.poi, stableId(Kind.poi.rawValue, id)) }
+                else if let index = item.calendarIndex { (.event, eventIds[index] ?? stableId(Kind.calendarEntry.rawValue, index)) }
+                else { (.page, pageIds[item.pageSlug ?? ""] ?? stableId(Kind.page.rawValue, content: item.pageSlug ?? "")) }
+            let content = FeaturedContent(targetKind: target.0, targetId: target.1, title: item.title, imageUrl: item.imageUrl,
+                                          imageAlt: item.imageAlt, order: item.order ?? 0)
+            return featuredRow(label: label, content: content, status: item.status ?? .published, actor: actor)
         }
         return plan
     }

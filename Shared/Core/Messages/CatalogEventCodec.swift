@@ -247,6 +247,7 @@ extension JSONWriter {
         key("commandId"); uuid(result.commandId)
         if let entityId = result.entityId { key("entityId"); uuid(entityId) }
         key("errors"); fieldErrors(result.errors)
+        if let featured = result.featured, let json = try? JSONCoding.encoder.encode(featured) { key("featured"); raw(Array(json)) }
         if let history = result.history {
             key("history"); beginArray()
             for entry in history {
@@ -501,7 +502,7 @@ extension JSONReader {
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
                                     "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
-                                    "calendarEntry", "person", "page"]
+                                    "calendarEntry", "person", "page", "featured"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -528,7 +529,7 @@ extension JSONReader {
             case 15: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
             case 16: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
             default:
-                // Catalog records (calendar entries, people, pages) have one codec, JSONCoding's: the whole command goes to the
+                // Catalog records (calendar entries, people, pages, featured items) have one codec, JSONCoding's: the whole command goes to the
                 // JSONDecoder fallback.
                 guard try reader.null() else { throw reader.malformed("catalog records are read by JSONDecoder") }
             }

@@ -183,6 +183,11 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case updatePage = "page.update"
     case setPageStatus = "page.set-status"
     case deletePage = "page.delete"
+    /// Featured items (DESIGN.md, "Featured").
+    case createFeatured = "featured.create"
+    case updateFeatured = "featured.update"
+    case setFeaturedStatus = "featured.set-status"
+    case deleteFeatured = "featured.delete"
     case discardPoiDraft = "poi.discard-draft"
     /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
     case scheduleTour = "tour.schedule"
@@ -229,13 +234,15 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var person: PersonContent?
     /// For `page.create` and `page.update`.
     public var page: PageContent?
+    /// For `featured.create` and `featured.update`.
+    public var featured: FeaturedContent?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
                 confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil,
-                person: PersonContent? = nil, page: PageContent? = nil) {
+                person: PersonContent? = nil, page: PageContent? = nil, featured: FeaturedContent? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -256,6 +263,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.calendarEntry = calendarEntry
         self.person = person
         self.page = page
+        self.featured = featured
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -304,6 +312,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var person: PersonState?
     /// The page's state after a page command (or, on conflict, its current state).
     public var page: PageState?
+    /// The featured item's state after a featured command (or, on conflict, its current state).
+    public var featured: FeaturedState?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,
