@@ -58,3 +58,34 @@ def test_csv_import_all_or_nothing_then_skipping_bad_rows(site, tmp_path):
     assert 'unknown column "colour"' in site.text
     rows = site.browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")
     assert len(rows) >= 2, "recent imports are listed"
+
+
+def test_csv_import_of_people_and_pages_reaches_the_feed(site, tmp_path):
+    """Issue 18, item 9: people and pages from a CSV file, through the admin's import, on the feed."""
+    import json
+    import urllib.request
+
+    tag = uuid.uuid4().hex[:6]
+    csv = tmp_path / f"staff-{tag}.csv"
+    csv.write_text(
+        "kind,name,role,department,email,office,interests,slug,body,order,status\n"
+        f"person,Robin Vale {tag},Registrar,Registrar's Office,registrar@example.edu,1020,Records;Transcripts,,,,\n"
+        f"person,Ari Stone {tag},Advisor,Advising,advising@example.edu,Randall Library 2nd floor,,,,,draft\n"
+        f"page,Education {tag},,,,,,education-{tag},\"# Study with us\n\nPrograms in **every** college.\",30,\n"
+        f"person,Nobody {tag},,,not an address,,,,,,\n")
+    site.open("/import")
+    site.field("File (.json or .csv)").send_keys(str(csv))
+    site.field("Skip bad rows (import the good rows and report the bad ones)").click()
+    site.click_button("Import")
+    wait_done(site)
+    assert "imported 3 of 4 rows; 1 row failed and was skipped" in site.text, site.text[:2000]
+    assert "Email must be an address" in site.row("line 7").text, "a record is labelled by the line it starts on"
+
+    def people():
+        with urllib.request.urlopen(f"{site.suite.feed_url}/v1/people?q={tag}", timeout=5) as response:
+            return json.load(response)["people"]
+    assert eventually(lambda: [p["name"] for p in people()] == [f"Robin Vale {tag}"]), "the draft is not shown"
+    assert people()[0]["office"]["name"] == "Fisher Student Center" and people()[0]["interests"] == ["Records", "Transcripts"]
+    with urllib.request.urlopen(f"{site.suite.feed_url}/v1/pages/education-{tag}", timeout=5) as response:
+        page = json.load(response)
+    assert page["title"] == f"Education {tag}" and "<strong>every</strong>" in page["html"] and page["order"] == 30

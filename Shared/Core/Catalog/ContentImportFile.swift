@@ -539,7 +539,8 @@ public enum ContentImportFile {
     /// `longitude` for POIs). Lists inside a cell are separated by ";", a link is "name|type|url".
     public static let csvColumns = ["kind", "legacyId", "name", "summary", "description", "purpose", "latitude", "longitude", "category",
                                     "buildings", "pictures", "links", "address", "phone", "website", "openingHours", "stops", "status",
-                                    "priceLevel", "accessibility"]
+                                    "priceLevel", "accessibility", "role", "department", "email", "office", "interests", "profileUrl",
+                                    "photoUrl", "slug", "body", "order"]
 
     static func planCSV(_ text: String, actor: String) throws(FileError) -> Plan {
         let records: [CSV.Record]
@@ -604,8 +605,42 @@ public enum ContentImportFile {
         plan.rows += categoryRows(categoryPaths, actor: actor)
         plan.categories = plan.rows.count
 
-        for row in rows where !["poi", "tour", "category"].contains(row.kind) {
-            fail(row, [FieldError(field: "kind", message: "kind must be poi, tour or category, got \"\(row.kind)\"")])
+        for row in rows where !["poi", "tour", "category", "person", "page"].contains(row.kind) {
+            fail(row, [FieldError(field: "kind", message: "kind must be poi, tour, category, person or page, got \"\(row.kind)\"")])
+        }
+        /// A person's or page's status: published unless the row says draft.
+        func recordStatus(_ row: Row, into errors: inout [FieldError]) -> ContentStatus {
+            guard let text = row.optional("status") else { return .published }
+            guard let parsed = ContentStatus(rawValue: text.lowercased()), parsed != .archived else {
+                errors.append(FieldError(field: "status", message: "status is draft or published, got \"\(text)\""))
+                return .published
+            }
+            return parsed
+        }
+        for row in rows where row.kind == "person" {
+            var errors: [FieldError] = []
+            let status = recordStatus(row, into: &errors)
+            guard errors.isEmpty else { fail(row, errors); continue }
+            // `office`: a POI's legacyId, else the office as text.
+            let office = row.optional("office")
+            let content = PersonContent(
+                name: row.text("name"), role: row.text("role"), department: row.text("department"), email: row.optional("email"),
+                phone: row.optional("phone"), officePoiId: office.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) },
+                officeText: office.flatMap { Int($0) == nil ? $0 : nil }, interests: row.list("interests"),
+                profileUrl: row.optional("profileUrl"), photoUrl: row.optional("photoUrl"))
+            plan.rows.append(personRow(label: row.label, content: content, status: status, actor: actor))
+            plan.people += 1
+        }
+        for row in rows where row.kind == "page" {
+            var errors: [FieldError] = []
+            let status = recordStatus(row, into: &errors)
+            let order = row.optional("order").map { Int($0) }
+            if case .some(.none) = order { errors.append(FieldError(field: "order", message: "order must be a whole number, got \"\(row.text("order"))\"")) }
+            guard errors.isEmpty else { fail(row, errors); continue }
+            let content = PageContent(slug: row.text("slug"), title: row.text("name"), summary: row.text("summary"), body: row.text("body"),
+                                      order: (order ?? 0) ?? 0)
+            plan.rows.append(pageRow(label: row.label, content: content, status: status, actor: actor))
+            plan.pages += 1
         }
         for row in rows where row.kind == "poi" {
             var errors: [FieldError] = []
