@@ -385,40 +385,34 @@ public enum ContentImportFile {
         var featured: [Lenient<JSONFile.Featured>]?
     }
 
-    /// A calendar event's row; its ids come from its content, so importing the file again changes nothing.
+    /// A catalog record's row (DESIGN.md, "Catalog records"): its ids come from its content, so importing the file again
+    /// changes nothing.
+    static func recordRow<Content: CatalogRecordContent>(label: String, content: Content, status: ContentStatus, actor: String,
+                                                         action: CatalogAction, ids: (entity: Kind, command: Kind),
+                                                         into field: WritableKeyPath<CatalogCommand, Content?>) -> CatalogBatchRow {
+        let key = canonical(content)
+        var command = CatalogCommand(commandId: stableId(ids.command.rawValue, content: key), action: action, actor: actor,
+                                     entityId: stableId(ids.entity.rawValue, content: key), status: status)
+        command[keyPath: field] = content
+        return CatalogBatchRow(label: label, commands: [command])
+    }
+
     public static func calendarRow(label: String, content: CalendarEntryContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
-        let key = canonical(content)
-        return CatalogBatchRow(label: label, commands: [
-            CatalogCommand(commandId: stableId(Kind.calendarCreate.rawValue, content: key), action: .createCalendarEntry, actor: actor,
-                           entityId: stableId(Kind.calendarEntry.rawValue, content: key), status: status, calendarEntry: content),
-        ])
+        recordRow(label: label, content: content, status: status, actor: actor, action: .createCalendarEntry, ids: (.calendarEntry, .calendarCreate),
+                  into: \.calendarEntry)
     }
 
-    /// A person's row; its ids come from its content, as a calendar event's.
     public static func personRow(label: String, content: PersonContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
-        let key = canonical(content)
-        return CatalogBatchRow(label: label, commands: [
-            CatalogCommand(commandId: stableId(Kind.personCreate.rawValue, content: key), action: .createPerson, actor: actor,
-                           entityId: stableId(Kind.person.rawValue, content: key), status: status, person: content),
-        ])
+        recordRow(label: label, content: content, status: status, actor: actor, action: .createPerson, ids: (.person, .personCreate), into: \.person)
     }
 
-    /// A page's row; its ids come from its content, as a calendar event's.
     public static func pageRow(label: String, content: PageContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
-        let key = canonical(content)
-        return CatalogBatchRow(label: label, commands: [
-            CatalogCommand(commandId: stableId(Kind.pageCreate.rawValue, content: key), action: .createPage, actor: actor,
-                           entityId: stableId(Kind.page.rawValue, content: key), status: status, page: content),
-        ])
+        recordRow(label: label, content: content, status: status, actor: actor, action: .createPage, ids: (.page, .pageCreate), into: \.page)
     }
 
-    /// A featured item's row; its ids come from its content.
     public static func featuredRow(label: String, content: FeaturedContent, status: ContentStatus, actor: String) -> CatalogBatchRow {
-        let key = canonical(content)
-        return CatalogBatchRow(label: label, commands: [
-            CatalogCommand(commandId: stableId(Kind.featuredCreate.rawValue, content: key), action: .createFeatured, actor: actor,
-                           entityId: stableId(Kind.featured.rawValue, content: key), status: status, featured: content),
-        ])
+        recordRow(label: label, content: content, status: status, actor: actor, action: .createFeatured, ids: (.featured, .featuredCreate),
+                  into: \.featured)
     }
 
     /// Each readable element's row, and each unreadable one reported, labelled `name[index]`; returns how many read.
