@@ -46,8 +46,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
         // The executables' commands, flags, --help and --version.
         .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
-        // Markdown of content pages, rendered by the feed.
-        .package(url: "https://github.com/JohnSundell/Ink.git", exact: "0.6.0"),
     ],
     targets: [
         // librdkafka's C API, compiled against Debian's librdkafka-dev headers.
@@ -73,7 +71,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "Catalog", dependencies: serviceDependencies, path: "Services/Catalog", swiftSettings: swiftSettings),
-        .executableTarget(name: "Feed", dependencies: serviceDependencies + [.product(name: "Ink", package: "Ink")], path: "Services/Feed",
+        .executableTarget(name: "Feed", dependencies: serviceDependencies, path: "Services/Feed",
                           swiftSettings: swiftSettings),
         .executableTarget(name: "Analytics", dependencies: serviceDependencies, path: "Services/Analytics", swiftSettings: swiftSettings),
         .executableTarget(name: "Admin",

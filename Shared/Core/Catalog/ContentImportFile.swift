@@ -511,15 +511,16 @@ public enum ContentImportFile {
             let row = pageRow(label: label, content: PageContent(slug: page.slug, title: page.title, summary: page.summary ?? "", body: page.body ?? "",
                                                                  order: page.order ?? 0),
                               status: page.status ?? .published, actor: actor)
-            pageIds[page.slug] = row.commands.first?.entityId
+            pageIds[page.slug.trimmingCharacters(in: .whitespaces).lowercased()] = row.commands.first?.entityId
             return row
         }
         plan.featured = addRows(featured, named: "featured", to: &plan) { item, label in
             // A target the file does not have becomes an id no entity has, which catalog refuses as not existing.
+            let slug = (item.pageSlug ?? "").trimmingCharacters(in: .whitespaces).lowercased()
             let target: (FeaturedContent.TargetKind, UUID) = if let id = item.tourLegacyId { (.tour, stableId(Kind.tour.rawValue, id)) }
                 else if let id = item.poiLegacyId { (.poi, stableId(Kind.poi.rawValue, id)) }
                 else if let index = item.calendarIndex { (.event, eventIds[index] ?? stableId(Kind.calendarEntry.rawValue, index)) }
-                else { (.page, pageIds[item.pageSlug ?? ""] ?? stableId(Kind.page.rawValue, content: item.pageSlug ?? "")) }
+                else { (.page, pageIds[slug] ?? stableId(Kind.page.rawValue, content: slug)) }
             let content = FeaturedContent(targetKind: target.0, targetId: target.1, title: item.title, imageUrl: item.imageUrl,
                                           imageAlt: item.imageAlt, order: item.order ?? 0)
             return featuredRow(label: label, content: content, status: item.status ?? .published, actor: actor)
