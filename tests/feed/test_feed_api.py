@@ -298,9 +298,11 @@ def test_the_demo_content_has_a_category_tree_places_with_hours_and_upcoming_eve
 
 def test_the_demo_content_has_five_staff_in_the_people_directory(feed, tour_detail):
     """Issue 18, item 4: the people directory on the real suite, loaded by the demo import."""
+    # The suite is shared: other tests (the admin's imports) may have added people; the demo's five are there.
     answer = request(feed + "/v1/people").json()
     names = [person["name"] for person in answer["people"]]
-    assert answer["total"] == 5 and names == sorted(names, key=str.casefold)
+    demo = {"Jordan Ellis", "Priya Raman", "Marcus Bell", "Dr. Elena Ruiz", "Sam Okafor"}
+    assert demo <= set(names) and answer["total"] == len(names) and names == sorted(names, key=str.casefold)
     admissions = request(feed + "/v1/people?department=office%20of%20admissions").json()["people"]
     assert [p["name"] for p in admissions] == ["Jordan Ellis", "Marcus Bell", "Priya Raman"]
     ellis = next(p for p in admissions if p["name"] == "Jordan Ellis")
@@ -313,7 +315,7 @@ def test_the_demo_content_has_five_staff_in_the_people_directory(feed, tour_deta
 
 def test_the_demo_content_has_an_about_page_rendered_from_markdown(feed):
     """Issue 18, item 5: the demo's About page, on the real suite, as JSON and as a phone page."""
-    assert [page["slug"] for page in request(feed + "/v1/pages").json()["pages"]] == ["about"]
+    assert "about" in [page["slug"] for page in request(feed + "/v1/pages").json()["pages"]]
     about = request(feed + "/v1/pages/about").json()
     assert about["title"] == "About iTour" and "<h1>Welcome to UNCW</h1>" in about["html"]
     assert '<a href="mailto:admissions@example.edu">' in about["html"] and "<strong>visitor lots</strong>" in about["html"]
