@@ -114,6 +114,8 @@ stage() {
   cp /usr/share/javascript/leaflet/images/*.png "$ctx/leaflet/images/"
   cp deploy/postgres/entrypoint.sh "$ctx/entrypoint.sh"
   du -sh "$ctx"/services/* | sed 's/^/  /'
+  # On CI the release build is not used again once staged; its space goes to the images.
+  if [[ -n ${CI:-} ]]; then rm -rf "$scratch"; fi
 }
 
 images() {

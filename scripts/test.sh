@@ -139,5 +139,12 @@ if (($# > 0 || ${#failed[@]} > 0)) || [[ ${CONTAINERS:-1} == 0 ]] || [[ -n ${PYT
   echo
   echo "==> containers: skipped (test arguments given, an earlier step failed, or CONTAINERS=0)"
 else
+  # CI's clean clone may sit on a small disk (one run failed writing the release build): the debug
+  # build has served its tests, so CI drops it before the release build and the images.
+  if [[ -n ${CI:-} ]]; then
+    echo; echo "==> CI: removing the debug build before the containers step"
+    rm -rf .build
+    df -h . | sed 's/^/    /'
+  fi
   phase containers scripts/containers.sh
 fi
