@@ -124,6 +124,65 @@ struct ImportAndCategoryTests {
         #expect(throws: ContentImportFile.FileError.self) { try rows("name\n\"never closed") }
     }
 
+    static let recordsCSV = """
+        kind,legacyId,name,latitude,longitude,category,slug,body,startsAt,endsAt,timeZone,allDay,place,url,recurrence,exceptionDates,target,imageUrl,imageAlt,order,status
+        poi,601,Hoggard Hall,34.2263,-77.8721,Buildings,,,,,,,,,,,,,,,published
+        page,,About Us,,,,about-us,Hello,,,,,,,,,,,,2,
+        event,,Campus Visit,,,Visits/Tours,,,2027-01-05T10:00,2027-01-05T11:30,America/New_York,,601,https://example.edu/visit,FREQ=WEEKLY;BYDAY=TU;UNTIL=20270330,2027-01-19T10:00;2027-02-02T10:00,,,,,
+        event,,Open Day,,,,,,2027-04-10,2027-04-10,America/New_York,yes,Main lawn,,,,,,,,
+        featured,,Come and see,,,,,,,,,,,,,,event:campus visit,https://images.example.edu/visit.jpg,Students on the lawn,1,
+        featured,,,,,,,,,,,,,,,,page:ABOUT-US,https://images.example.edu/about.jpg,The quad,2,
+        featured,,,,,,,,,,,,,,,,poi:601,https://images.example.edu/hall.jpg,Hoggard Hall,3,
+        featured,,,,,,,,,,,,,,,,event:No such event,https://images.example.edu/x.jpg,x,,
+        event,,Bad rule,,,,,,2027-01-05T10:00,2027-01-05T11:00,America/New_York,maybe,,,FREQ=HOURLY,,,,,,
+        """
+
+    @Test("CSV events (an RRULE, EXDATEs, a place by legacyId or text) and featured items (targets by legacyId, title or slug), applied")
+    func csvEventsAndFeatured() async throws {
+        let plan = try rows(Self.recordsCSV)
+        #expect(plan.unreadable.map(\.label) == ["line 10", "line 9"], "events are read before the featured items that name them")
+        #expect(plan.unreadable[1].errors.map(\.field) == ["target"])
+        #expect(plan.unreadable[0].errors.map(\.message) == ["allDay is true or false, got \"maybe\"",
+                                                             "FREQ is DAILY, WEEKLY or MONTHLY, got \"HOURLY\""])
+        #expect(plan.calendar == 2 && plan.featured == 3 && plan.pages == 1)
+        let events = plan.rows.compactMap { $0.commands.first?.calendarEntry }
+        let visit = try #require(events.first)
+        #expect(visit.recurrence == CalendarRecurrence(frequency: .weekly, byDay: ["TU"], until: "2027-03-30"))
+        #expect(visit.exceptionDates == ["2027-01-19T10:00", "2027-02-02T10:00"])
+        #expect(visit.placePoiId == ContentImportFile.stableId(ContentImportFile.Kind.poi.rawValue, 601))
+        // Featured rows come last, as a phase of their own, so their targets exist when they are checked.
+        let phases = ContentImportFile.importCommands(plan.rows, actor: "import", skipInvalidRows: false)
+        #expect(phases.last?.flatMap { $0.rows ?? [] }.map(\.label) == ["line 6", "line 7", "line 8"])
+        try await withHandler { handler, client in
+            let result = try await handler.handle(plan.command(actor: "owner@example.edu", skipInvalidRows: false))
+            #expect(result.outcome == .applied, "\(result.rows?.filter { $0.outcome != .applied } ?? [])")
+            #expect(try await count("calendar_entries", client) == 2)
+            #expect(try await count("featured_items", client) == 3)
+            let again = try await handler.handle(try rows(Self.recordsCSV).command(actor: "owner@example.edu", skipInvalidRows: false))
+            #expect(again.outcome == .applied)
+            #expect(try await count("featured_items", client) == 3, "the same file imports nothing twice")
+        }
+    }
+
+    @Test("an RRULE read from a CSV cell: the subset DESIGN.md names, UNTIL as a date or a stamp, and a message naming what is wrong")
+    func rruleCells() throws {
+        #expect(try CalendarRecurrence(rrule: "RRULE:FREQ=MONTHLY;INTERVAL=2;COUNT=6") == CalendarRecurrence(frequency: .monthly, interval: 2, count: 6))
+        #expect(try CalendarRecurrence(rrule: " freq=weekly; byday=mo,we ; until=20270630T235959Z ")
+                == CalendarRecurrence(frequency: .weekly, byDay: ["MO", "WE"], until: "2027-06-30"))
+        #expect(try CalendarRecurrence(rrule: "FREQ=DAILY;UNTIL=2027-06-30").until == "2027-06-30")
+        let refused: [(String, String)] = [
+            ("INTERVAL=2", "a repeat rule needs FREQ=DAILY, WEEKLY or MONTHLY"),
+            ("FREQ=WEEKLY;COUNT=x", "COUNT must be a whole number, got \"x\""),
+            ("FREQ=YEARLY", "FREQ is DAILY, WEEKLY or MONTHLY, got \"YEARLY\""),
+            ("FREQ=WEEKLY;BYMONTH=1", "BYMONTH is not supported; use FREQ, INTERVAL, BYDAY, COUNT and UNTIL"),
+            ("FREQ=DAILY;UNTIL=June", "UNTIL is a date such as 20270630, got \"June\""),
+            ("FREQ", "\"FREQ\" is not NAME=VALUE"),
+        ]
+        for (text, message) in refused {
+            #expect(throws: FieldError(field: "recurrence", message: message)) { try CalendarRecurrence(rrule: text) }
+        }
+    }
+
     @Test("a POI's several categories in a file: \";\"-separated in CSV, `categories` in JSON; a category row for each path")
     func severalCategoriesInFiles() throws {
         let csv = try rows("name,latitude,longitude,category\nMusée Café,53.8,-1.5,Eat / Cafés; See/Museums\n")

@@ -89,3 +89,43 @@ def test_csv_import_of_people_and_pages_reaches_the_feed(site, tmp_path):
     with urllib.request.urlopen(f"{site.suite.feed_url}/v1/pages/education-{tag}", timeout=5) as response:
         page = json.load(response)
     assert page["title"] == f"Education {tag}" and "<strong>every</strong>" in page["html"] and page["order"] == 30
+
+
+def test_csv_import_of_events_and_featured_items_reaches_the_feed(site, tmp_path):
+    """Issue 18, item 9: calendar events (an RRULE and a skipped date) and featured items (targets by title and
+    legacyId) from a CSV file, through the admin's import, on the feed; a featured row naming no row is refused."""
+    import json
+    import urllib.request
+
+    tag = uuid.uuid4().hex[:6]
+    csv = tmp_path / f"whatson-{tag}.csv"
+    csv.write_text(
+        "kind,name,startsAt,endsAt,timeZone,place,recurrence,exceptionDates,target,imageUrl,imageAlt,order\n"
+        f"event,Walk {tag},2031-03-04T10:00,2031-03-04T11:00,America/New_York,1020,FREQ=WEEKLY;BYDAY=TU;COUNT=4,2031-03-11T10:00,,,,\n"
+        f"featured,Walk with us {tag},,,,,,,event:walk {tag},https://images.example.edu/walk-{tag}.jpg,Visitors on the quad,-5\n"
+        f"featured,,,,,,,,poi:1020,https://images.example.edu/fsc-{tag}.jpg,Fisher Student Center,-4\n"
+        f"featured,,,,,,,,event:No such walk {tag},https://images.example.edu/x.jpg,x,0\n")
+    site.open("/import")
+    site.field("File (.json or .csv)").send_keys(str(csv))
+    site.field("Skip bad rows (import the good rows and report the bad ones)").click()
+    site.click_button("Import")
+    wait_done(site)
+    assert "3 imported, 1 failed." in site.text, site.text[:2000]
+    assert "event:TITLE" in site.row("line 5").text, "refused as the file was read, with its line"
+
+    def get(path):
+        with urllib.request.urlopen(f"{site.suite.feed_url}{path}", timeout=5) as response:
+            return json.load(response)
+
+    def walks():
+        return [o for o in get("/v1/calendar?from=2031-03-01&to=2031-04-30")["occurrences"] if o["title"] == f"Walk {tag}"]
+    assert eventually(lambda: len(walks()) == 3), "four Tuesdays, one skipped"
+    assert [o["startsAt"] for o in walks()] == ["2031-03-04T10:00:00-05:00", "2031-03-18T10:00:00-04:00", "2031-03-25T10:00:00-04:00"]
+    assert walks()[0]["place"]["name"] == "Fisher Student Center"
+
+    def featured():
+        return [f for f in get("/v1/featured")["featured"] if tag in f["imageUrl"]]
+    assert eventually(lambda: len(featured()) == 2)
+    first, second = featured()
+    assert (first["kind"], first["title"], first["id"]) == ("event", f"Walk with us {tag}", walks()[0]["eventId"])
+    assert (second["kind"], second["title"], second["imageAlt"]) == ("poi", "Fisher Student Center", "Fisher Student Center")

@@ -23,8 +23,11 @@ enum ImportPages {
                 """))
             <h2>CSV columns</h2>
             <p>A header row names the columns, in any order: \(ContentImportFile.csvColumns.joined(separator: ", ")).
-            <code>kind</code> is poi (the default), tour or category. POIs need name, latitude and longitude; lists in a cell are separated by ";";
-            a link is <code>name|type|url</code>; a tour's <code>stops</code> are POI legacyIds or ids.</p>
+            <code>kind</code> is poi (the default), tour, category, event, person, page or featured. POIs need name, latitude and longitude;
+            lists in a cell are separated by ";"; a link is <code>name|type|url</code>; a tour's <code>stops</code> are POI legacyIds or ids;
+            an event's <code>recurrence</code> is an RRULE such as <code>FREQ=WEEKLY;BYDAY=TU;UNTIL=20270630</code> and its <code>place</code> a
+            POI's legacyId or text; a featured item's <code>target</code> is <code>tour:LEGACYID</code>, <code>poi:LEGACYID</code>,
+            <code>event:TITLE</code> or <code>page:SLUG</code> of a row in the file.</p>
             \(rows.isEmpty ? .empty : """
                 <h2>Recent imports</h2>
                 <table><thead><tr><th scope="col">File</th><th scope="col">Started</th><th scope="col">State</th><th scope="col">Result</th></tr></thead>

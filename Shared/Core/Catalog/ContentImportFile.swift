@@ -206,8 +206,9 @@ public enum ContentImportFile {
 
     /// The rows as `catalog.import` commands of at most `maximumRows` rows and `maximumCommandBytes` bytes,
     /// in phases. The commands of one phase may be applied in any order (the broker spreads them over
-    /// partitions), so each run of rows of one kind (categories, POIs, tours, anything else) is a phase of
-    /// its own: POIs are checked against categories, and tours' stops against POIs, imported before.
+    /// partitions), so each run of rows of one kind (categories, POIs, tours, featured items, anything else) is a
+    /// phase of its own: POIs are checked against categories, tours' stops against POIs and featured items' targets
+    /// against everything, imported before.
     public static func importCommands(_ rows: [CatalogBatchRow], actor: String, skipInvalidRows: Bool,
                                       maximumRows: Int = maximumRows, maximumBytes: Int = maximumCommandBytes) -> [[CatalogCommand]] {
         func kind(_ row: CatalogBatchRow) -> Int {
@@ -215,6 +216,7 @@ public enum ContentImportFile {
             case .createCategory: 0
             case .createPoi: 1
             case .createTour: 2
+            case .createFeatured: 4
             default: 3
             }
         }
@@ -535,7 +537,8 @@ public enum ContentImportFile {
     public static let csvColumns = ["kind", "legacyId", "name", "summary", "description", "purpose", "latitude", "longitude", "category",
                                     "buildings", "pictures", "links", "address", "phone", "website", "openingHours", "stops", "status",
                                     "priceLevel", "accessibility", "role", "department", "email", "office", "interests", "profileUrl",
-                                    "photoUrl", "slug", "body", "order"]
+                                    "photoUrl", "slug", "body", "order", "startsAt", "endsAt", "timeZone", "allDay", "place", "url",
+                                    "registrationUrl", "recurrence", "exceptionDates", "target", "imageUrl", "imageAlt"]
 
     static func planCSV(_ text: String, actor: String) throws(FileError) -> Plan {
         let records: [CSV.Record]
@@ -596,12 +599,12 @@ public enum ContentImportFile {
         }
 
         var categoryPaths = rows.filter { $0.kind == "category" }.map { $0.text("name") }
-        categoryPaths += rows.filter { $0.kind == "poi" }.flatMap { $0.list("category") }
+        categoryPaths += rows.filter { $0.kind == "poi" || $0.kind == "event" }.flatMap { $0.list("category") }
         plan.rows += categoryRows(categoryPaths, actor: actor)
         plan.categories = plan.rows.count
 
-        for row in rows where !["poi", "tour", "category", "person", "page"].contains(row.kind) {
-            fail(row, [FieldError(field: "kind", message: "kind must be poi, tour, category, person or page, got \"\(row.kind)\"")])
+        for row in rows where !["poi", "tour", "category", "person", "page", "event", "featured"].contains(row.kind) {
+            fail(row, [FieldError(field: "kind", message: "kind must be poi, tour, category, event, person, page or featured, got \"\(row.kind)\"")])
         }
         /// A person's or page's status: published unless the row says draft.
         func recordStatus(_ row: Row, into errors: inout [FieldError]) -> ContentStatus {
@@ -611,31 +614,6 @@ public enum ContentImportFile {
                 return .published
             }
             return parsed
-        }
-        for row in rows where row.kind == "person" {
-            var errors: [FieldError] = []
-            let status = recordStatus(row, into: &errors)
-            guard errors.isEmpty else { fail(row, errors); continue }
-            // `office`: a POI's legacyId, else the office as text.
-            let office = row.optional("office")
-            let content = PersonContent(
-                name: row.text("name"), role: row.text("role"), department: row.text("department"), email: row.optional("email"),
-                phone: row.optional("phone"), officePoiId: office.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) },
-                officeText: office.flatMap { Int($0) == nil ? $0 : nil }, interests: row.list("interests"),
-                profileUrl: row.optional("profileUrl"), photoUrl: row.optional("photoUrl"))
-            plan.rows.append(personRow(label: row.label, content: content, status: status, actor: actor))
-            plan.people += 1
-        }
-        for row in rows where row.kind == "page" {
-            var errors: [FieldError] = []
-            let status = recordStatus(row, into: &errors)
-            let order = row.optional("order").map { Int($0) }
-            if case .some(.none) = order { errors.append(FieldError(field: "order", message: "order must be a whole number, got \"\(row.text("order"))\"")) }
-            guard errors.isEmpty else { fail(row, errors); continue }
-            let content = PageContent(slug: row.text("slug"), title: row.text("name"), summary: row.text("summary"), body: row.text("body"),
-                                      order: (order ?? 0) ?? 0)
-            plan.rows.append(pageRow(label: row.label, content: content, status: status, actor: actor))
-            plan.pages += 1
         }
         for row in rows where row.kind == "poi" {
             var errors: [FieldError] = []
@@ -701,6 +679,103 @@ public enum ContentImportFile {
             let content = TourContent(name: row.text("name"), summary: row.text("summary"), purpose: row.text("purpose"), legacyId: legacy)
             plan.rows.append(tourRow(label: row.label, legacyId: legacy, content: content, stops: stops, status: status, actor: actor))
             plan.tours += 1
+        }
+        for row in rows where row.kind == "person" {
+            var errors: [FieldError] = []
+            let status = recordStatus(row, into: &errors)
+            guard errors.isEmpty else { fail(row, errors); continue }
+            // `office`: a POI's legacyId, else the office as text.
+            let office = row.optional("office")
+            let content = PersonContent(
+                name: row.text("name"), role: row.text("role"), department: row.text("department"), email: row.optional("email"),
+                phone: row.optional("phone"), officePoiId: office.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) },
+                officeText: office.flatMap { Int($0) == nil ? $0 : nil }, interests: row.list("interests"),
+                profileUrl: row.optional("profileUrl"), photoUrl: row.optional("photoUrl"))
+            plan.rows.append(personRow(label: row.label, content: content, status: status, actor: actor))
+            plan.people += 1
+        }
+        func order(_ row: Row, into errors: inout [FieldError]) -> Int {
+            guard let text = row.optional("order") else { return 0 }
+            guard let value = Int(text) else {
+                errors.append(FieldError(field: "order", message: "order must be a whole number, got \"\(text)\""))
+                return 0
+            }
+            return value
+        }
+        // The ids of this file's events (by title) and pages (by slug), for featured rows to name them.
+        var eventIds: [String: UUID] = [:], pageIds: [String: UUID] = [:]
+        for row in rows where row.kind == "page" {
+            var errors: [FieldError] = []
+            let status = recordStatus(row, into: &errors)
+            let order = order(row, into: &errors)
+            guard errors.isEmpty else { fail(row, errors); continue }
+            let content = PageContent(slug: row.text("slug"), title: row.text("name"), summary: row.text("summary"), body: row.text("body"),
+                                      order: order)
+            let created = pageRow(label: row.label, content: content, status: status, actor: actor)
+            pageIds[content.slug.lowercased()] = created.commands.first?.entityId
+            plan.rows.append(created)
+            plan.pages += 1
+        }
+        for row in rows where row.kind == "event" {
+            var errors: [FieldError] = []
+            let status = recordStatus(row, into: &errors)
+            var allDay = false
+            if let text = row.optional("allDay") {
+                switch text.lowercased() {
+                case "true", "yes", "1": allDay = true
+                case "false", "no", "0": allDay = false
+                default: errors.append(FieldError(field: "allDay", message: "allDay is true or false, got \"\(text)\""))
+                }
+            }
+            var recurrence: CalendarRecurrence?
+            if let text = row.optional("recurrence") {
+                do { recurrence = try CalendarRecurrence(rrule: text) } catch { errors.append(error) }
+            }
+            guard errors.isEmpty else { fail(row, errors); continue }
+            // `place`: a POI's legacyId, else the place as text.
+            let place = row.optional("place")
+            let content = CalendarEntryContent(
+                title: row.text("name"), summary: row.text("summary"), description: row.text("description"), startsAt: row.text("startsAt"),
+                endsAt: row.text("endsAt"), timeZone: row.text("timeZone"), allDay: allDay,
+                placePoiId: place.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) }, placeText: place.flatMap { Int($0) == nil ? $0 : nil },
+                url: row.optional("url"), registrationUrl: row.optional("registrationUrl"), categories: row.list("category").map(normalizedPath),
+                recurrence: recurrence, exceptionDates: row.list("exceptionDates"))
+            let created = calendarRow(label: row.label, content: content, status: status, actor: actor)
+            eventIds[content.title.lowercased()] = created.commands.first?.entityId
+            plan.rows.append(created)
+            plan.calendar += 1
+        }
+        for row in rows where row.kind == "featured" {
+            var errors: [FieldError] = []
+            let status = recordStatus(row, into: &errors)
+            let order = order(row, into: &errors)
+            // `target`: KIND:REFERENCE, the reference a legacyId (tour, poi), a title of an event row or a slug of a page row
+            // in this file, or an id of any kind.
+            let target = row.text("target")
+            let parts = target.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            var resolved: (FeaturedContent.TargetKind, UUID)?
+            if parts.count == 2, let kind = FeaturedContent.TargetKind(rawValue: parts[0].lowercased()), !parts[1].isEmpty {
+                let reference = parts[1]
+                if let id = UUID(uuidString: reference) {
+                    resolved = (kind, id)
+                } else {
+                    switch kind {
+                    case .tour: resolved = Int(reference).map { (kind, stableId(Kind.tour.rawValue, $0)) }
+                    case .poi: resolved = Int(reference).map { (kind, stableId(Kind.poi.rawValue, $0)) }
+                    case .event: resolved = eventIds[reference.lowercased()].map { (kind, $0) }
+                    case .page: resolved = pageIds[reference.lowercased()].map { (kind, $0) }
+                    }
+                }
+            }
+            if resolved == nil {
+                errors.append(FieldError(field: "target", message: "target is tour:LEGACYID, poi:LEGACYID, event:TITLE or page:SLUG of a row "
+                                             + "in this file, or KIND:ID, got \"\(target)\""))
+            }
+            guard errors.isEmpty, let resolved else { fail(row, errors); continue }
+            let content = FeaturedContent(targetKind: resolved.0, targetId: resolved.1, title: row.optional("name"),
+                                          imageUrl: row.text("imageUrl"), imageAlt: row.text("imageAlt"), order: order)
+            plan.rows.append(featuredRow(label: row.label, content: content, status: status, actor: actor))
+            plan.featured += 1
         }
         return plan
     }

@@ -25,6 +25,45 @@ public struct CalendarRecurrence: Codable, Sendable, Equatable {
         self.count = count
         self.until = until
     }
+
+    /// Reads the RRULE text calendars export, `FREQ=WEEKLY;BYDAY=TU,TH;COUNT=10` (an optional `RRULE:` prefix;
+    /// UNTIL as `YYYYMMDD`, `YYYY-MM-DD` or a `YYYYMMDDTHHMMSSZ` stamp, of which the day is kept); the message
+    /// of the error names the part that is wrong. Ranges are checked where the content is validated.
+    public init(rrule text: String) throws(FieldError) {
+        func fail(_ message: String) -> FieldError { FieldError(field: "recurrence", message: message) }
+        var body = Substring(text.trimmingCharacters(in: .whitespaces))
+        if body.uppercased().hasPrefix("RRULE:") { body = body.dropFirst(6) }
+        var frequency: Frequency?
+        var rule = CalendarRecurrence(frequency: .daily)
+        for part in body.split(separator: ";", omittingEmptySubsequences: true) {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, !pair[1].isEmpty else { throw fail("\"\(part)\" is not NAME=VALUE") }
+            let value = pair[1].uppercased()
+            func number() throws(FieldError) -> Int {
+                guard let number = Int(value) else { throw fail("\(pair[0].uppercased()) must be a whole number, got \"\(pair[1])\"") }
+                return number
+            }
+            switch pair[0].uppercased() {
+            case "FREQ":
+                guard let parsed = Frequency(rawValue: value.lowercased()) else { throw fail("FREQ is DAILY, WEEKLY or MONTHLY, got \"\(pair[1])\"") }
+                frequency = parsed
+            case "INTERVAL": rule.interval = try number()
+            case "COUNT": rule.count = try number()
+            case "BYDAY": rule.byDay = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            case "UNTIL":
+                let digits = value.prefix { $0 != "T" }.filter { $0 != "-" }
+                guard digits.count == 8, digits.allSatisfy(\.isASCII), Int(digits) != nil else {
+                    throw fail("UNTIL is a date such as 20270630, got \"\(pair[1])\"")
+                }
+                rule.until = "\(digits.prefix(4))-\(digits.dropFirst(4).prefix(2))-\(digits.suffix(2))"
+            default:
+                throw fail("\(pair[0].uppercased()) is not supported; use FREQ, INTERVAL, BYDAY, COUNT and UNTIL")
+            }
+        }
+        guard let frequency else { throw fail("a repeat rule needs FREQ=DAILY, WEEKLY or MONTHLY") }
+        rule.frequency = frequency
+        self = rule
+    }
 }
 
 /// What an editor writes about an event in the calendar.

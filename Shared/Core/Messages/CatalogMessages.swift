@@ -270,7 +270,8 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var key: String { entityId?.uuidString.lowercased() ?? commandId.uuidString.lowercased() }
 }
 
-public struct FieldError: Codable, Sendable, Equatable {
+/// Also thrown, where one field's text is read on its own (e.g. `CalendarRecurrence(rrule:)`).
+public struct FieldError: Codable, Sendable, Equatable, Error {
     public var field: String
     public var message: String
 
