@@ -9,6 +9,47 @@ import Testing
 
 @Suite("Rendering")
 struct RenderingTests {
+    // MARK: content members
+
+    /// What `members(of:)` wrote, read back by Foundation.
+    static func members(of content: some Encodable, except: Set<String> = []) throws -> [String: Any] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("before"); json.number(1)
+        json.members(of: content, except: except)
+        json.key("after"); json.bool(true)
+        json.endObject()
+        return try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [String: Any])
+    }
+
+    static func canonical(_ value: Any) throws -> Data { try JSONSerialization.data(withJSONObject: [value], options: .sortedKeys) }
+
+    @Test("a record's content in a feed answer: the members its codec writes, absent optionals null at the top only, hostile text escaped")
+    func contentMembers() throws {
+        let hostile = "\"}<script>\u{0}\u{1F}\\é🚶\u{2028}"
+        let poi = PoiContent(name: hostile, summary: "s", description: "d", latitude: 34.5, longitude: -77.25, categories: ["A", "B/C"],
+                             buildings: ["x"], links: [MediaLink(name: hostile, type: .video, url: "https://e.org/v")], legacyId: 7, priceLevel: 0)
+        let event = CalendarEntryContent(title: "Walk", summary: "", description: "", startsAt: "2027-01-05T10:00", endsAt: "2027-01-05T11:00",
+                                         timeZone: "America/New_York", allDay: false, placeText: "Lawn", categories: [],
+                                         recurrence: CalendarRecurrence(frequency: .weekly, byDay: ["TU"]), exceptionDates: [])
+        func check(_ content: some Encodable, except: Set<String>) throws {
+            let written = try Self.members(of: content, except: except)
+            let coded = try #require(try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(content)) as? [String: Any])
+            #expect(written["before"] as? Int == 1 && written["after"] as? Bool == true, "the caller's members around them")
+            for (key, value) in coded where !except.contains(key) {
+                #expect(try Self.canonical(written[key] as Any) == Self.canonical(value), "\(key)")
+            }
+            for key in except { #expect(written[key] == nil) }
+            let absent = Set(written.keys).subtracting(coded.keys).subtracting(["before", "after"])
+            #expect(!absent.isEmpty && absent.allSatisfy { written[$0] is NSNull }, "\(absent)")
+        }
+        try check(poi, except: ["categories"])
+        try check(event, except: ["placePoiId"])
+        let nested = try #require(try Self.members(of: event)["recurrence"] as? [String: Any])
+        #expect(Set(nested.keys) == ["frequency", "byDay"], "absent members of nested values are left out, as the codec does")
+        #expect(try Self.members(of: poi)["name"] as? String == hostile)
+    }
+
     static func gunzip(_ bytes: [UInt8]) -> [UInt8]? {
         var stream = z_stream()
         guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }

@@ -63,26 +63,14 @@ enum CalendarRoutes {
         let content = entry.content
         var json = JSONWriter(capacity: 1_024 + content.description.utf8.count)
         json.beginObject()
-        json.key("allDay"); json.bool(content.allDay)
-        json.key("categories"); json.strings(content.categories)
-        json.key("description"); json.string(content.description)
-        json.key("endsAt"); json.string(content.endsAt)
-        json.key("exceptionDates"); json.strings(content.exceptionDates)
+        json.members(of: content, except: ["placePoiId", "placeText"])
         json.key("id"); json.uuid(entry.id)
         json.key("nextOccurrences")
         json.objects(entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10)) { json, occurrence in
             writeTimes(occurrence, content, to: &json)
         }
         writePlace(snapshot.placeName(of: content), to: &json)
-        json.key("recurrence")
-        if let recurrence = content.recurrence, let encoded = try? JSONCoding.encoder.encode(recurrence) { json.raw(Array(encoded)) } else { json.null() }
-        json.key("registrationUrl"); json.string(content.registrationUrl)
-        json.key("startsAt"); json.string(content.startsAt)
-        json.key("summary"); json.string(content.summary)
-        json.key("timeZone"); json.string(content.timeZone)
-        json.key("title"); json.string(content.title)
         json.key("updatedAt"); json.date(entry.state.updatedAt)
-        json.key("url"); json.string(content.url)
         json.key("version"); json.number(entry.state.version)
         json.endObject()
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)

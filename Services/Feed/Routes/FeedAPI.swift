@@ -44,13 +44,8 @@ enum FeedAPI {
             {"operationId": "listTours", "summary": "Published tours, by name",
              "responses": {"200": \#(ok("The published tours", "application/json", schema: "TourList")), "304": \#(notModified)}}
             """#),
-        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id in try FeedRoutes.tour(id, in: snapshot).detail }, operation: #"""
-            {"operationId": "getTour",
-             "summary": "A published tour with its stops in walking order, their bounding box and the walking distance along them",
-             "parameters": [{"$ref": "#/components/parameters/TourId"}],
-             "responses": {"200": \#(ok("The tour", "application/json", schema: "Tour")), "304": \#(notModified),
-                           "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
+        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id in try FeedRoutes.tour(id, in: snapshot).detail },
+                  operation: oneResource("getTour", "A published tour with its stops in walking order, their bounding box and the walking distance along them", parameter: tourId, ok: ok("The tour", "application/json", schema: "Tour"))),
         FeedRoute(.get, "/v1/pois", .computed(FeedRoutes.pois), operation: #"""
             {"operationId": "nearbyPois",
              "summary": "With near: POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing. Without: the POIs on the feed in name order, a page at a time",
@@ -73,17 +68,10 @@ enum FeedAPI {
              "responses": {"200": \#(ok("Nearby POIs, or a page of POIs by name", "application/json", schema: "PoiQueryResult")),
                            "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).detail }, operation: #"""
-            {"operationId": "getPoi", "summary": "A visible POI in full, with the published tours that stop there",
-             "parameters": [{"$ref": "#/components/parameters/PoiId"}],
-             "responses": {"200": \#(ok("The POI", "application/json", schema: "Poi")), "304": \#(notModified),
-                           "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
-        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).page }, operation: #"""
-            {"operationId": "getPoiPage", "summary": "A small mobile HTML page about the POI, for the app's embedded browser",
-             "parameters": [{"$ref": "#/components/parameters/PoiId"}],
-             "responses": {"200": \#(ok("The page", "text/html")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
+        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).detail },
+                  operation: oneResource("getPoi", "A visible POI in full, with the published tours that stop there", parameter: poiId, ok: ok("The POI", "application/json", schema: "Poi"))),
+        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).page },
+                  operation: oneResource("getPoiPage", "A small mobile HTML page about the POI, for the app's embedded browser", parameter: poiId, ok: ok("The page", "text/html"))),
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
              "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, people whose name, role, department or interests do, and pages whose title, summary or text do, case- and accent-insensitive, by name",
@@ -115,12 +103,8 @@ enum FeedAPI {
             {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to",
              "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified)}}
             """#),
-        FeedRoute(.get, "/v1/calendar/{id}", .computed(CalendarRoutes.entry), operation: #"""
-            {"operationId": "getCalendarEvent", "summary": "A published calendar event with its next occurrences",
-             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
-             "responses": {"200": \#(ok("The event", "application/json", schema: "CalendarEvent")), "304": \#(notModified),
-                           "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
+        FeedRoute(.get, "/v1/calendar/{id}", .computed(CalendarRoutes.entry),
+                  operation: oneResource("getCalendarEvent", "A published calendar event with its next occurrences", parameter: uuidId, ok: ok("The event", "application/json", schema: "CalendarEvent"))),
         FeedRoute(.get, "/v1/people", .computed(PeopleRoutes.list), operation: #"""
             {"operationId": "listPeople",
              "summary": "The published people directory in name order (case- and accent-insensitive), or those matching q",
@@ -132,26 +116,16 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("People", "application/json", schema: "PeopleResult")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/people/{id}", .computed(PeopleRoutes.entry), operation: #"""
-            {"operationId": "getPerson", "summary": "A published entry of the people directory",
-             "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}],
-             "responses": {"200": \#(ok("The person", "application/json", schema: "Person")), "304": \#(notModified),
-                           "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
+        FeedRoute(.get, "/v1/people/{id}", .computed(PeopleRoutes.entry),
+                  operation: oneResource("getPerson", "A published entry of the people directory", parameter: uuidId, ok: ok("The person", "application/json", schema: "Person"))),
         FeedRoute(.get, "/v1/pages", .computed(PageRoutes.list), operation: #"""
             {"operationId": "listPages", "summary": "The published content pages in order (About, Research, …), without their text",
              "responses": {"200": \#(ok("Pages", "application/json", schema: "PageList")), "304": \#(notModified)}}
             """#),
-        FeedRoute(.get, "/v1/pages/{slug}", .computed(PageRoutes.page), operation: #"""
-            {"operationId": "getPage", "summary": "A published content page with its text as HTML (Markdown rendered, HTML in it shown as text)",
-             "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}],
-             "responses": {"200": \#(ok("The page", "application/json", schema: "Page")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
-        FeedRoute(.get, "/v1/pages/{slug}/page", .computed(PageRoutes.phonePage), operation: #"""
-            {"operationId": "getPagePage", "summary": "A published content page as a small HTML document for the app's embedded browser",
-             "parameters": [{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}],
-             "responses": {"200": \#(ok("The page", "text/html")), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}
-            """#),
+        FeedRoute(.get, "/v1/pages/{slug}", .computed(PageRoutes.page),
+                  operation: oneResource("getPage", "A published content page with its text as HTML (Markdown rendered, HTML in it shown as text)", parameter: pageSlug, ok: ok("The page", "application/json", schema: "Page"))),
+        FeedRoute(.get, "/v1/pages/{slug}/page", .computed(PageRoutes.phonePage),
+                  operation: oneResource("getPagePage", "A published content page as a small HTML document for the app's embedded browser", parameter: pageSlug, ok: ok("The page", "text/html"))),
         FeedRoute(.get, "/v1/featured", .computed(FeaturedRoutes.list), operation: #"""
             {"operationId": "listFeatured",
              "summary": "The home screen's featured tours, POIs, calendar events and pages, in order, each with an image and its description",
@@ -239,6 +213,18 @@ enum FeedAPI {
         let headers = retryAfter ? ##""headers": {"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}, "## : ""
         return ##"{"description": "\##(description)", \##(headers)"content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}"##
     }
+
+    /// An operation answering one resource named by the path's parameter: it, unchanged, a malformed name, or none.
+    private static func oneResource(_ operationId: String, _ summary: String, parameter: String, ok: String) -> String {
+        #"{"operationId": "\#(operationId)", "summary": "\#(summary)", "parameters": [\#(parameter)], "#
+            + #""responses": {"200": \#(ok), "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound)}}"#
+    }
+
+    // The path parameters of those operations.
+    private static let tourId = ##"{"$ref": "#/components/parameters/TourId"}"##
+    private static let poiId = ##"{"$ref": "#/components/parameters/PoiId"}"##
+    private static let uuidId = #"{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}"#
+    private static let pageSlug = #"{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}"#
 
     private static let notModified = ##"{"$ref": "#/components/responses/NotModified"}"##
     private static let badRequest = ##"{"$ref": "#/components/responses/BadRequest"}"##

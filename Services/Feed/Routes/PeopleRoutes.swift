@@ -39,14 +39,11 @@ enum PeopleRoutes {
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
     }
 
-    /// An entry's members, in key order but for the detail's `updatedAt` and `version`, which follow.
+    /// An entry's members: its content as the content's codec names them, then its id and its office by name.
     static func writeMembers(_ entry: PeopleListing.Entry, _ snapshot: FeedSnapshot, to json: inout JSONWriter) {
         let content = entry.content
-        json.key("department"); json.string(content.department)
-        json.key("email"); json.string(content.email)
+        json.members(of: content, except: ["officePoiId", "officeText"])
         json.key("id"); json.uuid(entry.id)
-        json.key("interests"); json.strings(content.interests)
-        json.key("name"); json.string(content.name)
         json.key("office")
         if let id = content.officePoiId, let poi = snapshot.pois[id] {
             json.beginObject()
@@ -60,10 +57,6 @@ enum PeopleRoutes {
         } else {
             json.null()
         }
-        json.key("phone"); json.string(content.phone)
-        json.key("photoUrl"); json.string(content.photoUrl)
-        json.key("profileUrl"); json.string(content.profileUrl)
-        json.key("role"); json.string(content.role)
     }
 
     private static func folded(_ query: QueryParameters, _ name: String, _ meaning: String) throws -> [UInt8]? {

@@ -2,8 +2,8 @@ import Foundation
 
 /// Appends JSON straight to a byte array, for the writers that skip `JSONEncoder`: the feed renders every
 /// response once per change and some per request (nearby, search), and the message codecs write a city's
-/// worth of content at once. Callers write object members in sorted key order, the suite's convention for
-/// stable bytes. Inlinable: the feed's renderers call it for every value they write.
+/// worth of content at once. Callers write object members in a fixed order (sorted keys, or a content type's
+/// coding keys), the suite's convention for stable bytes. Inlinable: the feed's renderers call it for every value they write.
 public struct JSONWriter {
     /// What has been written.
     public var bytes: [UInt8] { output }
@@ -72,6 +72,14 @@ public struct JSONWriter {
         output.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { output.append(contentsOf: $0) }
         output.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
+    /// A key known only at run time (a `CodingKey`'s name), escaped as any string.
+    public mutating func key(dynamic name: String) {
+        separate()
+        JSONBytes.appendQuoted(name, to: &output)
         output.append(UInt8(ascii: ":"))
         afterKey = true
     }

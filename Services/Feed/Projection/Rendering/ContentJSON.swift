@@ -69,24 +69,10 @@ enum ContentJSON {
         let content = poi.content
         var json = JSONWriter(capacity: 512 + content.description.utf8.count)
         json.beginObject()
-        json.key("accessibility"); json.string(content.accessibility)
-        json.key("address"); json.string(content.address)
-        json.key("buildings"); json.strings(content.buildings)
+        // The content's codec writes `categories` only for several; the feed always does.
+        json.members(of: content, except: ["categories"])
         json.key("categories"); json.strings(content.categories)
-        json.key("category"); json.string(content.category)
-        json.key("description"); json.string(content.description)
         json.key("id"); json.uuid(poi.id)
-        json.key("latitude"); json.number(content.latitude)
-        json.key("legacyId"); json.number(content.legacyId)
-        json.key("links")
-        json.objects(content.links) { json, link in
-            json.key("name"); json.string(link.name)
-            json.key("type"); json.string(link.type.rawValue)
-            json.key("url"); json.string(link.url)
-        }
-        json.key("longitude"); json.number(content.longitude)
-        json.key("name"); json.string(content.name)
-        json.key("openingHours"); json.string(content.openingHours)
         if let hours {
             json.key("openingHoursTable")
             json.objects(hours.week) { json, week in
@@ -95,14 +81,9 @@ enum ContentJSON {
                 json.key("spans"); json.strings(week.spans.map(\.text))
             }
         }
-        json.key("phone"); json.string(content.phone)
-        json.key("pictures"); json.strings(content.pictures)
-        json.key("priceLevel"); json.number(content.priceLevel)
-        json.key("summary"); json.string(content.summary)
         json.key("tourIds"); json.uuids(tourIds)
         json.key("updatedAt"); json.date(poi.updatedAt)
         json.key("version"); json.number(poi.version)
-        json.key("website"); json.string(content.website)
         json.endObject()
         return json.bytes
     }
