@@ -585,6 +585,13 @@ public enum ContentImportFile {
             rows.append(Row(record: record, values: values))
         }
 
+        /// A row read: planned and counted; its entity's id, for later rows to name it.
+        @discardableResult
+        func add(_ row: CatalogBatchRow, counted count: WritableKeyPath<Plan, Int>) -> UUID? {
+            plan.rows.append(row)
+            plan[keyPath: count] += 1
+            return row.commands.first?.entityId
+        }
         func fail(_ row: Row, _ errors: [FieldError]) {
             plan.unreadable.append(CatalogBatchRowResult(label: row.label, outcome: .failed, errors: errors,
                                                          message: errors.map(\.message).joined(separator: "; ")))
@@ -655,8 +662,7 @@ public enum ContentImportFile {
                                      address: row.optional("address"), phone: row.optional("phone"), website: row.optional("website"),
                                      openingHours: row.optional("openingHours"), legacyId: legacy, priceLevel: priceLevel,
                                      accessibility: row.optional("accessibility"))
-            plan.rows.append(poiRow(label: row.label, legacyId: legacy, content: content, status: status, actor: actor))
-            plan.pois += 1
+            add(poiRow(label: row.label, legacyId: legacy, content: content, status: status, actor: actor), counted: \.pois)
         }
         for row in rows where row.kind == "tour" {
             var errors: [FieldError] = []
@@ -677,8 +683,7 @@ public enum ContentImportFile {
             }
             guard errors.isEmpty else { fail(row, errors); continue }
             let content = TourContent(name: row.text("name"), summary: row.text("summary"), purpose: row.text("purpose"), legacyId: legacy)
-            plan.rows.append(tourRow(label: row.label, legacyId: legacy, content: content, stops: stops, status: status, actor: actor))
-            plan.tours += 1
+            add(tourRow(label: row.label, legacyId: legacy, content: content, stops: stops, status: status, actor: actor), counted: \.tours)
         }
         for row in rows where row.kind == "person" {
             var errors: [FieldError] = []
@@ -691,8 +696,7 @@ public enum ContentImportFile {
                 phone: row.optional("phone"), officePoiId: office.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) },
                 officeText: office.flatMap { Int($0) == nil ? $0 : nil }, interests: row.list("interests"),
                 profileUrl: row.optional("profileUrl"), photoUrl: row.optional("photoUrl"))
-            plan.rows.append(personRow(label: row.label, content: content, status: status, actor: actor))
-            plan.people += 1
+            add(personRow(label: row.label, content: content, status: status, actor: actor), counted: \.people)
         }
         func order(_ row: Row, into errors: inout [FieldError]) -> Int {
             guard let text = row.optional("order") else { return 0 }
@@ -711,10 +715,7 @@ public enum ContentImportFile {
             guard errors.isEmpty else { fail(row, errors); continue }
             let content = PageContent(slug: row.text("slug"), title: row.text("name"), summary: row.text("summary"), body: row.text("body"),
                                       order: order)
-            let created = pageRow(label: row.label, content: content, status: status, actor: actor)
-            pageIds[content.slug.lowercased()] = created.commands.first?.entityId
-            plan.rows.append(created)
-            plan.pages += 1
+            pageIds[content.slug.lowercased()] = add(pageRow(label: row.label, content: content, status: status, actor: actor), counted: \.pages)
         }
         for row in rows where row.kind == "event" {
             var errors: [FieldError] = []
@@ -740,10 +741,8 @@ public enum ContentImportFile {
                 placePoiId: place.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) }, placeText: place.flatMap { Int($0) == nil ? $0 : nil },
                 url: row.optional("url"), registrationUrl: row.optional("registrationUrl"), categories: row.list("category").map(normalizedPath),
                 recurrence: recurrence, exceptionDates: row.list("exceptionDates"))
-            let created = calendarRow(label: row.label, content: content, status: status, actor: actor)
-            eventIds[content.title.lowercased()] = created.commands.first?.entityId
-            plan.rows.append(created)
-            plan.calendar += 1
+            eventIds[content.title.lowercased()] = add(calendarRow(label: row.label, content: content, status: status, actor: actor),
+                                                       counted: \.calendar)
         }
         for row in rows where row.kind == "featured" {
             var errors: [FieldError] = []
@@ -774,8 +773,7 @@ public enum ContentImportFile {
             guard errors.isEmpty, let resolved else { fail(row, errors); continue }
             let content = FeaturedContent(targetKind: resolved.0, targetId: resolved.1, title: row.optional("name"),
                                           imageUrl: row.text("imageUrl"), imageAlt: row.text("imageAlt"), order: order)
-            plan.rows.append(featuredRow(label: row.label, content: content, status: status, actor: actor))
-            plan.featured += 1
+            add(featuredRow(label: row.label, content: content, status: status, actor: actor), counted: \.featured)
         }
         return plan
     }
