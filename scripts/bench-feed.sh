@@ -15,6 +15,7 @@
 #   5. POST /v1/events, batches of 50 from many devices, with wrk; the broker's own limit from a raw
 #      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
 # Each wrk/pgbench figure is the median of ROUNDS runs taken in turn. KEEP=1 keeps the work directory.
+# REBUILD_UNDER runs the rebuilt feed under a tool, e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none.
 # PARTS picks steps 3-5 (default "gets queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
 # look at the events path alone.
 set -euo pipefail
@@ -32,6 +33,9 @@ CONNECTIONS=${CONNECTIONS:-50}
 SMALL_CONNECTIONS=${SMALL_CONNECTIONS:-32}
 WRK_THREADS=${WRK_THREADS:-1}
 PARTS=${PARTS:-gets queries events}
+# The services' linger.ms (their default unless set), given to the raw producer too.
+export KAFKA_LINGER_MS=${KAFKA_LINGER_MS:-2}
+linger_ms=$KAFKA_LINGER_MS
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
 python=$root/.venv/bin/python
 export LD_LIBRARY_PATH=$root/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -109,7 +113,15 @@ rss_live=$(rss_mib "$feed_pid")
 log "feed rebuild from a snapshot (restart until /ready)"
 stop_pid feed "$feed_pid" 30 >&2
 t0=$(now)
-start_service feed "$feed_port"; feed_pid=$started_pid
+if [[ -n ${REBUILD_UNDER:-} ]]; then
+  # e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none: where the rebuilt feed's memory goes (its timings are then the tool's)
+  # shellcheck disable=SC2086 # a command and its arguments
+  HTTP_PORT=$feed_port $REBUILD_UNDER "$bin/feed" >>"$work/feed.log" 2>&1 &
+  started_pid=$!; pids+=("$started_pid")
+else
+  start_service feed "$feed_port"
+fi
+feed_pid=$started_pid
 wait_ready "$feed_url" 600
 rebuild_seconds=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
 rss_rebuilt=$(rss_mib "$feed_pid")
@@ -289,12 +301,13 @@ log "POST /v1/events, batches of 50"
 : >"$work/events.wrk"; : >"$work/events.raw"
 for ((round = 1; round <= ROUNDS; round++)); do
   wrk_run "$feed_url" "$work/post.lua" "$work/bodies.txt" >>"$work/events.wrk"
-  "$python" - "127.0.0.1:$broker_port" "bench.tracking.events" "$work/envelopes.txt" "$DURATION" >>"$work/events.raw" <<'PY'
-# The broker's own limit: a raw librdkafka producer (acks=all, idempotent, like the feed's) sending the
-# same events as tracking.events messages as fast as it can for DURATION seconds; prints acked msgs/s.
+  "$python" - "127.0.0.1:$broker_port" "bench.tracking.events" "$work/envelopes.txt" "$DURATION" "$linger_ms" >>"$work/events.raw" <<'PY'
+# The broker's own limit: a raw librdkafka producer with the feed's settings (acks=all, idempotent, the
+# same linger.ms) sending the same events as tracking.events messages as fast as it can for DURATION
+# seconds; prints acked msgs/s.
 import sys, time
 from confluent_kafka import Producer
-brokers, topic, path, duration = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+brokers, topic, path, duration, linger = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 messages = [line.rstrip("\n").split("\t", 1) for line in open(path)]
 messages = [(key.encode(), value.encode()) for key, value in messages]
 acked = 0
@@ -302,7 +315,7 @@ def delivered(error, message):
     global acked
     if error is None:
         acked += 1
-producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+producer = Producer({"bootstrap.servers": brokers, "enable.idempotence": True, "acks": "all", "linger.ms": linger,
                      "queue.buffering.max.messages": 500000})
 start = time.monotonic()
 index = 0
@@ -353,8 +366,8 @@ done
 if wants events; then
 events=$(awk '{ printf "%.0f\n", ($5 - $4) * 50 / $6 }' "$work/events.wrk" | median)
 raw=$(median <"$work/events.raw")
-printf 'POST /v1/events (batches of 50): %s accepted events/s (p50 %s ms, p99 %s ms per batch) | raw librdkafka producer %s msgs/s | feed/raw %s\n' \
-  "$events" "$(col_median "$work/events.wrk" 2)" "$(col_median "$work/events.wrk" 3)" "$raw" "$(ratio "$events" "$raw")"
+printf 'POST /v1/events (batches of 50): %s accepted events/s (p50 %s ms, p99 %s ms per batch) | raw librdkafka producer %s msgs/s (linger.ms %s, as the feed) | feed/raw %s\n' \
+  "$events" "$(col_median "$work/events.wrk" 2)" "$(col_median "$work/events.wrk" 3)" "$raw" "$linger_ms" "$(ratio "$events" "$raw")"
 fi
 
 # The goals of issue 4 in one place (make proof copies these lines into its table).
