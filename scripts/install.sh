@@ -9,6 +9,8 @@ apt_packages=(postgresql postgresql-contrib librdkafka-dev zlib1g-dev pkg-config
               wrk nginx-light chromium chromium-driver docker-compose
               # the admin serves Leaflet (the map) from here
               libjs-leaflet
+              # the QR code tests read the codes back with zbar, a decoder that is not ours
+              zbar-tools
               # make containers: podman with runc (crun refuses hybrid cgroups), netavark and
               # aardvark-dns (names on compose networks) with iptables, which netavark runs and does
               # not depend on (without it every RUN step fails "netavark: No such file or directory"),

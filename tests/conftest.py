@@ -140,6 +140,8 @@ def start_suite(tmp_root: Path, services=SERVICES, demo: bool = True, wait: bool
     ports = {name: free_port() for name in SERVICES}
     env["ANALYTICS_URL"] = f"http://127.0.0.1:{ports['analytics']}"
     env["FEED_URL"] = f"http://127.0.0.1:{ports['feed']}"
+    # The links in QR codes: where this suite's feed answers, so a test can follow one.
+    env["FEED_PUBLIC_URL"] = env["FEED_URL"]
     env["CATALOG_URL"] = f"http://127.0.0.1:{ports['catalog']}"
     suite = Suite(env=env, ports=ports, log_dir=log_dir, bin_dir=bin_dir)
     for name in services:

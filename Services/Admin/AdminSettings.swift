@@ -26,12 +26,14 @@ struct AdminSettings: Sendable {
     var reportsToken: String?
     /// The map's tiles and where the admin finds Leaflet (`ADMIN_MAP_TILES_URL`, `ADMIN_MAP_ATTRIBUTION`, `ADMIN_LEAFLET_DIR`).
     var map: MapSettings
+    /// `FEED_PUBLIC_URL`: where phones reach the feed, for the links the printed QR codes hold.
+    var feedPublicURL: String
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
         .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
-        .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory,
+        .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory, .feedPublicURL,
     ]
 
     init(environment: Environment = Environment()) throws {
@@ -71,6 +73,11 @@ struct AdminSettings: Sendable {
         }
         map = MapSettings(tilesURL: tiles, attribution: environment.string(.adminMapAttribution),
                           leafletDirectory: environment.string(.adminLeafletDirectory))
+        guard let feedPublicURL = QRLink.publicURL(environment.string(.feedPublicURL)) else {
+            throw ConfigurationError(name: "FEED_PUBLIC_URL",
+                                     message: "must be an http(s) address of at most \(QRLink.maximumPublicURLBytes) bytes such as https://tours.example.edu")
+        }
+        self.feedPublicURL = feedPublicURL
     }
 }
 

@@ -47,7 +47,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     let leaflet = MapAssetsController(directory: admin.map.leafletDirectory, logger: logger)
     leaflet.register(on: pages)
     let map = AdminMap(settings: admin.map, hasLeaflet: leaflet.isAvailable)
-    ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map).register(on: pages)
+    ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map,
+                    feedPublicURL: admin.feedPublicURL).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository, map: map).register(on: pages)
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository).register(on: pages)

@@ -21,7 +21,8 @@ struct FeedSettings: Sendable {
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays]
+    static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays,
+                                              .feedPublicURL]
 
     init(environment: Environment = Environment()) throws {
         eventsPerMinutePerDevice = try environment.int(.feedEventsPerMinutePerDevice)
@@ -44,7 +45,11 @@ struct FeedSettings: Sendable {
             }
             holidays.insert(text)
         }
-        site = FeedSite(timeZone: timeZone, publicHolidays: holidays)
+        let publicURL = try environment.string(.feedPublicURL)
+        guard let base = QRLink.publicURL(publicURL) else {
+            throw FeedSettingsError(description: "configuration: FEED_PUBLIC_URL must be an http(s) address of at most \(QRLink.maximumPublicURLBytes) bytes such as https://tours.example.edu, got \"\(publicURL)\"")
+        }
+        site = FeedSite(timeZone: timeZone, publicHolidays: holidays, publicURL: base)
     }
 }
 
@@ -54,6 +59,8 @@ struct FeedSite: Sendable {
     var timeZone = TimeZone(identifier: "UTC")!
     /// `YYYY-MM-DD`.
     var publicHolidays: Set<String> = []
+    /// `FEED_PUBLIC_URL`: where phones reach the feed, for the links in QR codes; no trailing slash.
+    var publicURL = "http://localhost:8080"
 
     static func isDate(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

@@ -62,4 +62,33 @@ struct ViewsReportTests {
             #expect(String(buffer: csv.body).contains("\"events\",\"\(visit.uuidString.lowercased())\",\"Campus visit\",4"))
         }
     }
+
+    @Test("sources: POI views by where they were opened from (a QR code among them), site-wide, each event once however often delivered")
+    func sources() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let poi = UUID(), tour = UUID(), today = Date(), longAgo = Date().addingTimeInterval(-20 * 86_400)
+        var events: [TrackingEvent] = []
+        func viewed(_ via: TrackingEvent.Via, times: Int, at: Date = today, tourId: UUID? = nil) {
+            for index in 0..<times {
+                events.append(TrackingEvent(type: .poiViewed, deviceId: "device-\(index % 4)", occurredAt: at.addingTimeInterval(-Double(index)),
+                                            tourId: tourId, poiId: poi, via: via))
+            }
+        }
+        viewed(.qr, times: 5)
+        viewed(.qr, times: 2, tourId: tour)
+        viewed(.map, times: 3)
+        viewed(.search, times: 9, at: longAgo)   // before the range
+        events.append(TrackingEvent(type: .poiArrived, deviceId: "device-0", occurredAt: today, poiId: poi))  // not a view
+        let delivered = events + events.prefix(3), total = events.count
+        try await harness.app().test(.router) { client in
+            try await harness.produce(delivered)
+            try await harness.waitUntilCounted(total)
+            let range = ReportQuery(from: Day(containing: today.addingTimeInterval(-86_400)), to: Day(containing: today))
+            let report = try await AnalyticsHarness.get(client, "views", range, as: ViewsReport.self)
+            #expect(report.sources == [SourceRow(via: "qr", views: 7), SourceRow(via: "map", views: 3)])
+            let csv = try await client.execute(uri: AnalyticsHarness.path("views", range, extra: "&format=csv"), method: .get,
+                                               headers: [.authorization: "Bearer \(AnalyticsHarness.token)"])
+            #expect(String(buffer: csv.body).contains("\"sources\",\"\",\"qr\",7"))
+        }
+    }
 }

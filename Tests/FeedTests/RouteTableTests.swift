@@ -68,6 +68,8 @@ struct RouteTableTests {
         case "/v1/tours/{id}": "/v1/tours/\(DemoContent.tourId)"
         case "/v1/pois/{id}": "/v1/pois/\(DemoContent.poiId(1011))"
         case "/v1/pois/{id}/page": "/v1/pois/\(DemoContent.poiId(1011))/page"
+        case "/v1/pois/{id}/qr.svg": "/v1/pois/\(DemoContent.poiId(1011))/qr.svg"
+        case "/v1/tours/{id}/qr.svg": "/v1/tours/\(DemoContent.tourId)/qr.svg"
         case "/v1/legacy/tours/{id}/pois.xml": "/v1/legacy/tours/11/pois.xml"
         case "/v1/pois": "/v1/pois?near=34.2261,-77.8767"
         case "/v1/search": "/v1/search?q=hall"

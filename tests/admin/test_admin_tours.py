@@ -131,3 +131,28 @@ def test_an_edit_that_lost_a_race_keeps_both_changes_and_marks_the_field_changed
     assert site.value("Tour's Name") == "Their newer name"
     assert site.value("Tour's Purpose") == "My purpose, typed on the old page"
 
+
+
+def test_a_tours_qr_codes_to_print_hold_the_feeds_links(site):
+    """Issue 19, item 6: the tour's code and one per stop, each read back by zbar as its feed link with ?src=qr."""
+    import json
+    import urllib.request
+
+    from qrcodes import decode_svg
+
+    feed = site.suite.feed_url
+    with urllib.request.urlopen(f"{feed}/v1/tours", timeout=5) as response:
+        tour_id = next(t["id"] for t in json.load(response)["tours"] if t["name"] == "Students Tour (Beta)")
+    with urllib.request.urlopen(f"{feed}/v1/tours/{tour_id}", timeout=5) as response:
+        stops = json.load(response)["stops"]
+    site.open(f"/tours/{tour_id.lower()}")
+    site.click_link("QR codes to print")
+    assert site.heading == "QR Codes: Students Tour (Beta)"
+    cards = site.browser.find_elements(By.CSS_SELECTOR, ".qr-card")
+    assert len(cards) == len(stops) + 1
+    assert f"1. {stops[0]['name']}" in cards[1].text and "stop 1" in cards[1].text
+    svgs = [card.find_element(By.TAG_NAME, "svg").get_attribute("outerHTML") for card in cards]
+    assert decode_svg(svgs[0]) == f"{feed}/v1/tours/{tour_id.upper()}?src=qr"
+    assert decode_svg(svgs[-1]) == f"{feed}/v1/pois/{stops[-1]['id'].upper()}/page?src=qr"
+    with urllib.request.urlopen(decode_svg(svgs[1]), timeout=5) as response:
+        assert stops[0]["name"] in response.read().decode(), "a stop's code opens its page on the feed"

@@ -251,3 +251,26 @@ def test_a_tours_funnel_hours_and_searches_show_what_phones_sent(suite, browser,
     assert browser.find_elements(By.ID, "funnel-table") == []
     assert "Choose a tour" in browser.find_element(By.ID, "funnel").text
     site.logout()
+
+
+def test_poi_views_from_printed_qr_codes_show_as_a_source(suite, browser, reports_world):
+    """Issue 19, item 6: `via: "qr"` accepted on poi.viewed, counted once per event, and shown by source on the page."""
+    _, pois, _ = demo_content(suite.feed_url)
+    today = reports_world["today"]
+
+    def qr_views():
+        return {s["via"]: s["views"] for s in report(suite.analytics_url, "views", today, today)["sources"]}.get("qr", 0)
+    before = qr_views()
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    events = [{"id": str(uuid.uuid4()), "type": "poi.viewed", "deviceId": f"qr-{uuid.uuid4().hex[:8]}", "occurredAt": now,
+               "poiId": pois[index % len(pois)], "via": "qr"} for index in range(3)]
+    post_events(suite.feed_url, events)
+    post_events(suite.feed_url, events[:1])  # sent twice: counted once
+    assert wait_until(lambda: qr_views() == before + 3, timeout=30), (before, qr_views())
+
+    site = AdminSite(suite, browser)
+    site.login(*reports_world["viewer"])
+    site.open(f"/reports?from={today.isoformat()}&to={today.isoformat()}")
+    rows = {r.find_element(By.TAG_NAME, "td").text: r.text for r in browser.find_elements(By.CSS_SELECTOR, "#view-sources-table tbody tr")}
+    assert f" {qr_views():,} " in f" {rows['QR code']} ", rows
+    site.logout()

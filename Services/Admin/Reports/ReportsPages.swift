@@ -350,8 +350,26 @@ enum ReportsPages {
             \(table("viewed-pages-table", "Pages", report.pages, "No page was opened in this range."))
             \(table("viewed-people-table", "People", report.people, "No one's entry was opened in this range."))
             </div>
-            <p>\(csvLink("views", selection, "the most viewed"))</p>
+            \(sources(report.sources))
+            <p>\(csvLink("views", selection, "the most viewed and the sources"))</p>
             </section>
+            """
+    }
+
+    /// Where visitors opened POIs from (`via`): a printed QR code, the map, a list, search or nearby.
+    static func sources(_ sources: [SourceRow]) -> HTML {
+        let total = max(1, sources.map(\.views).reduce(0, +)), most = max(1, sources.map(\.views).max() ?? 1)
+        let names = ["qr": "QR code", "map": "Map", "list": "List", "search": "Search", "nearby": "Nearby"]
+        let rows: [HTML] = sources.map { row in
+            """
+            <tr><td>\(names[row.via] ?? row.via)</td><td class="number">\(grouped(row.views)) \(meter(row.views, of: most))</td>\
+            <td class="number">\(percent(Double(row.views) / Double(total)))</td></tr>
+            """
+        }
+        return """
+            <h3>POI views by source</h3>
+            <table id="view-sources-table"><thead><tr><th>Opened from</th><th>POI views</th><th>Share</th></tr></thead>
+            <tbody>\(rows.isEmpty ? ["<tr><td colspan=\"3\" class=\"muted\">No POI was opened in this range.</td></tr>"] : rows)</tbody></table>
             """
     }
 

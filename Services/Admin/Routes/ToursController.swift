@@ -10,6 +10,8 @@ struct ToursController {
     let editors: any TourEditorRepository
     let users: any UserRepository
     let map: AdminMap
+    /// `FEED_PUBLIC_URL`, for the QR codes' links.
+    let feedPublicURL: String
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/tours", use: list)
@@ -24,6 +26,7 @@ struct ToursController {
         router.post("/tours/:id/editors", use: changeEditors)
         router.get("/tours/:id/history", use: history)
         router.get("/tours/:id/preview", use: preview)
+        router.get("/tours/:id/qr", use: qrCodes)
         router.get("/tours/:id/preview/stops/:poi", use: previewStop)
         router.post("/tours/:id/revert", use: revert)
         router.get("/tours/:id/delete", use: confirmDelete)
@@ -333,6 +336,16 @@ struct ToursController {
         return AdminPage(title: "Preview", context: context,
                          breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("Preview", nil)],
                          body: TourPages.preview(tour: tour, stops: projection.content.stops(of: tour))).response()
+    }
+
+    /// "QR Codes": the tour's code and one per stop, to print (DESIGN.md, "QR codes").
+    @Sendable func qrCodes(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let tour = try tour(context)
+        let access = try await context.access(editors)
+        try access.requireEdit(tour: tour.id)
+        return AdminPage(title: "QR Codes", context: context,
+                         breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("QR Codes", nil)],
+                         body: TourPages.qrSheet(tour: tour, stops: projection.content.stops(of: tour), feedPublicURL: feedPublicURL)).response()
     }
 
     /// One stop's page for the preview's frame: the feed's page of the POI's working content, framable by the admin only.

@@ -75,5 +75,10 @@ enum Stylesheet {
         .preview-stops { list-style: none; padding: 0; }
         .preview-stops h3 { margin: 1rem 0 .2rem; }
         iframe.phone-page { width: 100%; height: 30rem; border: 1px solid var(--line); border-radius: .5rem; }
+        .qr-sheet { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 1.5rem; }
+        .qr-card { margin: 0; padding: 1rem; border: 1px dashed var(--line); break-inside: avoid; text-align: center; }
+        .qr-card svg { width: 100%; max-width: 6cm; min-width: 4cm; height: auto; }
+        .qr-card code { font-size: .75rem; word-break: break-all; }
+        @media print { header, nav, footer, .breadcrumbs, .no-print { display: none !important; } .qr-card { border-color: #999; } }
     """
 }

@@ -166,6 +166,33 @@ enum TourPages {
 
     /// The tour as the phone will show it once published (drafts applied): its text, its stops in walking
     /// order with the distance between them, and each stop's page as the feed renders it, in a frame.
+    /// The tour's QR code and one per stop, two to a row when printed; each with its name and link.
+    static func qrSheet(tour: TourState, stops: [PoiState], feedPublicURL: String) -> HTML {
+        let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
+        let name = tour.working.content.name
+        func card(_ title: String, _ caption: String, link: String) -> HTML {
+            // FEED_PUBLIC_URL is checked at start to leave room for every link.
+            let code = (try? QRCode(link)).map { HTML(trusted: $0.svg(title: link)) } ?? "<p class=\"error\">This link is too long for a QR code.</p>"
+            return """
+                <figure class="qr-card">\(code)<figcaption><strong>\(title)</strong> <span class="muted">\(caption)</span><br>
+                <code>\(link)</code></figcaption></figure>
+                """
+        }
+        let cards = [card(name, "the tour, for the app", link: QRLink.tour(tour.id, feedPublicURL: feedPublicURL))]
+            + stops.enumerated().map { index, poi in
+                card("\(index + 1). \(poi.working.name)", "stop \(index + 1)", link: QRLink.poi(poi.id, feedPublicURL: feedPublicURL))
+            }
+        let note: HTML = tour.status == .published
+            ? "Put each stop's code up at the stop: a phone's camera opens its page, and the app counts the visit as from a code."
+            : "The tour is not published (\(tour.status.rawValue)): its codes open once it is on the feed."
+        return """
+            <h1>QR Codes: \(name)</h1>
+            <p class="notice no-print" role="status">\(note) Print this page; each code is 4 cm or more across.</p>
+            <div class="qr-sheet">\(cards)</div>
+            <p class="no-print"><a href="\(tourPath)">Back to the tour</a></p>
+            """
+    }
+
     static func preview(tour: TourState, stops: [PoiState]) -> HTML {
         let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
         let working = tour.working.content
@@ -291,7 +318,8 @@ enum TourPages {
         return """
             <h1>Manage Tour</h1>
             <p>Status: \(CommonPages.statusBadge(tour.status)) <span class="muted">version \(tour.version)</span>
-            <a href="\(tourPath)/history">History</a> · <a href="\(tourPath)/preview">Preview as phones will show it</a></p>
+            <a href="\(tourPath)/history">History</a> · <a href="\(tourPath)/preview">Preview as phones will show it</a> ·
+            <a href="\(tourPath)/qr">QR codes to print</a></p>
             <div class="actions">\(statusActions)</div>
             \(schedule(model))
             \(refusal)

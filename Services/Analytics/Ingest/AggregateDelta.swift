@@ -108,6 +108,12 @@ struct AggregateDelta: Sendable {
         var item: UUID
     }
 
+    /// `poi.viewed` by day and `via`, site-wide ("Sources").
+    struct SourceKey: Hashable, Sendable {
+        var day: Int32
+        var via: String
+    }
+
     var devices: Set<DayMember> = []
     var tourists: Set<DayMember> = []
     var pois: [PoiKey: PoiCounts] = [:]
@@ -118,6 +124,7 @@ struct AggregateDelta: Sendable {
     var searches: [SearchKey: SearchCounts] = [:]
     var credited: [CreditedMember: Int32] = [:]
     var views: [ViewKey: Int64] = [:]
+    var sources: [SourceKey: Int64] = [:]
 
     init() {}
 
@@ -169,6 +176,7 @@ struct AggregateDelta: Sendable {
             views[ViewKey(day: day, kind: viewed.0, item: item), default: 0] += 1
         case .poiViewed, .poiArrived, .poiLeft, .mediaPlayed:
             guard let poi = event.poiId else { return }
+            if event.type == .poiViewed, let via = event.via { sources[SourceKey(day: day, via: via.rawValue), default: 0] += 1 }
             if event.type == .poiArrived {
                 let hour = Int16(Self.utcHour(event.occurredAt))
                 for scope in scopes { hours[HourKey(scope: scope, day: day, hour: hour), default: 0] += 1 }

@@ -323,6 +323,16 @@ struct PostgresIngestStore: IngestStore {
                 """, logger: logger)
         }
 
+        if !delta.sources.isEmpty {
+            let rows = delta.sources.sorted { ($0.key.day, $0.key.via) < ($1.key.day, $1.key.via) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).day_view_sources AS s (day, via, views)
+                SELECT DATE '1970-01-01' + d, v, n
+                FROM unnest(\(rows.map(\.key.day))::integer[], \(rows.map(\.key.via))::text[], \(rows.map(\.value))::bigint[]) AS x(d, v, n)
+                ON CONFLICT (day, via) DO UPDATE SET views = s.views + EXCLUDED.views
+                """, logger: logger)
+        }
+
         if !delta.registrations.isEmpty {
             let rows = delta.registrations.sorted { $0.key < $1.key }
             // Only a newer registration replaces the held one, whatever order they arrive in.

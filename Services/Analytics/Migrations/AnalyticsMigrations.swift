@@ -232,6 +232,15 @@ enum AnalyticsMigrations {
                 PRIMARY KEY (day, kind, item_id)
             ) WITH (fillfactor = 70);
             """),
+        Migration(10, "view sources", """
+            -- poi.viewed counts per day and `via` (DESIGN.md "Sources").
+            CREATE TABLE day_view_sources (
+                day date NOT NULL,
+                via text NOT NULL,
+                views bigint NOT NULL,
+                PRIMARY KEY (day, via)
+            ) WITH (fillfactor = 70);
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

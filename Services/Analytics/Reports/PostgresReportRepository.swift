@@ -248,6 +248,11 @@ struct PostgresReportRepository: ReportRepository {
             """, as: (String, UUID, String?, Int).self, logger: logger) {
             lists[kind, default: []].append(ViewRow(id: id, name: name, views: views))
         }
-        return ViewsReport(events: lists["e"] ?? [], pages: lists["p"] ?? [], people: lists["s"] ?? [])
+        let sources = try await read("""
+            SELECT via, sum(views)::bigint
+            FROM \(unescaped: s).day_view_sources WHERE day BETWEEN \(from)::date AND \(to)::date
+            GROUP BY 1 ORDER BY 2 DESC, 1
+            """, as: (String, Int).self, logger: logger).map { SourceRow(via: $0.0, views: $0.1) }
+        return ViewsReport(events: lists["e"] ?? [], pages: lists["p"] ?? [], people: lists["s"] ?? [], sources: sources)
     }
 }

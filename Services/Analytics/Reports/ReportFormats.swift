@@ -129,11 +129,12 @@ extension SearchReport {
 }
 
 extension ViewsReport {
-    /// One row per item, told apart by `list` (events, pages, people).
+    /// One row per item, told apart by `list` (events, pages, people), then one per source (`list` sources, the
+    /// `via` as its name, no id).
     var csv: CSVTable {
         CSVTable(header: ["list", "id", "name", "views"],
                  rows: [("events", events), ("pages", pages), ("people", people)].flatMap { list, rows in
                      rows.map { [.text(list), .text($0.id.lowercased), .text($0.name), .integer($0.views)] }
-                 })
+                 } + sources.map { [.text("sources"), .text(""), .text($0.via), .integer($0.views)] })
     }
 }

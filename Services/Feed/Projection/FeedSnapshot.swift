@@ -92,6 +92,7 @@ final class TourResources: Sendable {
         self.stops = stops
     }
 
+    var id: UUID { tour.id }
     var name: String { tour.content.name }
     var summary: String { tour.content.summary }
 
@@ -119,6 +120,8 @@ final class PoiResources: Sendable {
 
     /// Its opening hours, when they read (free text from before they were checked does not).
     let openingHours: OpeningHours?
+
+    var id: UUID { poi.state.id }
 
     init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], openingHours: OpeningHours?) {
         self.poi = poi

@@ -72,6 +72,10 @@ enum FeedAPI {
                   operation: oneResource("getPoi", "A visible POI in full, with the published tours that stop there", parameter: poiId, ok: ok("The POI", "application/json", schema: "Poi"))),
         FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).page },
                   operation: oneResource("getPoiPage", "A small mobile HTML page about the POI, for the app's embedded browser", parameter: poiId, ok: ok("The page", "text/html"))),
+        FeedRoute(.get, "/v1/pois/{id}/qr.svg", .computed(FeedRoutes.poiQRCode),
+                  operation: oneResource("getPoiQRCode", "The QR code of the POI's link (its phone page, ?src=qr), to print at the stop", parameter: poiId, ok: ok("The code", "image/svg+xml"))),
+        FeedRoute(.get, "/v1/tours/{id}/qr.svg", .computed(FeedRoutes.tourQRCode),
+                  operation: oneResource("getTourQRCode", "The QR code of the tour's link (?src=qr), for the app", parameter: tourId, ok: ok("The code", "image/svg+xml"))),
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
              "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, people whose name, role, department or interests do, and pages whose title, summary or text do, case- and accent-insensitive, by name",

@@ -24,6 +24,33 @@ enum FeedRoutes {
         return poi
     }
 
+    /// `GET /v1/pois/{id}/qr.svg` (DESIGN.md, "QR codes").
+    static func poiQRCode(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+        let poi = try poi(pathParameter(request), in: snapshot)
+        return try qrCode(QRLink.poi(poi.id, feedPublicURL: site.publicURL), request: request)
+    }
+
+    /// `GET /v1/tours/{id}/qr.svg`.
+    static func tourQRCode(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+        let tour = try tour(pathParameter(request), in: snapshot)
+        return try qrCode(QRLink.tour(tour.id, feedPublicURL: site.publicURL), request: request)
+    }
+
+    /// The third segment of `/v1/<kind>/{id}/…`.
+    private static func pathParameter(_ request: Request) -> Substring {
+        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
+        return segments.count > 3 ? segments[3] : ""
+    }
+
+    private static func qrCode(_ link: String, request: Request) throws -> Response {
+        do {
+            return DynamicResponse.make(Array(try QRCode(link).svg(title: link).utf8), contentType: "image/svg+xml", request: request)
+        } catch {
+            // FEED_PUBLIC_URL is checked at start, so a link is never this long; say so rather than fail quietly.
+            throw Problem(.internalServerError, "the link \(link) is too long for a QR code (\(error))")
+        }
+    }
+
     /// The id tours.xml gave (a legacy number or a UUID), or any published tour's UUID.
     static func legacyTour(_ given: Substring, in snapshot: FeedSnapshot) throws -> TourResources {
         let given = String(given)

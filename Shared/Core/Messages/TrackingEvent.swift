@@ -20,7 +20,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     }
 
     public enum Via: String, Codable, Sendable, CaseIterable {
-        case map, list, search, nearby
+        case map, list, search, nearby, qr
     }
 
     public var id: UUID

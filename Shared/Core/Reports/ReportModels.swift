@@ -283,11 +283,33 @@ public struct ViewsReport: Codable, Sendable, Equatable {
     public var events: [ViewRow]
     public var pages: [ViewRow]
     public var people: [ViewRow]
+    /// POI views by where the visitor opened the POI (DESIGN.md "Sources"); absent from older analytics.
+    public var sources: [SourceRow]
 
-    public init(events: [ViewRow], pages: [ViewRow], people: [ViewRow]) {
+    public init(events: [ViewRow], pages: [ViewRow], people: [ViewRow], sources: [SourceRow] = []) {
         self.events = events
         self.pages = pages
         self.people = people
+        self.sources = sources
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        events = try container.decode([ViewRow].self, forKey: .events)
+        pages = try container.decode([ViewRow].self, forKey: .pages)
+        people = try container.decode([ViewRow].self, forKey: .people)
+        sources = try container.decodeIfPresent([SourceRow].self, forKey: .sources) ?? []
+    }
+}
+
+/// `poi.viewed` events of one `via`.
+public struct SourceRow: Codable, Sendable, Equatable {
+    public var via: String
+    public var views: Int
+
+    public init(via: String, views: Int) {
+        self.via = via
+        self.views = views
     }
 }
 
