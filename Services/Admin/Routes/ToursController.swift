@@ -330,22 +330,22 @@ struct ToursController {
     /// The tour as phones will show it once published: its draft where there is one, each stop's draft too,
     /// stops' pages rendered by the feed's own `PoiPage`.
     @Sendable func preview(_ request: Request, context: AdminRequestContext) async throws -> Response {
-        let tour = try tour(context)
-        let access = try await context.access(editors)
-        try access.requireEdit(tour: tour.id)
-        return AdminPage(title: "Preview", context: context,
-                         breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("Preview", nil)],
-                         body: TourPages.preview(tour: tour, stops: projection.content.stops(of: tour))).response()
+        try await tourPage("Preview", context) { TourPages.preview(tour: $0, stops: projection.content.stops(of: $0)) }
     }
 
     /// "QR Codes": the tour's code and one per stop, to print (DESIGN.md, "QR codes").
     @Sendable func qrCodes(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await tourPage("QR Codes", context) { TourPages.qrSheet(tour: $0, stops: projection.content.stops(of: $0), feedPublicURL: feedPublicURL) }
+    }
+
+    /// A page about one tour for those who may edit it, titled `title` after Manage Tour in the breadcrumbs.
+    private func tourPage(_ title: String, _ context: AdminRequestContext, body: (TourState) -> HTML) async throws -> Response {
         let tour = try tour(context)
         let access = try await context.access(editors)
         try access.requireEdit(tour: tour.id)
-        return AdminPage(title: "QR Codes", context: context,
-                         breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("QR Codes", nil)],
-                         body: TourPages.qrSheet(tour: tour, stops: projection.content.stops(of: tour), feedPublicURL: feedPublicURL)).response()
+        return AdminPage(title: title, context: context,
+                         breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), (title, nil)],
+                         body: body(tour)).response()
     }
 
     /// One stop's page for the preview's frame: the feed's page of the POI's working content, framable by the admin only.
