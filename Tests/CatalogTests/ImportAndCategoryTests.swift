@@ -164,6 +164,19 @@ struct ImportAndCategoryTests {
         }
     }
 
+    @Test("a featured row naming an event by a title two events in the file have is refused, not given either")
+    func featuredByRepeatedTitle() throws {
+        let plan = try rows("""
+            kind,name,startsAt,endsAt,timeZone,target,imageUrl,imageAlt
+            event,Walk,2027-01-05T10:00,2027-01-05T11:00,America/New_York,,,
+            event,walk,2027-02-05T10:00,2027-02-05T11:00,America/New_York,,,
+            featured,,,,,event:Walk,https://images.example.edu/w.jpg,A walk
+            """)
+        #expect(plan.calendar == 2 && plan.featured == 0)
+        #expect(plan.unreadable.map(\.label) == ["line 4"])
+        #expect(plan.unreadable.first?.errors == [FieldError(field: "target", message: "several events in this file are titled \"Walk\"; name this one by its id")])
+    }
+
     @Test("an RRULE read from a CSV cell: the subset DESIGN.md names, UNTIL as a date or a stamp, and a message naming what is wrong")
     func rruleCells() throws {
         #expect(try CalendarRecurrence(rrule: "RRULE:FREQ=MONTHLY;INTERVAL=2;COUNT=6") == CalendarRecurrence(frequency: .monthly, interval: 2, count: 6))

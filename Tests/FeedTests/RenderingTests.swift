@@ -22,6 +22,35 @@ struct RenderingTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [String: Any])
     }
 
+    struct Leaves: Encodable {
+        struct SelfHanding: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(self)
+            }
+        }
+        var wide: Int64 = -9_000_000_000, small: UInt8 = 200, huge: UInt64 = .max, single: Float = 0.5
+        var link = URL(string: "https://example.edu/a?b=c")!
+        var odd = SelfHanding()
+    }
+
+    @Test("content members of every leaf type, and a conformance that keeps handing itself down ends as null, not a stack overflow")
+    func contentMemberLeaves() throws {
+        let written = try Self.members(of: Leaves())
+        #expect(written["wide"] as? Int == -9_000_000_000 && written["small"] as? Int == 200 && written["single"] as? Double == 0.5)
+        #expect((written["huge"] as? NSNumber)?.uint64Value == .max)
+        #expect(written["link"] as? String == "https://example.edu/a?b=c")
+        #expect(written["odd"] is NSNull)
+    }
+
+    @Test("the OpenAPI document's via values are the tracking event's")
+    func openAPIVia() throws {
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+        let schemas = (document["components"] as? [String: Any])?["schemas"] as? [String: Any]
+        let via = ((schemas?["TrackingEvent"] as? [String: Any])?["properties"] as? [String: Any])?["via"] as? [String: Any]
+        #expect(via?["enum"] as? [String] == TrackingEvent.Via.allCases.map(\.rawValue))
+    }
+
     static func canonical(_ value: Any) throws -> Data { try JSONSerialization.data(withJSONObject: [value], options: .sortedKeys) }
 
     @Test("a record's content in a feed answer: the members its codec writes, absent optionals null at the top only, hostile text escaped")

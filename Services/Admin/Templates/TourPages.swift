@@ -164,8 +164,6 @@ enum TourPages {
         return "<time datetime=\"\(iso)\" data-local>\(formatter.string(from: date))</time>"
     }
 
-    /// The tour as the phone will show it once published (drafts applied): its text, its stops in walking
-    /// order with the distance between them, and each stop's page as the feed renders it, in a frame.
     /// The tour's QR code and one per stop, two to a row when printed; each with its name and link.
     static func qrSheet(tour: TourState, stops: [PoiState], feedPublicURL: String) -> HTML {
         let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
@@ -180,19 +178,28 @@ enum TourPages {
         }
         let cards = [card(name, "the tour, for the app", link: QRLink.tour(tour.id, feedPublicURL: feedPublicURL))]
             + stops.enumerated().map { index, poi in
-                card("\(index + 1). \(poi.working.name)", "stop \(index + 1)", link: QRLink.poi(poi.id, feedPublicURL: feedPublicURL))
+                // A stop of the tour's draft only is on the feed once the draft is published.
+                let caption = tour.status == .published && !tour.stops.contains(poi.id) ? "stop \(index + 1), once the changes are published" : "stop \(index + 1)"
+                return card("\(index + 1). \(poi.working.name)", caption, link: QRLink.poi(poi.id, feedPublicURL: feedPublicURL))
             }
         let note: HTML = tour.status == .published
             ? "Put each stop's code up at the stop: a phone's camera opens its page, and the app counts the visit as from a code."
             : "The tour is not published (\(tour.status.rawValue)): its codes open once it is on the feed."
+        let host = URL(string: feedPublicURL)?.host ?? ""
+        let local: HTML = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
+            ? "<p class=\"notice error no-print\" role=\"alert\">These codes hold \(feedPublicURL), which only this machine reaches: set FEED_PUBLIC_URL to the address phones reach the feed at before printing them.</p>"
+            : .empty
         return """
             <h1>QR Codes: \(name)</h1>
+            \(local)
             <p class="notice no-print" role="status">\(note) Print this page; each code is 4 cm or more across.</p>
             <div class="qr-sheet">\(cards)</div>
             <p class="no-print"><a href="\(tourPath)">Back to the tour</a></p>
             """
     }
 
+    /// The tour as the phone will show it once published (drafts applied): its text, its stops in walking
+    /// order with the distance between them, and each stop's page as the feed renders it, in a frame.
     static func preview(tour: TourState, stops: [PoiState]) -> HTML {
         let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
         let working = tour.working.content

@@ -319,7 +319,7 @@ enum OpenAPIDocument {
               "poiId": {"type": "string", "format": "uuid", "description": "poi.viewed, poi.arrived, poi.left, media.played"},
               "durationSeconds": {"type": "number", "minimum": 0, "maximum": 604800, "description": "tour.completed"},
               "dwellSeconds": {"type": "number", "minimum": 0, "maximum": 604800, "description": "poi.left"},
-              "via": {"enum": ["map", "list", "search", "nearby"], "description": "poi.viewed"},
+              "via": {"enum": [\#(TrackingEvent.Via.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))], "description": "poi.viewed (qr: opened from a printed code)"},
               "url": {"type": "string", "description": "media.played"},
               "mediaType": {"enum": ["page", "video", "audio", "image"], "description": "media.played"},
               "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "search.performed: what the visitor typed"},

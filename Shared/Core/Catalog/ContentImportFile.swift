@@ -707,7 +707,7 @@ public enum ContentImportFile {
             return value
         }
         // The ids of this file's events (by title) and pages (by slug), for featured rows to name them.
-        var eventIds: [String: UUID] = [:], pageIds: [String: UUID] = [:]
+        var eventIds: [String: UUID] = [:], pageIds: [String: UUID] = [:], repeatedTitles: Set<String> = []
         for row in rows where row.kind == "page" {
             var errors: [FieldError] = []
             let status = recordStatus(row, into: &errors)
@@ -741,8 +741,9 @@ public enum ContentImportFile {
                 placePoiId: place.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) }, placeText: place.flatMap { Int($0) == nil ? $0 : nil },
                 url: row.optional("url"), registrationUrl: row.optional("registrationUrl"), categories: row.list("category").map(normalizedPath),
                 recurrence: recurrence, exceptionDates: row.list("exceptionDates"))
-            eventIds[content.title.lowercased()] = add(calendarRow(label: row.label, content: content, status: status, actor: actor),
-                                                       counted: \.calendar)
+            let title = content.title.lowercased()
+            if eventIds[title] != nil { repeatedTitles.insert(title) }
+            eventIds[title] = add(calendarRow(label: row.label, content: content, status: status, actor: actor), counted: \.calendar)
         }
         for row in rows where row.kind == "featured" {
             var errors: [FieldError] = []
@@ -761,12 +762,14 @@ public enum ContentImportFile {
                     switch kind {
                     case .tour: resolved = Int(reference).map { (kind, stableId(Kind.tour.rawValue, $0)) }
                     case .poi: resolved = Int(reference).map { (kind, stableId(Kind.poi.rawValue, $0)) }
+                    case .event where repeatedTitles.contains(reference.lowercased()):
+                        errors.append(FieldError(field: "target", message: "several events in this file are titled \"\(reference)\"; name this one by its id"))
                     case .event: resolved = eventIds[reference.lowercased()].map { (kind, $0) }
                     case .page: resolved = pageIds[reference.lowercased()].map { (kind, $0) }
                     }
                 }
             }
-            if resolved == nil {
+            if resolved == nil, !errors.contains(where: { $0.field == "target" }) {
                 errors.append(FieldError(field: "target", message: "target is tour:LEGACYID, poi:LEGACYID, event:TITLE or page:SLUG of a row "
                                              + "in this file, or KIND:ID, got \"\(target)\""))
             }

@@ -9,7 +9,7 @@ extension JSONWriter {
     /// catalog's codec does. `except` names members the caller writes its own way.
     mutating func members<Content: Encodable>(of content: Content, except skipped: Set<String> = []) {
         let output = ContentMemberEncoder.Output(writer: self)
-        self = JSONWriter()
+        self = JSONWriter(capacity: 0)
         defer { self = output.writer }
         // The content types' conformances write values only; none of them throws.
         let encoder = ContentMemberEncoder(output: output, skipped: skipped, depth: 0)
@@ -62,16 +62,22 @@ private final class ContentMemberEncoder: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer { Single(encoder: self) }
 
-    /// One value: the common leaves directly, anything else through its own conformance one level down.
+    /// Deeper than any content type goes; a conformance that keeps handing itself down ends here as null.
+    static let maximumDepth = 16
+
+    /// One value: the leaves directly, anything else through its own conformance one level down.
     func write<Value: Encodable>(_ value: Value) {
         switch value {
         case let text as String: output.writer.string(text)
-        case let number as Int: output.writer.number(number)
-        case let number as Double: output.writer.number(number)
         case let flag as Bool: output.writer.bool(flag)
         case let id as UUID: output.writer.uuid(id)
         case let date as Date: output.writer.date(date)
+        case let url as URL: output.writer.string(url.absoluteString)
         case let texts as [String]: output.writer.strings(texts)
+        case let number as any BinaryInteger:
+            if let exact = Int(exactly: number) { output.writer.number(exact) } else { output.writer.raw(Array(String(describing: number).utf8)) }
+        case let number as any BinaryFloatingPoint: output.writer.number(Double(number))
+        case _ where depth >= Self.maximumDepth: output.writer.null()
         default:
             let nested = ContentMemberEncoder(output: output, skipped: [], depth: depth + 1)
             try? value.encode(to: nested)
