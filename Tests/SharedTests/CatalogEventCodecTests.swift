@@ -175,6 +175,31 @@ struct CatalogEventCodecTests {
         #expect(fastTook > 1_500 && refused > 300, "fast reader took \(fastTook), refused \(refused)")
     }
 
+    @Test("commands as the codec writes them, imports and records among them: JSONDecoder reads them equal, and they hold what JSONEncoder writes")
+    func writtenCommands() throws {
+        var random = SplitMix64(seed: 47)
+        for round in 0..<2_000 {
+            var command = Self.command(&random, depth: 0)
+            if random.chance(8) {
+                command.calendarEntry = CalendarEntryContent(title: Self.text(&random), startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T10:00",
+                                                             timeZone: "America/New_York")
+            }
+            let envelope = Envelope(id: UUID(), type: command.action.rawValue, occurredAt: Self.date(&random), source: Self.text(&random), data: command)
+            let written = CatalogEventCodec.write(envelope)
+            let shown = "round \(round): \(String(decoding: written.prefix(300), as: UTF8.self).debugDescription)"
+            let read = try JSONCoding.decoder.decode(Envelope<CatalogCommand>.self, from: Data(written))
+            #expect(read.data == command && read.id == envelope.id && read.occurredAt == envelope.occurredAt && read.source == envelope.source,
+                    "\(shown)")
+            let foundation = try JSONSerialization.jsonObject(with: try JSONCoding.encoder.encode(envelope)) as? NSDictionary
+            let ours = try JSONSerialization.jsonObject(with: Data(written)) as? NSDictionary
+            #expect(ours != nil && ours == foundation, "\(shown)")
+            if let rows = command.rows, command.calendarEntry == nil, command.actor.utf8.count < 200 {
+                // What cutting an import into commands counts on: its rows' sizes and 1 KiB cover the message.
+                #expect(written.count <= rows.map { CatalogEventCodec.byteCount(of: $0) + 1 }.reduce(1_024, +), "\(shown)")
+            }
+        }
+    }
+
     // MARK: generators
 
     static func command(_ random: inout SplitMix64, depth: Int) -> CatalogCommand {
@@ -195,6 +220,10 @@ struct CatalogEventCodecTests {
         }
         if random.chance(3) { command.skipInvalidRows = random.chance(2) }
         if random.chance(5) { command.chunkedSnapshot = random.chance(2) }
+        if random.chance(5) { command.revertToVersion = random.below(100) }
+        if random.chance(5) { command.confirmFarStops = random.chance(2) }
+        if random.chance(5) { command.asDraft = random.chance(2) }
+        if random.chance(5) { command.scheduleAt = date(&random) }
         return command
     }
 

@@ -53,7 +53,7 @@ public final class CatalogCommandClient: Service, Sendable {
         let envelope = Envelope(type: command.action.rawValue, source: source, data: command)
         let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
         try await producer.send(KafkaOutgoingMessage(topic: producer.configuration.topic(Topic.catalogCommands),
-                                                     key: command.key, value: try envelope.encoded(), headers: headers))
+                                                     key: command.key, value: CatalogEventCodec.write(envelope), headers: headers))
     }
 
     /// Waits for the result of a command sent earlier.

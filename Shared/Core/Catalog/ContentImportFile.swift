@@ -241,7 +241,7 @@ public enum ContentImportFile {
             let rowKind = kind(row)
             if let previousKind, previousKind != rowKind { closePhase() }
             previousKind = rowKind
-            let bytes = ((try? JSONCoding.encoder.encode(row).count) ?? 0) + 1
+            let bytes = CatalogEventCodec.byteCount(of: row) + 1
             if !chunk.isEmpty && (chunk.count >= maximumRows || chunkBytes + bytes > maximumBytes) { closeChunk() }
             chunk.append(row)
             chunkBytes += bytes

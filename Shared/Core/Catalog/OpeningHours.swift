@@ -55,7 +55,7 @@ public struct OpeningHours: Sendable, Equatable {
         var days: [Day: [Span]] = [:]
         for (index, rawRule) in source.split(separator: ";", omittingEmptySubsequences: false).enumerated() {
             // "08:00-12:00, 13:00-17:00" and "Mo, We" are common in the wild: a space after a comma is no separator.
-            let rule = Self.trimmed(rawRule).split(separator: ", ", omittingEmptySubsequences: false).joined(separator: ",")
+            let rule = Self.droppingSpaceAfterCommas(Self.trimmed(rawRule))
             let place = Place(index: index, rule: rule)
             guard !rule.isEmpty else { throw SyntaxError(message: "Opening hours: rule \(index + 1) is empty (two \";\" in a row, or one at the end)") }
             var words = rule.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
@@ -88,6 +88,24 @@ public struct OpeningHours: Sendable, Equatable {
         let isSpace: (Character) -> Bool = { $0.isWhitespace && !$0.isNewline }
         guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
         return String(text[first...last])
+    }
+
+    /// "a, b" as "a,b": one space after each comma dropped, by plain character work (a split on ", " goes through
+    /// _StringProcessing's matching, and every imported POI's hours are read).
+    private static func droppingSpaceAfterCommas(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: ",")) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        var afterComma = false
+        for character in text {
+            if afterComma && character == " " {
+                afterComma = false
+                continue
+            }
+            afterComma = character == ","
+            result.append(character)
+        }
+        return result
     }
 
     private static let abbreviations: [String: Day] = Dictionary(uniqueKeysWithValues: Day.allCases.map { ($0.abbreviation.lowercased(), $0) })

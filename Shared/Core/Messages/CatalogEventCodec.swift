@@ -91,6 +91,19 @@ public enum CatalogEventCodec {
         write(envelope) { out, result in out.commandResult(result) }
     }
 
+    /// A `catalog.commands` message: an import's command is a megabyte of rows, and `JSONEncoder` made the
+    /// sender (the admin, `catalog import`, the city generator) as busy as catalog applying them.
+    public static func write(_ envelope: Envelope<CatalogCommand>) -> [UInt8] {
+        write(envelope) { out, command in out.command(command) }
+    }
+
+    /// The bytes one import row takes in its command, for cutting imports into commands of a message's size.
+    public static func byteCount(of row: CatalogBatchRow) -> Int {
+        var out = JSONWriter(capacity: 1_024)
+        out.batchRow(row)
+        return out.bytes.count
+    }
+
     // MARK: reading
 
     /// Reads a message of `catalog.events`; an error says why it is not one (as `EnvelopeDecoder` would).
@@ -290,6 +303,57 @@ extension JSONWriter {
         }
         if let tour = result.tour { key("tour"); tourState(tour) }
         if let version = result.version { key("version"); number(version) }
+        endObject()
+    }
+
+    /// A command, keys sorted. Catalog records (calendar entries, people, pages, featured items) are written by
+    /// their one codec, JSONCoding's (CatalogRecords.swift), as the reader reads them.
+    mutating func command(_ command: CatalogCommand) {
+        func record(_ name: StaticString, _ value: (some Encodable)?) {
+            guard let value, let json = try? JSONCoding.encoder.encode(value) else { return }
+            key(name); raw(Array(json))
+        }
+        beginObject()
+        key("action"); string(command.action.rawValue)
+        key("actor"); string(command.actor)
+        if let asDraft = command.asDraft { key("asDraft"); bool(asDraft) }
+        record("calendarEntry", command.calendarEntry)
+        if let category = command.category {
+            key("category"); beginObject()
+            key("name"); string(category.name)
+            if let parentId = category.parentId { key("parentId"); uuid(parentId) }
+            if let path = category.path { key("path"); string(path) }
+            endObject()
+        }
+        if let chunkedSnapshot = command.chunkedSnapshot { key("chunkedSnapshot"); bool(chunkedSnapshot) }
+        key("commandId"); uuid(command.commandId)
+        if let confirmFarStops = command.confirmFarStops { key("confirmFarStops"); bool(confirmFarStops) }
+        if let entityId = command.entityId { key("entityId"); uuid(entityId) }
+        if let expectedVersion = command.expectedVersion { key("expectedVersion"); number(expectedVersion) }
+        record("featured", command.featured)
+        record("page", command.page)
+        record("person", command.person)
+        if let poi = command.poi { key("poi"); poiContent(poi) }
+        if let revertToVersion = command.revertToVersion { key("revertToVersion"); number(revertToVersion) }
+        if let rows = command.rows {
+            key("rows"); beginArray()
+            for row in rows { batchRow(row) }
+            endArray()
+        }
+        if let scheduleAt = command.scheduleAt { key("scheduleAt"); date(scheduleAt) }
+        if let skipInvalidRows = command.skipInvalidRows { key("skipInvalidRows"); bool(skipInvalidRows) }
+        if let status = command.status { key("status"); string(status.rawValue) }
+        if let stops = command.stops { key("stops"); uuids(stops) }
+        if let tour = command.tour { key("tour"); tourContent(tour) }
+        endObject()
+    }
+
+    mutating func batchRow(_ row: CatalogBatchRow) {
+        beginObject()
+        key("commands"); beginArray()
+        for command in row.commands { self.command(command) }
+        endArray()
+        key("label"); string(row.label)
         endObject()
     }
 
