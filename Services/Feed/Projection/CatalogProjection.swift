@@ -253,7 +253,7 @@ private struct EntityState {
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
             // On the feed when published itself or through a published tour (DESIGN.md, "Places on their own").
-            if let poi = pois[id], !tours.isEmpty || poi.state.status == .published {
+            if let poi = pois[id], !tours.isEmpty || poi.status == .published {
                 work.pois[id] = .some(RenderWork.Poi(poi: poi, tours: tours))
             } else {
                 work.pois[id] = .some(nil)
@@ -351,7 +351,7 @@ private struct RenderedState {
         // The POIs of a tour share one list of the tours stopping there, not one each.
         var tourLists: [[UUID]: [(id: UUID, name: String)]] = [:]
         for item in work {
-            let poi = item.poi.state
+            let poi = item.poi
             let folded = foldedCategories[poi.content.categories] ?? poi.content.categories.map(TextFolding.fold)
             foldedCategories[poi.content.categories] = folded
             let tourIds = item.tours.map(\.id)

@@ -121,7 +121,7 @@ final class PoiResources: Sendable {
     /// Its opening hours, when they read (free text from before they were checked does not).
     let openingHours: OpeningHours?
 
-    var id: UUID { poi.state.id }
+    var id: UUID { poi.id }
 
     init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], openingHours: OpeningHours?) {
         self.poi = poi
@@ -131,13 +131,13 @@ final class PoiResources: Sendable {
     }
 
     /// Its category paths, the main one first.
-    var categories: [String] { poi.state.content.categories }
+    var categories: [String] { poi.content.categories }
 
-    var name: String { poi.state.content.name }
+    var name: String { poi.content.name }
 
-    var summary: String { poi.state.content.summary }
+    var summary: String { poi.content.summary }
 
-    var coordinate: Coordinate { Coordinate(latitude: poi.state.content.latitude, longitude: poi.state.content.longitude) }
+    var coordinate: Coordinate { Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude) }
 
     /// The JSON members of its entry in nearby and search results, without braces.
     func writeListingMembers(to json: inout JSONWriter) {
@@ -160,14 +160,26 @@ final class PoiResources: Sendable {
     }
 }
 
-/// A POI's state, held once and shared by reference: by the projection's entities, the POI's responses and
-/// each tour stopping there. Inline, a `PoiState` is some 250 bytes, which a city held three times per POI.
+/// A POI as the feed keeps it, held once and shared by reference: by the projection's entities, the POI's
+/// responses and each tour stopping there. Its state without the draft, which the feed never shows: an
+/// absent `PoiContent?` still takes its whole inline size, half of a `PoiState`.
 final class PoiRecord: Sendable {
-    let state: PoiState
+    let id: UUID
+    let version: Int
+    let status: ContentStatus
+    let updatedAt: Date
+    let content: PoiContent
 
     init(_ state: PoiState) {
-        self.state = state
+        id = state.id
+        version = state.version
+        status = state.status
+        updatedAt = state.updatedAt
+        content = state.content
     }
+
+    /// The published state, for rendering.
+    var state: PoiState { PoiState(id: id, version: version, status: status, content: content, updatedAt: updatedAt) }
 }
 
 extension RenderedResource {
