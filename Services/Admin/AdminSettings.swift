@@ -28,12 +28,15 @@ struct AdminSettings: Sendable {
     var map: MapSettings
     /// `FEED_PUBLIC_URL`: where phones reach the feed, for the links the printed QR codes hold.
     var feedPublicURL: String
+    /// `MEDIA_MAX_BYTES`: the largest file the media library takes.
+    var mediaMaxBytes: Int
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
         .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
         .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory, .feedPublicURL,
+        .mediaMaxBytes,
     ]
 
     init(environment: Environment = Environment()) throws {
@@ -78,6 +81,10 @@ struct AdminSettings: Sendable {
                                      message: "must be an http(s) address of at most \(QRLink.maximumPublicURLBytes) bytes such as https://tours.example.edu")
         }
         self.feedPublicURL = feedPublicURL
+        mediaMaxBytes = try environment.int(.mediaMaxBytes)
+        guard (1_024...(1 << 30)).contains(mediaMaxBytes) else {
+            throw ConfigurationError(name: "MEDIA_MAX_BYTES", message: "must be between 1024 and 1073741824 (1 GiB)")
+        }
     }
 }
 
@@ -86,6 +93,7 @@ extension ConfigVariable {
                                      "e-mail of the first owner, made at start while the site has no owner")
     static let adminPassword = required("ADMIN_PASSWORD", demoValue: "itour-demo", secret: true,
                                         "password of the first owner (8 characters or more)")
+    static let mediaMaxBytes = optional("MEDIA_MAX_BYTES", default: String(50 << 20), "the largest file the media library takes, in bytes")
     static let adminCookieSecure = optional("ADMIN_COOKIE_SECURE", default: "0", "1 when served over HTTPS: session cookies get Secure")
     static let adminSessionHours = optional("ADMIN_SESSION_HOURS", default: "12", "a session's lifetime in hours")
     static let adminBcryptCost = optional("ADMIN_BCRYPT_COST", default: "12", "log2 rounds of bcrypt for passwords, 4 to 16")

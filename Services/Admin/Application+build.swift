@@ -22,7 +22,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                   recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data, into: \.calendar) },
                                                    .of(PersonContent.self) { envelope in projection.apply(envelope.data, into: \.people) },
                                                    .of(PageContent.self) { envelope in projection.apply(envelope.data, into: \.pages) },
-                                                   .of(FeaturedContent.self) { envelope in projection.apply(envelope.data, into: \.featured) }])
+                                                   .of(FeaturedContent.self) { envelope in projection.apply(envelope.data, into: \.featured) },
+                                                   .of(MediaContent.self) { envelope in projection.apply(envelope.data, into: \.media) }])
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
@@ -39,7 +40,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
         .add(middleware: SecurityHeadersMiddleware())
         .add(middleware: SessionMiddleware(sessions: repository))
         .add(middleware: AdminErrorMiddleware())
-        .add(middleware: CSRFMiddleware(secureCookies: admin.secureCookies, uploadPaths: ImportController.uploadPaths))
+        .add(middleware: CSRFMiddleware(secureCookies: admin.secureCookies,
+                                       uploadPaths: ImportController.uploadPaths.merging(MediaController.uploadPaths(maxBytes: admin.mediaMaxBytes)) { $1 }))
     let throttle = LoginThrottle(repository: repository, perAccount: admin.failuresPerAccount, perAddress: admin.failuresPerAddress,
                                  firstDelay: TimeInterval(admin.loginFirstDelay), maximumDelay: TimeInterval(admin.loginMaximumDelay))
     AuthController(users: repository, sessions: repository, throttle: throttle,
@@ -57,6 +59,9 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     RecordController<FeaturedPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
+    MediaController(projection: projection, writer: writer, editors: repository,
+                    store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
+                    feedPublicURL: admin.feedPublicURL).register(on: pages)
     SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)
     ReportsController(analytics: try AnalyticsClient(url: admin.analyticsURL, token: admin.reportsToken), projection: projection).register(on: pages)
     pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }
@@ -66,7 +71,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     app.addServices(commands, events, AfterStartup(runtime.startup, imports), AfterStartup(runtime.startup, eventsLag.ends),
                     AfterStartup(runtime.startup, eventsLag.watch))
     app.beforeServerStarts {
-        try await runtime.prepare(migrations: AdminMigrations.runner)
+        try await runtime.prepare(migrations: [AdminMigrations.runner, PostgresMediaStore.migrations])
         try await OwnerBootstrap(users: repository, hasher: hasher, owner: admin.bootstrapOwner, logger: logger).run()
         try await repository.failUnfinishedJobs(message: "Interrupted by a restart of the admin service; check the content before importing again.")
     }

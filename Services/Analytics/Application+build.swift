@@ -84,7 +84,7 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
     app.addServices(commands, names, AfterStartup(runtime.startup, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),
                     AfterStartup(runtime.startup, namesLag.ends), AfterStartup(runtime.startup, namesLag.watch))
     app.beforeServerStarts {
-        try await runtime.prepare(migrations: AnalyticsMigrations.runner)
+        try await runtime.prepare(migrations: [AnalyticsMigrations.runner])
     }
     return app
 }

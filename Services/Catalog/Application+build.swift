@@ -42,7 +42,7 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
                     AfterStartup(runtime.startup, SnapshotCacheWarmer(handler: handler, logger: logger)),
                     AfterStartup(runtime.startup, TourScheduler(repository: repository, handler: handler, relay: relay, logger: logger)))
     app.beforeServerStarts {
-        try await runtime.prepare(migrations: CatalogMigrations.runner)
+        try await runtime.prepare(migrations: [CatalogMigrations.runner])
     }
     return app
 }

@@ -14,7 +14,8 @@ struct FeedMain: AsyncParsableCommand {
 enum FeedProgram: ServiceProgram {
     static let name = "feed"
     static let port = 8080
-    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port, usesPostgres: false) + FeedSettings.variables)
+    // Postgres's variables too: the feed reads media files from the media store (DESIGN.md, "Media library").
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + FeedSettings.variables)
     static let abstract = "The iTour feed: the phones' API, served from a projection of catalog.events; tracking events to tracking.events."
 
     static func serve(environment: Shared.Environment) async throws {
@@ -23,7 +24,7 @@ enum FeedProgram: ServiceProgram {
         // it instead of hopping to the concurrency pool and back (a third of a GET's cost otherwise).
         // Nothing in the feed blocks a task: librdkafka calls and rendering run on Dispatch threads.
         _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        let settings = try ServiceSettings(serviceName: name, defaultPort: port, usesPostgres: false, environment: environment)
+        let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         try await buildApplication(settings: settings, feed: try FeedSettings(environment: environment)).runService()
     }
 }

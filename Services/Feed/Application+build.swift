@@ -24,6 +24,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
         .of(PersonContent.self) { envelope in projection.apply(envelope.data) },
         .of(PageContent.self) { envelope in projection.apply(envelope.data) },
         .of(FeaturedContent.self) { envelope in projection.apply(envelope.data) },
+        .of(MediaContent.self) { envelope in projection.apply(envelope.data) },
     ])
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
@@ -35,7 +36,12 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let router = runtime.makeRouter(context: FeedRequestContext.self,
                                     checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
-    FeedAPI.register(on: router, projection: projection, ingest: ingest, site: feed.site)
+    // Media bytes come from the media store (DESIGN.md, "Media library"): a Postgres client of its own, not part of
+    // readiness, as every other answer comes from memory.
+    let mediaDatabase = settings.database.makeClient(logger: logger)
+    let media = MediaRoutes(cache: MediaCache(store: PostgresMediaStore(client: mediaDatabase, logger: logger), budgetBytes: feed.mediaCacheBytes),
+                            logger: logger)
+    FeedAPI.register(on: router, projection: projection, ingest: ingest, media: media, site: feed.site)
 
     // The stored GETs and the common batches are answered in the connection pipeline, ahead of the router, from
     // the same table (PipelineResponder); it keeps the connection's idle timeout too: Hummingbird's would not
@@ -48,9 +54,10 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                           ])),
                           configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
+    app.addServices(mediaDatabase)
     app.addServices(commands, events, publisher, AfterStartup(runtime.startup, eventsLag.ends), AfterStartup(runtime.startup, eventsLag.watch))
     app.beforeServerStarts {
-        try await runtime.prepare(migrations: nil)
+        try await runtime.prepare(migrations: [])
     }
     return app
 }

@@ -12,6 +12,10 @@ struct FeedSettings: Sendable {
     /// `SITE_TIME_ZONE` and `SITE_PUBLIC_HOLIDAYS`: where `openNow` is decided.
     var site: FeedSite
 
+    /// `FEED_MEDIA_CACHE_BYTES`: how many bytes of media files the feed keeps in memory.
+    var mediaCacheBytes = FeedSettings.defaultMediaCacheBytes
+    static let defaultMediaCacheBytes = 256 * 1_024 * 1_024
+
     static let defaultEventsPerMinutePerClient = 60_000
 
     init(eventsPerMinutePerDevice: Int, eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient, site: FeedSite = FeedSite()) {
@@ -22,7 +26,7 @@ struct FeedSettings: Sendable {
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays,
-                                              .feedPublicURL]
+                                              .feedPublicURL, .feedMediaCacheBytes]
 
     init(environment: Environment = Environment()) throws {
         eventsPerMinutePerDevice = try environment.int(.feedEventsPerMinutePerDevice)
@@ -44,6 +48,10 @@ struct FeedSettings: Sendable {
                 throw FeedSettingsError(description: "configuration: SITE_PUBLIC_HOLIDAYS must be dates YYYY-MM-DD separated by commas; \"\(text)\" is not one")
             }
             holidays.insert(text)
+        }
+        mediaCacheBytes = try environment.int(.feedMediaCacheBytes)
+        guard mediaCacheBytes >= 0 else {
+            throw FeedSettingsError(description: "configuration: FEED_MEDIA_CACHE_BYTES must be 0 (keep no media in memory) or more")
         }
         let publicURL = try environment.string(.feedPublicURL)
         guard let base = QRLink.publicURL(publicURL) else {
@@ -76,6 +84,9 @@ struct FeedSite: Sendable {
 extension ConfigVariable {
     static let feedEventsPerMinutePerDevice = optional(
         "FEED_EVENTS_PER_MINUTE_PER_DEVICE", default: "600", "events one device may send per minute to POST /v1/events (0: no limit)")
+    static let feedMediaCacheBytes = optional(
+        "FEED_MEDIA_CACHE_BYTES", default: String(FeedSettings.defaultMediaCacheBytes),
+        "bytes of media library files the feed keeps in memory, least recently used given up first")
     static let feedEventsPerMinutePerClient = optional(
         "FEED_EVENTS_PER_MINUTE_PER_CLIENT", default: String(FeedSettings.defaultEventsPerMinutePerClient),
         "events one client address may send per minute, whatever device ids they carry (0: no limit)")

@@ -29,6 +29,14 @@ struct CommandMatrixTests {
         let page: UUID
         /// A draft featured item (version 1) showing the tour.
         let featured: UUID
+        /// A draft media item (version 1).
+        let media: UUID
+    }
+
+    static func picture(_ byte: Character) -> MediaContent {
+        MediaContent(sha256: String(repeating: byte, count: 64), format: .jpeg, byteCount: 1_234, fileName: "quad.jpg", title: "The quad",
+                     altText: "The quad in spring", width: 800, height: 600,
+                     variants: [.init(width: 320, height: 240, sha256: String(repeating: "e", count: 64), byteCount: 100)])
     }
 
     static let openDay = CalendarEntryContent(title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York",
@@ -59,8 +67,9 @@ struct CommandMatrixTests {
                                                         page: PageContent(slug: "about", title: "About", body: "We are *here*.")))
             let featured = try await applied(CatalogCommand(action: .createFeatured, actor: "fixture", featured: FeaturedContent(
                 targetKind: .tour, targetId: tour, imageUrl: "https://example.edu/quad.jpg", imageAlt: "The quad in spring")))
+            let media = try await applied(CatalogCommand(action: .createMedia, actor: "fixture", media: Self.picture("a")))
             try await body(Fixture(handler: handler, client: client, shop: shop, fashion: fashion, eat: eat, poiA: poiA, poiB: poiB, tour: tour,
-                                   entry: entry, person: person, page: page, featured: featured))
+                                   entry: entry, person: person, page: page, featured: featured, media: media))
         }
     }
 
@@ -107,7 +116,7 @@ struct CommandMatrixTests {
         case .snapshot:
             // The chunks go straight to the topic (CommandHandlerTests), the markers through the outbox.
             return (CatalogCommand(action: action, actor: "feed", chunkedSnapshot: true),
-                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed", "page.changed", "featured.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
+                    Array(repeating: "category.changed", count: 3) + ["calendar.changed", "person.changed", "page.changed", "featured.changed", "media.changed"] + Array(repeating: "catalog.snapshot-marker", count: 4))
         case .revertTour:
             // Version 1 had no stops: the revert takes A out again, as a new version.
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, expectedVersion: 2, revertToVersion: 1), ["tour.changed"])
@@ -165,6 +174,16 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.featured, expectedVersion: 1, status: .published), ["featured.changed"])
         case .deleteFeatured:
             return (CatalogCommand(action: action, actor: actor, entityId: f.featured, expectedVersion: 1), ["featured.deleted"])
+        case .createMedia:
+            return (CatalogCommand(action: action, actor: actor, status: .published, media: Self.picture("b")), ["media.changed"])
+        case .updateMedia:
+            var changed = Self.picture("a")
+            changed.title = "The quad, spring"
+            return (CatalogCommand(action: action, actor: actor, entityId: f.media, expectedVersion: 1, media: changed), ["media.changed"])
+        case .setMediaStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.media, expectedVersion: 1, status: .published), ["media.changed"])
+        case .deleteMedia:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.media, expectedVersion: 1), ["media.deleted"])
         case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
@@ -250,6 +269,18 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.featured, status: .archived), "status", "status must be published or draft")
         case .deleteFeatured:
             return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
+        case .createMedia:
+            var bad = Self.picture("c")
+            bad.sha256 = "NOT-A-HASH"
+            return (CatalogCommand(action: action, actor: actor, media: bad), "sha256", "sha256 must be 64 lower-case hex digits")
+        case .updateMedia:
+            var bad = Self.picture("a")
+            bad.title = "   "
+            return (CatalogCommand(action: action, actor: actor, entityId: f.media, media: bad), "title", "Title is required")
+        case .setMediaStatus:
+            return (CatalogCommand(action: action, actor: actor, entityId: f.media, status: .archived), "status", "status must be published or draft")
+        case .deleteMedia:
+            return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
         case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
@@ -268,10 +299,11 @@ struct CommandMatrixTests {
         case .updatePerson, .setPersonStatus, .deletePerson: (f.person, 1)
         case .updatePage, .setPageStatus, .deletePage: (f.page, 1)
         case .updateFeatured, .setFeaturedStatus, .deleteFeatured: (f.featured, 1)
+        case .updateMedia, .setMediaStatus, .deleteMedia: (f.media, 1)
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .createFeatured, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .createFeatured, .createMedia, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
              .applyTourSchedule: nil
         }
     }
@@ -288,7 +320,7 @@ struct CommandMatrixTests {
             SELECT version FROM catalog.tours WHERE id = \(id) UNION ALL SELECT version FROM catalog.pois WHERE id = \(id)
             UNION ALL SELECT version FROM catalog.categories WHERE id = \(id) UNION ALL SELECT version FROM catalog.calendar_entries WHERE id = \(id)
             UNION ALL SELECT version FROM catalog.people WHERE id = \(id) UNION ALL SELECT version FROM catalog.pages WHERE id = \(id)
-            UNION ALL SELECT version FROM catalog.featured_items WHERE id = \(id)
+            UNION ALL SELECT version FROM catalog.featured_items WHERE id = \(id) UNION ALL SELECT version FROM catalog.media_items WHERE id = \(id)
             """, as: Int.self, logger: logger).first
     }
 

@@ -78,6 +78,7 @@ struct RouteTableTests {
         case "/v1/people/{id}": "/v1/people/not-an-id"
         case "/v1/pages/{slug}": "/v1/pages/Not_A_Slug"
         case "/v1/pages/{slug}/page": "/v1/pages/Not_A_Slug/page"
+        case "/v1/media/{sha256}": "/v1/media/not-a-hash"
         default: route.path
         }
     }
@@ -164,7 +165,7 @@ struct RouteTableTests {
                     let wrongType = try await Self.bothWays(port: port, "POST \(path) HTTP/1.1\r\nHost: feed\r\nContent-Type: text/plain\r\n", body: batch)
                     #expect(wrongType.pipeline.status == "HTTP/1.1 415 Unsupported Media Type")
                     #expect(Self.comparable(wrongType.pipeline) == Self.comparable(wrongType.router))
-                case .computed, .operational:
+                case .computed, .operational, .media:
                     // The router answers these alone: answered at all (not 404 or 405) through the table's path.
                     let response = try await client.execute(uri: path, method: route.method)
                     #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(path)")

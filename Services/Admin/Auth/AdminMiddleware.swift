@@ -38,11 +38,10 @@ struct SessionMiddleware: RouterMiddleware {
 struct CSRFMiddleware: RouterMiddleware {
     typealias Context = AdminRequestContext
     let secureCookies: Bool
-    /// The routes that take file uploads (`multipart/form-data`).
-    let uploadPaths: Set<String>
-    /// Bodies larger than this are refused (the import page allows more).
+    /// The routes that take file uploads (`multipart/form-data`), each with the largest body it reads.
+    let uploadPaths: [String: Int]
+    /// Bodies larger than this are refused (the upload routes allow more).
     static let formLimit = 1 << 20
-    static let uploadLimit = 8 << 20
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -62,10 +61,10 @@ struct CSRFMiddleware: RouterMiddleware {
             var request = request
             let contentType = request.headers[.contentType]
             if contentType?.lowercased().hasPrefix("multipart/form-data") == true {
-                guard uploadPaths.contains(request.uri.path) else { throw AdminError.badRequest("This form cannot be sent as an upload.") }
+                guard let limit = uploadPaths[request.uri.path] else { throw AdminError.badRequest("This form cannot be sent as an upload.") }
                 guard context.session != nil else { throw AdminError.notSignedIn }
                 let boundary = try Self.boundary(contentType)
-                let body = try await request.collectBody(upTo: Self.uploadLimit)
+                let body = try await request.collectBody(upTo: limit)
                 guard let form = FormData.multipart(Array(buffer: body), boundary: boundary) else {
                     throw AdminError.badRequest("The uploaded form could not be read.")
                 }

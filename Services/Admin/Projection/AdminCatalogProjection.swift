@@ -17,12 +17,18 @@ final class AdminCatalogProjection: Sendable {
         var people: [UUID: PersonState] = [:]
         var pages: [UUID: PageState] = [:]
         var featured: [UUID: FeaturedState] = [:]
+        var media: [UUID: MediaState] = [:]
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]
 
         /// Tours by name (all statuses).
         var sortedTours: [TourState] {
             tours.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }
+        }
+
+        /// The media library, newest first.
+        var sortedMedia: [MediaState] {
+            media.values.sorted { ($0.updatedAt, $0.id.uuidString) > ($1.updatedAt, $1.id.uuidString) }
         }
 
         var sortedPois: [PoiState] {
@@ -115,8 +121,9 @@ final class AdminCatalogProjection: Sendable {
         if let person = result.person { _ = update(person.id, person.version) { $0.people[person.id] = person } }
         if let page = result.page { _ = update(page.id, page.version) { $0.pages[page.id] = page } }
         if let item = result.featured { _ = update(item.id, item.version) { $0.featured[item.id] = item } }
+        if let item = result.media { _ = update(item.id, item.version) { $0.media[item.id] = item } }
         if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, result.person == nil, result.page == nil,
-           result.featured == nil, let id = result.entityId,
+           result.featured == nil, result.media == nil, let id = result.entityId,
            let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.
             switch result.action {
@@ -136,6 +143,7 @@ final class AdminCatalogProjection: Sendable {
             case .deletePerson: _ = update(id, version) { $0.people[id] = nil }
             case .deletePage: _ = update(id, version) { $0.pages[id] = nil }
             case .deleteFeatured: _ = update(id, version) { $0.featured[id] = nil }
+            case .deleteMedia: _ = update(id, version) { $0.media[id] = nil }
             default: break
             }
         }

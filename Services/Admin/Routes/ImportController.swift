@@ -12,7 +12,7 @@ struct ImportController {
     let runner: ImportRunner
 
     /// The routes that take uploads (`multipart/form-data`); CSRFMiddleware reads multipart bodies nowhere else.
-    static let uploadPaths: Set<String> = ["/import"]
+    static let uploadPaths: [String: Int] = ["/import": 8 << 20]
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/import", use: form)

@@ -75,7 +75,7 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, calendar, people, pages, featured, importContent, users, reports, status
+    case tours, pois, categories, calendar, people, pages, featured, media, importContent, users, reports, status
 
     var title: String {
         switch self {
@@ -86,6 +86,7 @@ enum NavigationItem: CaseIterable {
         case .people: "People"
         case .pages: "Pages"
         case .featured: "Featured"
+        case .media: "Media"
         case .importContent: "Import"
         case .users: "Users"
         case .reports: "Reports"
@@ -102,6 +103,7 @@ enum NavigationItem: CaseIterable {
         case .people: "/people"
         case .pages: "/pages"
         case .featured: "/featured"
+        case .media: "/media"
         case .importContent: "/import"
         case .users: "/users"
         case .reports: "/reports"
@@ -112,7 +114,7 @@ enum NavigationItem: CaseIterable {
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .calendar, .people, .pages, .featured, .importContent, .users, .status: [.owner]
+        case .pois, .categories, .calendar, .people, .pages, .featured, .media, .importContent, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }
@@ -158,6 +160,7 @@ struct Notice {
         "pageunpublished": .success("Unpublished: the page is no longer on phones."),
         "featuredpublished": .success("Published: the item is on the phones' home screen."),
         "featuredunpublished": .success("Unpublished: the item is no longer on the phones' home screen."),
+        "uploaded": .success("Uploaded: the file is in the library and on the feed at its address."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]
 

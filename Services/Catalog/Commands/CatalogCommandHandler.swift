@@ -216,6 +216,9 @@ struct Work {
         case .createFeatured: return try await createRecord(FeaturedContent.self)
         case .updateFeatured, .setFeaturedStatus: return try await changeRecord(FeaturedContent.self)
         case .deleteFeatured: return try await deleteRecord(FeaturedContent.self)
+        case .createMedia: return try await createRecord(MediaContent.self)
+        case .updateMedia, .setMediaStatus: return try await changeRecord(MediaContent.self)
+        case .deleteMedia: return try await deleteRecord(MediaContent.self)
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history: return missing("action", "catalog.history is answered apart")
@@ -669,6 +672,8 @@ struct Work {
         for page in pages { try publish(PageEvent.changed(page, snapshotId: snapshotId)) }
         let featured = try await transaction.liveRecords(FeaturedContent.self)
         for item in featured { try publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
+        let media = try await transaction.liveRecords(MediaContent.self)
+        for item in media { try publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let poiCount: Int
@@ -699,7 +704,7 @@ struct Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people, \(pages.count) pages and \(featured.count) featured items")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people, \(pages.count) pages, \(featured.count) featured items and \(media.count) media items")
     }
 }
 

@@ -20,6 +20,7 @@ extension Work {
         .createPerson, .updatePerson, .setPersonStatus, .deletePerson,
         .createPage, .updatePage, .setPageStatus, .deletePage,
         .createFeatured, .updateFeatured, .setFeaturedStatus, .deleteFeatured,
+        .createMedia, .updateMedia, .setMediaStatus, .deleteMedia,
     ]
 
     mutating func importBatch() async throws -> CatalogCommandResult {

@@ -236,3 +236,36 @@ extension FeaturedContent: StoredRecord {
         return errors
     }
 }
+
+extension MediaContent: StoredRecord {
+    static var table: String { "media_items" }
+    static var noun: String { "media item" }
+    static var commandField: String { "media" }
+    static var commandContent: KeyPath<CatalogCommand, Self?> { \.media }
+    static var resultState: WritableKeyPath<CatalogCommandResult, MediaState?> { \.media }
+    static var setStatusAction: CatalogAction { .setMediaStatus }
+
+    /// Hashes as the store writes them, sizes that make sense, a title; the bytes themselves were checked at upload.
+    static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
+        content.title = content.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        content.altText = content.altText.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        var errors: [FieldError] = []
+        if !MediaHash.isValid(content.sha256) {
+            errors.append(FieldError(field: "sha256", message: "sha256 must be 64 lower-case hex digits"))
+        }
+        if content.byteCount <= 0 {
+            errors.append(FieldError(field: "byteCount", message: "byteCount must be more than 0"))
+        }
+        CommandValidation.requireText(content.title, field: "title", label: "Title", max: 200, into: &errors)
+        CommandValidation.limit(content.fileName, field: "fileName", label: "File name", max: 255, into: &errors)
+        CommandValidation.limit(content.altText ?? "", field: "altText", label: "Alternative text", max: 1_000, into: &errors)
+        for (field, value) in [("width", content.width), ("height", content.height)] {
+            if let value, !(1...100_000).contains(value) { errors.append(FieldError(field: field, message: "\(field) must be 1 to 100000 pixels")) }
+        }
+        for (index, variant) in content.variants.enumerated()
+        where !MediaHash.isValid(variant.sha256) || variant.byteCount <= 0 || variant.width <= 0 || variant.height <= 0 {
+            errors.append(FieldError(field: "variants[\(index)]", message: "a variant needs its hash, size in bytes and pixel size"))
+        }
+        return errors
+    }
+}

@@ -118,5 +118,10 @@ enum CatalogMigrations {
             -- The home screen's featured items (DESIGN.md, "Featured"), catalog records like calendar entries.
             CREATE TABLE featured_items (LIKE calendar_entries INCLUDING ALL);
             """),
+        Migration(11, "media items", """
+            -- The media library's items (DESIGN.md, "Media library"), catalog records like calendar entries; their
+            -- bytes are in the media store.
+            CREATE TABLE media_items (LIKE calendar_entries INCLUDING ALL);
+            """),
     ])
 }

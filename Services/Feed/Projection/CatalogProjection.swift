@@ -46,7 +46,7 @@ final class CatalogProjection: Sendable {
     /// Whether changes are waiting for a `publish` to take them.
     var hasPendingChanges: Bool {
         entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged || $0.pagesChanged
-            || $0.featuredChanged }
+            || $0.featuredChanged || $0.mediaChanged }
     }
 
     /// Takes an event in if it is newer than what is held; returns whether it changed anything.
@@ -130,6 +130,8 @@ private struct RenderWork: Sendable {
     var pages: [PageState]?
     /// Every published featured item, when any changed.
     var featured: [FeaturedState]?
+    /// Every published media item, when any changed.
+    var media: [MediaState]?
     var isFirstPublication = false
 }
 
@@ -155,6 +157,8 @@ private struct EntityState {
     var pagesChanged = false
     var featured: [UUID: FeaturedState] = [:]
     var featuredChanged = false
+    var media: [UUID: MediaState] = [:]
+    var mediaChanged = false
     var isFirstPublication = true
 
     // MARK: applying events
@@ -191,6 +195,7 @@ private struct EntityState {
         if let event = event as? PersonEvent { return apply(event, to: \.people, marking: \.peopleChanged) }
         if let event = event as? PageEvent { return apply(event, to: \.pages, marking: \.pagesChanged) }
         if let event = event as? FeaturedEvent { return apply(event, to: \.featured, marking: \.featuredChanged) }
+        if let event = event as? MediaEvent { return apply(event, to: \.media, marking: \.mediaChanged) }
         return false
     }
 
@@ -235,7 +240,7 @@ private struct EntityState {
     /// Lookups only: the rendering happens after the lock is released.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
         guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged || peopleChanged
-            || pagesChanged || featuredChanged else {
+            || pagesChanged || featuredChanged || mediaChanged else {
             return nil
         }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
@@ -249,6 +254,8 @@ private struct EntityState {
         pagesChanged = false
         if featuredChanged { work.featured = featured.values.filter { $0.status == .published } }
         featuredChanged = false
+        if mediaChanged { work.media = media.values.filter { $0.status == .published } }
+        mediaChanged = false
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -304,6 +311,7 @@ private struct RenderedState {
     var people = PeopleListing()
     var pages = PagesListing()
     var featured: [FeaturedState] = []
+    var media = MediaLibrary()
     var renderedBytes = 0
     var generation = 0
     /// Tours changed since the lists were last rendered.
@@ -320,6 +328,7 @@ private struct RenderedState {
         if let entries = work.calendar { calendar = CalendarListing(entries) }
         if let states = work.people { people = PeopleListing(states) }
         if let states = work.pages { pages = PagesListing(states) }
+        if let states = work.media { media = MediaLibrary(states) }
         if let states = work.featured {
             featured = states.sorted { ($0.content.order, $0.id.uuidString) < ($1.content.order, $1.id.uuidString) }
         }
@@ -422,7 +431,7 @@ private struct RenderedState {
             tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
             poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
             tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
-            pages: pages, featured: featured, generation: generation))
+            pages: pages, featured: featured, media: media, generation: generation))
     }
 }
 

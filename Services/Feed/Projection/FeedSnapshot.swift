@@ -33,6 +33,8 @@ final class FeedSnapshot: Sendable {
         let pages: PagesListing
         /// The published featured items, by `order`.
         let featured: [FeaturedState]
+        /// The published media library items, by hash (theirs and their variants').
+        let media: MediaLibrary
         /// Increases with every publication.
         let generation: Int
     }

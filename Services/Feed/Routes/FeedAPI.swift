@@ -15,6 +15,8 @@ struct FeedRoute: Sendable {
         case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring) throws -> RenderedResource)
         /// Worked out per request, by the router only (nearby, browse, search).
         case computed(@Sendable (_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
+        /// `GET /v1/media/{sha256}` (`MediaRoutes`), which may wait for the media store on a file's first request.
+        case media
         /// `POST /v1/events` (`EventRoutes`; the pipeline answers its common shape through the same `EventIngest`).
         case events
         /// `/health`, `/ready`, `/metrics`, which `ServiceRuntime.makeRouter` registers for every service.
@@ -76,6 +78,8 @@ enum FeedAPI {
                   operation: oneResource("getPoiQRCode", "The QR code of the POI's link (its phone page, ?src=qr), to print at the stop", parameter: poiId, ok: ok("The code", "image/svg+xml"))),
         FeedRoute(.get, "/v1/tours/{id}/qr.svg", .computed(FeedRoutes.tourQRCode),
                   operation: oneResource("getTourQRCode", "The QR code of the tour's link (?src=qr), for the app", parameter: tourId, ok: ok("The code", "image/svg+xml"))),
+        FeedRoute(.get, "/v1/media/{sha256}", .media,
+                  operation: #"{"operationId": "getMedia", "summary": "A media library file's bytes (?w= picks an image's narrowest variant at least that wide); one byte range gives 206", "parameters": [\#(mediaHash), {"name": "w", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 100000}}, {"name": "Range", "in": "header", "required": false, "schema": {"type": "string"}, "example": "bytes=0-1023"}], "responses": {"200": \#(ok("The file", "application/octet-stream")), "206": {"description": "The requested byte range", "content": {"application/octet-stream": {"schema": {"type": "string"}}}}, "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound), "416": \#(problem("The range is not within the file")), "503": \#(problem("The media store did not answer", retryAfter: true))}}"#),
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
              "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, people whose name, role, department or interests do, and pages whose title, summary or text do, case- and accent-insensitive, by name",
@@ -185,7 +189,8 @@ enum FeedAPI {
 
     /// Registers every route the feed itself answers on the router (the operational ones come with
     /// `ServiceRuntime.makeRouter`), and `405` for a known path asked with another method.
-    static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest, site: FeedSite) {
+    static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest, media: MediaRoutes,
+                         site: FeedSite) {
         router.add(middleware: MethodNotAllowedMiddleware(routes))
         for route in routes {
             switch route.handler {
@@ -197,6 +202,8 @@ enum FeedAPI {
                 router.on(RouterPath(route.path), method: route.method) { request, _ in
                     try answer(request, projection.snapshot, site)
                 }
+            case .media:
+                media.register(route, on: router, projection: projection)
             case .events:
                 EventRoutes(ingest: ingest).register(route, on: router)
             case .operational:
@@ -228,6 +235,7 @@ enum FeedAPI {
     private static let tourId = ##"{"$ref": "#/components/parameters/TourId"}"##
     private static let poiId = ##"{"$ref": "#/components/parameters/PoiId"}"##
     private static let uuidId = #"{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}"#
+    private static let mediaHash = #"{"name": "sha256", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}"#
     private static let pageSlug = #"{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}"#
 
     private static let notModified = ##"{"$ref": "#/components/responses/NotModified"}"##

@@ -37,6 +37,8 @@ struct QueryParameters {
         return value
     }
 
+    func has(_ name: String) -> Bool { values[name] != nil }
+
     /// A whole number in `range`, or `defaultValue` when the parameter is absent.
     func int(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws -> Int {
         guard let text = values[name] else { return defaultValue }

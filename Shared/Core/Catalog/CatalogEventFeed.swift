@@ -195,7 +195,7 @@ public final class CatalogEventFeed: Service, Sendable {
 public struct CatalogRecordHandler: Sendable {
     /// Every kind of record catalog publishes: a consumer skips those it has no handler for.
     public static let kinds: Set<String> = [CalendarEntryContent.recordKind, PersonContent.recordKind, PageContent.recordKind,
-                                                FeaturedContent.recordKind]
+                                                FeaturedContent.recordKind, MediaContent.recordKind]
 
     let kind: String
     let handle: @Sendable ([UInt8]) async throws -> Void

@@ -274,6 +274,7 @@ extension JSONWriter {
             }
             endArray()
         }
+        if let media = result.media, let json = try? JSONCoding.encoder.encode(media) { key("media"); raw(Array(json)) }
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
         // Catalog records (calendar entries above, people) have one codec, JSONCoding's (CatalogRecords.swift).
@@ -331,6 +332,7 @@ extension JSONWriter {
         if let entityId = command.entityId { key("entityId"); uuid(entityId) }
         if let expectedVersion = command.expectedVersion { key("expectedVersion"); number(expectedVersion) }
         record("featured", command.featured)
+        record("media", command.media)
         record("page", command.page)
         record("person", command.person)
         if let poi = command.poi { key("poi"); poiContent(poi) }
@@ -566,7 +568,7 @@ extension JSONReader {
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
                                     "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
-                                    "calendarEntry", "person", "page", "featured"]
+                                    "calendarEntry", "person", "page", "featured", "media"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()

@@ -188,6 +188,11 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case updateFeatured = "featured.update"
     case setFeaturedStatus = "featured.set-status"
     case deleteFeatured = "featured.delete"
+    /// Media library items (DESIGN.md, "Media library").
+    case createMedia = "media.create"
+    case updateMedia = "media.update"
+    case setMediaStatus = "media.set-status"
+    case deleteMedia = "media.delete"
     case discardPoiDraft = "poi.discard-draft"
     /// Publish or unpublish a tour at a time (`status`, `scheduleAt`; without `scheduleAt`, cancel).
     case scheduleTour = "tour.schedule"
@@ -236,13 +241,16 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public var page: PageContent?
     /// For `featured.create` and `featured.update`.
     public var featured: FeaturedContent?
+    /// For `media.create` and `media.update`.
+    public var media: MediaContent?
 
     public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
                 confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil,
-                person: PersonContent? = nil, page: PageContent? = nil, featured: FeaturedContent? = nil) {
+                person: PersonContent? = nil, page: PageContent? = nil, featured: FeaturedContent? = nil,
+                media: MediaContent? = nil) {
         self.commandId = commandId
         self.action = action
         self.actor = actor
@@ -264,6 +272,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.person = person
         self.page = page
         self.featured = featured
+        self.media = media
     }
 
     /// The Kafka key: the aggregate id, so one entity's commands stay in order.
@@ -315,6 +324,8 @@ public struct CatalogCommandResult: Codable, Sendable, Equatable {
     public var page: PageState?
     /// The featured item's state after a featured command (or, on conflict, its current state).
     public var featured: FeaturedState?
+    /// The media item's state after a media command (or, on conflict, its current state).
+    public var media: MediaState?
 
     public init(commandId: UUID, action: CatalogAction, outcome: Outcome, entityId: UUID? = nil, version: Int? = nil,
                 errors: [FieldError] = [], message: String? = nil, tour: TourState? = nil, poi: PoiState? = nil,

@@ -101,7 +101,7 @@ public struct ServiceSettings: Sendable {
     public var httpIdleTimeoutSeconds: Int
 
     /// The variables read here (and by every service's lag watches and build info), for a service
-    /// listening on `defaultPort`; the feed keeps no Postgres, so reads none of its variables. `ITOUR_DEMO`
+    /// listening on `defaultPort` (`usesPostgres: false` leaves Postgres's out). `ITOUR_DEMO`
     /// belongs to the services with required variables (`Environment.required`).
     public static func variables(defaultPort: Int, usesPostgres: Bool = true) -> [ConfigVariable] {
         [.httpHost, .httpPort(defaultPort), .httpIdleTimeoutSeconds]

@@ -35,19 +35,22 @@ public struct ServiceRuntime: Sendable {
         (postgres.map { [$0] } ?? []) + [AfterStartup(startup, TopicGuard(producer: producer, logger: logger)), producer]
     }
 
-    /// Start-up work, run before the server accepts requests: topics, then migrations. Retries while the
-    /// broker or Postgres is not yet up (a compose start), then gives up with the cause.
-    public func prepare(migrations: MigrationRunner?, attempts: Int = 30) async throws {
+    /// Start-up work, run before the server accepts requests: topics, then migrations (the service's schema, then
+    /// any store it writes, such as the media store). Retries while the broker or Postgres is not yet up (a compose
+    /// start), then gives up with the cause.
+    public func prepare(migrations: [MigrationRunner], attempts: Int = 30) async throws {
         var attempt = 0
         while true {
             attempt += 1
             var step = "creating topics on the broker (\(settings.kafka.brokers))"
             do {
                 try await producer.createTopics(Topic.all)
-                if let migrations, let postgres {
-                    step = "migrating on Postgres (\(settings.database.host):\(settings.database.port))"
-                    let applied = try await migrations.run(on: postgres, logger: logger)
-                    if !applied.isEmpty { logger.info("migrations applied", metadata: ["versions": "\(applied)"]) }
+                if let postgres {
+                    for runner in migrations {
+                        step = "migrating schema \(runner.schema) on Postgres (\(settings.database.host):\(settings.database.port))"
+                        let applied = try await runner.run(on: postgres, logger: logger)
+                        if !applied.isEmpty { logger.info("migrations applied", metadata: ["schema": "\(runner.schema)", "versions": "\(applied)"]) }
+                    }
                 }
                 startup.open()
                 return

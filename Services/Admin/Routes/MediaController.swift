@@ -1,0 +1,127 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Shared
+
+/// The media library (DESIGN.md, "Media library"; owners): the list, uploads and deletes. An upload's format
+/// is read from its bytes; its bytes go to the media store under their SHA-256, then the item to catalog as
+/// `media.create`.
+struct MediaController {
+    let projection: AdminCatalogProjection
+    let writer: any CatalogWriter
+    let editors: any TourEditorRepository
+    let store: any MediaStore
+    let maxBytes: Int
+    let feedPublicURL: String
+
+    static let path = "/media"
+
+    /// The upload route and the largest body it reads: the file and the form around it.
+    static func uploadPaths(maxBytes: Int) -> [String: Int] { [path: maxBytes + 64 * 1_024] }
+
+    func register(on router: RouterGroup<AdminRequestContext>) {
+        router.get(RouterPath(Self.path), use: list)
+        router.post(RouterPath(Self.path), use: upload)
+        router.post(RouterPath("\(Self.path)/:id/delete"), use: delete)
+    }
+
+    private func page(_ context: AdminRequestContext, error: String? = nil, notice: Notice? = nil,
+                      status: HTTPResponse.Status = .ok) -> Response {
+        AdminPage(title: "Media", context: context, breadcrumbs: [("Media", nil)], notice: notice,
+                  body: MediaPages.library(projection.content.sortedMedia, feedPublicURL: feedPublicURL, maxBytes: maxBytes,
+                                           error: error, csrf: context.csrfToken),
+                  status: status).response()
+    }
+
+    @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await context.access(editors).requireOwner("manage the media library")
+        return page(context, notice: Notice.from(request))
+    }
+
+    @Sendable func upload(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireOwner("manage the media library")
+        guard let file = context.form.files["file"], !file.data.isEmpty else {
+            return page(context, error: "Choose a file to upload.", status: .unprocessableContent)
+        }
+        let upload: MediaUpload
+        switch MediaUpload.check(file.data, fileName: file.fileName, maxBytes: maxBytes) {
+        case .failure(let refusal): return page(context, error: refusal.message, status: .unprocessableContent)
+        case .success(let checked): upload = checked
+        }
+        let title = context.form["title"].trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            try await store.put(MediaBlob(sha256: upload.sha256, contentType: upload.format.contentType, bytes: file.data))
+        } catch {
+            return page(context, error: "The file could not be stored (\(error)); nothing was added. Try again.", status: .serviceUnavailable)
+        }
+        let content = MediaContent(sha256: upload.sha256, format: upload.format, byteCount: file.data.count, fileName: file.fileName,
+                                   title: title.isEmpty ? file.fileName : title,
+                                   altText: context.form["altText"].isEmpty ? nil : context.form["altText"])
+        let command = CatalogCommand(action: .createMedia, actor: access.user.email, entityId: UUID(), status: .published, media: content)
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, for: context)
+        } catch {
+            return page(context, error: error.description, status: .serviceUnavailable)
+        }
+        guard result.outcome == .applied else {
+            let message = result.errors.map(\.message).joined(separator: "; ")
+            return page(context, error: message.isEmpty ? (result.message ?? "The file was not added.") : message, status: .unprocessableContent)
+        }
+        return .redirect(to: "\(Self.path)?notice=\(Notice.key("uploaded", for: result))")
+    }
+
+    @Sendable func delete(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireOwner("manage the media library")
+        guard let item = projection.content.media[try context.id("id")] else { throw AdminError.notFound("There is no such file in the library.") }
+        let command = CatalogCommand(action: .deleteMedia, actor: access.user.email, entityId: item.id,
+                                     expectedVersion: context.form.int("version") ?? item.version)
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, for: context)
+        } catch {
+            return page(context, error: error.description, status: .serviceUnavailable)
+        }
+        guard result.outcome == .applied else {
+            return page(context, error: result.errors.map(\.message).joined(separator: "; "), status: .unprocessableContent)
+        }
+        return .redirect(to: "\(Self.path)?notice=\(Notice.key("deleted", for: result))")
+    }
+}
+
+/// An uploaded file, checked: what its bytes are, and their hash.
+struct MediaUpload: Equatable {
+    let format: MediaFormat
+    let sha256: String
+
+    struct Refusal: Error, Equatable {
+        let message: String
+    }
+
+    /// Refuses a file over the limit, one whose bytes are none of the library's formats, and one whose name
+    /// announces another kind than its bytes are (a renamed file is usually a mistake).
+    static func check(_ bytes: [UInt8], fileName: String, maxBytes: Int) -> Result<MediaUpload, Refusal> {
+        guard bytes.count <= maxBytes else {
+            return .failure(Refusal(message: "\(fileName) is \(ByteCountText.format(bytes.count)); the library takes files up to \(ByteCountText.format(maxBytes))."))
+        }
+        guard let format = MediaFormat.sniff(bytes) else {
+            return .failure(Refusal(message: "\(fileName) is not a file the library takes: its bytes are \(MediaFormat.describe(unrecognized: bytes)). It takes \(MediaFormat.accepted)."))
+        }
+        if let announced = MediaFormat.kind(announcedBy: fileName), announced != format.kind {
+            return .failure(Refusal(message: "\(fileName) is named as \(announced.rawValue) but its bytes are \(format.label); rename it or choose the right file."))
+        }
+        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        return .success(MediaUpload(format: format, sha256: hash))
+    }
+}
+
+/// "2.4 MB", "512 KB", "300 bytes".
+enum ByteCountText {
+    static func format(_ bytes: Int) -> String {
+        if bytes >= 1_000_000 { return String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+        if bytes >= 1_000 { return "\(bytes / 1_000) KB" }
+        return bytes == 1 ? "1 byte" : "\(bytes) bytes"
+    }
+}

@@ -1,0 +1,85 @@
+import Logging
+import Metrics
+import NIOCore
+import Shared
+import Synchronization
+
+/// The bytes of published media files, read from the media store once and kept in memory up to a budget
+/// (`FEED_MEDIA_CACHE_BYTES`), the least recently used given up first. Requests for a file being read wait for
+/// that one read: a file costs one store read per process while it stays cached, never one per request.
+final class MediaCache: Sendable {
+    private struct State {
+        var files: [String: Entry] = [:]
+        var bytes = 0
+        var clock: UInt64 = 0
+        var reading: [String: Task<ByteBuffer, any Error>] = [:]
+    }
+
+    private struct Entry {
+        let body: ByteBuffer
+        var lastUsed: UInt64
+    }
+
+    let budgetBytes: Int
+    private let store: any MediaStore
+    private let state = Mutex(State())
+    private let reads = Counter(label: "itour_feed_media_store_reads_total", help: "Media files read from the media store (cache misses).")
+
+    init(store: any MediaStore, budgetBytes: Int) {
+        self.store = store
+        self.budgetBytes = budgetBytes
+    }
+
+    /// The file's bytes. Throws `MediaStoreError` when the store lacks a file the catalog published.
+    func body(of file: MediaLibrary.File) async throws -> ByteBuffer {
+        enum Lookup {
+            case cached(ByteBuffer)
+            case reading(Task<ByteBuffer, any Error>)
+        }
+        let lookup: Lookup = state.withLock { state in
+            state.clock += 1
+            if let entry = state.files[file.sha256] {
+                state.files[file.sha256]!.lastUsed = state.clock
+                return .cached(entry.body)
+            }
+            if let reading = state.reading[file.sha256] { return .reading(reading) }
+            let task = Task { [store, reads] in
+                reads.increment()
+                guard let blob = try await store.blob(file.sha256) else {
+                    throw MediaStoreError(description: "media file \(file.sha256) is published but not in the media store")
+                }
+                return ByteBuffer(bytes: blob.bytes)
+            }
+            state.reading[file.sha256] = task
+            return .reading(task)
+        }
+        switch lookup {
+        case .cached(let body):
+            return body
+        case .reading(let task):
+            do {
+                let body = try await task.value
+                keep(body, for: file.sha256)
+                return body
+            } catch {
+                state.withLock { _ = $0.reading.removeValue(forKey: file.sha256) }
+                throw error
+            }
+        }
+    }
+
+    private func keep(_ body: ByteBuffer, for sha256: String) {
+        state.withLock { state in
+            state.reading[sha256] = nil
+            guard state.files[sha256] == nil, body.readableBytes <= budgetBytes else { return }
+            state.clock += 1
+            state.files[sha256] = Entry(body: body, lastUsed: state.clock)
+            state.bytes += body.readableBytes
+            // A scan for the oldest: a library holds thousands of files, not millions, and this runs once per file read.
+            while state.bytes > budgetBytes, let oldest = state.files.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+                state.files[oldest.key] = nil
+                state.bytes -= oldest.value.body.readableBytes
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Shared
+
+/// The published media items as the feed serves them (DESIGN.md, "Media library"): every hash it answers for,
+/// an item's own and its variants', with the type to answer it with.
+struct MediaLibrary: Sendable {
+    struct File: Sendable, Equatable {
+        let sha256: String
+        let contentType: String
+        let byteCount: Int
+    }
+
+    struct Item: Sendable {
+        let original: File
+        /// Narrowest first.
+        let variants: [(width: Int, file: File)]
+
+        /// `?w=`: the narrowest variant at least `width` wide, else the widest there is; the original when it has none,
+        /// or when it is no wider than what is asked.
+        func file(width: Int?) -> File {
+            guard let width, let widest = variants.last else { return original }
+            return variants.first { $0.width >= width }?.file ?? widest.file
+        }
+    }
+
+    /// By the item's hash.
+    private(set) var items: [String: Item] = [:]
+    /// By a variant's hash: the variant itself (a variant is served by its own hash too).
+    private(set) var variantFiles: [String: File] = [:]
+
+    init() {}
+
+    init(_ states: [MediaState]) {
+        for state in states {
+            let content = state.content
+            let variants = content.variants.sorted { $0.width < $1.width }.map {
+                (width: $0.width, file: File(sha256: $0.sha256, contentType: MediaFormat.webp.contentType, byteCount: $0.byteCount))
+            }
+            items[content.sha256] = Item(original: File(sha256: content.sha256, contentType: content.format.contentType, byteCount: content.byteCount),
+                                         variants: variants)
+            for variant in variants { variantFiles[variant.file.sha256] = variant.file }
+        }
+    }
+
+    /// The file a request names, if published.
+    func file(_ sha256: String, width: Int?) -> File? {
+        if let item = items[sha256] { return item.file(width: width) }
+        return variantFiles[sha256]
+    }
+}

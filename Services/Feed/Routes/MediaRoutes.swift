@@ -1,0 +1,91 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Shared
+
+/// `GET /v1/media/{sha256}` (DESIGN.md, "Media library"): a published media file's bytes, immutable under their
+/// hash, whole or one byte range.
+struct MediaRoutes {
+    static let cacheControl = "public, max-age=31536000, immutable"
+
+    let cache: MediaCache
+    let logger: Logger
+
+    func register(_ route: FeedRoute, on router: Router<FeedRequestContext>, projection: CatalogProjection) {
+        router.on(RouterPath(route.path), method: route.method) { request, context in
+            try await answer(request, sha256: context.parameters.get("sha256") ?? "", snapshot: projection.snapshot)
+        }
+    }
+
+    func answer(_ request: Request, sha256: String, snapshot: FeedSnapshot) async throws -> Response {
+        guard MediaHash.isValid(sha256) else {
+            throw Problem.badRequest("a media file is named by its SHA-256, 64 lower-case hex digits, got \"\(QueryParameters.shown(sha256))\"")
+        }
+        let query = try QueryParameters(request.uri.query)
+        let width = query.has("w") ? try query.int("w", in: 1...100_000, default: 0) : nil
+        guard let file = snapshot.media.file(sha256, width: width) else {
+            throw Problem.notFound("no published media file has SHA-256 \(sha256)")
+        }
+        var headers: HTTPFields = [.cacheControl: Self.cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\""]
+        if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: ["\"\(file.sha256)\""]) {
+            return Response(status: .notModified, headers: headers)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await cache.body(of: file)
+        } catch {
+            logger.error("media file could not be read", metadata: ["sha256": "\(file.sha256)", "error": "\(error)"])
+            throw Problem.unavailable("the media store did not answer for this file; try again", retryAfterSeconds: 5)
+        }
+        headers[.contentType] = file.contentType
+        switch ByteRange.parse(request.headers[.range], length: body.readableBytes, ifRange: request.headers[.ifRange], etag: "\"\(file.sha256)\"") {
+        case .whole:
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+        case .range(let range):
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.readableBytes)"
+            return Response(status: .partialContent, headers: headers,
+                            body: ResponseBody(byteBuffer: body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count)!))
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(body.readableBytes)"
+            throw Problem(.rangeNotSatisfiable, "the range \(QueryParameters.shown(request.headers[.range] ?? "")) is not within the file's \(body.readableBytes) bytes",
+                          headers: headers)
+        }
+    }
+}
+
+/// One `Range: bytes=…` of RFC 9110 §14: `a-b`, `a-` or `-n`. Several ranges, another unit or a malformed header
+/// are answered whole, as the RFC allows; a range that starts past the end cannot be satisfied.
+enum ByteRange: Equatable {
+    case whole
+    case range(Range<Int>)
+    case unsatisfiable
+
+    static func parse(_ header: String?, length: Int, ifRange: String? = nil, etag: String) -> ByteRange {
+        guard let header else { return .whole }
+        // If-Range with another validator: the client's copy is stale, send it all.
+        if let ifRange, ifRange != etag { return .whole }
+        let text = header.trimmingCharacters(in: .whitespaces)
+        guard text.lowercased().hasPrefix("bytes="), !text.contains(",") else { return .whole }
+        let spec = text.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return .whole }
+        let first = parts[0].trimmingCharacters(in: .whitespaces), last = parts[1].trimmingCharacters(in: .whitespaces)
+        func number(_ text: String) -> Int? { text.allSatisfy(\.isASCII) && text.count <= 18 ? Int(text) : nil }
+        if first.isEmpty {
+            guard let suffix = number(last) else { return .whole }
+            guard suffix > 0, length > 0 else { return .unsatisfiable }
+            return .range(max(0, length - suffix)..<length)
+        }
+        guard let start = number(first) else { return .whole }
+        let end: Int
+        if last.isEmpty {
+            end = length - 1
+        } else {
+            guard let given = number(last), given >= start else { return .whole }
+            end = min(given, length - 1)
+        }
+        guard start < length else { return .unsatisfiable }
+        return .range(start..<(end + 1))
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+
+@Suite("Media library: formats and the store")
+struct MediaTests {
+    /// The first bytes of each format as encoders write them.
+    static let samples: [(MediaFormat, [UInt8])] = [
+        (.jpeg, [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8)),
+        (.png, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D] + Array("IHDR".utf8)),
+        (.webp, Array("RIFF".utf8) + [0x24, 0x00, 0x00, 0x00] + Array("WEBPVP8 ".utf8)),
+        (.mp3, Array("ID3".utf8) + [0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
+        (.mp3, [0xFF, 0xFB, 0x90, 0x64, 0x00]),
+        (.aac, [0xFF, 0xF1, 0x50, 0x80, 0x02, 0x1F, 0xFC]),
+        (.aac, [0x00, 0x00, 0x00, 0x20] + Array("ftypM4A ".utf8) + [0, 0, 0, 0]),
+        (.opus, Array("OggS".utf8) + [UInt8](repeating: 0, count: 24) + Array("OpusHead".utf8) + [1, 2]),
+        (.mp4, [0x00, 0x00, 0x00, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0]),
+    ]
+
+    @Test("formats are told by their bytes; other files are named for what they look like")
+    func sniffing() {
+        for (format, bytes) in Self.samples {
+            #expect(MediaFormat.sniff(bytes) == format, "\(format)")
+            #expect(MediaFormat.sniff(bytes + [UInt8](repeating: 7, count: 100)) == format, "\(format) with a body")
+        }
+        #expect(MediaFormat.sniff(Array("hello, this is text\n".utf8)) == nil)
+        #expect(MediaFormat.describe(unrecognized: Array("hello, this is text\n".utf8)) == "text")
+        #expect(MediaFormat.sniff(Array("%PDF-1.7".utf8)) == nil)
+        #expect(MediaFormat.describe(unrecognized: Array("%PDF-1.7".utf8)) == "a PDF document")
+        #expect(MediaFormat.describe(unrecognized: Array("GIF89a".utf8)) == "a GIF image")
+        #expect(MediaFormat.sniff([]) == nil && MediaFormat.sniff([0xFF]) == nil && MediaFormat.sniff(Array("OggS".utf8)) == nil)
+        #expect(MediaFormat.kind(announcedBy: "Hall.JPG") == .image && MediaFormat.kind(announcedBy: "tour.m4a") == .audio)
+        #expect(MediaFormat.kind(announcedBy: "clip.mp4") == .video && MediaFormat.kind(announcedBy: "notes.txt") == nil)
+        #expect(MediaFormat.kind(announcedBy: "no-extension") == nil)
+        #expect(MediaHash.isValid(String(repeating: "a0", count: 32)) && !MediaHash.isValid(String(repeating: "A0", count: 32)))
+        #expect(!MediaHash.isValid("abc") && !MediaHash.isValid(String(repeating: "g", count: 64)))
+    }
+
+    @Test("the Postgres store keeps a blob in chunks and gives it back whole; storing it again changes nothing; an unknown hash is nil")
+    func store() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            try await PostgresMediaStore.migrations.run(on: client, logger: TestServices.logger)
+            let store = PostgresMediaStore(client: client, logger: TestServices.logger)
+            var random = SplitMix64(seed: 5)
+            for size in [0, 1, PostgresMediaStore.chunkBytes - 1, PostgresMediaStore.chunkBytes, 2 * PostgresMediaStore.chunkBytes + 17] {
+                let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+                let sha = String(format: "%064x", size)
+                try await store.put(MediaBlob(sha256: sha, contentType: "image/png", bytes: bytes))
+                try await store.put(MediaBlob(sha256: sha, contentType: "image/png", bytes: bytes))
+                let read = try #require(try await store.blob(sha))
+                #expect(read.bytes == bytes && read.contentType == "image/png", "size \(size)")
+                let rows = try await client.query("SELECT count(*) FROM media.chunks WHERE sha256 = \(sha)", logger: TestServices.logger)
+                var chunks = -1
+                for try await count in rows.decode(Int.self) { chunks = count }
+                #expect(chunks == (size + PostgresMediaStore.chunkBytes - 1) / PostgresMediaStore.chunkBytes, "size \(size)")
+            }
+            #expect(try await store.blob(String(repeating: "f", count: 64)) == nil)
+        }
+    }
+}
