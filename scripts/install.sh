@@ -11,6 +11,8 @@ apt_packages=(postgresql postgresql-contrib librdkafka-dev zlib1g-dev pkg-config
               libjs-leaflet
               # the QR code tests read the codes back with zbar, a decoder that is not ours
               zbar-tools
+              # the admin makes images' variants and reads their size with libvips's tools
+              libvips-tools
               # make containers: podman with runc (crun refuses hybrid cgroups), netavark and
               # aardvark-dns (names on compose networks) with iptables, which netavark runs and does
               # not depend on (without it every RUN step fails "netavark: No such file or directory"),

@@ -61,7 +61,10 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
-                    feedPublicURL: admin.feedPublicURL).register(on: pages)
+                    feedPublicURL: admin.feedPublicURL, images: ImageVariants()).register(on: pages)
+    if !ImageVariants.isAvailable {
+        logger.warning("libvips's tools (vipsthumbnail, vipsheader) are not installed: image uploads will be refused")
+    }
     SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)
     ReportsController(analytics: try AnalyticsClient(url: admin.analyticsURL, token: admin.reportsToken), projection: projection).register(on: pages)
     pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }

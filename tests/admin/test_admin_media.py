@@ -2,6 +2,7 @@
 by ranges; a file whose bytes are not what its name says is refused with a message; a delete takes it off the feed."""
 import hashlib
 import struct
+import subprocess
 import uuid
 import zlib
 
@@ -59,6 +60,49 @@ def test_upload_reaches_the_feed_and_is_served_whole_and_by_range(site, tmp_path
     site.navigate(row.find_element("xpath", ".//button[normalize-space()='Delete']"))
     assert "Deleted" in site.text
     assert eventually(lambda: requests.get(url, timeout=5).status_code == 404, timeout=20)
+
+
+def pixel_width(data: bytes, tmp_path) -> int:
+    """An image's width as libvips reads it (a decoder that is not ours)."""
+    path = tmp_path / f"probe-{uuid.uuid4().hex}"
+    path.write_bytes(data)
+    return int(subprocess.run(["vipsheader", "-f", "width", str(path)], capture_output=True, text=True, check=True).stdout)
+
+
+def test_an_image_gets_webp_variants_that_w_picks(site, tmp_path):
+    tag = uuid.uuid4().hex[:6]
+    data = png(1400, 100, seed=int(tag, 16) + 1)
+    sha = hashlib.sha256(data).hexdigest()
+    path = tmp_path / f"panorama-{tag}.png"
+    path.write_bytes(data)
+    upload(site, path, title=f"Panorama {tag}")
+    assert "Uploaded" in site.text, site.text
+    assert "1400×100 px" in site.row(f"Panorama {tag}").text
+    url = f"{site.suite.feed_url}/v1/media/{sha}"
+    assert eventually(lambda: requests.get(url, timeout=5).status_code == 200, timeout=20), url
+    for asked, width in [(1, 320), (320, 320), (321, 640), (1000, 1280), (5000, 1280)]:
+        variant = requests.get(f"{url}?w={asked}", timeout=5)
+        assert variant.status_code == 200 and variant.headers["Content-Type"] == "image/webp", asked
+        assert pixel_width(variant.content, tmp_path) == width, asked
+        assert variant.headers["ETag"] == f'"{hashlib.sha256(variant.content).hexdigest()}"'
+    assert pixel_width(requests.get(url, timeout=5).content, tmp_path) == 1400
+
+    # A small image gets no variant wider than itself.
+    small = png(500, 20, seed=int(tag, 16) + 2)
+    (tmp_path / f"small-{tag}.png").write_bytes(small)
+    upload(site, tmp_path / f"small-{tag}.png", title=f"Small {tag}")
+    small_url = f"{site.suite.feed_url}/v1/media/{hashlib.sha256(small).hexdigest()}"
+    assert eventually(lambda: requests.get(small_url, timeout=5).status_code == 200, timeout=20)
+    assert pixel_width(requests.get(f"{small_url}?w=600", timeout=5).content, tmp_path) == 320
+
+
+def test_a_broken_image_is_refused(site, tmp_path):
+    tag = uuid.uuid4().hex[:6]
+    broken = tmp_path / f"broken-{tag}.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"not really a picture" * 10)
+    upload(site, broken)
+    assert f"broken-{tag}.png could not be read as PNG image" in site.text
+    assert "nothing was added" in site.text
 
 
 def test_a_renamed_file_is_refused_with_what_it_is(site, tmp_path):

@@ -13,6 +13,7 @@ struct MediaController {
     let store: any MediaStore
     let maxBytes: Int
     let feedPublicURL: String
+    let images: ImageVariants
 
     static let path = "/media"
 
@@ -50,14 +51,29 @@ struct MediaController {
         case .success(let checked): upload = checked
         }
         let title = context.form["title"].trimmingCharacters(in: .whitespacesAndNewlines)
+        // An image's size and variants first: a file libvips cannot read is refused before anything is stored.
+        var made: ImageVariants.Made?
+        if upload.format.kind == .image {
+            do {
+                made = try await images.make(file.data, format: upload.format)
+            } catch {
+                return page(context, error: "\(file.fileName) could not be read as \(upload.format.label) (\(error)); nothing was added.",
+                            status: .unprocessableContent)
+            }
+        }
         do {
             try await store.put(MediaBlob(sha256: upload.sha256, contentType: upload.format.contentType, bytes: file.data))
+            for variant in made?.variants ?? [] {
+                try await store.put(MediaBlob(sha256: variant.sha256, contentType: MediaFormat.webp.contentType, bytes: variant.bytes))
+            }
         } catch {
             return page(context, error: "The file could not be stored (\(error)); nothing was added. Try again.", status: .serviceUnavailable)
         }
         let content = MediaContent(sha256: upload.sha256, format: upload.format, byteCount: file.data.count, fileName: file.fileName,
                                    title: title.isEmpty ? file.fileName : title,
-                                   altText: context.form["altText"].isEmpty ? nil : context.form["altText"])
+                                   altText: context.form["altText"].isEmpty ? nil : context.form["altText"],
+                                   width: made?.width, height: made?.height,
+                                   variants: made?.variants.map { .init(width: $0.width, height: $0.height, sha256: $0.sha256, byteCount: $0.bytes.count) } ?? [])
         let command = CatalogCommand(action: .createMedia, actor: access.user.email, entityId: UUID(), status: .published, media: content)
         let result: CatalogCommandResult
         do {
