@@ -14,7 +14,7 @@ struct BenchMain: AsyncParsableCommand {
         abstract: "Benchmarks against a running iTour suite (make up); prints figures, medians and percentiles.",
         discussion: BenchProgram.environmentHelp,
         version: BuildInfo.version,
-        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, FeedQueries.self, EventBodies.self, Analytics.self,
+        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, FeedQueries.self, EventBodies.self, MediaFileCommand.self, Analytics.self,
                       ConfigCommand<BenchProgram>.self])
 
     struct ThinPath: AsyncParsableCommand {
@@ -44,6 +44,16 @@ struct BenchMain: AsyncParsableCommand {
             try await BenchProgram.runTool("generate-city") { _ in
                 try await FeedCityGenerator.run(pois: pois, tours: tours, events: events, people: people, seed: seed, window: window)
             }
+        }
+    }
+
+    struct MediaFileCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "media-file", abstract: "Puts a file of random bytes in the media store and the library; prints its SHA-256.")
+        @Option(help: "The file's size in bytes.") var bytes = 200_000
+        @Option(help: ArgumentHelp("Where to write the bytes too (for nginx).", valueName: "FILE")) var out: String
+        func run() async throws {
+            try await BenchProgram.runTool("media-file") { _ in try await MediaFile.run(bytes: bytes, out: out) }
         }
     }
 

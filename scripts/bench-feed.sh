@@ -16,7 +16,7 @@
 #      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
 # Each wrk/pgbench figure is the median of ROUNDS runs taken in turn. KEEP=1 keeps the work directory.
 # REBUILD_UNDER runs the rebuilt feed under a tool, e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none.
-# PARTS picks steps 3-5 (default "gets queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
+# PARTS picks steps 3-5 (default "gets media queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
 # look at the events path alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +31,10 @@ DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-50}
 SMALL_CONNECTIONS=${SMALL_CONNECTIONS:-32}
+# The media step's file (issue 19: a 200 KB image, feed against nginx serving the same bytes).
+MEDIA_BYTES=${MEDIA_BYTES:-200000}
 WRK_THREADS=${WRK_THREADS:-1}
-PARTS=${PARTS:-gets queries events}
+PARTS=${PARTS:-gets media queries events}
 # The services' linger.ms (their default unless set), given to the raw producer too.
 export KAFKA_LINGER_MS=${KAFKA_LINGER_MS:-2}
 linger_ms=$KAFKA_LINGER_MS
@@ -271,6 +273,26 @@ if wants gets; then
   done
 fi
 
+if wants media; then
+  log "GET /v1/media/{sha256} of a $MEDIA_BYTES-byte image: feed vs nginx, $ROUNDS rounds of ${DURATION}s"
+  mkdir -p "$work/www/v1/media"
+  media_sha=$("$bin/itour-bench" media-file --bytes "$MEDIA_BYTES" --out "$work/media.bin")
+  mv "$work/media.bin" "$work/www/v1/media/$media_sha"
+  chmod a+r "$work/www/v1/media/$media_sha"
+  echo "/v1/media/$media_sha" >"$work/lists/media.txt"
+  deadline=$((SECONDS + 60))
+  until [[ $(curl -s -o /dev/null -w '%{http_code}' "$feed_url/v1/media/$media_sha") == 200 ]]; do
+    ((SECONDS < deadline)) || { echo "bench-feed: the feed does not serve the media file" >&2; exit 1; }
+    sleep 0.2
+  done
+  : >"$work/media.feed"; : >"$work/media.nginx"
+  for ((round = 1; round <= ROUNDS; round++)); do
+    wrk_run "$feed_url" "$work/paths.lua" "$work/lists/media.txt" >>"$work/media.feed"
+    wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/media.txt" >>"$work/media.nginx"
+    echo "  round $round: feed $(cut -d' ' -f1 <"$work/media.feed" | tail -1) req/s, nginx $(cut -d' ' -f1 <"$work/media.nginx" | tail -1) req/s" >&2
+  done
+fi
+
 wants gets && for kind in tours pois; do
   log "GET /v1/$kind/{id}: feed vs nginx vs Postgres, $ROUNDS rounds of ${DURATION}s"
   : >"$work/$kind.feed"; : >"$work/$kind.nginx"; : >"$work/$kind.pg"
@@ -358,6 +380,12 @@ wants gets && for kind in tours pois; do
     "$p_tps" "$(col_median "$work/$kind.pg" 2)" "$(col_median "$work/$kind.pg" 3)" \
     "$(ratio "$f_rps" "$n_rps")" "$(ratio "$f_rps" "$p_tps")"
 done
+if wants media; then
+  f_rps=$(col_median "$work/media.feed" 1); n_rps=$(col_median "$work/media.nginx" 1)
+  printf 'GET /v1/media/{sha256} (%s bytes, -c%s): feed %.0f req/s (p50 %s ms, p99 %s ms) | nginx same bytes %.0f req/s (p50 %s, p99 %s) | feed/nginx %s\n' \
+    "$MEDIA_BYTES" "$CONNECTIONS" "$f_rps" "$(col_median "$work/media.feed" 2)" "$(col_median "$work/media.feed" 3)" \
+    "$n_rps" "$(col_median "$work/media.nginx" 2)" "$(col_median "$work/media.nginx" 3)" "$(ratio "$f_rps" "$n_rps")"
+fi
 wants queries && cat "$work/queries.txt"
 wants queries && for kind in near search; do
   printf '%s over HTTP with wrk: %.0f req/s (p50 %s ms, p99 %s ms)\n' "$kind" "$(col_median "$work/$kind.wrk" 1)" \
@@ -379,6 +407,7 @@ wants gets && for kind in tours pois; do
   f_rps=$(col_median "$work/$kind.feed" 1)
   echo "ratio GET /v1/$kind/{id}: $(ratio "$f_rps" "$(col_median "$work/$kind.nginx" 1)")x nginx (goal >= 0.85x), $(ratio "$f_rps" "$(col_median "$work/$kind.pg" 1)")x postgres (goal >= 5x)"
 done
+wants media && echo "ratio GET media ($MEDIA_BYTES bytes): $(ratio "$(col_median "$work/media.feed" 1)" "$(col_median "$work/media.nginx" 1)")x nginx (goal >= 0.7x)"
 wants queries && echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
 wants events && echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(ratio "$events" "$raw")x raw producer (goal >= 0.5x)"
 echo "feed RSS ${rss_rebuilt} MiB with $POIS POIs: $(awk -v r="$rss_rebuilt" -v n="$POIS" 'BEGIN { printf "%.1f", r * 1024 / n }') KiB per POI (goal <= 3); ready ${rebuild_seconds} s after start (goal <= 5 s)"

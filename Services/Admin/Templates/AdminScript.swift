@@ -25,6 +25,35 @@ enum AdminScript {
           if (!isNaN(when)) time.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
         }
 
+        // The media library's upload (MediaPages): sent by XMLHttpRequest so a large file's progress shows in the
+        // form's <progress>. Where the answer redirects, the browser goes; an answer without a redirect (a refusal)
+        // replaces this page. Without the script the form posts as any other.
+        for (const form of document.querySelectorAll("form.media-upload")) {
+          const bar = form.querySelector("progress.upload-progress");
+          form.addEventListener("submit", (event) => {
+            event.preventDefault();
+            const request = new XMLHttpRequest();
+            request.open("POST", form.action);
+            request.upload.addEventListener("progress", (progress) => {
+              if (!progress.lengthComputable || !bar) return;
+              bar.hidden = false;
+              bar.value = Math.round(100 * progress.loaded / progress.total);
+              bar.textContent = bar.value + "%";
+            });
+            request.addEventListener("load", () => {
+              if (request.responseURL && new URL(request.responseURL).pathname + new URL(request.responseURL).search !== form.getAttribute("action")) {
+                location.assign(request.responseURL);
+              } else {
+                document.open();
+                document.write(request.responseText);
+                document.close();
+              }
+            });
+            request.addEventListener("error", () => form.submit());
+            request.send(new FormData(form));
+          });
+        }
+
         // Maps (AdminMap): drawn once Leaflet, a deferred script after this one, has run.
         document.addEventListener("DOMContentLoaded", () => {
           if (!window.L) return;
