@@ -114,7 +114,7 @@ struct CommandHandlerTests {
             let deleted = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: poiB))
             #expect(deleted.outcome == .applied)
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
-            #expect(snapshot.message == "republished 1 tours, 1 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages and 0 featured items")
+            #expect(snapshot.message == "republished 1 tours, 1 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
             let again = try await handler.handle(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "T2")))
             #expect(again.tour?.stops == [poiA])
         }
@@ -140,7 +140,7 @@ struct CommandHandlerTests {
             _ = try await reader.next()
 
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed", chunkedSnapshot: true))
-            #expect(snapshot.message == "republished 1 tours, 600 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages and 0 featured items")
+            #expect(snapshot.message == "republished 1 tours, 600 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
             let chunks = try CatalogEventsReader.chunks(try await reader.next())
             await reader.close()
             #expect(chunks.map { $0.event.pois?.count ?? 0 } == [0, 100, 100, 100, 100, 100, 100])
@@ -212,7 +212,7 @@ struct CommandHandlerTests {
             let before = try await outbox(client).count
 
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
-            #expect(snapshot.message == "republished 1 tours, 3 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages and 0 featured items")
+            #expect(snapshot.message == "republished 1 tours, 3 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
             let written = try await client.fetch("SELECT key, partition, payload FROM catalog.outbox ORDER BY id OFFSET \(before)",
                                                  as: (String?, Int32?, String).self, logger: logger)
             let envelopes = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)) }
