@@ -74,7 +74,21 @@ struct MediaController {
                                    altText: context.form["altText"].isEmpty ? nil : context.form["altText"],
                                    width: made?.width, height: made?.height,
                                    variants: made?.variants.map { .init(width: $0.width, height: $0.height, sha256: $0.sha256, byteCount: $0.bytes.count) } ?? [])
-        let command = CatalogCommand(action: .createMedia, actor: access.user.email, entityId: UUID(), status: .published, media: content)
+        return try await run(CatalogCommand(action: .createMedia, actor: access.user.email, entityId: UUID(), status: .published, media: content),
+                             context: context, notice: "uploaded")
+    }
+
+    @Sendable func delete(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireOwner("manage the media library")
+        guard let item = projection.content.media[try context.id("id")] else { throw AdminError.notFound("There is no such file in the library.") }
+        return try await run(CatalogCommand(action: .deleteMedia, actor: access.user.email, entityId: item.id,
+                                            expectedVersion: context.form.int("version") ?? item.version),
+                             context: context, notice: "deleted")
+    }
+
+    /// Sends a command: back to the library with `notice` once applied, else the library with catalog's reason.
+    private func run(_ command: CatalogCommand, context: AdminRequestContext, notice: String) async throws -> Response {
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -83,27 +97,10 @@ struct MediaController {
         }
         guard result.outcome == .applied else {
             let message = result.errors.map(\.message).joined(separator: "; ")
-            return page(context, error: message.isEmpty ? (result.message ?? "The file was not added.") : message, status: .unprocessableContent)
+            return page(context, error: message.isEmpty ? (result.message ?? "Nothing was changed.") : message,
+                        status: result.outcome == .conflict ? .conflict : .unprocessableContent)
         }
-        return .redirect(to: "\(Self.path)?notice=\(Notice.key("uploaded", for: result))")
-    }
-
-    @Sendable func delete(_ request: Request, context: AdminRequestContext) async throws -> Response {
-        let access = try await context.access(editors)
-        try access.requireOwner("manage the media library")
-        guard let item = projection.content.media[try context.id("id")] else { throw AdminError.notFound("There is no such file in the library.") }
-        let command = CatalogCommand(action: .deleteMedia, actor: access.user.email, entityId: item.id,
-                                     expectedVersion: context.form.int("version") ?? item.version)
-        let result: CatalogCommandResult
-        do {
-            result = try await writer.execute(command, for: context)
-        } catch {
-            return page(context, error: error.description, status: .serviceUnavailable)
-        }
-        guard result.outcome == .applied else {
-            return page(context, error: result.errors.map(\.message).joined(separator: "; "), status: .unprocessableContent)
-        }
-        return .redirect(to: "\(Self.path)?notice=\(Notice.key("deleted", for: result))")
+        return .redirect(to: "\(Self.path)?notice=\(Notice.key(notice, for: result))")
     }
 }
 
