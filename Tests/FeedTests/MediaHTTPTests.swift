@@ -60,6 +60,8 @@ struct MediaHTTPTests {
             let past = try await client.execute(uri: path, method: .get, headers: [.range: "bytes=300000-"])
             try FeedHTTPTests.expectProblem(past, .rangeNotSatisfiable)
             #expect(past.headers[.contentRange] == "bytes */300000")
+            #expect(past.headers[.cacheControl] == "no-store" && past.headers[.eTag] == nil, "a 416 must not be cached as the file")
+            #expect(whole.headers[.xContentTypeOptions] == "nosniff")
             let several = try await client.execute(uri: path, method: .get, headers: [.range: "bytes=0-1,5-6"])
             #expect(several.status == .ok && several.body.readableBytes == original.count)
             let stale = try await client.execute(uri: path, method: .get, headers: [.range: "bytes=0-1", .ifRange: "\"other\""])
@@ -69,8 +71,11 @@ struct MediaHTTPTests {
             #expect(Array(narrow.body.readableBytesView) == small && narrow.headers[.contentType] == "image/webp")
             let middle = try await client.execute(uri: path + "?w=321", method: .get)
             #expect(Array(middle.body.readableBytesView) == medium && middle.headers[.eTag] == "\"\(mediumHash)\"")
-            let wide = try await client.execute(uri: path + "?w=5000", method: .get)
-            #expect(Array(wide.body.readableBytesView) == medium)
+            // The original (2000 wide) is a candidate too: the narrowest at least that wide, else the widest.
+            let wide = try await client.execute(uri: path + "?w=641", method: .get)
+            #expect(Array(wide.body.readableBytesView) == original && wide.headers[.contentType] == "image/jpeg")
+            let wider = try await client.execute(uri: path + "?w=5000", method: .get)
+            #expect(Array(wider.body.readableBytesView) == original)
             #expect(try await client.execute(uri: "/v1/media/\(smallHash)", method: .get).status == .ok)
 
             let cached = try await client.execute(uri: path, method: .get, headers: [.ifNoneMatch: "\"\(originalHash)\""])
@@ -78,6 +83,11 @@ struct MediaHTTPTests {
             try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/media/NOT-A-HASH", method: .get), .badRequest)
             try FeedHTTPTests.expectProblem(try await client.execute(uri: path + "?w=0", method: .get), .badRequest)
             try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/media/\(String(repeating: "e", count: 64))", method: .get), .notFound)
+
+            // Every answer above came from three store reads, one per file.
+            let metrics = FeedHTTPTests.text(try await client.execute(uri: "/metrics", method: .get))
+            let reads = metrics.split(separator: "\n").first { $0.hasPrefix("itour_feed_media_store_reads_total") }
+            #expect(reads.map { $0.split(separator: " ").last == "3" } == true, "\(reads ?? "no reads counter")")
 
             try await send(MediaEvent(kind: .deleted, entityId: item.id, version: 2))
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
@@ -102,6 +112,8 @@ struct MediaHTTPTests {
         #expect(ByteRange.parse("items=0-1", length: 10, etag: etag) == .whole)
         #expect(ByteRange.parse("bytes=a-b", length: 10, etag: etag) == .whole)
         #expect(ByteRange.parse("bytes=99999999999999999999-", length: 10, etag: etag) == .whole)
+        #expect(ByteRange.parse("bytes=--5", length: 10, etag: etag) == .whole)
+        #expect(ByteRange.parse("bytes=+1-2", length: 10, etag: etag) == .whole)
         #expect(ByteRange.parse("bytes=0-1", length: 10, ifRange: etag, etag: etag) == .range(0..<2))
         #expect(ByteRange.parse("bytes=0-1", length: 10, ifRange: "\"y\"", etag: etag) == .whole)
     }

@@ -10,27 +10,6 @@ import Testing
 
 @Suite("Rendering")
 struct RenderingTests {
-    @Test("bodies are packed into shared slabs: each reads back its own bytes while later ones are written beside it; large ones stand alone")
-    func bodyStorage() {
-        let storage = BodyStorage(slabBytes: 4_096, packedLimit: 1_024)
-        var stored: [([UInt8], [UInt8], ByteBuffer)] = []
-        var random = SystemRandomNumberGenerator()
-        for round in 0..<200 {
-            let first = (0..<Int.random(in: 0...700, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-            let second = round % 3 == 0 ? [] : (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8(truncatingIfNeeded: round) }
-            stored.append((first, second, storage.store(first, second)))
-        }
-        for (index, (first, second, buffer)) in stored.enumerated() {
-            #expect(buffer.readableBytesView.elementsEqual(first + second), "body \(index)")
-        }
-        // Two small bodies in a row lie in one allocation, one after the other.
-        let a = storage.store([1, 2, 3], []), b = storage.store([4, 5], [6])
-        let aEnd = a.withUnsafeReadableBytes { $0.baseAddress! + $0.count }
-        #expect(b.withUnsafeReadableBytes { $0.baseAddress! } == aEnd)
-        #expect(Array(a.readableBytesView) == [1, 2, 3] && Array(b.readableBytesView) == [4, 5, 6])
-        let large = storage.store([UInt8](repeating: 7, count: 2_000), [8])
-        #expect(large.readableBytes == 2_001 && large.readableBytesView.last == 8)
-    }
 
     // MARK: content members
 

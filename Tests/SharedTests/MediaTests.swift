@@ -14,7 +14,7 @@ struct MediaTests {
         (.mp3, Array("ID3".utf8) + [0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
         (.mp3, [0xFF, 0xFB, 0x90, 0x64, 0x00]),
         (.aac, [0xFF, 0xF1, 0x50, 0x80, 0x02, 0x1F, 0xFC]),
-        (.aac, [0x00, 0x00, 0x00, 0x20] + Array("ftypM4A ".utf8) + [0, 0, 0, 0]),
+        (.m4a, [0x00, 0x00, 0x00, 0x20] + Array("ftypM4A ".utf8) + [0, 0, 0, 0]),
         (.opus, Array("OggS".utf8) + [UInt8](repeating: 0, count: 24) + Array("OpusHead".utf8) + [1, 2]),
         (.mp4, [0x00, 0x00, 0x00, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0]),
     ]
@@ -30,6 +30,10 @@ struct MediaTests {
         #expect(MediaFormat.sniff(Array("%PDF-1.7".utf8)) == nil)
         #expect(MediaFormat.describe(unrecognized: Array("%PDF-1.7".utf8)) == "a PDF document")
         #expect(MediaFormat.describe(unrecognized: Array("GIF89a".utf8)) == "a GIF image")
+        let heic = [0x00, 0x00, 0x00, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0], movie = [0x00, 0x00, 0x00, 0x14] + Array("ftypqt  ".utf8)
+        #expect(MediaFormat.sniff(heic) == nil && MediaFormat.describe(unrecognized: heic).hasPrefix("a HEIF or AVIF image"))
+        #expect(MediaFormat.sniff(movie) == nil && MediaFormat.describe(unrecognized: movie).hasPrefix("a QuickTime movie"))
+        #expect(MediaFormat.m4a.contentType == "audio/mp4" && MediaFormat.aac.contentType == "audio/aac")
         #expect(MediaFormat.sniff([]) == nil && MediaFormat.sniff([0xFF]) == nil && MediaFormat.sniff(Array("OggS".utf8)) == nil)
         #expect(MediaFormat.kind(announcedBy: "Hall.JPG") == .image && MediaFormat.kind(announcedBy: "tour.m4a") == .audio)
         #expect(MediaFormat.kind(announcedBy: "clip.mp4") == .video && MediaFormat.kind(announcedBy: "notes.txt") == nil)

@@ -24,10 +24,16 @@ def png(width: int, height: int, seed: int) -> bytes:
 
 def upload(site, path, title: str = "") -> None:
     site.open("/media")
+    # Notes in the tab's session storage that the page's script sent the file (XMLHttpRequest, for its progress bar).
+    site.browser.execute_script(
+        "const send = XMLHttpRequest.prototype.send;"
+        "XMLHttpRequest.prototype.send = function (body) { sessionStorage.setItem('uploadedBy', 'xhr'); return send.call(this, body); };")
     site.field("File").send_keys(str(path))
     if title:
         site.fill("Title", title)
     site.click_button("Upload")
+    assert site.browser.execute_script("return sessionStorage.getItem('uploadedBy')") == "xhr"
+    site.browser.execute_script("sessionStorage.removeItem('uploadedBy')")
 
 
 def test_upload_reaches_the_feed_and_is_served_whole_and_by_range(site, tmp_path):
@@ -80,9 +86,11 @@ def test_an_image_gets_webp_variants_that_w_picks(site, tmp_path):
     assert "1400×100 px" in site.row(f"Panorama {tag}").text
     url = f"{site.suite.feed_url}/v1/media/{sha}"
     assert eventually(lambda: requests.get(url, timeout=5).status_code == 200, timeout=20), url
-    for asked, width in [(1, 320), (320, 320), (321, 640), (1000, 1280), (5000, 1280)]:
+    # The narrowest of the variants and the original at least that wide; the original past them all.
+    for asked, width, kind in [(1, 320, "image/webp"), (320, 320, "image/webp"), (321, 640, "image/webp"), (1000, 1280, "image/webp"),
+                               (1281, 1400, "image/png"), (5000, 1400, "image/png")]:
         variant = requests.get(f"{url}?w={asked}", timeout=5)
-        assert variant.status_code == 200 and variant.headers["Content-Type"] == "image/webp", asked
+        assert variant.status_code == 200 and variant.headers["Content-Type"] == kind, asked
         assert pixel_width(variant.content, tmp_path) == width, asked
         assert variant.headers["ETag"] == f'"{hashlib.sha256(variant.content).hexdigest()}"'
     assert pixel_width(requests.get(url, timeout=5).content, tmp_path) == 1400
@@ -93,7 +101,8 @@ def test_an_image_gets_webp_variants_that_w_picks(site, tmp_path):
     upload(site, tmp_path / f"small-{tag}.png", title=f"Small {tag}")
     small_url = f"{site.suite.feed_url}/v1/media/{hashlib.sha256(small).hexdigest()}"
     assert eventually(lambda: requests.get(small_url, timeout=5).status_code == 200, timeout=20)
-    assert pixel_width(requests.get(f"{small_url}?w=600", timeout=5).content, tmp_path) == 320
+    assert pixel_width(requests.get(f"{small_url}?w=300", timeout=5).content, tmp_path) == 320
+    assert pixel_width(requests.get(f"{small_url}?w=400", timeout=5).content, tmp_path) == 500
 
 
 def test_a_broken_image_is_refused(site, tmp_path):
@@ -126,3 +135,4 @@ def test_media_page_is_for_owners(site):
     site.login(email, password)
     site.open("/media")
     assert "Only an owner can manage the media library" in site.text
+    site.logout()

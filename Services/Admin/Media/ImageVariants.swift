@@ -27,6 +27,11 @@ struct ImageVariants {
     static let widths = [320, 640, 1280]
     /// Where the tools are looked for (`PATH` is not trusted to have them).
     static let toolDirectories = ["/usr/bin", "/usr/local/bin"]
+    /// How long one tool may take before it is stopped (a hostile image must not hold an upload forever).
+    static let toolTimeout: DispatchTimeInterval = .seconds(30)
+    /// What the tools see of the environment: nothing of the admin's (its database password), and libvips told
+    /// to refuse its loaders for untrusted formats.
+    static let toolEnvironment = ["PATH": "/usr/bin:/bin", "VIPS_BLOCK_UNTRUSTED": "1", "LC_ALL": "C"]
 
     /// Whether the tools are installed; without them images get no variants (and a warning at start).
     static var isAvailable: Bool { tool("vipsthumbnail") != nil && tool("vipsheader") != nil }
@@ -83,6 +88,7 @@ struct ImageVariants {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        process.environment = Self.toolEnvironment
         let output = Pipe()
         let errorFile = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
         FileManager.default.createFile(atPath: errorFile.path, contents: nil)
@@ -91,8 +97,14 @@ struct ImageVariants {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
+        let deadline = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.toolTimeout, execute: deadline)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        deadline.cancel()
+        if process.terminationReason == .uncaughtSignal {
+            throw Failure(description: "\((executable as NSString).lastPathComponent) did not finish within \(Self.toolTimeout)")
+        }
         guard process.terminationStatus == 0 else {
             let message = (try? Data(contentsOf: errorFile)).map { String(decoding: $0.prefix(300), as: UTF8.self) } ?? ""
             throw Failure(description: "\((executable as NSString).lastPathComponent) failed: \(message)")

@@ -30,8 +30,14 @@ enum AdminScript {
         // replaces this page. Without the script the form posts as any other.
         for (const form of document.querySelectorAll("form.media-upload")) {
           const bar = form.querySelector("progress.upload-progress");
+          const input = form.querySelector("input[type=file][data-max-bytes]");
           form.addEventListener("submit", (event) => {
             event.preventDefault();
+            const file = input && input.files[0];
+            if (file && file.size > Number(input.dataset.maxBytes)) {
+              alert(file.name + " is larger than the library takes (" + input.dataset.maxLabel + "); nothing was uploaded.");
+              return;
+            }
             const request = new XMLHttpRequest();
             request.open("POST", form.action);
             request.upload.addEventListener("progress", (progress) => {
@@ -49,7 +55,11 @@ enum AdminScript {
                 document.close();
               }
             });
-            request.addEventListener("error", () => form.submit());
+            // Not sent again by itself: the file may have arrived, and a second upload would add it twice.
+            request.addEventListener("error", () => {
+              alert("The upload stopped (the connection was lost). Check the list of files before uploading again.");
+              location.assign(form.getAttribute("action"));
+            });
             request.send(new FormData(form));
           });
         }

@@ -32,7 +32,8 @@ enum MediaPages {
             \(problem)
             \(Forms.post("/media", csrf: csrf, class: "media-upload", multipart: true, """
                 <div class="field"><label for="field-file">File</label>
-                <input type="file" id="field-file" name="file" required accept=".jpg,.jpeg,.png,.webp,.mp3,.aac,.m4a,.opus,.ogg,.mp4,.m4v">
+                <input type="file" id="field-file" name="file" required accept=".jpg,.jpeg,.png,.webp,.mp3,.aac,.m4a,.opus,.ogg,.mp4,.m4v"
+                 data-max-bytes="\(String(maxBytes))" data-max-label="\(ByteCountText.format(maxBytes))">
                 <p class="hint">\(MediaFormat.accepted); up to \(ByteCountText.format(maxBytes)).</p></div>
                 \(Forms.text("Title", name: "title", value: "", hint: "Shown in this list; the file's name when left empty."))
                 \(Forms.text("Alternative text", name: "altText", value: "", hint: "For a picture: what it shows, for people who cannot see it."))

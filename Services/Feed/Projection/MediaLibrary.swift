@@ -11,14 +11,13 @@ struct MediaLibrary: Sendable {
 
     struct Item: Sendable {
         let original: File
-        /// Narrowest first.
-        let variants: [(width: Int, file: File)]
+        /// The variants and the original, narrowest first (an original of unknown width last).
+        let widths: [(width: Int, file: File)]
 
-        /// `?w=`: the narrowest variant at least `width` wide, else the widest there is; the original when it has none,
-        /// or when it is no wider than what is asked.
+        /// `?w=`: the narrowest of the variants and the original at least `width` wide, else the widest (the original).
         func file(width: Int?) -> File {
-            guard let width, let widest = variants.last else { return original }
-            return variants.first { $0.width >= width }?.file ?? widest.file
+            guard let width else { return original }
+            return widths.first { $0.width >= width }?.file ?? original
         }
     }
 
@@ -35,8 +34,8 @@ struct MediaLibrary: Sendable {
             let variants = content.variants.sorted { $0.width < $1.width }.map {
                 (width: $0.width, file: File(sha256: $0.sha256, contentType: MediaFormat.webp.contentType, byteCount: $0.byteCount))
             }
-            items[content.sha256] = Item(original: File(sha256: content.sha256, contentType: content.format.contentType, byteCount: content.byteCount),
-                                         variants: variants)
+            let original = File(sha256: content.sha256, contentType: content.format.contentType, byteCount: content.byteCount)
+            items[content.sha256] = Item(original: original, widths: variants + [(width: content.width ?? Int.max, file: original)])
             for variant in variants { variantFiles[variant.file.sha256] = variant.file }
         }
     }

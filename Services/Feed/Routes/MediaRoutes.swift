@@ -27,13 +27,16 @@ struct MediaRoutes {
         guard let file = snapshot.media.file(sha256, width: width) else {
             throw Problem.notFound("no published media file has SHA-256 \(sha256)")
         }
-        var headers: HTTPFields = [.cacheControl: Self.cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\""]
+        var headers: HTTPFields = [.cacheControl: Self.cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\"",
+                                   .xContentTypeOptions: "nosniff"]
         if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: ["\"\(file.sha256)\""]) {
             return Response(status: .notModified, headers: headers)
         }
         let body: ByteBuffer
         do {
             body = try await cache.body(of: file)
+        } catch is MediaCache.Busy {
+            throw Problem.unavailable("the feed is reading other media files from the store; try again in a second", retryAfterSeconds: 1)
         } catch {
             logger.error("media file could not be read", metadata: ["sha256": "\(file.sha256)", "error": "\(error)"])
             throw Problem.unavailable("the media store did not answer for this file; try again", retryAfterSeconds: 5)
@@ -47,9 +50,9 @@ struct MediaRoutes {
             return Response(status: .partialContent, headers: headers,
                             body: ResponseBody(byteBuffer: body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count)!))
         case .unsatisfiable:
-            headers[.contentRange] = "bytes */\(body.readableBytes)"
+            // Not the file's caching: a shared cache must not keep this answer as the file.
             throw Problem(.rangeNotSatisfiable, "the range \(QueryParameters.shown(request.headers[.range] ?? "")) is not within the file's \(body.readableBytes) bytes",
-                          headers: headers)
+                          headers: [.contentRange: "bytes */\(body.readableBytes)", .cacheControl: "no-store"])
         }
     }
 }
@@ -71,7 +74,7 @@ enum ByteRange: Equatable {
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return .whole }
         let first = parts[0].trimmingCharacters(in: .whitespaces), last = parts[1].trimmingCharacters(in: .whitespaces)
-        func number(_ text: String) -> Int? { text.allSatisfy(\.isASCII) && text.count <= 18 ? Int(text) : nil }
+        func number(_ text: String) -> Int? { !text.isEmpty && text.count <= 18 && text.allSatisfy({ ("0"..."9").contains($0) }) ? Int(text) : nil }
         if first.isEmpty {
             guard let suffix = number(last) else { return .whole }
             guard suffix > 0, length > 0 else { return .unsatisfiable }

@@ -3,7 +3,7 @@ import Foundation
 /// The formats the media library takes (DESIGN.md, "Media library"), told apart by their bytes: what a file
 /// is does not depend on its name or on what the browser said.
 public enum MediaFormat: String, Codable, Sendable, CaseIterable {
-    case jpeg, png, webp, mp3, aac, opus, mp4
+    case jpeg, png, webp, mp3, aac, m4a, opus, mp4
 
     public enum Kind: String, Sendable {
         case image, audio, video
@@ -12,7 +12,7 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
     public var kind: Kind {
         switch self {
         case .jpeg, .png, .webp: .image
-        case .mp3, .aac, .opus: .audio
+        case .mp3, .aac, .m4a, .opus: .audio
         case .mp4: .video
         }
     }
@@ -24,6 +24,7 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
         case .webp: "image/webp"
         case .mp3: "audio/mpeg"
         case .aac: "audio/aac"
+        case .m4a: "audio/mp4"
         case .opus: "audio/ogg; codecs=opus"
         case .mp4: "video/mp4"
         }
@@ -37,6 +38,7 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
         case .webp: "WebP image"
         case .mp3: "MP3 audio"
         case .aac: "AAC audio"
+        case .m4a: "AAC audio (M4A)"
         case .opus: "Opus audio"
         case .mp4: "MP4 video"
         }
@@ -49,7 +51,8 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
         case .png: ["png"]
         case .webp: ["webp"]
         case .mp3: ["mp3"]
-        case .aac: ["aac", "m4a"]
+        case .aac: ["aac"]
+        case .m4a: ["m4a"]
         case .opus: ["opus", "ogg", "oga"]
         case .mp4: ["mp4", "m4v"]
         }
@@ -72,10 +75,12 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
         if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
         // Ogg pages whose first packet is an Opus header.
         if starts(Array("OggS".utf8)), bytes.count >= 36, starts(Array("OpusHead".utf8), at: 28) { return .opus }
-        // ISO base media: a `ftyp` box first; M4A brands are audio.
+        // ISO base media: a `ftyp` box first, whose major brand says what it holds. HEIF and AVIF images,
+        // QuickTime and 3GP files share the box and are none of ours.
         if starts(Array("ftyp".utf8), at: 4), bytes.count >= 12 {
             let brand = String(decoding: bytes[8..<12], as: UTF8.self)
-            return brand.hasPrefix("M4A") ? .aac : .mp4
+            if brand == "M4A " { return .m4a }
+            return mp4Brands.contains(brand) ? .mp4 : nil
         }
         if starts(Array("ID3".utf8)) { return .mp3 }
         // MPEG audio frame sync: 11 set bits. Layer bits 00 is ADTS (AAC); otherwise an MP3 frame.
@@ -85,10 +90,19 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
         return nil
     }
 
+    /// Major brands of MP4 video.
+    static let mp4Brands: Set<String> = ["isom", "iso2", "iso3", "iso4", "iso5", "iso6", "mp41", "mp42", "avc1", "M4V ", "mmp4", "dash"]
+
     /// What these bytes look like to a person, for a refusal: "text", "a PDF document", "a GIF image"...
     public static func describe(unrecognized bytes: [UInt8]) -> String {
         func starts(_ text: String) -> Bool { bytes.starts(with: Array(text.utf8)) }
         if bytes.isEmpty { return "an empty file" }
+        if bytes.count >= 12, bytes[4..<8].elementsEqual(Array("ftyp".utf8)) {
+            let brand = String(decoding: bytes[8..<12], as: UTF8.self)
+            if ["heic", "heix", "mif1", "msf1", "avif"].contains(brand) { return "a HEIF or AVIF image (save it as JPEG)" }
+            if brand == "qt  " { return "a QuickTime movie (save it as MP4)" }
+            return "a media container of another kind (brand \(brand.trimmingCharacters(in: .whitespaces)))"
+        }
         if starts("%PDF") { return "a PDF document" }
         if starts("GIF8") { return "a GIF image" }
         if starts("PK\u{03}\u{04}") { return "a ZIP archive (or an Office document)" }

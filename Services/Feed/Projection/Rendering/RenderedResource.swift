@@ -1,12 +1,11 @@
 import HTTPTypes
 import Hummingbird
-import Synchronization
 
 /// One response body rendered once per change: the bytes, their gzip copy and a fingerprint for the ETags,
 /// so serving a GET is a lookup and a copy of a reference. A city holds one per POI, so it holds nothing it
 /// can work out per answer: the headers are made when an answer is written (`forEachHeader`), from the
-/// fingerprint and the strings every resource of its kind shares; both bodies lie side by side in a
-/// `BodyStorage` slab.
+/// fingerprint and the strings every resource of its kind shares; both bodies share one allocation
+/// (NIO rounds each buffer's capacity up to a power of two).
 final class RenderedResource: Sendable {
     let identity: ByteBuffer
     /// Nil when gzip would not make the body smaller (tiny bodies).
@@ -23,9 +22,11 @@ final class RenderedResource: Sendable {
     init(bytes: [UInt8], contentType: String, cacheControl: String, extraHeaders: HTTPFields = [:], compressor: GzipCompressor) {
         hash = ContentHash.fnv1a64Value(bytes)
         let compressed = bytes.count >= Self.minimumGzipBytes ? compressor.compress(bytes).flatMap { $0.count < bytes.count ? $0 : nil } : nil
-        let storage = BodyStorage.shared.store(bytes, compressed ?? [])
-        identity = storage.getSlice(at: storage.readerIndex, length: bytes.count)!
-        gzip = compressed.map { storage.getSlice(at: storage.readerIndex + bytes.count, length: $0.count)! }
+        var storage = ByteBufferAllocator().buffer(capacity: bytes.count + (compressed?.count ?? 0))
+        storage.writeBytes(bytes)
+        if let compressed { storage.writeBytes(compressed) }
+        identity = storage.getSlice(at: 0, length: bytes.count)!
+        gzip = compressed.map { storage.getSlice(at: bytes.count, length: $0.count)! }
         self.contentType = contentType
         self.cacheControl = cacheControl
         self.extraHeaders = extraHeaders
@@ -93,52 +94,6 @@ enum ContentHash {
             }
             if quote { buffer[at] = UInt8(ascii: "\""); at += 1 }
             return at
-        }
-    }
-}
-
-/// Where rendered bodies are kept: packed one after another into shared 1 MiB buffers. NIO gives every
-/// buffer of its own a power-of-two capacity, so a 2.3 KiB POI answer held 4 KiB and a 17 KiB tour 32 KiB.
-/// A slab is freed with the last body in it; a body replaced by a newer rendering leaves its bytes unused
-/// until then, which suits content that changes now and then. Bodies over `packedLimit` get their own buffer.
-final class BodyStorage: Sendable {
-    static let shared = BodyStorage()
-
-    let slabBytes: Int
-    let packedLimit: Int
-    private let slab: Mutex<ByteBuffer?>
-
-    init(slabBytes: Int = 1 << 20, packedLimit: Int = 64 * 1_024) {
-        self.slabBytes = slabBytes
-        self.packedLimit = packedLimit
-        slab = Mutex(nil)
-    }
-
-    /// A buffer whose readable bytes are `first` followed by `second`. It is a slice of a slab, never to be written to.
-    func store(_ first: [UInt8], _ second: [UInt8]) -> ByteBuffer {
-        let count = first.count + second.count
-        guard count <= packedLimit else {
-            var own = ByteBufferAllocator().buffer(capacity: count)
-            own.writeBytes(first)
-            own.writeBytes(second)
-            return own
-        }
-        return slab.withLock { slab in
-            if slab == nil || slab!.writableBytes < count {
-                slab = ByteBufferAllocator().buffer(capacity: slabBytes)
-            }
-            let start = slab!.writerIndex
-            // Written through the storage's address rather than `writeBytes`: with slices of it handed out,
-            // `writeBytes` would copy the whole slab first (copy on write). The bytes past the writer index
-            // belong to no slice, and only this lock's holder writes there.
-            slab!.withVeryUnsafeBytes { storage in
-                let target = UnsafeMutableRawPointer(mutating: storage.baseAddress! + start)
-                for (offset, part) in [(0, first), (first.count, second)] where !part.isEmpty {
-                    part.withUnsafeBytes { target.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                }
-            }
-            slab!.moveWriterIndex(forwardBy: count)
-            return slab!.getSlice(at: start, length: count)!
         }
     }
 }
