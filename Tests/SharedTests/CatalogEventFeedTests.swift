@@ -26,11 +26,12 @@ struct CatalogEventFeedTests {
             try await feed.run()
         }
         // Its consumer reads, and its snapshot request waits in `send`.
-        let requesting = try await TestServices.eventually(timeout: .seconds(20)) { commands.listening.waiterCount == 1 }
+        // Bounds that catch a hang, not a slow start: the full run starts ~200 tests at once on two cores.
+        let requesting = try await TestServices.eventually(timeout: .seconds(90)) { commands.listening.waiterCount == 1 }
         try #require(requesting)
         running.cancel()
-        let stopped = try await TestServices.eventually(timeout: .seconds(30)) { finished.load(ordering: .acquiring) }
-        #expect(stopped, "run() still running 30 s after its task was cancelled")
+        let stopped = try await TestServices.eventually(timeout: .seconds(90)) { finished.load(ordering: .acquiring) }
+        #expect(stopped, "run() still running 90 s after its task was cancelled")
         await producer.shutdown()
     }
 
@@ -57,7 +58,7 @@ struct CatalogEventFeedTests {
                                     })
         let running = Task { try await feed.run() }
         // Reading (its snapshot request waits for a command client not run): what is sent now is read.
-        try #require(try await TestServices.eventually(timeout: .seconds(20)) { commands.listening.waiterCount == 1 })
+        try #require(try await TestServices.eventually(timeout: .seconds(90)) { commands.listening.waiterCount == 1 })
         let chunk = CatalogEventCodec.write(Envelope(type: CatalogEvent.Kind.snapshotChunk.rawValue, source: "catalog",
                                                      data: .snapshotChunk(pois: pois, snapshotId: UUID())))
         let damaged = String(decoding: chunk, as: UTF8.self).replacingOccurrences(of: #""name":"DAMAGED""#, with: #""name":17"#)

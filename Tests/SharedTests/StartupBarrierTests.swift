@@ -101,7 +101,8 @@ struct StartupBarrierTests {
     }
 
     private func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        // A bound that catches a hang, not a slow start: the full run starts ~200 tests at once on two cores.
+        let deadline = ContinuousClock.now + .seconds(90)
         while !condition() {
             try #require(ContinuousClock.now < deadline, "condition not reached")
             try await Task.sleep(for: .milliseconds(5))
