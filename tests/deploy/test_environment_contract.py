@@ -95,7 +95,8 @@ def test_each_service_lists_what_it_reads(contract):
     assert contract["admin"]["ADMIN_PASSWORD"]["secret"] and contract["analytics"]["REPORTS_TOKEN"]["secret"]
     assert {"CATALOG_URL", "FEED_URL", "ANALYTICS_URL"} <= set(contract["admin"])
     assert "SESSION_SECRET" not in set().union(*contract.values())
-    assert "POSTGRES_PASSWORD" in contract["catalog"] and "POSTGRES_PASSWORD" not in contract["feed"]
+    # The feed reads media files from the media store in Postgres (DESIGN.md, "Media library").
+    assert "POSTGRES_PASSWORD" in contract["catalog"] and "POSTGRES_PASSWORD" in contract["feed"]
 
 
 def test_compose_sets_what_each_service_reads(contract):
