@@ -66,6 +66,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Shared/Core",
             swiftSettings: swiftSettings
@@ -78,8 +79,7 @@ let package = Package(
                           dependencies: serviceDependencies + [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                                                                 .product(name: "Crypto", package: "swift-crypto")],
                           path: "Services/Admin", swiftSettings: swiftSettings),
-        .executableTarget(name: "Bench", dependencies: ["Shared", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                                                        .product(name: "Crypto", package: "swift-crypto")],
+        .executableTarget(name: "Bench", dependencies: ["Shared", .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Benchmarks", swiftSettings: swiftSettings),
         .target(name: "TestSupport", dependencies: ["Shared",
                                                     .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import Shared
@@ -13,7 +12,7 @@ enum MediaFile {
         let environment = Environment()
         var random = SystemRandomNumberGenerator()
         let bytes = [0xFF, 0xD8, 0xFF, 0xE0] + (0..<max(0, count - 4)).map { _ in UInt8.random(in: 0...255, using: &random) }
-        let sha256 = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let sha256 = MediaHash.of(bytes)
         try Data(bytes).write(to: URL(fileURLWithPath: out))
 
         let database = try DatabaseSettings(environment: environment).makeClient(logger: logger)

@@ -10,7 +10,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let feed = try feed ?? FeedSettings()
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: false)
     let logger = runtime.logger
-    let projection = CatalogProjection()
+    let projection = CatalogProjection(feedPublicURL: feed.site.publicURL)
     let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
                                         source: "feed", logger: logger)
     let events = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands,
@@ -25,7 +25,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
         .of(PageContent.self) { envelope in projection.apply(envelope.data) },
         .of(FeaturedContent.self) { envelope in projection.apply(envelope.data) },
         .of(MediaContent.self) { envelope in projection.apply(envelope.data) },
-    ])
+    ], onSnapshotLoaded: { projection.snapshotLoaded() })
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
                              rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),
@@ -39,9 +39,9 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     // Media bytes come from the media store (DESIGN.md, "Media library"): a Postgres client of its own, not part of
     // readiness, as every other answer comes from memory.
     let mediaDatabase = settings.database.makeClient(logger: logger)
-    let media = MediaRoutes(cache: MediaCache(store: PostgresMediaStore(client: mediaDatabase, logger: logger), budgetBytes: feed.mediaCacheBytes),
-                            logger: logger)
-    FeedAPI.register(on: router, projection: projection, ingest: ingest, media: media, site: feed.site)
+    let mediaCache = MediaCache(store: PostgresMediaStore(client: mediaDatabase, logger: logger), budgetBytes: feed.mediaCacheBytes)
+    FeedAPI.register(on: router, projection: projection, ingest: ingest, media: MediaRoutes(cache: mediaCache, logger: logger),
+                     bundles: BundleRoutes(cache: mediaCache, logger: logger), site: feed.site)
 
     // The stored GETs and the common batches are answered in the connection pipeline, ahead of the router, from
     // the same table (PipelineResponder); it keeps the connection's idle timeout too: Hummingbird's would not

@@ -68,7 +68,9 @@ struct FeedSite: Sendable {
     /// `YYYY-MM-DD`.
     var publicHolidays: Set<String> = []
     /// `FEED_PUBLIC_URL`: where phones reach the feed, for the links in QR codes; no trailing slash.
-    var publicURL = "http://localhost:8080"
+    var publicURL = FeedSite.defaultPublicURL
+
+    static let defaultPublicURL = "http://localhost:8080"
 
     static func isDate(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)

@@ -70,6 +70,7 @@ struct RouteTableTests {
         case "/v1/pois/{id}/page": "/v1/pois/\(DemoContent.poiId(1011))/page"
         case "/v1/pois/{id}/qr.svg": "/v1/pois/\(DemoContent.poiId(1011))/qr.svg"
         case "/v1/tours/{id}/qr.svg": "/v1/tours/\(DemoContent.tourId)/qr.svg"
+        case "/v1/tours/{id}/bundle": "/v1/tours/\(DemoContent.tourId)/bundle"
         case "/v1/legacy/tours/{id}/pois.xml": "/v1/legacy/tours/11/pois.xml"
         case "/v1/pois": "/v1/pois?near=34.2261,-77.8767"
         case "/v1/search": "/v1/search?q=hall"
@@ -165,7 +166,7 @@ struct RouteTableTests {
                     let wrongType = try await Self.bothWays(port: port, "POST \(path) HTTP/1.1\r\nHost: feed\r\nContent-Type: text/plain\r\n", body: batch)
                     #expect(wrongType.pipeline.status == "HTTP/1.1 415 Unsupported Media Type")
                     #expect(Self.comparable(wrongType.pipeline) == Self.comparable(wrongType.router))
-                case .computed, .operational, .media:
+                case .computed, .operational, .media, .bundle:
                     // The router answers these alone: answered at all (not 404 or 405) through the table's path.
                     let response = try await client.execute(uri: path, method: route.method)
                     #expect(response.status != .notFound && response.status != .methodNotAllowed, "\(path)")

@@ -271,7 +271,9 @@ struct CatalogEventCodecTests {
                    links: (0..<random.below(3)).map { _ in MediaLink(name: text(&random), type: random.pick(MediaType.allCases), url: text(&random)) },
                    address: optionalText(&random), phone: optionalText(&random), website: optionalText(&random),
                    openingHours: optionalText(&random), legacyId: random.chance(2) ? nil : Int(random.next() >> 12) - (1 << 51),
-                   priceLevel: random.chance(2) ? nil : random.below(5), accessibility: optionalText(&random))
+                   priceLevel: random.chance(2) ? nil : random.below(5), accessibility: optionalText(&random),
+                   pictureAlts: random.chance(2) ? [] : (0..<random.below(3)).map { _ in random.chance(3) ? "" : text(&random) },
+                   triggerRadiusMeters: random.chance(2) ? nil : random.below(600), narration: optionalText(&random))
     }
 
     static func tourContent(_ random: inout SplitMix64) -> TourContent {

@@ -1,4 +1,3 @@
-import Crypto
 import Dispatch
 import Foundation
 import Shared
@@ -67,7 +66,7 @@ struct ImageVariants {
             let variant = Array(try Data(contentsOf: output))
             let (variantWidth, variantHeight) = try size(of: output.path, header: header, in: directory)
             variants.append(Variant(width: variantWidth, height: variantHeight, bytes: variant,
-                                    sha256: SHA256.hash(data: variant).map { String(format: "%02x", $0) }.joined()))
+                                    sha256: MediaHash.of(variant)))
         }
         return Made(width: width, height: height, variants: variants)
     }
@@ -91,7 +90,7 @@ struct ImageVariants {
         process.environment = Self.toolEnvironment
         let output = Pipe()
         let errorFile = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         let errors = try FileHandle(forWritingTo: errorFile)
         defer { try? errors.close() }
         process.standardOutput = output

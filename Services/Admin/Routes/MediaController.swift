@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Hummingbird
 import Shared
@@ -24,6 +23,87 @@ struct MediaController {
         router.get(RouterPath(Self.path), use: list)
         router.post(RouterPath(Self.path), use: upload)
         router.post(RouterPath("\(Self.path)/:id/delete"), use: delete)
+        router.get(RouterPath("\(Self.path)/:id"), use: show)
+        router.post(RouterPath("\(Self.path)/:id"), use: save)
+    }
+
+    private func item(_ context: AdminRequestContext) throws -> MediaState {
+        guard let item = projection.content.media[try context.id("id")] else { throw AdminError.notFound("There is no such file in the library.") }
+        return item
+    }
+
+    private func itemPage(_ item: MediaState, form: MediaPages.ItemForm, errors: [String: String] = [:], problem: String? = nil,
+                          context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) -> Response {
+        AdminPage(title: item.content.title, context: context, breadcrumbs: [("Media", Self.path), (item.content.title, nil)], notice: notice,
+                  body: MediaPages.item(item, form: form, feedPublicURL: feedPublicURL, errors: errors, problem: problem, csrf: context.csrfToken),
+                  status: status).response()
+    }
+
+    @Sendable func show(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await context.access(editors).requireOwner("manage the media library")
+        let item = try item(context)
+        var form = MediaPages.ItemForm(title: item.content.title, altText: item.content.altText ?? "", transcript: item.content.transcript ?? "")
+        if let captions = item.content.captions {
+            guard let blob = try? await store.blob(captions) else {
+                return itemPage(item, form: form, problem: "The captions could not be read from the media store; try again before saving.",
+                                context: context, status: .serviceUnavailable)
+            }
+            form.captions = String(decoding: blob.bytes, as: UTF8.self)
+        }
+        return itemPage(item, form: form, context: context, notice: Notice.from(request))
+    }
+
+    /// Saves title, alt text, captions and transcript as `media.update`; pasted captions are checked and stored first.
+    @Sendable func save(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireOwner("manage the media library")
+        let item = try item(context)
+        let form = MediaPages.ItemForm(title: context.form["title"], altText: context.form["altText"], transcript: context.form["transcript"],
+                                       captions: context.form["captions"])
+        var content = item.content
+        content.title = form.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        if content.format.kind == .image {
+            content.altText = form.altText
+        } else {
+            content.transcript = form.transcript
+            let captions = form.captions.trimmingCharacters(in: .whitespacesAndNewlines)
+            if captions.isEmpty {
+                content.captions = nil
+                content.captionsByteCount = nil
+            } else if let problem = WebVTT.problem(captions) {
+                return itemPage(item, form: form, errors: ["captions": problem], context: context, status: .unprocessableContent)
+            } else {
+                let bytes = Array((captions + "\n").utf8)
+                let hash = MediaHash.of(bytes)
+                do {
+                    try await store.put(MediaBlob(sha256: hash, contentType: WebVTT.contentType, bytes: bytes))
+                } catch {
+                    return itemPage(item, form: form, problem: "The captions could not be stored (\(error)); nothing was changed. Try again.",
+                                    context: context, status: .serviceUnavailable)
+                }
+                content.captions = hash
+                content.captionsByteCount = bytes.count
+            }
+        }
+        let command = CatalogCommand(action: .updateMedia, actor: access.user.email, entityId: item.id,
+                                     expectedVersion: context.form.int("version") ?? item.version, media: content)
+        let result: CatalogCommandResult
+        do {
+            result = try await writer.execute(command, for: context)
+        } catch {
+            return itemPage(item, form: form, problem: error.description, context: context, status: .serviceUnavailable)
+        }
+        switch result.outcome {
+        case .applied:
+            return .redirect(to: "\(Self.path)/\(item.id.uuidString.lowercased())?notice=\(Notice.key("mediasaved", for: result))")
+        case .conflict:
+            let current = (try? self.item(context)) ?? item
+            return itemPage(current, form: form, problem: "Someone else changed this file's details since you opened it. Your text is below; the saved version is in the library. Save again to replace it.",
+                            context: context, status: .conflict)
+        default:
+            return itemPage(item, form: form, errors: fieldErrors(result.errors), problem: result.errors.isEmpty ? result.message : nil,
+                            context: context, status: .unprocessableContent)
+        }
     }
 
     private func page(_ context: AdminRequestContext, error: String? = nil, notice: Notice? = nil,
@@ -125,7 +205,7 @@ struct MediaUpload: Equatable {
         if let announced = MediaFormat.kind(announcedBy: fileName), announced != format.kind {
             return .failure(Refusal(message: "\(fileName) is named as \(announced.rawValue) but its bytes are \(format.label); rename it or choose the right file."))
         }
-        let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let hash = MediaHash.of(bytes)
         return .success(MediaUpload(format: format, sha256: hash))
     }
 }

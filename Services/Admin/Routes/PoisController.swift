@@ -89,6 +89,7 @@ struct PoisController {
         var model = PoiPages.ManageModel(poi: poi, tour: tour, form: form, errors: errors, conflict: conflict, fieldNotes: fieldNotes, problem: problem,
                                          categories: content.sortedCategories, canDelete: poi.map { access.canDelete(poi: $0.id, in: content) } ?? false,
                                          action: action, csrf: context.csrfToken, map: map)
+        model.audio = content.sortedMedia.filter { $0.content.format.kind == .audio }
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
         let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours
         model.center = Geo.median(around.map(\.coordinate))

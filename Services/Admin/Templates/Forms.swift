@@ -142,6 +142,8 @@ func fieldErrors(_ errors: [FieldError], listFields: Set<String> = ["pictures", 
     for error in errors {
         var field = error.field
         if let bracket = field.firstIndex(of: "["), listFields.contains(String(field[..<bracket])) { field = String(field[..<bracket]) }
+        // Alt texts are typed on the pictures' lines.
+        if field == "pictureAlts" || field.hasPrefix("pictureAlts[") { field = "pictures" }
         byField[field] = byField[field].map { "\($0) \(error.message)" } ?? error.message
     }
     return byField

@@ -160,6 +160,7 @@ struct Notice {
         "pageunpublished": .success("Unpublished: the page is no longer on phones."),
         "featuredpublished": .success("Published: the item is on the phones' home screen."),
         "featuredunpublished": .success("Unpublished: the item is no longer on the phones' home screen."),
+        "mediasaved": .success("Saved: the file's details are on the feed."),
         "uploaded": .success("Uploaded: the file is in the library and on the feed at its address."),
         "repeat": .success("Already saved: this form had been sent before, so nothing was changed a second time."),
     ]

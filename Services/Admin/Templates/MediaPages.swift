@@ -12,7 +12,7 @@ enum MediaPages {
                 : "<span class=\"muted\">\(content.format.label)</span>"
             let size: HTML = content.width.map { width in " · \(String(width))×\(String(content.height ?? 0)) px" as HTML } ?? .empty
             return """
-                <tr><td>\(preview)</td><td>\(content.title)<br><span class="muted">\(content.fileName)</span></td>
+                <tr><td>\(preview)</td><td><a href="/media/\(item.id.uuidString.lowercased())">\(content.title)</a>\(gap(content))<br><span class="muted">\(content.fileName)</span></td>
                 <td>\(content.format.label)<br><span class="muted">\(ByteCountText.format(content.byteCount))\(size)</span></td>
                 <td><a href="\(url)"><code>/v1/media/\(String(content.sha256.prefix(12)))…</code></a></td>
                 <td>\(Forms.post("/media/\(item.id.uuidString.lowercased())/delete", csrf: csrf, """
@@ -42,6 +42,52 @@ enum MediaPages {
                 """))
             <h2>Files</h2>
             \(table)
+            """
+    }
+
+    /// "needs alt text" and the like, for the list: what publishing a stop that uses the file would ask for.
+    static func gap(_ content: MediaContent) -> HTML {
+        let missing = content.format.kind == .image ? ((content.altText ?? "").isEmpty ? "has no alt text" : nil) : content.accessibilityGap
+        return missing.map { "<br><span class=\"badge warning\">\($0)</span>" as HTML } ?? .empty
+    }
+
+    /// What the item page's form holds.
+    struct ItemForm {
+        var title = ""
+        var altText = ""
+        var transcript = ""
+        var captions = ""
+    }
+
+    /// One file's page: its details to edit (title, alt text; for audio and video captions and a transcript).
+    static func item(_ item: MediaState, form: ItemForm, feedPublicURL: String, errors: [String: String], problem: String?, csrf: String) -> HTML {
+        let content = item.content
+        let url = "\(feedPublicURL)/v1/media/\(content.sha256)"
+        let preview: HTML = switch content.format.kind {
+        case .image: "<img class=\"media-preview large\" src=\"\(url)?w=640\" alt=\"\(content.altText ?? "")\">"
+        case .audio: "<audio controls preload=\"none\" src=\"\(url)\"></audio>"
+        case .video: "<video controls preload=\"none\" width=\"480\" src=\"\(url)\"></video>"
+        }
+        let timed = content.format.kind != .image
+        let fields: HTML = Forms.text("Title", name: "title", value: form.title, error: errors["title"], required: true)
+            + (timed ? .empty : Forms.textarea("Alternative text", name: "altText", value: form.altText, error: errors["altText"], rows: 2,
+                                               hint: "What the picture shows, for people who cannot see it. Stops using it cannot be published without it (unless they give their own)."))
+            + (timed ? Forms.textarea("Captions (WebVTT)", name: "captions", value: form.captions, error: errors["captions"], rows: 8,
+                                      hint: "Paste the WebVTT file: it starts with WEBVTT, then cues such as 00:00.000 --> 00:04.000 and their text. \(content.format.kind == .video ? "Video needs captions before a stop using it is published." : "Audio needs captions or a transcript before a stop using it is published.")")
+                       + Forms.textarea("Transcript", name: "transcript", value: form.transcript, error: errors["transcript"], rows: 8,
+                                        hint: "Everything said, as text; phones show it under the player.")
+                     : .empty)
+        let problemBox: HTML = problem.map { "<p class=\"notice error\" role=\"alert\">\($0)</p>" as HTML } ?? .empty
+        return """
+            <h1>\(content.title)</h1>
+            <p class="muted">\(content.fileName) · \(content.format.label) · \(ByteCountText.format(content.byteCount)) · <a href="\(url)"><code>/v1/media/\(String(content.sha256.prefix(12)))…</code></a></p>
+            \(preview)
+            \(problemBox)
+            \(Forms.post("/media/\(item.id.uuidString.lowercased())", csrf: csrf, """
+                \(Forms.hidden("version", String(item.version)))
+                \(fields)
+                <div class="actions">\(Forms.submit("Save"))<a href="/media">Back to the library</a></div>
+                """))
             """
     }
 }

@@ -12,7 +12,11 @@ struct PoiForm: MergeableForm {
     /// Categories besides the main one, one path per line.
     var otherCategories = ""
     var buildings = ""
+    /// One picture per line: its address, then (after a space) what it shows.
     var pictures = ""
+    var triggerRadius = ""
+    /// The sha256 of a library audio item, or "".
+    var narration = ""
     var address = ""
     var phone = ""
     var website = ""
@@ -35,7 +39,11 @@ struct PoiForm: MergeableForm {
         category = content.category ?? ""
         otherCategories = content.categories.dropFirst().joined(separator: "\n")
         buildings = content.buildings.joined(separator: "\n")
-        pictures = content.pictures.joined(separator: "\n")
+        pictures = content.pictures.enumerated().map { index, url in
+            content.ownAlt(ofPicture: index).map { "\(url) \($0)" } ?? url
+        }.joined(separator: "\n")
+        triggerRadius = content.triggerRadiusMeters.map(String.init) ?? ""
+        narration = content.narration ?? ""
         address = content.address ?? ""
         phone = content.phone ?? ""
         website = content.website ?? ""
@@ -55,6 +63,8 @@ struct PoiForm: MergeableForm {
         otherCategories = form.all("otherCategories").filter { !$0.isEmpty }.joined(separator: "\n")
         buildings = form["buildings"]
         pictures = form["pictures"]
+        triggerRadius = form["triggerRadius"]
+        narration = form["narration"]
         address = form["address"]
         phone = form["phone"]
         website = form["website"]
@@ -70,7 +80,8 @@ struct PoiForm: MergeableForm {
             ("name", "Name", \.name), ("summary", "Summary", \.summary), ("latitude", "Latitude", \.latitude),
             ("longitude", "Longitude", \.longitude), ("description", "Description", \.description), ("category", "Category", \.category),
             ("otherCategories", "Also in", \.otherCategories),
-            ("buildings", "Buildings or landmarks", \.buildings), ("pictures", "Main Pictures (URL)", \.pictures), ("address", "Address", \.address),
+            ("buildings", "Buildings or landmarks", \.buildings), ("pictures", "Main Pictures (URL)", \.pictures),
+            ("triggerRadius", "Trigger radius", \.triggerRadius), ("narration", "Narration", \.narration), ("address", "Address", \.address),
             ("phone", "Phone", \.phone), ("website", "Website", \.website), ("openingHours", "Opening hours", \.openingHours),
             ("priceLevel", "Price level", \.priceLevel), ("accessibility", "Accessibility", \.accessibility),
         ]
@@ -84,7 +95,7 @@ struct PoiForm: MergeableForm {
     }
 
     static let fields: Set<String> = ["name", "summary", "description", "latitude", "longitude", "category", "otherCategories", "buildings", "pictures",
-                                      "address", "phone", "website", "openingHours", "priceLevel", "accessibility"]
+                                      "triggerRadius", "narration", "address", "phone", "website", "openingHours", "priceLevel", "accessibility"]
 
     /// The content to send, keeping what the form does not edit (links, legacy id) from `base`; or the
     /// errors of fields that cannot even be sent (a coordinate that is not a number).
@@ -102,6 +113,8 @@ struct PoiForm: MergeableForm {
         let lon = coordinate(longitude, "Longitude", 180)
         let price = priceLevel.trimmingCharacters(in: .whitespaces)
         if !price.isEmpty, Int(price) == nil { errors["priceLevel"] = "Price level must be 0 (free) to 4 (very expensive)" }
+        let radius = triggerRadius.trimmingCharacters(in: .whitespaces)
+        if !radius.isEmpty, Int(radius) == nil { errors["triggerRadiusMeters"] = "Trigger radius must be whole metres, 5 to 500" }
         guard errors.isEmpty else { return .failure(FieldErrors(byField: errors)) }
         func lines(_ text: String) -> [String] {
             text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -110,12 +123,20 @@ struct PoiForm: MergeableForm {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.isEmpty ? nil : trimmed
         }
+        // A picture line is its address, then what it shows: an address holds no space.
+        let pictureLines = lines(pictures).map { line in
+            let parts = line.split(maxSplits: 1, whereSeparator: \.isWhitespace)
+            return (url: String(parts[0]), alt: parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        }
+        var alts = pictureLines.map(\.alt)
+        while alts.last == "" { alts.removeLast() }
         return .success(PoiContent(name: name.trimmingCharacters(in: .whitespacesAndNewlines), summary: summary.trimmingCharacters(in: .whitespacesAndNewlines),
                                    description: description.trimmingCharacters(in: .whitespacesAndNewlines), latitude: lat, longitude: lon,
-                                   categories: (optional(category).map { [$0] } ?? []) + lines(otherCategories), buildings: lines(buildings), pictures: lines(pictures), links: base?.links ?? [],
+                                   categories: (optional(category).map { [$0] } ?? []) + lines(otherCategories), buildings: lines(buildings), pictures: pictureLines.map(\.url), links: base?.links ?? [],
                                    address: optional(address), phone: optional(phone), website: optional(website),
                                    openingHours: optional(openingHours), legacyId: base?.legacyId, priceLevel: Int(price),
-                                   accessibility: optional(accessibility)))
+                                   accessibility: optional(accessibility), pictureAlts: alts, triggerRadiusMeters: Int(radius),
+                                   narration: optional(narration)))
     }
 }
 
@@ -209,6 +230,8 @@ enum PoiPages {
         var fieldNotes: [String: String] = [:]
         var problem: String? = nil
         var categories: [CategoryState]
+        /// The library's audio, for the narration.
+        var audio: [MediaState] = []
         var canDelete: Bool
         var action: String
         var csrf: String
@@ -237,6 +260,11 @@ enum PoiPages {
         if !form.category.isEmpty, !categoryOptions.contains(where: { $0.value == form.category }) {
             categoryOptions.append((form.category, "\(form.category) (not in the category tree)"))
         }
+        var narrationOptions: [(value: String, label: String)] = [("", "(none)")]
+        narrationOptions += model.audio.map { ($0.content.sha256, "\($0.content.title) (\($0.content.format.label))") }
+        if !form.narration.isEmpty, !narrationOptions.contains(where: { $0.value == form.narration }) {
+            narrationOptions.append((form.narration, "\(form.narration.prefix(12))… (not in the library)"))
+        }
         let chosenOthers = form.otherCategories.split(whereSeparator: \.isNewline).map(String.init)
         var otherCategoryOptions = model.categories.map { (value: $0.path, label: $0.path) }
         for path in chosenOthers where !otherCategoryOptions.contains(where: { $0.value == path }) {
@@ -264,7 +292,12 @@ enum PoiPages {
             + Forms.textarea("Buildings or landmarks", name: "buildings", value: form.buildings, error: errors["buildings"], rows: 3,
                              hint: "One per line.")
             + Forms.textarea("Main Pictures (URL)", name: "pictures", value: form.pictures, error: errors["pictures"], rows: 3,
-                             hint: "One http(s) address per line.")
+                             hint: "One per line: the http(s) address, a space, then what the picture shows (alt text, for people who cannot see it). A picture from the media library may leave it out: the library's alt text serves.")
+            + Forms.text("Trigger radius (metres)", name: "triggerRadius", value: form.triggerRadius, error: errors["triggerRadiusMeters"],
+                         hint: "How near a phone must come for the stop to count as reached and its narration to play: 5 to 500; 30 when left blank.",
+                         attributes: " inputmode=\"numeric\"")
+            + Forms.select("Narration", name: "narration", options: narrationOptions, selected: form.narration, error: errors["narration"],
+                           hint: "Audio from the media library that phones play on arrival. It needs captions or a transcript before the stop is published.")
             + Forms.text("Address", name: "address", value: form.address, error: errors["address"])
             + Forms.text("Phone", name: "phone", value: form.phone, error: errors["phone"], type: "tel")
             + Forms.text("Website", name: "website", value: form.website, error: errors["website"], type: "url")

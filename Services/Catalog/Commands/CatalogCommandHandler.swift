@@ -368,6 +368,9 @@ struct Work {
         guard !stops.isEmpty else {
             return missing("stops", "A tour needs at least one stop before it is published")
         }
+        let stored = try await transaction.pois(stops)
+        let accessibility = try await accessibilityErrors(stops.compactMap { id in stored[id].flatMap { $0.isDeleted ? nil : $0.state.working } })
+        guard accessibility.isEmpty else { return rejected(accessibility) }
         if case .all = confirming { return nil }
         var strays = try await farStops(stops)
         if case .only(let confirmed) = confirming { strays.removeAll { confirmed.contains($0.id) } }
@@ -476,7 +479,8 @@ struct Work {
         guard var draft = stored.state.draft else { return missing("draft", "the point of interest has no unpublished changes") }
         var poi = stored.state
         if command.action == .publishPoi {
-            let errors = try await validate(&draft)
+            var errors = try await validate(&draft)
+            if errors.isEmpty { errors = try await accessibilityErrors([draft]) }
             guard errors.isEmpty else { return rejected(errors) }
             poi.content = draft
         }
@@ -505,6 +509,8 @@ struct Work {
                 poi.content = draft
                 poi.draft = nil
             }
+            let accessibility = try await accessibilityErrors([poi.content])
+            guard accessibility.isEmpty else { return rejected(accessibility) }
         } else if let draft = poi.draft, try await !isStopOfPublishedTour(id) {
             poi.content = draft
             poi.draft = nil
@@ -618,6 +624,39 @@ struct Work {
                 }
             }
             content.categories = known
+        }
+        if let narration = content.narration, MediaHash.isValid(narration) {
+            let item = try await transaction.liveMedia(sha256s: [narration])[narration]
+            if item?.content.format.kind != .audio {
+                errors.append(FieldError(field: "narration", message: item == nil
+                    ? "Narration must be a file of the media library; \(narration.prefix(12))… is not (deleted?)"
+                    : "Narration must be audio; \(item?.content.title ?? "") is \(item?.content.format.label ?? "")"))
+            }
+        }
+        return errors
+    }
+
+    /// What publishing these POIs would leave a visitor who cannot see or hear without (DESIGN.md, "Accessibility and
+    /// stops"): a picture with no alt text, library audio with neither captions nor a transcript, library video
+    /// without captions. Media hot-linked from elsewhere cannot be checked and passes.
+    func accessibilityErrors(_ pois: [PoiContent]) async throws -> [FieldError] {
+        let library = try await transaction.liveMedia(sha256s: Array(Set(pois.flatMap(MediaHash.named(in:)))))
+        var errors: [FieldError] = []
+        for poi in pois {
+            for (index, picture) in poi.pictures.enumerated() {
+                let libraryAlt = MediaHash.named(inURL: picture).flatMap { library[$0]?.content.altText }
+                if poi.ownAlt(ofPicture: index) == nil, (libraryAlt ?? "").isEmpty {
+                    errors.append(FieldError(field: "pictures", message: "Picture \(index + 1) of \(poi.name) has no alt text: say what it shows, after its address or in the media library"))
+                }
+            }
+            for link in poi.links {
+                if let item = MediaHash.named(inURL: link.url).flatMap({ library[$0] }), let gap = item.content.accessibilityGap {
+                    errors.append(FieldError(field: "links", message: "\(item.content.format.label) \u{201C}\(item.content.title)\u{201D} linked from \(poi.name) \(gap): add them in the media library"))
+                }
+            }
+            if let item = poi.narration.flatMap({ library[$0] }), let gap = item.content.accessibilityGap {
+                errors.append(FieldError(field: "narration", message: "The narration of \(poi.name), \u{201C}\(item.content.title)\u{201D}, \(gap): add them in the media library"))
+            }
         }
         return errors
     }

@@ -69,6 +69,18 @@ enum CommandValidation {
             errors.append(FieldError(field: "priceLevel", message: "Price level must be 0 (free) to 4 (very expensive)"))
         }
         limit(poi.accessibility ?? "", field: "accessibility", label: "Accessibility", max: 2_000, into: &errors)
+        if poi.pictureAlts.count > poi.pictures.count {
+            errors.append(FieldError(field: "pictureAlts", message: "There are more alt texts (\(poi.pictureAlts.count)) than pictures (\(poi.pictures.count))"))
+        }
+        for (index, alt) in poi.pictureAlts.enumerated() {
+            limit(alt, field: "pictureAlts[\(index)]", label: "Alt text", max: 300, into: &errors)
+        }
+        if let radius = poi.triggerRadiusMeters, !PoiContent.triggerRadiusRange.contains(radius) {
+            errors.append(FieldError(field: "triggerRadiusMeters", message: "Trigger radius must be 5 to 500 metres"))
+        }
+        if let narration = poi.narration, !MediaHash.isValid(narration) {
+            errors.append(FieldError(field: "narration", message: "Narration must be the sha256 of a library audio file: 64 lower-case hex digits"))
+        }
         return errors
     }
 

@@ -262,6 +262,16 @@ extension MediaContent: StoredRecord {
         for (field, value) in [("width", content.width), ("height", content.height)] {
             if let value, !(1...100_000).contains(value) { errors.append(FieldError(field: field, message: "\(field) must be 1 to 100000 pixels")) }
         }
+        content.transcript = content.transcript.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        CommandValidation.limit(content.transcript ?? "", field: "transcript", label: "Transcript", max: MediaContent.maxTranscriptCharacters,
+                                into: &errors)
+        if let captions = content.captions {
+            if !MediaHash.isValid(captions) {
+                errors.append(FieldError(field: "captions", message: "captions must be the sha256 of a WebVTT file: 64 lower-case hex digits"))
+            } else if content.format.kind == .image {
+                errors.append(FieldError(field: "captions", message: "Captions are for audio and video, not pictures"))
+            }
+        }
         for (index, variant) in content.variants.enumerated()
         where !MediaHash.isValid(variant.sha256) || variant.byteCount <= 0 || variant.width <= 0 || variant.height <= 0 {
             errors.append(FieldError(field: "variants[\(index)]", message: "a variant needs its hash, size in bytes and pixel size"))

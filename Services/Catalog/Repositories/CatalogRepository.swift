@@ -58,6 +58,8 @@ protocol CatalogTransaction: Sendable {
     func saveRecord<Content: StoredRecord>(_ record: CatalogRecordState<Content>, deleted: Bool) async throws
     /// Every live record of a kind, by id.
     func liveRecords<Content: StoredRecord>(_: Content.Type) async throws -> [CatalogRecordState<Content>]
+    /// The live media items with these hashes (any status), by hash: what a POI's pictures, links and narration name.
+    func liveMedia(sha256s: [String]) async throws -> [String: MediaState]
 
     /// Savepoints, so one row of an import can be undone without undoing the rest.
     func savepoint(_ name: String) async throws

@@ -280,6 +280,16 @@ struct PostgresCatalogTransaction: CatalogTransaction {
             """, as: (UUID, Int, String, String, Date).self, logger: logger).map(Self.record)
     }
 
+    func liveMedia(sha256s: [String]) async throws -> [String: MediaState] {
+        guard !sha256s.isEmpty else { return [:] }
+        let rows = try await connection.fetch("""
+            SELECT id, version, status, content::text, updated_at FROM catalog.media_items
+            WHERE deleted_at IS NULL AND content->>'sha256' = ANY(\(sha256s))
+            """, as: (UUID, Int, String, String, Date).self, logger: logger)
+        let items: [MediaState] = try rows.map(Self.record)
+        return Dictionary(items.map { ($0.content.sha256, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     private static func record<Content: StoredRecord>(_ row: (UUID, Int, String, String, Date)) throws -> CatalogRecordState<Content> {
         CatalogRecordState(id: row.0, version: row.1, status: ContentStatus(rawValue: row.2) ?? .draft,
                            content: try JSONCoding.decoder.decode(Content.self, from: Data(row.3.utf8)), updatedAt: row.4)

@@ -325,4 +325,6 @@ final class StagedCatalogTransaction: CatalogTransaction {
     }
     func saveRecord<Content: StoredRecord>(_ record: CatalogRecordState<Content>, deleted: Bool) async throws { throw StagingError(operation: "saveRecord") }
     func liveRecords<Content: StoredRecord>(_: Content.Type) async throws -> [CatalogRecordState<Content>] { throw StagingError(operation: "liveRecords") }
+    /// Imports never change media items, so the base transaction's answer is the chunk's.
+    func liveMedia(sha256s: [String]) async throws -> [String: MediaState] { try await base.liveMedia(sha256s: sha256s) }
 }

@@ -34,7 +34,9 @@ final class CatalogProjection: Sendable {
     private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the tour lists the feed rendered when it last published (a tour's and a POI's responses are rendered on their first request).")
     private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds", help: "Time the last publish of the feed's projection took.")
 
-    init(beforeRendering: (@Sendable () -> Void)? = nil) {
+    /// `feedPublicURL` is where phones reach the feed: the address media entries give.
+    init(feedPublicURL: String = FeedSite.defaultPublicURL, beforeRendering: (@Sendable () -> Void)? = nil) {
+        entities.withLock { $0.feedPublicURL = feedPublicURL }
         (changeSignals, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         published = Mutex(RenderedState().makeSnapshot())
         self.beforeRendering = beforeRendering
@@ -74,6 +76,13 @@ final class CatalogProjection: Sendable {
         return changed
     }
 
+    /// A catalog snapshot has arrived whole (CatalogEventFeed): after the first, one asked for because the broker may
+    /// have lost events, so the next publication starts the changes' log again (DESIGN.md, "Offline tours and changes").
+    func snapshotLoaded() {
+        entities.withLock { $0.changeNotes.askNewHorizon() }
+        changes.yield()
+    }
+
     /// Renders what changed so far without making it visible: while a snapshot streams in, so that little
     /// is left to render when it is complete. No snapshot is made, so nothing shares (and copies) the state.
     func renderAhead() {
@@ -88,9 +97,17 @@ final class CatalogProjection: Sendable {
     func publish() -> FeedSnapshot {
         rendered.withLock { rendered in
             let started = ContinuousClock.now
-            guard let work = entities.withLock({ $0.takeChanges(isPublication: true) }) else { return self.snapshot }
-            beforeRendering?()
-            rendered.render(work, isPublication: true)
+            // The changes' log is resolved against the state this publication renders, so it agrees with the snapshot.
+            let (work, loggedChanges) = entities.withLock { entities in
+                let loggedChanges = entities.takeLoggedChanges()
+                return (entities.takeChanges(isPublication: true), loggedChanges)
+            }
+            guard work != nil || loggedChanges != nil else { return self.snapshot }
+            if let work {
+                beforeRendering?()
+                rendered.render(work, isPublication: true)
+            }
+            if let loggedChanges { rendered.changeLog.take(loggedChanges) }
             let snapshot = rendered.makeSnapshot()
             published.withLock { $0 = snapshot }
             tourGauge.record(snapshot.tours.count)
@@ -110,6 +127,8 @@ private struct RenderWork: Sendable {
         let poi: PoiRecord
         /// Published tours stopping there, in list order.
         let tours: [TourState]
+        /// The published library files it names.
+        let media: PoiMedia?
     }
 
     struct Tour: Sendable {
@@ -159,7 +178,13 @@ private struct EntityState {
     var featuredChanged = false
     var media: [UUID: MediaState] = [:]
     var mediaChanged = false
+    /// Media items by their file's hash, and the POIs naming each hash: an item's change re-renders them.
+    var mediaByHash: [String: UUID] = [:]
+    var poisByMedia: [String: [UUID]] = [:]
+    var feedPublicURL = FeedSite.defaultPublicURL
     var isFirstPublication = true
+    /// Changes since the last publication, for `GET /v1/changes` (ChangeLog.swift).
+    var changeNotes = ChangeLog.Pending()
 
     // MARK: applying events
 
@@ -176,9 +201,11 @@ private struct EntityState {
         case .poiChanged:
             guard var poi = event.poi else { return false }
             poi.id = id
+            indexMedia(of: id, from: pois[id]?.content, to: poi.content)
             pois[id] = PoiRecord(poi)
             markPoiChanged(id)
         case .poiDeleted:
+            indexMedia(of: id, from: pois[id]?.content, to: nil)
             pois[id] = nil
             markPoiChanged(id)
         case .snapshotMarker, .snapshotChunk:
@@ -195,8 +222,36 @@ private struct EntityState {
         if let event = event as? PersonEvent { return apply(event, to: \.people, marking: \.peopleChanged) }
         if let event = event as? PageEvent { return apply(event, to: \.pages, marking: \.pagesChanged) }
         if let event = event as? FeaturedEvent { return apply(event, to: \.featured, marking: \.featuredChanged) }
-        if let event = event as? MediaEvent { return apply(event, to: \.media, marking: \.mediaChanged) }
+        if let event = event as? MediaEvent {
+            let before = media[event.entityId]?.content.sha256
+            guard apply(event, to: \.media, marking: \.mediaChanged) else { return false }
+            let after = media[event.entityId]?.content.sha256
+            if let before, before != after { mediaByHash[before] = nil }
+            if let after { mediaByHash[after] = event.entityId }
+            // The POIs showing it show its alt text, captions and transcript.
+            for hash in Set([before, after].compactMap { $0 }) { dirtyPois.formUnion(poisByMedia[hash] ?? []) }
+            return true
+        }
         return false
+    }
+
+    /// Keeps `poisByMedia` up to date with the library files a POI names.
+    private mutating func indexMedia(of id: UUID, from old: PoiContent?, to new: PoiContent?) {
+        let before = old.map(MediaHash.named(in:)) ?? [], after = new.map(MediaHash.named(in:)) ?? []
+        guard before != after else { return }
+        for hash in before where !after.contains(hash) {
+            poisByMedia[hash]?.removeAll { $0 == id }
+            if poisByMedia[hash]?.isEmpty == true { poisByMedia[hash] = nil }
+        }
+        for hash in after where !before.contains(hash) { poisByMedia[hash, default: []].append(id) }
+    }
+
+    /// The published library files a POI names.
+    func media(of content: PoiContent) -> PoiMedia? {
+        guard !poisByMedia.isEmpty else { return nil }
+        return PoiMedia.of(content, feedPublicURL: feedPublicURL) { hash in
+            mediaByHash[hash].flatMap { media[$0] }.flatMap { $0.status == .published ? $0.content : nil }
+        }
     }
 
     /// A record kept whole replaced or removed, unless this version was seen.
@@ -211,6 +266,7 @@ private struct EntityState {
         }
         versions[event.entityId] = event.version
         self[keyPath: changed] = true
+        if let kind = (event as? any ChangeLogged)?.changeKind { changeNotes.note(kind, event.entityId) }
         return true
     }
 
@@ -226,10 +282,12 @@ private struct EntityState {
         // The stops' tourIds, visibility and pages name this tour.
         dirtyPois.formUnion(oldStops)
         dirtyPois.formUnion(tour?.stops ?? [])
+        noteChanged(tour: id, stops: oldStops, tour?.stops ?? [])
     }
 
     private mutating func markPoiChanged(_ id: UUID) {
         dirtyPois.insert(id)
+        changeNotes.note(.poi, id)
         // Tours show their stops' names, places and categories.
         dirtyTours.formUnion(toursByPoi[id] ?? [])
     }
@@ -261,7 +319,7 @@ private struct EntityState {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
             // On the feed when published itself or through a published tour (DESIGN.md, "Places on their own").
             if let poi = pois[id], !tours.isEmpty || poi.status == .published {
-                work.pois[id] = .some(RenderWork.Poi(poi: poi, tours: tours))
+                work.pois[id] = .some(RenderWork.Poi(poi: poi, tours: tours, media: media(of: poi.content)))
             } else {
                 work.pois[id] = .some(nil)
             }
@@ -316,12 +374,15 @@ private struct RenderedState {
     var generation = 0
     /// Tours changed since the lists were last rendered.
     var tourListsOutdated = false
+    /// What `GET /v1/changes` answers from.
+    var changeLog = ChangeLog()
 
     // MARK: rebuilding
 
     /// Renders the work's entities; a publication also renders the lists and ranks the text indexes, which
     /// each cover everything and are done once, not per batch rendered ahead.
     mutating func render(_ work: RenderWork, isPublication: Bool) {
+        noteRecordsOnFeed(work)
         rebuildPois(work.pois)
         rebuildTours(work.tours)
         if let categories = work.categories { self.categories = categories }
@@ -373,7 +434,7 @@ private struct RenderedState {
                     return parsed
                 }()
             }
-            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded, openingHours: hours)
+            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded, openingHours: hours, media: item.media)
             poiResources[poi.id] = resources
             let slot = poiSlots.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))
@@ -431,7 +492,7 @@ private struct RenderedState {
             tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
             poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
             tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
-            pages: pages, featured: featured, media: media, generation: generation))
+            pages: pages, featured: featured, media: media, generation: generation, changes: changeLog))
     }
 }
 
@@ -498,5 +559,55 @@ extension CatalogRecordEvent: WholeRecordEvent {
         case .changed: false
         case .deleted: true
         }
+    }
+}
+
+// MARK: changes (DESIGN.md, "Offline tours and changes")
+
+extension EntityState {
+    /// A tour's change changes its stops' place on the feed and their `tourIds`: the stops before and after.
+    fileprivate mutating func noteChanged(tour id: UUID, stops oldStops: [UUID], _ newStops: [UUID]) {
+        changeNotes.note(.tour, id)
+        for stop in oldStops { changeNotes.note(.poi, stop) }
+        let old = Set(oldStops)
+        for stop in newStops where !old.contains(stop) { changeNotes.note(.poi, stop) }
+    }
+
+    /// The changes noted since the last publication, each with its version and whether it is on the feed now.
+    fileprivate mutating func takeLoggedChanges() -> ChangeLog.Batch? {
+        // Taken out while the closure reads the rest of the state (no copy: `take` only reads the notes, then drops them).
+        var notes = changeNotes
+        let batch = notes.take { kind, id in (versions[id] ?? 0, isOnFeed(kind, id)) }
+        changeNotes = notes
+        return batch
+    }
+
+    /// Whether the entity is on the feed: as `takeChanges` decides what to render.
+    private func isOnFeed(_ kind: ChangeLog.Kind, _ id: UUID) -> Bool {
+        switch kind {
+        case .tour: return tours[id]?.status == .published
+        case .poi:
+            guard let poi = pois[id] else { return false }
+            return poi.status == .published || (toursByPoi[id] ?? []).contains { tours[$0]?.status == .published }
+        case .event: return calendar[id]?.status == .published
+        case .person: return people[id]?.status == .published
+        case .page: return pages[id]?.status == .published
+        case .featured: return featured[id]?.status == .published
+        case .media: return media[id]?.status == .published
+        }
+    }
+}
+
+extension RenderedState {
+    /// The published records of each kind that changed, for a reset's answer.
+    fileprivate mutating func noteRecordsOnFeed(_ work: RenderWork) {
+        func listed<Content>(_ states: [CatalogRecordState<Content>]) -> [ChangeLog.Listed] {
+            states.map { ChangeLog.Listed(id: $0.id, version: $0.version) }
+        }
+        if let states = work.calendar { changeLog.setRecordsOnFeed(.event, listed(states)) }
+        if let states = work.people { changeLog.setRecordsOnFeed(.person, listed(states)) }
+        if let states = work.pages { changeLog.setRecordsOnFeed(.page, listed(states)) }
+        if let states = work.featured { changeLog.setRecordsOnFeed(.featured, listed(states)) }
+        if let states = work.media { changeLog.setRecordsOnFeed(.media, listed(states)) }
     }
 }

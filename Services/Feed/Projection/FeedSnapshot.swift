@@ -37,11 +37,15 @@ final class FeedSnapshot: Sendable {
         let media: MediaLibrary
         /// Increases with every publication.
         let generation: Int
+        /// What changed since this instance's horizon, for `GET /v1/changes` (ChangeLog.swift).
+        let changes: ChangeLog
     }
 
     let contents: Contents
     private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
     private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
+    /// Tours' bundles rendered from this snapshot, on their first request.
+    private let renderedBundles = Mutex<[UUID: RenderedResource]>([:])
 
     init(_ contents: Contents) {
         self.contents = contents
@@ -62,6 +66,16 @@ final class FeedSnapshot: Sendable {
         .cached(in: renderedCalendarFile) {
             .content(CalendarFile.render(contents.calendar.entries, placeName: { self.placeName(of: $0) }), MediaTypes.calendar)
         }
+    }
+
+    /// `GET /v1/tours/{id}/bundle` (DESIGN.md, "Offline tours and changes"): the tour, its stops and their pages as
+    /// their own answers give them, and the library files they use.
+    func bundle(of tour: TourResources) -> RenderedResource {
+        if let bundle = renderedBundles.withLock({ $0[tour.id] }) { return bundle }
+        let stops = tour.stopIds.compactMap { contents.pois[$0] }
+        let bundle = RenderedResource.content(TourBundle.json(tour: tour.detail, stops: stops), MediaTypes.json)
+        renderedBundles.withLock { $0[tour.id] = bundle }
+        return bundle
     }
 
     /// Where an entry happens, as phones show it: the POI's name when it is on the feed, else the text given.
@@ -95,6 +109,9 @@ final class TourResources: Sendable {
     }
 
     var id: UUID { tour.id }
+    var version: Int { tour.version }
+    /// Its stops that have arrived, in walking order.
+    var stopIds: [UUID] { stops.map(\.id) }
     var name: String { tour.content.name }
     var summary: String { tour.content.summary }
 
@@ -122,14 +139,18 @@ final class PoiResources: Sendable {
 
     /// Its opening hours, when they read (free text from before they were checked does not).
     let openingHours: OpeningHours?
+    /// The published library files it names.
+    let media: PoiMedia?
 
     var id: UUID { poi.id }
+    var version: Int { poi.version }
 
-    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], openingHours: OpeningHours?) {
+    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], openingHours: OpeningHours?, media: PoiMedia? = nil) {
         self.poi = poi
         self.tours = tours
         self.foldedCategories = foldedCategories
         self.openingHours = openingHours
+        self.media = media
     }
 
     /// Its category paths, the main one first.
@@ -152,12 +173,12 @@ final class PoiResources: Sendable {
     }
 
     var detail: RenderedResource {
-        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi.state, tourIds: tours.map(\.id), openingHours: openingHours), MediaTypes.json) }
+        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi.state, tourIds: tours.map(\.id), openingHours: openingHours, media: media), MediaTypes.json) }
     }
 
     var page: RenderedResource {
         .cached(in: renderedPage) {
-            .content(PoiPage.render(poi.state, tourNames: tours.map(\.name)), MediaTypes.html, extraHeaders: PoiPage.headers)
+            .content(PoiPage.render(poi.state, tourNames: tours.map(\.name), media: media), MediaTypes.html, extraHeaders: PoiPage.headers)
         }
     }
 }

@@ -1,7 +1,7 @@
 import Shared
 
 /// The published media items as the feed serves them (DESIGN.md, "Media library"): every hash it answers for,
-/// an item's own and its variants', with the type to answer it with.
+/// an item's own, its variants' and its captions', with the type to answer it with.
 struct MediaLibrary: Sendable {
     struct File: Sendable, Equatable {
         let sha256: String
@@ -37,6 +37,9 @@ struct MediaLibrary: Sendable {
             let original = File(sha256: content.sha256, contentType: content.format.contentType, byteCount: content.byteCount)
             items[content.sha256] = Item(original: original, widths: variants + [(width: content.width ?? Int.max, file: original)])
             for variant in variants { variantFiles[variant.file.sha256] = variant.file }
+            if let captions = content.captions {
+                variantFiles[captions] = File(sha256: captions, contentType: WebVTT.contentType, byteCount: content.captionsByteCount ?? 0)
+            }
         }
     }
 

@@ -17,6 +17,8 @@ struct FeedRoute: Sendable {
         case computed(@Sendable (_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
         /// `GET /v1/media/{sha256}` (`MediaRoutes`), which may wait for the media store on a file's first request.
         case media
+        /// `GET /v1/tours/{id}/bundle` (`BundleRoutes`), whose zip reads the media store.
+        case bundle
         /// `POST /v1/events` (`EventRoutes`; the pipeline answers its common shape through the same `EventIngest`).
         case events
         /// `/health`, `/ready`, `/metrics`, which `ServiceRuntime.makeRouter` registers for every service.
@@ -48,6 +50,15 @@ enum FeedAPI {
             """#),
         FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id in try FeedRoutes.tour(id, in: snapshot).detail },
                   operation: oneResource("getTour", "A published tour with its stops in walking order, their bounding box and the walking distance along them", parameter: tourId, ok: ok("The tour", "application/json", schema: "Tour"))),
+        FeedRoute(.get, "/v1/tours/{id}/bundle", .bundle, operation: #"""
+            {"operationId": "getTourBundle",
+             "summary": "A published tour for offline use: the tour, its stops in full and their pages as the single reads give them, and the manifest of the library files they use; with media=1 a zip holding bundle.json and media/{sha256} for each file",
+             "parameters": [\#(tourId),
+               {"name": "media", "in": "query", "description": "1 or true: a zip with the media files", "schema": {"type": "string", "enum": ["0", "1", "true", "false"]}}],
+             "responses": {"200": {"description": "The bundle", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
+                                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TourBundle"}}, "application/zip": {"schema": {"type": "string", "format": "binary"}}}},
+                           "304": \#(notModified), "400": \#(badRequest), "404": \#(notFound), "503": \#(problem("The media store did not answer", retryAfter: true))}}
+            """#),
         FeedRoute(.get, "/v1/pois", .computed(FeedRoutes.pois), operation: #"""
             {"operationId": "nearbyPois",
              "summary": "With near: POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing. Without: the POIs on the feed in name order, a page at a time",
@@ -89,6 +100,15 @@ enum FeedAPI {
                 "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxSearchLimit), "default": 20}}
              ],
              "responses": {"200": \#(ok("Matches", "application/json", schema: "SearchResult")), "304": \#(notModified), "400": \#(badRequest)}}
+            """#),
+        FeedRoute(.get, "/v1/changes", .computed(ChangesRoutes.changes), operation: #"""
+            {"operationId": "listChanges",
+             "summary": "What changed on the feed since a cursor, for phones that keep tours offline: each entity whose place on the feed changed (deleted: gone from it), once, oldest change first; without since, or with a cursor older than this instance's horizon, reset and everything on the feed",
+             "parameters": [
+               {"name": "since", "in": "query", "description": "The cursor of an earlier answer",
+                "schema": {"type": "string", "pattern": "\#(OpenAPIDocument.jsonEscaped(ChangesCursor.pattern))"}}
+             ],
+             "responses": {"200": \#(ok("The changes", "application/json", schema: "Changes")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
         FeedRoute(.get, "/v1/categories", .stored { snapshot, _ in snapshot.categoryTree }, operation: #"""
             {"operationId": "categoryTree",
@@ -190,7 +210,7 @@ enum FeedAPI {
     /// Registers every route the feed itself answers on the router (the operational ones come with
     /// `ServiceRuntime.makeRouter`), and `405` for a known path asked with another method.
     static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest, media: MediaRoutes,
-                         site: FeedSite) {
+                         bundles: BundleRoutes, site: FeedSite) {
         router.add(middleware: MethodNotAllowedMiddleware(routes))
         for route in routes {
             switch route.handler {
@@ -204,6 +224,8 @@ enum FeedAPI {
                 }
             case .media:
                 media.register(route, on: router, projection: projection)
+            case .bundle:
+                bundles.register(route, on: router, projection: projection)
             case .events:
                 EventRoutes(ingest: ingest).register(route, on: router)
             case .operational:

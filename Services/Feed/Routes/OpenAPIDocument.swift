@@ -103,8 +103,9 @@ enum OpenAPIDocument {
             }
           },
           "Stop": {
-            "type": "object", "required": ["id", "name", "summary", "latitude", "longitude", "category"],
+            "type": "object", "required": ["id", "name", "summary", "latitude", "longitude", "category", "triggerRadiusMeters"],
             "properties": {
+              "triggerRadiusMeters": {"type": "integer", "minimum": 5, "maximum": 500, "description": "The stop's geofence for poi.arrived"},
               "id": {"type": "string", "format": "uuid", "description": "The POI's id"},
               "name": {"type": "string"},
               "summary": {"type": "string"},
@@ -148,8 +149,13 @@ enum OpenAPIDocument {
           "Poi": {
             "type": "object",
             "required": ["id", "name", "summary", "description", "latitude", "longitude", "category", "categories", "buildings", "pictures", "links",
-                         "address", "phone", "website", "openingHours", "tourIds", "legacyId", "updatedAt", "version"],
+                         "address", "phone", "website", "openingHours", "tourIds", "legacyId", "updatedAt", "version",
+                         "media", "narration", "pictureAlts", "triggerRadiusMeters"],
             "properties": {
+              "media": {"type": "array", "items": {"$ref": "#/components/schemas/PoiMediaFile"}, "description": "Each library file the POI uses, once"},
+              "narration": {"oneOf": [{"$ref": "#/components/schemas/PoiMediaFile"}, {"type": "null"}], "description": "Audio to play on poi.arrived"},
+              "pictureAlts": {"type": "array", "items": {"type": ["string", "null"]}, "description": "What each picture shows, parallel to pictures"},
+              "triggerRadiusMeters": {"type": "integer", "minimum": 5, "maximum": 500, "description": "The geofence for poi.arrived"},
               "id": {"type": "string", "format": "uuid"},
               "name": {"type": "string"},
               "summary": {"type": "string"},
@@ -175,6 +181,28 @@ enum OpenAPIDocument {
               "legacyId": {"type": ["integer", "null"]},
               "updatedAt": {"type": "string", "format": "date-time"},
               "version": {"type": "integer", "minimum": 1}
+            }
+          },
+          "PoiMediaFile": {
+            "type": "object", "required": ["url", "sha256", "type", "byteCount", "title", "altText", "width", "height", "captionsUrl", "transcript"],
+            "properties": {
+              "url": {"type": "string", "format": "uri"}, "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "type": {"type": "string"},
+              "byteCount": {"type": "integer", "minimum": 1}, "title": {"type": "string"}, "altText": {"type": ["string", "null"]},
+              "width": {"type": ["integer", "null"]}, "height": {"type": ["integer", "null"]},
+              "captionsUrl": {"type": ["string", "null"], "format": "uri", "description": "WebVTT captions"},
+              "transcript": {"type": ["string", "null"]}
+            }
+          },
+          "TourBundle": {
+            "type": "object", "required": ["tour", "pois", "pages", "media"],
+            "properties": {
+              "tour": {"$ref": "#/components/schemas/Tour"},
+              "pois": {"type": "array", "items": {"$ref": "#/components/schemas/Poi"}},
+              "pages": {"type": "array", "items": {"type": "object", "required": ["poiId", "html"],
+                        "properties": {"poiId": {"type": "string", "format": "uuid"}, "html": {"type": "string"}}}},
+              "media": {"type": "array", "items": {"type": "object", "required": ["url", "sha256", "byteCount", "type"],
+                        "properties": {"url": {"type": "string", "format": "uri"}, "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                                       "byteCount": {"type": "integer", "minimum": 0}, "type": {"type": "string"}}}}
             }
           },
           "PoiListing": {
@@ -279,6 +307,23 @@ enum OpenAPIDocument {
               "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}},
               "people": {"type": "array", "items": {"$ref": "#/components/schemas/Person"}},
               "pages": {"type": "array", "items": {"$ref": "#/components/schemas/PageSummary"}}
+            }
+          },
+          "Changes": {
+            "type": "object", "required": ["changes", "cursor", "reset"],
+            "properties": {
+              "changes": {"type": "array", "items": {"$ref": "#/components/schemas/Change"}},
+              "cursor": {"type": "string", "pattern": "^[A-Za-z0-9_-]{11}$", "description": "Opaque; give it as since next time"},
+              "reset": {"type": "boolean", "description": "True when changes lists everything on the feed: drop what is not listed"}
+            }
+          },
+          "Change": {
+            "type": "object", "required": ["deleted", "id", "kind", "version"],
+            "properties": {
+              "deleted": {"type": "boolean", "description": "Gone from the feed (deleted or unpublished)"},
+              "id": {"type": "string", "format": "uuid"},
+              "kind": {"enum": ["tour", "poi", "page", "event", "person", "featured", "media"]},
+              "version": {"type": "integer", "minimum": 0, "description": "Its version now, or that of the change that took it off the feed"}
             }
           },
           "EventBatch": {

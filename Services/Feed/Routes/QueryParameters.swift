@@ -61,13 +61,13 @@ struct QueryParameters {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    /// `true` or `false`; false when absent.
+    /// `true` or `false` (or `1` or `0`); false when absent.
     func bool(_ name: String) throws -> Bool {
         guard let text = values[name] else { return false }
         switch text {
-        case "true": return true
-        case "false": return false
-        default: throw Problem.badRequest("\(name) must be true or false, got \"\(Self.shown(text))\"")
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw Problem.badRequest("\(name) must be true or false (or 1 or 0), got \"\(Self.shown(text))\"")
         }
     }
 

@@ -26,11 +26,14 @@ public final class CatalogEventFeed: Service, Sendable {
     private let loaded = Flag(false)
     private let source: String
     private let deadLetters: DeadLetterSink
+    private let onSnapshotLoaded: (@Sendable () -> Void)?
 
-    /// `startup` opens once the topics exist.
+    /// `startup` opens once the topics exist. `onSnapshotLoaded` is called each time a snapshot has arrived whole, after
+    /// its events were handled: the first, and each one asked for after the log may have lost content.
     public init(configuration: KafkaConfiguration, startup: StartupBarrier, commands: CatalogCommandClient, deadLetters: DeadLetterSink,
                 source: String, logger: Logger, handler: @escaping Handler, categoryHandler: CategoryHandler? = nil,
-                recordHandlers: [CatalogRecordHandler] = []) {
+                recordHandlers: [CatalogRecordHandler] = [], onSnapshotLoaded: (@Sendable () -> Void)? = nil) {
+        self.onSnapshotLoaded = onSnapshotLoaded
         self.configuration = configuration
         self.startup = startup
         self.commands = commands
@@ -151,13 +154,15 @@ public final class CatalogEventFeed: Service, Sendable {
         switch event.kind {
         case .snapshotMarker:
             guard event.snapshotId == snapshotId.withLock({ $0 }), let partitionCount = event.partitionCount, let partition = event.partition else { return }
-            let complete = markersSeen.withLock { seen in
+            let (complete, completedNow) = markersSeen.withLock { seen in
+                let before = seen.count >= partitionCount
                 seen.insert(partition)
-                return seen.count >= partitionCount
+                return (seen.count >= partitionCount, !before && seen.count >= partitionCount)
             }
             if complete && !loaded.set() {
                 logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId.withLock { $0 })"])
             }
+            if completedNow { onSnapshotLoaded?() }
         case .snapshotChunk:
             await handle(event.entityEvents.map { .success($0) }, of: envelope, message)
         default:

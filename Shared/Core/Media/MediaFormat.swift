@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The formats the media library takes (DESIGN.md, "Media library"), told apart by their bytes: what a file
@@ -119,7 +120,31 @@ public enum MediaFormat: String, Codable, Sendable, CaseIterable {
 
 /// A blob's SHA-256 as 64 lower-case hex digits.
 public enum MediaHash {
+    /// The bytes' SHA-256, as the store names them.
+    public static func of(_ bytes: some DataProtocol) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
     public static func isValid(_ text: some StringProtocol) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// The library file a URL names, `…/v1/media/{sha256}` (any host, any query): how content points at the library.
+    public static func named(inURL url: String) -> String? {
+        let path = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard path.utf8.count > 74 else { return nil }
+        let hash = path.suffix(64)
+        guard path.dropLast(64).hasSuffix("/v1/media/"), isValid(hash) else { return nil }
+        return String(hash)
+    }
+
+    /// Every library file the POI names, once each, in the order pictures, links, narration.
+    public static func named(in content: PoiContent) -> [String] {
+        var seen: Set<String> = [], hashes: [String] = []
+        for hash in content.pictures.compactMap(named(inURL:)) + content.links.compactMap({ named(inURL: $0.url) }) + [content.narration].compactMap({ $0 })
+        where seen.insert(hash).inserted {
+            hashes.append(hash)
+        }
+        return hashes
     }
 }

@@ -432,11 +432,14 @@ extension JSONWriter {
         endArray()
         key("longitude"); number(poi.longitude)
         key("name"); string(poi.name)
+        if let narration = poi.narration { key("narration"); string(narration) }
         if let openingHours = poi.openingHours { key("openingHours"); string(openingHours) }
         if let phone = poi.phone { key("phone"); string(phone) }
+        if poi.pictureAlts.contains(where: { !$0.isEmpty }) { key("pictureAlts"); strings(poi.pictureAlts) }
         key("pictures"); strings(poi.pictures)
         if let priceLevel = poi.priceLevel { key("priceLevel"); number(priceLevel) }
         key("summary"); string(poi.summary)
+        if let radius = poi.triggerRadiusMeters { key("triggerRadiusMeters"); number(radius) }
         if let website = poi.website { key("website"); string(website) }
         endObject()
     }
@@ -736,8 +739,10 @@ extension JSONReader {
         var name: String?, summary: String?, description: String?, latitude: Double?, longitude: Double?, category: String?
         var buildings: [String]?, pictures: [String]?, links: [MediaLink]?, address: String?, phone: String?, website: String?
         var openingHours: String?, legacyId: Int?, categories: [String]?, priceLevel: Int?, accessibility: String?
+        var pictureAlts: [String]?, triggerRadiusMeters: Int?, narration: String?
         let keys: [StaticString] = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures", "links",
-                                    "address", "phone", "website", "openingHours", "legacyId", "categories", "priceLevel", "accessibility"]
+                                    "address", "phone", "website", "openingHours", "legacyId", "categories", "priceLevel", "accessibility",
+                                    "pictureAlts", "triggerRadiusMeters", "narration"]
         try object(depth: 3, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
@@ -756,14 +761,18 @@ extension JSONReader {
             case 13: legacyId = try reader.optional { r throws(Failure) in try r.int() }
             case 14: categories = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.text() } }
             case 15: priceLevel = try reader.optional { r throws(Failure) in try r.int() }
-            default: accessibility = try reader.optional { r throws(Failure) in try r.text() }
+            case 16: accessibility = try reader.optional { r throws(Failure) in try r.text() }
+            case 17: pictureAlts = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.text() } }
+            case 18: triggerRadiusMeters = try reader.optional { r throws(Failure) in try r.int() }
+            default: narration = try reader.optional { r throws(Failure) in try r.text() }
             }
         }
         return PoiContent(name: try Self.required(name), summary: try Self.required(summary), description: try Self.required(description),
                           latitude: try Self.required(latitude), longitude: try Self.required(longitude), category: category, categories: categories,
                           buildings: try Self.required(buildings), pictures: try Self.required(pictures), links: try Self.required(links),
                           address: address, phone: phone, website: website, openingHours: openingHours, legacyId: legacyId,
-                          priceLevel: priceLevel, accessibility: accessibility)
+                          priceLevel: priceLevel, accessibility: accessibility, pictureAlts: pictureAlts ?? [],
+                          triggerRadiusMeters: triggerRadiusMeters, narration: narration)
     }
 
     private mutating func link() throws(Failure) -> MediaLink {

@@ -61,11 +61,21 @@ public struct PoiContent: Codable, Sendable, Equatable {
     public var priceLevel: Int?
     /// Free-text access notes: step-free entrances, lifts, accessible toilets.
     public var accessibility: String?
+    /// What each picture shows, parallel to `pictures` ("" for none: a library picture's own alt text then serves).
+    public var pictureAlts: [String]
+    /// The geofence phones use for `poi.arrived`, in metres; nil means `PoiContent.defaultTriggerRadiusMeters`.
+    public var triggerRadiusMeters: Int?
+    /// The sha256 of a library audio item phones play on `poi.arrived`.
+    public var narration: String?
+
+    public static let defaultTriggerRadiusMeters = 30
+    public static let triggerRadiusRange = 5...500
 
     public init(name: String, summary: String = "", description: String = "", latitude: Double, longitude: Double,
                 category: String? = nil, categories: [String]? = nil, buildings: [String] = [], pictures: [String] = [],
                 links: [MediaLink] = [], address: String? = nil, phone: String? = nil, website: String? = nil, openingHours: String? = nil,
-                legacyId: Int? = nil, priceLevel: Int? = nil, accessibility: String? = nil) {
+                legacyId: Int? = nil, priceLevel: Int? = nil, accessibility: String? = nil, pictureAlts: [String] = [],
+                triggerRadiusMeters: Int? = nil, narration: String? = nil) {
         self.name = name
         self.summary = summary
         self.description = description
@@ -82,6 +92,17 @@ public struct PoiContent: Codable, Sendable, Equatable {
         self.legacyId = legacyId
         self.priceLevel = priceLevel
         self.accessibility = accessibility
+        // Trailing empty alt texts say nothing: dropped, so the stored form (written only when one is given) reads back equal.
+        self.pictureAlts = Array(pictureAlts[..<(pictureAlts.lastIndex { !$0.isEmpty }.map { $0 + 1 } ?? 0)])
+        self.triggerRadiusMeters = triggerRadiusMeters
+        self.narration = narration
+    }
+
+    /// The alt text the POI gives picture `index` itself, if any.
+    public func ownAlt(ofPicture index: Int) -> String? {
+        guard pictureAlts.indices.contains(index) else { return nil }
+        let alt = pictureAlts[index]
+        return alt.isEmpty ? nil : alt
     }
 
     /// The main category: the first. Setting it replaces the first and keeps the others.
@@ -100,7 +121,7 @@ public struct PoiContent: Codable, Sendable, Equatable {
     /// only when there are several, so a POI with one category reads and writes as it always did.
     private enum CodingKeys: String, CodingKey {
         case name, summary, description, latitude, longitude, category, categories, buildings, pictures, links, address, phone, website,
-             openingHours, legacyId, priceLevel, accessibility
+             openingHours, legacyId, priceLevel, accessibility, pictureAlts, triggerRadiusMeters, narration
     }
 
     public init(from decoder: any Decoder) throws {
@@ -116,7 +137,10 @@ public struct PoiContent: Codable, Sendable, Equatable {
                   openingHours: try container.decodeIfPresent(String.self, forKey: .openingHours),
                   legacyId: try container.decodeIfPresent(Int.self, forKey: .legacyId),
                   priceLevel: try container.decodeIfPresent(Int.self, forKey: .priceLevel),
-                  accessibility: try container.decodeIfPresent(String.self, forKey: .accessibility))
+                  accessibility: try container.decodeIfPresent(String.self, forKey: .accessibility),
+                  pictureAlts: try container.decodeIfPresent([String].self, forKey: .pictureAlts) ?? [],
+                  triggerRadiusMeters: try container.decodeIfPresent(Int.self, forKey: .triggerRadiusMeters),
+                  narration: try container.decodeIfPresent(String.self, forKey: .narration))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -138,6 +162,9 @@ public struct PoiContent: Codable, Sendable, Equatable {
         try container.encodeIfPresent(legacyId, forKey: .legacyId)
         try container.encodeIfPresent(priceLevel, forKey: .priceLevel)
         try container.encodeIfPresent(accessibility, forKey: .accessibility)
+        if pictureAlts.contains(where: { !$0.isEmpty }) { try container.encode(pictureAlts, forKey: .pictureAlts) }
+        try container.encodeIfPresent(triggerRadiusMeters, forKey: .triggerRadiusMeters)
+        try container.encodeIfPresent(narration, forKey: .narration)
     }
 }
 

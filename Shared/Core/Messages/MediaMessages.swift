@@ -35,9 +35,18 @@ public struct MediaContent: CatalogRecordContent {
     public var height: Int?
     /// WebP copies of an image (320, 640 and 1280 px wide, never wider than the original), narrowest first.
     public var variants: [Variant]
+    /// The sha256 of a WebVTT file of captions for audio or video (DESIGN.md, "Accessibility and stops").
+    public var captions: String?
+    /// The captions file's size.
+    public var captionsByteCount: Int?
+    /// What an audio or video file says, as text.
+    public var transcript: String?
+
+    public static let maxTranscriptCharacters = 50_000
 
     public init(sha256: String, format: MediaFormat, byteCount: Int, fileName: String, title: String, altText: String? = nil,
-                width: Int? = nil, height: Int? = nil, variants: [Variant] = []) {
+                width: Int? = nil, height: Int? = nil, variants: [Variant] = [], captions: String? = nil, captionsByteCount: Int? = nil,
+                transcript: String? = nil) {
         self.sha256 = sha256
         self.format = format
         self.byteCount = byteCount
@@ -47,6 +56,19 @@ public struct MediaContent: CatalogRecordContent {
         self.width = width
         self.height = height
         self.variants = variants
+        self.captions = captions
+        self.captionsByteCount = captionsByteCount
+        self.transcript = transcript
+    }
+
+    /// Why a phone user who cannot hear it could not follow this audio or video, if so: audio needs captions or a
+    /// transcript, video captions. Nil for images (their alt text is checked where they are used).
+    public var accessibilityGap: String? {
+        switch format.kind {
+        case .image: nil
+        case .audio: captions == nil && (transcript ?? "").isEmpty ? "has neither captions nor a transcript" : nil
+        case .video: captions == nil ? "has no captions" : nil
+        }
     }
 }
 

@@ -9,12 +9,12 @@ public enum PoiPage {
     /// Sent with the page: nothing but its own inline style and http(s) images may load.
     /// What the page's answers carry beside the usual headers, shared by every POI's page.
     public static let headers: HTTPFields = [.contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff"]
-    public static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    public static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
     static let style = """
         body{font:18px/1.5 -apple-system,system-ui,sans-serif;margin:0 auto;max-width:40em;padding:12px 16px;color:#1d1d1f;background:#fff}\
         h1{font-size:1.6em;line-height:1.2;margin:.3em 0}h2{font-size:1.1em;margin:1.2em 0 .3em}\
-        .summary{color:#555;margin-top:0}img{display:block;max-width:100%;height:auto;border-radius:8px;margin:8px 0}\
+        .summary{color:#555;margin-top:0}audio,video{width:100%}figure{margin:1em 0}img{display:block;max-width:100%;height:auto;border-radius:8px;margin:8px 0}\
         ul{padding-left:1.2em}dt{font-weight:600}dd{margin:0 0 .5em}a{color:#0b5cad}\
         .hours th{text-align:left;font-weight:400;padding-right:1em}
         """
@@ -29,11 +29,17 @@ public enum PoiPage {
         return html
     }
 
-    public static func render(_ poi: PoiState, tourNames: [String]) -> [UInt8] {
+    /// The page; `media` gives library pictures their alt text and lets library audio and video play with their
+    /// captions and transcripts.
+    public static func render(_ poi: PoiState, tourNames: [String], media: PoiMedia? = nil) -> [UInt8] {
         let content = poi.content
         var html = documentStart(title: content.name, summary: content.summary)
-        for picture in content.pictures where isWebURL(picture) {
-            html += "<img src=\"\(escape(picture))\" alt=\"\(escape(content.name))\" loading=\"lazy\">\n"
+        for (index, picture) in content.pictures.enumerated() where isWebURL(picture) {
+            let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) ?? content.name
+            html += "<img src=\"\(escape(picture))\" alt=\"\(escape(alt))\" loading=\"lazy\">\n"
+        }
+        if let media {
+            for item in media.playable(in: content) { html += player(item, media: media, isNarration: item.sha256 == content.narration) }
         }
         for paragraph in paragraphs(content.description) {
             html += "<p>\(escape(paragraph))</p>\n"
@@ -87,6 +93,23 @@ public enum PoiPage {
         }
         html += "</body></html>\n"
         return Array(html.utf8)
+    }
+
+    /// An `<audio>` or `<video>` with its captions as a `<track>` and its transcript below.
+    static func player(_ item: MediaContent, media: PoiMedia, isNarration: Bool) -> String {
+        let element = item.format.kind == .video ? "video" : "audio"
+        var html = "<figure class=\"media\"><figcaption>\(isNarration ? "Narration: " : "")\(escape(item.title))</figcaption>"
+        html += "<\(element) controls preload=\"none\" src=\"\(escape(media.url(item.sha256)))\">"
+        if let captions = item.captions {
+            html += "<track kind=\"captions\" src=\"\(escape(media.url(captions)))\" srclang=\"en\" label=\"English\" default>"
+        }
+        html += "</\(element)>"
+        if let transcript = item.transcript, !transcript.isEmpty {
+            html += "<details><summary>Transcript</summary>"
+            for paragraph in paragraphs(transcript) { html += "<p>\(escape(paragraph))</p>" }
+            html += "</details>"
+        }
+        return html + "</figure>\n"
     }
 
     /// Text safe in HTML element content and quoted attribute values. Control characters other than

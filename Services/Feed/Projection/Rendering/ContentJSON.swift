@@ -54,7 +54,12 @@ enum ContentJSON {
         json.key("stopCount"); json.number(stops.count)
         json.key("stops")
         json.beginArray()
-        for stop in stops { poiListing(stop, to: &json) }
+        for stop in stops {
+            json.beginObject()
+            poiListingMembers(stop, to: &json)
+            json.key("triggerRadiusMeters"); json.number(stop.content.triggerRadiusMeters ?? PoiContent.defaultTriggerRadiusMeters)
+            json.endObject()
+        }
         json.endArray()
         json.key("summary"); json.string(tour.content.summary)
         json.key("updatedAt"); json.date(tour.updatedAt)
@@ -65,14 +70,32 @@ enum ContentJSON {
     }
 
     /// `GET /v1/pois/{id}`: the whole POI and the published tours that stop there.
-    static func poiDetail(_ poi: PoiState, tourIds: [UUID], openingHours hours: OpeningHours?) -> [UInt8] {
+    static func poiDetail(_ poi: PoiState, tourIds: [UUID], openingHours hours: OpeningHours?, media: PoiMedia? = nil) -> [UInt8] {
         let content = poi.content
         var json = JSONWriter(capacity: 512 + content.description.utf8.count)
         json.beginObject()
-        // The content's codec writes `categories` only for several; the feed always does.
-        json.members(of: content, except: ["categories"])
+        // The content's codec writes `categories` only for several, and the stored forms of alt texts, radius and
+        // narration; the feed always writes them, worked out (DESIGN.md, "Accessibility and stops").
+        json.members(of: content, except: ["categories", "pictureAlts", "triggerRadiusMeters", "narration"])
         json.key("categories"); json.strings(content.categories)
         json.key("id"); json.uuid(poi.id)
+        json.key("media")
+        json.objects(media?.items ?? []) { json, item in mediaMembers(item, media: media, to: &json) }
+        json.key("narration")
+        if let narration = content.narration, let media, let item = media.item(narration) {
+            json.beginObject()
+            mediaMembers(item, media: media, to: &json)
+            json.endObject()
+        } else {
+            json.null()
+        }
+        json.key("pictureAlts")
+        json.beginArray()
+        for index in content.pictures.indices {
+            if let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) { json.string(alt) } else { json.null() }
+        }
+        json.endArray()
+        json.key("triggerRadiusMeters"); json.number(content.triggerRadiusMeters ?? PoiContent.defaultTriggerRadiusMeters)
         if let hours {
             json.key("openingHoursTable")
             json.objects(hours.week) { json, week in
@@ -88,11 +111,19 @@ enum ContentJSON {
         return json.bytes
     }
 
-    /// A POI as listings show it, also a tour's stop: `category`, `id`, `latitude`, `longitude`, `name`, `summary`.
-    private static func poiListing(_ poi: PoiState, to json: inout JSONWriter) {
-        json.beginObject()
-        poiListingMembers(poi, to: &json)
-        json.endObject()
+    /// A library file as a POI's `media` and `narration` give it.
+    private static func mediaMembers(_ item: MediaContent, media: PoiMedia?, to json: inout JSONWriter) {
+        let base = media?.baseURL ?? "/v1/media/"
+        json.key("altText"); json.string(item.altText)
+        json.key("byteCount"); json.number(item.byteCount)
+        json.key("captionsUrl"); json.string(item.captions.map { base + $0 })
+        json.key("height"); json.number(item.height)
+        json.key("sha256"); json.string(item.sha256)
+        json.key("title"); json.string(item.title)
+        json.key("transcript"); json.string(item.transcript)
+        json.key("type"); json.string(item.format.contentType)
+        json.key("url"); json.string(base + item.sha256)
+        json.key("width"); json.number(item.width)
     }
 
     /// The members a POI shows in nearby and search results, without the braces, so a nearby result can

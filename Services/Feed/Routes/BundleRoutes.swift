@@ -1,0 +1,49 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Shared
+
+/// `GET /v1/tours/{id}/bundle` (DESIGN.md, "Offline tours and changes"): the tour's bundle as JSON, a stored answer
+/// with ETag and gzip; `?media=1` the same in a zip with the library files the manifest lists.
+struct BundleRoutes {
+    let cache: MediaCache
+    let logger: Logger
+
+    func register(_ route: FeedRoute, on router: Router<FeedRequestContext>, projection: CatalogProjection) {
+        router.on(RouterPath(route.path), method: route.method) { request, context in
+            try await answer(request, id: Substring(context.parameters.get("id") ?? ""), snapshot: projection.snapshot)
+        }
+    }
+
+    func answer(_ request: Request, id: Substring, snapshot: FeedSnapshot) async throws -> Response {
+        let tour = try FeedRoutes.tour(id, in: snapshot)
+        let query = try QueryParameters(request.uri.query)
+        let bundle = snapshot.bundle(of: tour)
+        guard try query.bool("media") else { return try bundle.response(to: request) }
+        // The files are named by their hashes, so the JSON's fingerprint is the zip's.
+        let etag = ContentHash.quoted(bundle.hash, suffix: "-zip")
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: CachePolicy.content, .xContentTypeOptions: "nosniff"]
+        if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: [etag]) {
+            return Response(status: .notModified, headers: headers)
+        }
+        var files: [(name: String, bytes: [UInt8])] = [("bundle.json", Array(buffer: bundle.identity))]
+        let stops = tour.stopIds.compactMap { snapshot.pois[$0] }
+        for file in TourBundle.manifest(stops) {
+            let body: ByteBuffer
+            do {
+                body = try await cache.body(of: MediaLibrary.File(sha256: file.sha256, contentType: file.contentType, byteCount: file.byteCount))
+            } catch is MediaCache.Busy {
+                throw Problem.unavailable("the feed is reading other media files from the store; try again in a second", retryAfterSeconds: 1)
+            } catch {
+                logger.error("media file of a bundle could not be read", metadata: ["sha256": "\(file.sha256)", "error": "\(error)"])
+                throw Problem.unavailable("the media store did not answer for a file of this tour; try again", retryAfterSeconds: 5)
+            }
+            files.append(("media/\(file.sha256)", Array(buffer: body)))
+        }
+        let archive = try ZipArchive.make(files)
+        headers[.contentType] = "application/zip"
+        headers[.contentDisposition] = "attachment; filename=\"tour-\(tour.id.uuidString.lowercased()).zip\""
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: archive)))
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Shared
+import Testing
+import TestSupport
+@testable import Feed
+
+/// A stop's media as phones get it (alt texts, narration, captions, transcripts, trigger radius) and a tour's
+/// bundle, against the real broker and Postgres's media store (DESIGN.md, "Accessibility and stops", "Offline tours
+/// and changes").
+@Suite("Stops' media and tour bundles over HTTP", .serialized)
+struct TourBundleHTTPTests {
+    @Test("a stop's alt texts, narration with captions and transcript, trigger radius; the page plays it with a track; the bundle equals the single reads and its zip holds the files")
+    func bundle() async throws {
+        let seed = UInt64.random(in: 1...(1 << 40))
+        let picture = MediaHTTPTests.blob(20_000, seed: seed, prefix: [0xFF, 0xD8, 0xFF]), audio = MediaHTTPTests.blob(30_000, seed: seed + 1, prefix: Array("ID3".utf8))
+        let captions = Array("WEBVTT\n\n00:00.000 --> 00:02.500\nWelcome to the hall.\n".utf8)
+        let (pictureHash, audioHash, captionsHash) = (MediaHash.of(picture), MediaHash.of(audio), MediaHash.of(captions))
+        try await TestServices.withPostgres(DatabaseSettings(port: TestServices.postgresPort)) { client in
+            try await PostgresMediaStore.migrations.run(on: client, logger: TestServices.logger)
+            let store = PostgresMediaStore(client: client, logger: TestServices.logger)
+            try await store.put(MediaBlob(sha256: pictureHash, contentType: "image/jpeg", bytes: picture))
+            try await store.put(MediaBlob(sha256: audioHash, contentType: "audio/mpeg", bytes: audio))
+            try await store.put(MediaBlob(sha256: captionsHash, contentType: WebVTT.contentType, bytes: captions))
+        }
+        let pictureItem = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
+            sha256: pictureHash, format: .jpeg, byteCount: picture.count, fileName: "hall.jpg", title: "Hall", altText: "Brick hall with white columns",
+            width: 800, height: 600), updatedAt: Date())
+        let audioItem = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
+            sha256: audioHash, format: .mp3, byteCount: audio.count, fileName: "welcome.mp3", title: "Welcome", captions: captionsHash,
+            captionsByteCount: captions.count, transcript: "Welcome to the hall.\n\nIt was built in 1961."), updatedAt: Date())
+        let base = FeedSite.defaultPublicURL + "/v1/media/"
+        var hall = Fixture.poi(name: "Hall", latitude: 34.2240, longitude: -77.8700, pictures: [base + pictureHash, "https://example.edu/gate.jpg"])
+        hall.content.pictureAlts = ["", "The iron gate"]
+        hall.content.narration = audioHash
+        hall.content.triggerRadiusMeters = 45
+        let stop = hall
+        let other = Fixture.poi(name: "Gate", latitude: 34.2241, longitude: -77.8701)
+        let tour = Fixture.tour(name: "Media tour", stops: [stop.id, other.id])
+
+        try await FeedHTTPTests.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            func send(_ event: MediaEvent) async throws {
+                try await standIn.producer.send(KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
+                                                                     value: try Envelope(type: event.type, source: "catalog", data: event).encoded()))
+            }
+            try await send(.changed(pictureItem))
+            try await send(.changed(audioItem))
+            for event: CatalogEvent in [.changed(stop), .changed(other), .changed(tour)] { try await standIn.publish(event) }
+            let poiPath = "/v1/pois/\(stop.id.uuidString)"
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                let response = try await client.execute(uri: poiPath, method: .get)
+                return response.status == .ok && FeedHTTPTests.text(response).contains(captionsHash)
+            })
+
+            let poi = try FeedHTTPTests.json(try await client.execute(uri: poiPath, method: .get))
+            #expect(poi["triggerRadiusMeters"] as? Int == 45)
+            #expect(poi["pictureAlts"] as? [String] == ["Brick hall with white columns", "The iron gate"])
+            let narration = try #require(poi["narration"] as? [String: Any])
+            #expect(narration["url"] as? String == base + audioHash && narration["type"] as? String == "audio/mpeg")
+            #expect(narration["captionsUrl"] as? String == base + captionsHash)
+            #expect(narration["transcript"] as? String == "Welcome to the hall.\n\nIt was built in 1961.")
+            let media = try #require(poi["media"] as? [[String: Any]])
+            #expect(media.compactMap { $0["sha256"] as? String } == [pictureHash, audioHash])
+            #expect(media.first?["altText"] as? String == "Brick hall with white columns" && media.first?["width"] as? Int == 800)
+            let gate = try FeedHTTPTests.json(try await client.execute(uri: "/v1/pois/\(other.id.uuidString)", method: .get))
+            #expect(gate["triggerRadiusMeters"] as? Int == 30 && (gate["media"] as? [Any])?.isEmpty == true && gate["narration"] is NSNull)
+
+            let page = FeedHTTPTests.text(try await client.execute(uri: poiPath + "/page", method: .get))
+            #expect(page.contains("alt=\"Brick hall with white columns\"") && page.contains("alt=\"The iron gate\""))
+            #expect(page.contains("<audio controls preload=\"none\" src=\"\(base + audioHash)\"><track kind=\"captions\" src=\"\(base + captionsHash)\" srclang=\"en\" label=\"English\" default></audio>"))
+            #expect(page.contains("<summary>Transcript</summary><p>Welcome to the hall.</p><p>It was built in 1961.</p>"))
+            let vtt = try await client.execute(uri: "/v1/media/\(captionsHash)", method: .get)
+            #expect(vtt.status == .ok && vtt.headers[.contentType] == WebVTT.contentType && Array(vtt.body.readableBytesView) == captions)
+
+            let tourFeed = try FeedHTTPTests.json(try await client.execute(uri: "/v1/tours/\(tour.id.uuidString)", method: .get))
+            #expect((tourFeed["stops"] as? [[String: Any]])?.compactMap { $0["triggerRadiusMeters"] as? Int } == [45, 30])
+
+            // The bundle holds the single reads' bodies byte for byte.
+            let bundlePath = "/v1/tours/\(tour.id.uuidString)/bundle"
+            let bundleResponse = try await client.execute(uri: bundlePath, method: .get)
+            #expect(bundleResponse.status == .ok && bundleResponse.headers[.contentType] == "application/json")
+            let bundle = try FeedHTTPTests.json(bundleResponse)
+            func same(_ value: Any?, _ path: String) async throws -> Bool {
+                let single = try JSONSerialization.jsonObject(with: Data(try await client.execute(uri: path, method: .get).body.readableBytesView))
+                let inBundle = try #require(value)
+                return NSDictionary(dictionary: ["v": single]).isEqual(to: ["v": inBundle])
+            }
+            #expect(try await same(bundle["tour"], "/v1/tours/\(tour.id.uuidString)"))
+            let pois = try #require(bundle["pois"] as? [Any])
+            #expect(pois.count == 2)
+            #expect(try await same(pois[0], poiPath))
+            #expect(try await same(pois[1], "/v1/pois/\(other.id.uuidString)"))
+            let pages = try #require(bundle["pages"] as? [[String: Any]])
+            #expect(pages.map { $0["poiId"] as? String } == [stop.id.uuidString, other.id.uuidString])
+            #expect(pages.first?["html"] as? String == page)
+            let manifest = try #require(bundle["media"] as? [[String: Any]])
+            #expect(manifest.compactMap { $0["sha256"] as? String } == [pictureHash, audioHash, captionsHash])
+            #expect(manifest.compactMap { $0["byteCount"] as? Int } == [picture.count, audio.count, captions.count])
+            let etag = try #require(bundleResponse.headers[.eTag])
+            #expect(try await client.execute(uri: bundlePath, method: .get, headers: [.ifNoneMatch: etag]).status == .notModified)
+
+            let zip = try await client.execute(uri: bundlePath + "?media=1", method: .get)
+            #expect(zip.status == .ok && zip.headers[.contentType] == "application/zip")
+            #expect(zip.headers[.contentDisposition]?.contains("attachment") == true)
+            let entries = try Self.unzip(Array(zip.body.readableBytesView))
+            #expect(entries["bundle.json"] == Array(bundleResponse.body.readableBytesView))
+            #expect(entries["media/\(pictureHash)"] == picture && entries["media/\(audioHash)"] == audio && entries["media/\(captionsHash)"] == captions)
+            let zipTag = try #require(zip.headers[.eTag])
+            #expect(try await client.execute(uri: bundlePath + "?media=1", method: .get, headers: [.ifNoneMatch: zipTag]).status == .notModified)
+            try FeedHTTPTests.expectProblem(try await client.execute(uri: bundlePath + "?media=yes", method: .get), .badRequest)
+            try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/tours/\(UUID().uuidString)/bundle", method: .get), .notFound)
+
+            // An edit of the library's alt text reaches the stop that uses it.
+            var renamed = pictureItem
+            renamed.version = 2
+            renamed.content.altText = "Brick hall at dusk"
+            try await send(.changed(renamed))
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                FeedHTTPTests.text(try await client.execute(uri: poiPath, method: .get)).contains("Brick hall at dusk")
+            })
+        }
+    }
+
+    /// The archive's entries by name, read by Python's zipfile (an independent reader).
+    static func unzip(_ archive: [UInt8]) throws -> [String: [UInt8]] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bundle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("tour.zip")
+        try Data(archive).write(to: file)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])",
+                             file.path, directory.appendingPathComponent("out").path]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let out = directory.appendingPathComponent("out")
+        var entries: [String: [UInt8]] = [:]
+        for name in try FileManager.default.subpathsOfDirectory(atPath: out.path) {
+            var isDirectory: ObjCBool = false
+            let path = out.appendingPathComponent(name).path
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                entries[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            }
+        }
+        return entries
+    }
+}
