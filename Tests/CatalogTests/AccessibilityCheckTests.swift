@@ -1,0 +1,93 @@
+import Foundation
+import PostgresNIO
+import Shared
+import Testing
+import TestSupport
+@testable import Catalog
+
+/// The publish check of DESIGN.md "Accessibility and stops", against the real Postgres: a picture needs alt text,
+/// library audio captions or a transcript, library video captions; a narration must be library audio.
+@Suite("Accessibility at publish")
+struct AccessibilityCheckTests {
+    static let base = "https://tours.example.edu/v1/media/"
+
+    static func media(_ sha: String, _ format: MediaFormat, alt: String? = nil, captions: String? = nil, transcript: String? = nil) -> MediaContent {
+        MediaContent(sha256: sha, format: format, byteCount: 10, fileName: "f", title: "File \(sha.prefix(4))", altText: alt,
+                     captions: captions, captionsByteCount: captions == nil ? nil : 40, transcript: transcript)
+    }
+
+    @Test("publishing a POI or a tour refuses pictures without alt text and audio or video nobody can read; fixed in the library, it publishes")
+    func publishCheck() async throws {
+        try await HandlerFixture.with { handler, _ in
+            let (picture, audio, video, vtt) = (String(repeating: "a", count: 64), String(repeating: "b", count: 64),
+                                                String(repeating: "c", count: 64), String(repeating: "d", count: 64))
+            var ids: [String: UUID] = [:]
+            for (sha, content) in [(picture, Self.media(picture, .jpeg)), (audio, Self.media(audio, .mp3)), (video, Self.media(video, .mp4))] {
+                let created = try await handler.handle(CatalogCommand(action: .createMedia, actor: "a", entityId: UUID(), status: .published, media: content))
+                #expect(created.outcome == .applied)
+                ids[sha] = created.entityId
+            }
+            var poi = PoiContent(name: "Hall", latitude: 34.2, longitude: -77.8,
+                                 pictures: [Self.base + picture, "https://example.edu/gate.jpg", "https://example.edu/own.jpg"],
+                                 links: [MediaLink(name: "Film", type: .video, url: Self.base + video),
+                                         MediaLink(name: "Elsewhere", type: .audio, url: "https://example.edu/talk.mp3")],
+                                 pictureAlts: ["", "", "A gate"], narration: audio)
+            let created = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi))
+            #expect(created.outcome == .applied, "a draft may lack them: \(created.errors)")
+            let poiId = try #require(created.entityId)
+
+            let refused = try await handler.handle(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: poiId, expectedVersion: 1, status: .published))
+            #expect(refused.outcome == .rejected)
+            #expect(Set(refused.errors.map(\.field)) == ["pictures", "links", "narration"])
+            #expect(refused.errors.filter { $0.field == "pictures" }.map(\.message) == [
+                "Picture 1 of Hall has no alt text: say what it shows, after its address or in the media library",
+                "Picture 2 of Hall has no alt text: say what it shows, after its address or in the media library"])
+            #expect(refused.errors.first { $0.field == "narration" }?.message.contains("has neither captions nor a transcript") == true)
+            #expect(refused.errors.first { $0.field == "links" }?.message.contains("has no captions") == true, "the hot-linked MP3 is not checked")
+
+            let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T")))
+            let stops = try await handler.handle(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour.entityId, expectedVersion: 1, stops: [poiId]))
+            #expect(stops.outcome == .applied)
+            let tourRefused = try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour.entityId, expectedVersion: 2,
+                                                                      status: .published, confirmFarStops: true))
+            #expect(tourRefused.outcome == .rejected && tourRefused.errors.count == 4, "confirming far stops does not skip it: \(tourRefused.errors)")
+
+            // Fixed where it belongs: the library's alt text, captions and a transcript; the POI's own alt for the gate.
+            for (sha, content) in [(picture, Self.media(picture, .jpeg, alt: "Brick hall")), (audio, Self.media(audio, .mp3, transcript: "Welcome.")),
+                                   (video, Self.media(video, .mp4, captions: vtt))] {
+                let updated = try await handler.handle(CatalogCommand(action: .updateMedia, actor: "a", entityId: ids[sha], expectedVersion: 1, media: content))
+                #expect(updated.outcome == .applied, "\(updated.errors)")
+            }
+            poi.pictureAlts = ["", "An iron gate", "A gate"]
+            #expect(try await handler.handle(CatalogCommand(action: .updatePoi, actor: "a", entityId: poiId, expectedVersion: 1, poi: poi)).outcome == .applied)
+            let published = try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour.entityId, expectedVersion: 2,
+                                                                    status: .published))
+            #expect(published.outcome == .applied, "\(published.errors)")
+        }
+    }
+
+    @Test("a narration must be a live library audio file; radius 5 to 500; alt texts no more than pictures")
+    func fields() async throws {
+        try await HandlerFixture.with { handler, _ in
+            let picture = String(repeating: "e", count: 64)
+            _ = try await handler.handle(CatalogCommand(action: .createMedia, actor: "a", entityId: UUID(), status: .published,
+                                                        media: Self.media(picture, .png, alt: "x")))
+            var poi = PoiContent(name: "Hall", latitude: 34.2, longitude: -77.8, pictures: ["https://example.edu/a.jpg"],
+                                 pictureAlts: ["a", "b"], triggerRadiusMeters: 501, narration: picture)
+            var result = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi))
+            #expect(Set(result.errors.map(\.field)) == ["pictureAlts", "triggerRadiusMeters", "narration"])
+            #expect(result.errors.first { $0.field == "narration" }?.message.hasPrefix("Narration must be audio") == true)
+            poi.narration = String(repeating: "f", count: 64)
+            poi.triggerRadiusMeters = 4
+            result = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi))
+            #expect(result.errors.first { $0.field == "narration" }?.message.hasPrefix("Narration must be a file of the media library") == true)
+            #expect(result.errors.contains { $0.field == "triggerRadiusMeters" })
+            poi.narration = "NOT-HEX"
+            result = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: poi))
+            #expect(result.errors.first { $0.field == "narration" }?.message.contains("64 lower-case hex digits") == true)
+            let captionsOnImage = try await handler.handle(CatalogCommand(action: .createMedia, actor: "a", entityId: UUID(), status: .published,
+                                                                           media: Self.media(String(repeating: "9", count: 64), .png, captions: picture)))
+            #expect(captionsOnImage.errors.map(\.field) == ["captions"])
+        }
+    }
+}
