@@ -103,7 +103,8 @@ struct ChangesTests {
         let horizon = try #require(snapshot.changes.horizon)
         #expect(snapshot.changes.count == 0, "what the first publication shows is not a change")
 
-        projection.apply(.changed(Fixture.tour(tour.id, version: 2, name: "Walk", status: .draft, stops: [stop.id])))
+        // Withdrawn, with a new stop whose POI has not arrived (never on the feed: not listed).
+        projection.apply(.changed(Fixture.tour(tour.id, version: 2, name: "Walk", status: .draft, stops: [stop.id, UUID()])))
         snapshot = projection.publish()
         let changes = snapshot.changes.changes(since: horizon)
         #expect(Set(changes.map { Change(kind: $0.kind.name, id: $0.id, version: $0.version, deleted: $0.deleted) })

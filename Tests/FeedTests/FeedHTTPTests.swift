@@ -88,7 +88,7 @@ struct FeedHTTPTests {
             let stops = try #require(detail["stops"] as? [[String: Any]])
             #expect(stops.compactMap { $0["id"] as? String } == (1011...1020).map { DemoContent.poiId($0).uuidString })
             #expect(stops.first?["name"] as? String == "Historic Quad")
-            #expect(Set(stops.first?.keys.map { $0 } ?? []) == ["id", "name", "summary", "latitude", "longitude", "category"])
+            #expect(Set(stops.first?.keys.map { $0 } ?? []) == ["id", "name", "summary", "latitude", "longitude", "category", "triggerRadiusMeters"])
             let points = DemoContent.pois.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
             #expect(detail["bbox"] as? [String: Double] == ["minLatitude": 34.222901, "maxLatitude": 34.227696,
                                                             "minLongitude": -77.876705, "maxLongitude": -77.867296])

@@ -9,8 +9,8 @@ import TestSupport
 /// A stop's media as phones get it (alt texts, narration, captions, transcripts, trigger radius) and a tour's
 /// bundle, against the real broker and Postgres's media store (DESIGN.md, "Accessibility and stops", "Offline tours
 /// and changes").
-@Suite("Stops' media and tour bundles over HTTP", .serialized)
-struct TourBundleHTTPTests {
+/// In the media suite, which runs one test at a time: its store-reads count must not see this test's reads.
+extension MediaHTTPTests {
     @Test("a stop's alt texts, narration with captions and transcript, trigger radius; the page plays it with a track; the bundle equals the single reads and its zip holds the files")
     func bundle() async throws {
         let seed = UInt64.random(in: 1...(1 << 40))

@@ -106,7 +106,8 @@ def test_tour_detail_stops_bbox_and_walking_distance(tour_detail):
     stops = tour_detail["stops"]
     assert [s["name"] for s in stops] == [DEMO_POIS[i]["name"] for i in DEMO_TOUR["stops"]]
     for stop, legacy in zip(stops, DEMO_TOUR["stops"]):
-        assert set(stop) == {"id", "name", "summary", "latitude", "longitude", "category"}
+        assert set(stop) == {"id", "name", "summary", "latitude", "longitude", "category", "triggerRadiusMeters"}
+        assert stop["triggerRadiusMeters"] == 30
         assert (stop["latitude"], stop["longitude"]) == (DEMO_POIS[legacy]["latitude"], DEMO_POIS[legacy]["longitude"])
     points = [(DEMO_POIS[i]["latitude"], DEMO_POIS[i]["longitude"]) for i in DEMO_TOUR["stops"]]
     assert tour_detail["bbox"] == {
@@ -250,9 +251,29 @@ def test_only_published_content_is_visible(suite, feed):
     ("/v1/pois?near=34,-77&radius=1000000", 400), ("/v1/pois?near=34,-77&limit=0", 400), ("/v1/pois?near=34,-77&limit=201", 400),
     ("/v1/pois?near=34,-77&category=", 400), ("/v1/search", 400), ("/v1/search?q=", 400), ("/v1/search?q=" + "x" * 201, 400),
     ("/v1/search?q=hall&limit=-3", 400), ("/v1/search?q=%ZZ", 400), ("/v1/legacy/tours/0/pois.xml", 404), ("/v1/nothing", 404),
+    ("/v1/changes?since=x", 400), ("/v1/changes?since=", 400), ("/v1/changes?since=AAAAAAAAAA%3D", 400),
 ])
 def test_bad_reads_get_a_problem(feed, path, status):
     expect_problem(request(feed + path), status)
+
+
+def test_changes_list_the_feed_then_what_changed_since_a_cursor(feed, tour, tour_detail):
+    """GET /v1/changes (DESIGN.md "Offline tours and changes"): without since, everything on the feed; with the cursor
+    it gave, changes since (none here may be listed as gone), never cached."""
+    start = request(feed + "/v1/changes")
+    assert start.status == 200 and start.headers["Cache-Control"] == "no-store"
+    body = start.json()
+    assert body["reset"] is True and len(body["cursor"]) == 11
+    listed = {(c["kind"], c["id"].lower()): c for c in body["changes"]}
+    assert len(listed) == len(body["changes"]), "each entity once"
+    assert ("tour", tour["id"].lower()) in listed
+    assert all(("poi", stop["id"].lower()) in listed for stop in tour_detail["stops"])
+    assert not any(c["deleted"] for c in body["changes"])
+    assert {c["kind"] for c in body["changes"]} <= {"tour", "poi", "page", "event", "person", "featured", "media"}
+    since = request(feed + "/v1/changes?since=" + body["cursor"]).json()
+    assert since["reset"] is False and len(since["cursor"]) == 11
+    # A cursor from long before this feed started: everything again.
+    assert request(feed + "/v1/changes?since=AAAAAAAAAAA").json()["reset"] is True
 
 
 @pytest.mark.parametrize("method,path,allow", [("DELETE", "/v1/tours", "GET"), ("POST", "/v1/search?q=x", "GET"),

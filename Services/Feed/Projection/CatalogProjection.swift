@@ -229,7 +229,13 @@ private struct EntityState {
             if let before, before != after { mediaByHash[before] = nil }
             if let after { mediaByHash[after] = event.entityId }
             // The POIs showing it show its alt text, captions and transcript.
-            for hash in Set([before, after].compactMap { $0 }) { dirtyPois.formUnion(poisByMedia[hash] ?? []) }
+            for hash in Set([before, after].compactMap { $0 }) {
+                for poi in poisByMedia[hash] ?? [] {
+                    dirtyPois.insert(poi)
+                    // A phone holding the POI holds its media's alt text, captions and transcript too.
+                    changeNotes.note(.poi, poi)
+                }
+            }
             return true
         }
         return false
@@ -577,7 +583,7 @@ extension EntityState {
     fileprivate mutating func takeLoggedChanges() -> ChangeLog.Batch? {
         // Taken out while the closure reads the rest of the state (no copy: `take` only reads the notes, then drops them).
         var notes = changeNotes
-        let batch = notes.take { kind, id in (versions[id] ?? 0, isOnFeed(kind, id)) }
+        let batch = notes.take { kind, id in versions[id].map { ($0, isOnFeed(kind, id)) } }
         changeNotes = notes
         return batch
     }

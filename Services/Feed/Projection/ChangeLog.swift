@@ -221,8 +221,9 @@ struct ChangeLog: Sendable {
         }
 
         /// What a publication takes: a new horizon on the first one or when asked, and each noted entity's latest note,
-        /// resolved by `state` against the state it publishes; nil when there is nothing.
-        mutating func take(resolving state: (Kind, UUID) -> (version: Int, onFeed: Bool)) -> Batch? {
+        /// resolved by `state` against the state it publishes (nil for an entity never seen, such as a tour's stop that has
+        /// not arrived: it was never on the feed); nil when there is nothing.
+        mutating func take(resolving state: (Kind, UUID) -> (version: Int, onFeed: Bool)?) -> Batch? {
             if horizon == nil || newHorizonAsked {
                 let horizon = now()
                 self.horizon = horizon
@@ -234,8 +235,8 @@ struct ChangeLog: Sendable {
             var seen = Set<Key>(minimumCapacity: notes.count)
             var entries: [Entry] = []
             for note in notes.reversed() where seen.insert(Key(id: note.id, kind: note.kind)).inserted {
-                let (version, onFeed) = state(note.kind, note.id)
-                entries.append(Entry(time: note.time, kind: note.kind, id: note.id, version: version, deleted: !onFeed))
+                guard let resolved = state(note.kind, note.id) else { continue }
+                entries.append(Entry(time: note.time, kind: note.kind, id: note.id, version: resolved.version, deleted: !resolved.onFeed))
             }
             notes = []
             return Batch(horizon: nil, entries: entries.reversed())

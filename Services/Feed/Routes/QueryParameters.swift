@@ -61,13 +61,15 @@ struct QueryParameters {
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    /// `true` or `false` (or `1` or `0`); false when absent.
-    func bool(_ name: String) throws -> Bool {
+    /// `true` or `false` (with `digits`, also `1` or `0`); false when absent.
+    func bool(_ name: String, digits: Bool = false) throws -> Bool {
         guard let text = values[name] else { return false }
         switch text {
-        case "true", "1": return true
-        case "false", "0": return false
-        default: throw Problem.badRequest("\(name) must be true or false (or 1 or 0), got \"\(Self.shown(text))\"")
+        case "true": return true
+        case "false": return false
+        case "1" where digits: return true
+        case "0" where digits: return false
+        default: throw Problem.badRequest("\(name) must be \(digits ? "1, 0, true or false" : "true or false"), got \"\(Self.shown(text))\"")
         }
     }
 
