@@ -47,7 +47,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     // the same table (PipelineResponder); it keeps the connection's idle timeout too: Hummingbird's would not
     // see the requests answered there.
     let http = runtime.httpConfiguration
-    let routes = PipelineRoutes(FeedAPI.routes, projection: projection, ingest: ingest, serverName: http.serverName ?? "itour-feed")
+    let routes = PipelineRoutes(FeedAPI.routes, projection: projection, ingest: ingest, mediaCache: mediaCache, serverName: http.serverName ?? "itour-feed")
     var app = Application(router: router,
                           server: .http1(configuration: .init(additionalChannelHandlers: [
                               PipelineResponder(routes: routes, idleTimeout: http.idleTimeout),

@@ -38,6 +38,16 @@ final class MediaCache: Sendable {
         self.maximumReads = maximumReads
     }
 
+    /// The file's bytes if they are in memory now, without waiting: what the connection pipeline answers with.
+    func cachedBody(of sha256: String) -> ByteBuffer? {
+        state.withLock { state in
+            guard state.files[sha256] != nil else { return nil }
+            state.clock += 1
+            state.files[sha256]!.lastUsed = state.clock
+            return state.files[sha256]!.body
+        }
+    }
+
     /// The file's bytes. Throws `Busy`, or `MediaStoreError` when the store lacks a file the catalog published.
     func body(of file: MediaLibrary.File) async throws -> ByteBuffer {
         enum Lookup {

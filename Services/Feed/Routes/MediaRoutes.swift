@@ -27,10 +27,8 @@ struct MediaRoutes {
         guard let file = snapshot.media.file(sha256, width: width) else {
             throw Problem.notFound("no published media file has SHA-256 \(sha256)")
         }
-        var headers: HTTPFields = [.cacheControl: Self.cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\"",
-                                   .xContentTypeOptions: "nosniff"]
-        if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: ["\"\(file.sha256)\""]) {
-            return Response(status: .notModified, headers: headers)
+        if Self.isNotModified(file, request.headers) {
+            return Response(status: .notModified, headers: Self.validatorHeaders(file))
         }
         let body: ByteBuffer
         do {
@@ -41,7 +39,7 @@ struct MediaRoutes {
             logger.error("media file could not be read", metadata: ["sha256": "\(file.sha256)", "error": "\(error)"])
             throw Problem.unavailable("the media store did not answer for this file; try again", retryAfterSeconds: 5)
         }
-        headers[.contentType] = file.contentType
+        var headers = Self.headers(file)
         switch ByteRange.parse(request.headers[.range], length: body.readableBytes, ifRange: request.headers[.ifRange], etag: "\"\(file.sha256)\"") {
         case .whole:
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
@@ -54,6 +52,25 @@ struct MediaRoutes {
             throw Problem(.rangeNotSatisfiable, "the range \(QueryParameters.shown(request.headers[.range] ?? "")) is not within the file's \(body.readableBytes) bytes",
                           headers: [.contentRange: "bytes */\(body.readableBytes)", .cacheControl: "no-store"])
         }
+    }
+}
+
+extension MediaRoutes {
+    /// A file's validators and caching: what a `304` carries.
+    static func validatorHeaders(_ file: MediaLibrary.File) -> HTTPFields {
+        [.cacheControl: cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\"", .xContentTypeOptions: "nosniff"]
+    }
+
+    /// A file's answer whole: the validators, its type and length. The router and the pipeline (`PipelineResponder`,
+    /// for a cached file asked for whole) both answer with these.
+    static func headers(_ file: MediaLibrary.File) -> HTTPFields {
+        var headers = validatorHeaders(file)
+        headers[.contentType] = file.contentType
+        return headers
+    }
+
+    static func isNotModified(_ file: MediaLibrary.File, _ request: HTTPFields) -> Bool {
+        request[.ifNoneMatch].map { ContentNegotiation.ifNoneMatch($0, matchesAnyOf: ["\"\(file.sha256)\""]) } ?? false
     }
 }
 

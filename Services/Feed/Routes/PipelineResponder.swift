@@ -9,7 +9,7 @@ import Synchronization
 
 /// Answers, ahead of Hummingbird's router and on the event loop that read them, the requests of
 /// `FeedAPI.routes` it can answer without the router: a GET of a `.stored` route whose lookup finds its
-/// response (at once), and the `.events` route's common shape, a JSON body of known length (once
+/// response (at once), a GET of a whole media file held in memory (no range, no query), and the `.events` route's common shape, a JSON body of known length (once
 /// `EventIngest` has the broker's acknowledgement). The router's middleware and the Swift task per request
 /// cost more than the work itself: with this the feed keeps up with a static file server, and near the
 /// broker's own rate for batches. Anything else — another route or method, a lookup's miss (for its
@@ -32,6 +32,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         case routing(forwarded: Int, reading: Bool)
         /// Reading a GET answered here with a stored response, until its end; `started`: when its head arrived.
         case stored(PipelineRoutes.Route, RenderedResource, HTTPRequest, started: UInt64)
+        /// Reading a GET of a media file answered here from memory, until its end.
+        case media(PipelineRoutes.Route, MediaLibrary.File, ByteBuffer, HTTPRequest, started: UInt64)
         /// Reading a batch answered here, its body as it arrives.
         case batch(PipelineRoutes.Route, HTTPRequest, ByteBuffer?)
         /// The batch is with the broker. A close asked for meanwhile (Hummingbird closes a connection it
@@ -134,17 +136,20 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
         case (.routing, .body):
             context.fireChannelRead(data)
-        case (.stored, .body):
+        case (.stored, .body), (.media, .body):
             break  // a GET answered here has no body (checked on its head)
         case (.batch, .body):
             break  // taken above
         case (.stored(let route, let resource, let request, let started), .end):
             state = .routing(forwarded: 0, reading: false)
             respond(context: context, route: route, resource: resource, request: request, started: started)
+        case (.media(let route, let file, let body, let request, let started), .end):
+            state = .routing(forwarded: 0, reading: false)
+            respond(context: context, route: route, file: file, body: body, request: request, started: started)
         case (.batch(let route, let request, let body), .end):
             state = .waiting(close: nil)
             submit(context: context, route: route, request: request, body: body ?? ByteBuffer())
-        case (.stored, .head), (.batch, .head), (.waiting, _):
+        case (.stored, .head), (.media, .head), (.batch, .head), (.waiting, _):
             // A head before the last request's end, or a part read while waiting: neither happens (the decoder
             // delivers whole requests in order, and nothing is read on while waiting).
             context.fireErrorCaught(ChannelError.inappropriateOperationForState)
@@ -157,8 +162,11 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         guard fields[.connection]?.lowercased().contains("close") != true, fields[.transferEncoding] == nil, let path = request.path else { return nil }
         switch request.method {
         case .get:
-            guard fields[.contentLength] ?? "0" == "0", let (route, resource) = routes.storedResponse(path) else { return nil }
-            return .stored(route, resource, request, started: lastActive)
+            guard fields[.contentLength] ?? "0" == "0" else { return nil }
+            if let (route, resource) = routes.storedResponse(path) { return .stored(route, resource, request, started: lastActive) }
+            // A range is the router's to cut (`MediaRoutes`).
+            guard fields[.range] == nil, let (route, file, body) = routes.cachedMedia(path) else { return nil }
+            return .media(route, file, body, request, started: lastActive)
         case .post:
             guard let route = routes.events, path == route.path, fields[.expect] == nil,
                   let length = fields[.contentLength].flatMap({ Int($0) }), length <= EventBatch.maxBytes,
@@ -219,6 +227,15 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
               body: notModified ? nil : useGzip ? resource.gzip : resource.identity) { head in
             resource.forEachHeader(gzip: useGzip, notModified: notModified) { Self.writeField($0.rawName, $1, to: &head) }
         }
+        (notModified ? route.notModified : route.usual).answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        routes.answered.increment()
+    }
+
+    private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, file: MediaLibrary.File, body: ByteBuffer, request: HTTPRequest,
+                         started: UInt64) {
+        let notModified = MediaRoutes.isNotModified(file, request.headerFields)
+        write(context: context, request: request, status: notModified ? .notModified : .ok,
+              fields: notModified ? MediaRoutes.validatorHeaders(file) : MediaRoutes.headers(file), body: notModified ? nil : body)
         (notModified ? route.notModified : route.usual).answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         routes.answered.increment()
     }
@@ -313,7 +330,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         let busy = switch state {
         case .routing(let forwarded, let reading): forwarded > 0 && !reading
         case .waiting: true
-        case .stored, .batch: false
+        case .stored, .media, .batch: false
         }
         if busy && context.channel.isWritable {
             scheduleIdleCheck(context: context, at: now + timeout)
@@ -367,21 +384,25 @@ final class PipelineRoutes: Sendable {
         }
     }
 
-    /// The `.stored` GETs, and the `.events` route.
+    /// The `.stored` GETs, the `.events` route and the `.media` route.
     let stored: [Route]
     let events: Route?
+    let media: Route?
+    let mediaCache: MediaCache?
     let projection: CatalogProjection
     let ingest: EventIngest
     let serverName: String
     let answered = Counter(label: "itour_feed_stored_responses_total",
                            help: "GETs the feed answered from its stored responses in the connection's pipeline, ahead of the router.")
 
-    init(_ table: [FeedRoute], projection: CatalogProjection, ingest: EventIngest, serverName: String) {
+    init(_ table: [FeedRoute], projection: CatalogProjection, ingest: EventIngest, mediaCache: MediaCache? = nil, serverName: String) {
         stored = table.compactMap { route in
             guard case .stored(let lookup) = route.handler, route.method == .get else { return nil }
             return Route(route, usual: .ok, lookup: lookup)
         }
         events = table.first { if case .events = $0.handler { true } else { false } }.map { Route($0, usual: .accepted) }
+        media = table.first { if case .media = $0.handler { true } else { false } }.map { Route($0, usual: .ok) }
+        self.mediaCache = mediaCache
         self.projection = projection
         self.ingest = ingest
         self.serverName = serverName
@@ -407,6 +428,22 @@ final class PipelineRoutes: Sendable {
         let id = path[utf8.index(utf8.startIndex, offsetBy: found.parameter.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.parameter.upperBound)]
         guard let resource = try? lookup(projection.snapshot, id) else { return nil }
         return (stored[found.index], resource)
+    }
+}
+
+extension PipelineRoutes {
+    /// A GET of a whole published media file whose bytes are in memory (no query: `?w=` and the rest are the
+    /// router's), or nil.
+    func cachedMedia(_ path: String) -> (Route, MediaLibrary.File, ByteBuffer)? {
+        guard let media, let mediaCache else { return nil }
+        var path = path
+        let hash = path.withUTF8 { bytes -> String? in
+            guard bytes.count <= 160, !bytes.contains(UInt8(ascii: "?")), let parameter = media.template.match(bytes) else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[parameter]), as: UTF8.self)
+        }
+        guard let hash, MediaHash.isValid(hash), let file = projection.snapshot.media.file(hash, width: nil),
+              let body = mediaCache.cachedBody(of: file.sha256) else { return nil }
+        return (media, file, body)
     }
 }
 
