@@ -69,10 +69,11 @@ extension MediaHTTPTests {
 
             let page = FeedHTTPTests.text(try await client.execute(uri: poiPath + "/page", method: .get))
             #expect(page.contains("alt=\"Brick hall with white columns\"") && page.contains("alt=\"The iron gate\""))
-            #expect(page.contains("<audio controls preload=\"none\" src=\"\(base + audioHash)\"><track kind=\"captions\" src=\"\(base + captionsHash)\" srclang=\"en\" label=\"English\" default></audio>"))
+            #expect(page.contains("<audio controls preload=\"none\" crossorigin=\"anonymous\" src=\"\(base + audioHash)\"><track kind=\"captions\" src=\"\(base + captionsHash)\" srclang=\"en\" label=\"English\" default></audio>"))
             #expect(page.contains("<summary>Transcript</summary><p>Welcome to the hall.</p><p>It was built in 1961.</p>"))
             let vtt = try await client.execute(uri: "/v1/media/\(captionsHash)", method: .get)
             #expect(vtt.status == .ok && vtt.headers[.contentType] == WebVTT.contentType && Array(vtt.body.readableBytesView) == captions)
+            #expect(vtt.headers[.accessControlAllowOrigin] == "*", "a page opened from another origin loads the track")
 
             // A file in memory asked for whole is answered in the connection pipeline, as the router answers it.
             let port = try #require(client.port)

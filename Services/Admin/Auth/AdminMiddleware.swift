@@ -144,7 +144,7 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         // A page made to be framed by the admin (a tour preview's stop) brings its own policy.
         if response.headers[.contentSecurityPolicy] == nil {
             // connect-src: the media upload's XMLHttpRequest (its progress bar), to this site only.
-            response.headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; "
+            response.headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; media-src https: http:; "
                 + "connect-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
             response.headers[.xFrameOptions] = "DENY"
         }

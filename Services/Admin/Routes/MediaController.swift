@@ -45,8 +45,9 @@ struct MediaController {
         var form = MediaPages.ItemForm(title: item.content.title, altText: item.content.altText ?? "", transcript: item.content.transcript ?? "")
         if let captions = item.content.captions {
             guard let blob = try? await store.blob(captions) else {
-                return itemPage(item, form: form, problem: "The captions could not be read from the media store; try again before saving.",
-                                context: context, status: .serviceUnavailable)
+                // No form: saved without its captions box filled, it would remove them.
+                return ErrorPage.response(.serviceUnavailable, item.content.title,
+                                          "The captions could not be read from the media store; reload the page in a moment.", context: context)
             }
             form.captions = String(decoding: blob.bytes, as: UTF8.self)
         }

@@ -627,10 +627,11 @@ struct Work {
         }
         if let narration = content.narration, MediaHash.isValid(narration) {
             let item = try await transaction.liveMedia(sha256s: [narration])[narration]
-            if item?.content.format.kind != .audio {
+            if item?.content.format.kind != .audio || item?.status != .published {
                 errors.append(FieldError(field: "narration", message: item == nil
                     ? "Narration must be a file of the media library; \(narration.prefix(12))… is not (deleted?)"
-                    : "Narration must be audio; \(item?.content.title ?? "") is \(item?.content.format.label ?? "")"))
+                    : item?.content.format.kind != .audio ? "Narration must be audio; \(item?.content.title ?? "") is \(item?.content.format.label ?? "")"
+                    : "Narration must be a published file of the media library; \(item?.content.title ?? "") is not published"))
             }
         }
         return errors
@@ -644,13 +645,23 @@ struct Work {
         var errors: [FieldError] = []
         for poi in pois {
             for (index, picture) in poi.pictures.enumerated() {
-                let libraryAlt = MediaHash.named(inURL: picture).flatMap { library[$0]?.content.altText }
+                let hash = MediaHash.named(inURL: picture)
+                if let hash, library[hash]?.status != .published {
+                    errors.append(FieldError(field: "pictures", message: "Picture \(index + 1) of \(poi.name) names a library file that is not published (or was deleted): publish it, or choose another"))
+                    continue
+                }
+                let libraryAlt = hash.flatMap { library[$0]?.content.altText }
                 if poi.ownAlt(ofPicture: index) == nil, (libraryAlt ?? "").isEmpty {
                     errors.append(FieldError(field: "pictures", message: "Picture \(index + 1) of \(poi.name) has no alt text: say what it shows, after its address or in the media library"))
                 }
             }
             for link in poi.links {
-                if let item = MediaHash.named(inURL: link.url).flatMap({ library[$0] }), let gap = item.content.accessibilityGap {
+                guard let hash = MediaHash.named(inURL: link.url) else { continue }
+                guard let item = library[hash], item.status == .published else {
+                    errors.append(FieldError(field: "links", message: "The link \u{201C}\(link.name)\u{201D} of \(poi.name) names a library file that is not published (or was deleted)"))
+                    continue
+                }
+                if let gap = item.content.accessibilityGap {
                     errors.append(FieldError(field: "links", message: "\(item.content.format.label) \u{201C}\(item.content.title)\u{201D} linked from \(poi.name) \(gap): add them in the media library"))
                 }
             }

@@ -266,11 +266,17 @@ extension MediaContent: StoredRecord {
         CommandValidation.limit(content.transcript ?? "", field: "transcript", label: "Transcript", max: MediaContent.maxTranscriptCharacters,
                                 into: &errors)
         if let captions = content.captions {
+            if (content.captionsByteCount ?? 0) <= 0 {
+                errors.append(FieldError(field: "captionsByteCount", message: "captionsByteCount must be given, more than 0, with captions"))
+            }
             if !MediaHash.isValid(captions) {
                 errors.append(FieldError(field: "captions", message: "captions must be the sha256 of a WebVTT file: 64 lower-case hex digits"))
             } else if content.format.kind == .image {
                 errors.append(FieldError(field: "captions", message: "Captions are for audio and video, not pictures"))
             }
+        }
+        if MediaHash.isValid(content.sha256), let other = try await transaction.liveMedia(sha256s: [content.sha256])[content.sha256], other.id != id {
+            errors.append(FieldError(field: "sha256", message: "This file is in the library already, as \u{201C}\(other.content.title)\u{201D}"))
         }
         for (index, variant) in content.variants.enumerated()
         where !MediaHash.isValid(variant.sha256) || variant.byteCount <= 0 || variant.width <= 0 || variant.height <= 0 {

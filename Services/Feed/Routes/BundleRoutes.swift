@@ -20,7 +20,7 @@ struct BundleRoutes {
         let tour = try FeedRoutes.tour(id, in: snapshot)
         let query = try QueryParameters(request.uri.query)
         let bundle = snapshot.bundle(of: tour)
-        guard try query.bool("media", digits: true) else { return try bundle.response(to: request) }
+        guard try query.bool("media", digits: true) else { return bundle.response(to: request) }
         // The files are named by their hashes, so the JSON's fingerprint is the zip's.
         let etag = ContentHash.quoted(bundle.hash, suffix: "-zip")
         var headers: HTTPFields = [.eTag: etag, .cacheControl: CachePolicy.content, .xContentTypeOptions: "nosniff"]

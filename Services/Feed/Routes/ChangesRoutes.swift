@@ -21,6 +21,10 @@ enum ChangesRoutes {
             return time
         }
         let log = snapshot.changes
+        guard log.horizon != nil else {
+            // Before the first publication an empty reset would tell phones to drop everything they hold.
+            throw Problem.unavailable("the feed is still loading the catalog; try again in a few seconds", retryAfterSeconds: 5)
+        }
         var json: JSONWriter
         let reset: Bool
         if let since, log.covers(since) {

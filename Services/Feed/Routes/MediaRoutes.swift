@@ -58,7 +58,8 @@ struct MediaRoutes {
 extension MediaRoutes {
     /// A file's validators and caching: what a `304` carries.
     static func validatorHeaders(_ file: MediaLibrary.File) -> HTTPFields {
-        [.cacheControl: cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\"", .xContentTypeOptions: "nosniff"]
+        // Public, immutable files: any page may use them, a captions track and its player from another origin included.
+        [.cacheControl: cacheControl, .acceptRanges: "bytes", .eTag: "\"\(file.sha256)\"", .xContentTypeOptions: "nosniff", .accessControlAllowOrigin: "*"]
     }
 
     /// A file's answer whole: the validators, its type and length. The router and the pipeline (`PipelineResponder`,

@@ -99,7 +99,8 @@ public enum PoiPage {
     static func player(_ item: MediaContent, media: PoiMedia, isNarration: Bool) -> String {
         let element = item.format.kind == .video ? "video" : "audio"
         var html = "<figure class=\"media\"><figcaption>\(isNarration ? "Narration: " : "")\(escape(item.title))</figcaption>"
-        html += "<\(element) controls preload=\"none\" src=\"\(escape(media.url(item.sha256)))\">"
+        // Anonymous CORS: the track loads wherever the page was opened from (the feed's media answers allow any origin).
+        html += "<\(element) controls preload=\"none\" crossorigin=\"anonymous\" src=\"\(escape(media.url(item.sha256)))\">"
         if let captions = item.captions {
             html += "<track kind=\"captions\" src=\"\(escape(media.url(captions)))\" srclang=\"en\" label=\"English\" default>"
         }
