@@ -102,4 +102,17 @@ struct AccessibilityCheckTests {
             #expect(captionsOnImage.errors.map(\.field) == ["captions"])
         }
     }
+
+    @Test("an import publishes a tour whose stops' pictures have no alt text: its formats carry none, so it is not checked")
+    func importsAreNotChecked() async throws {
+        try await HandlerFixture.with { handler, _ in
+            let content = PoiContent(name: "Imported hall", latitude: 53.8, longitude: -1.5, pictures: ["https://example.edu/hall.jpg"])
+            let poiRow = ContentImportFile.poiRow(label: "poi", legacyId: 91_001, content: content, actor: "import")
+            let tourRow = ContentImportFile.tourRow(label: "tour", legacyId: 91_002, content: TourContent(name: "Imported walk"),
+                                                    stops: [ContentImportFile.stableId(ContentImportFile.Kind.poi.rawValue, 91_001)],
+                                                    status: .published, actor: "import")
+            let result = try await handler.handle(CatalogCommand(action: .importBatch, actor: "owner@example.edu", rows: [poiRow, tourRow]))
+            #expect(result.outcome == .applied, "\(result.message ?? "") \(result.rows?.map(\.message) ?? [])")
+        }
+    }
 }

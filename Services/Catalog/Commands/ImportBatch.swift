@@ -182,6 +182,7 @@ extension Work {
                 if previous.outcome == .applied { notes.append("already imported, unchanged") }
             } else {
                 var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now)
+                work.isImportRow = true
                 result = try await work.apply(eventPartitions: 0)
                 if result.outcome == .applied {
                     try await rowTransaction.recordProcessed(result)
