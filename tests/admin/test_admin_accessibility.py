@@ -62,6 +62,7 @@ def test_captions_transcript_and_alt_text_gate_publishing_and_reach_the_poi_page
     assert requests.get(f"{feed}/v1/pois/{poi}", timeout=5).status_code == 404
 
     open_item(site, f"Front {tag}")
+    assert "Used by" in site.text and f"Hall {tag}" in site.text, site.text
     site.fill("Alternative text", "The brick front of the hall")
     site.click_button("Save")
     assert "Saved" in site.text, site.text

@@ -21,6 +21,16 @@ final class AdminCatalogProjection: Sendable {
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]
 
+        /// The published library items by their file's hash: what a POI's page shows of the files it names.
+        func publishedMedia(_ sha256: String) -> MediaContent? {
+            media.values.first { $0.content.sha256 == sha256 && $0.status == .published }?.content
+        }
+
+        /// The POIs (their working content) that name a library file, by name: what deleting it would strip.
+        func pois(using sha256: String) -> [PoiState] {
+            sortedPois.filter { MediaHash.named(in: $0.working).contains(sha256) }
+        }
+
         /// Tours by name (all statuses).
         var sortedTours: [TourState] {
             tours.values.sorted { ($0.content.name.lowercased(), $0.id.uuidString) < ($1.content.name.lowercased(), $1.id.uuidString) }

@@ -35,7 +35,9 @@ struct MediaController {
     private func itemPage(_ item: MediaState, form: MediaPages.ItemForm, errors: [String: String] = [:], problem: String? = nil,
                           context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) -> Response {
         AdminPage(title: item.content.title, context: context, breadcrumbs: [("Media", Self.path), (item.content.title, nil)], notice: notice,
-                  body: MediaPages.item(item, form: form, feedPublicURL: feedPublicURL, errors: errors, problem: problem, csrf: context.csrfToken),
+                  body: MediaPages.item(item, form: form, feedPublicURL: feedPublicURL,
+                                        usedBy: projection.content.pois(using: item.content.sha256), errors: errors, problem: problem,
+                                        csrf: context.csrfToken),
                   status: status).response()
     }
 

@@ -60,7 +60,8 @@ enum MediaPages {
     }
 
     /// One file's page: its details to edit (title, alt text; for audio and video captions and a transcript).
-    static func item(_ item: MediaState, form: ItemForm, feedPublicURL: String, errors: [String: String], problem: String?, csrf: String) -> HTML {
+    static func item(_ item: MediaState, form: ItemForm, feedPublicURL: String, usedBy: [PoiState], errors: [String: String], problem: String?,
+                     csrf: String) -> HTML {
         let content = item.content
         let url = "\(feedPublicURL)/v1/media/\(content.sha256)"
         let preview: HTML = switch content.format.kind {
@@ -78,6 +79,9 @@ enum MediaPages {
                                         hint: "Everything said, as text; phones show it under the player.")
                      : .empty)
         let problemBox: HTML = problem.map { "<p class=\"notice error\" role=\"alert\">\($0)</p>" as HTML } ?? .empty
+        let uses: [HTML] = usedBy.map { "<li><a href=\"/pois/\($0.id.uuidString.lowercased())\">\($0.working.name)</a></li>" }
+        let usedList: HTML = uses.isEmpty ? "<p class=\"muted\">No point of interest uses this file.</p>"
+            : "<h2>Used by</h2><p>Deleting or unpublishing it takes it off these points of interest; publishing them needs it published.</p><ul>\(uses)</ul>"
         return """
             <h1>\(content.title)</h1>
             <p class="muted">\(content.fileName) · \(content.format.label) · \(ByteCountText.format(content.byteCount)) · <a href="\(url)"><code>/v1/media/\(String(content.sha256.prefix(12)))…</code></a></p>
@@ -88,6 +92,7 @@ enum MediaPages {
                 \(fields)
                 <div class="actions">\(Forms.submit("Save"))<a href="/media">Back to the library</a></div>
                 """))
+            \(usedList)
             """
     }
 }
