@@ -33,7 +33,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         /// Reading a GET answered here with a stored response, until its end; `started`: when its head arrived.
         case stored(PipelineRoutes.Route, RenderedResource, HTTPRequest, started: UInt64)
         /// Reading a GET of a media file answered here from memory, until its end.
-        case media(PipelineRoutes.Route, MediaLibrary.File, ByteBuffer, HTTPRequest, started: UInt64)
+        case media(PipelineRoutes.Route, MediaLibrary.File, MediaCache.Cached, HTTPRequest, started: UInt64)
         /// Reading a batch answered here, its body as it arrives.
         case batch(PipelineRoutes.Route, HTTPRequest, ByteBuffer?)
         /// The batch is with the broker. A close asked for meanwhile (Hummingbird closes a connection it
@@ -143,9 +143,9 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         case (.stored(let route, let resource, let request, let started), .end):
             state = .routing(forwarded: 0, reading: false)
             respond(context: context, route: route, resource: resource, request: request, started: started)
-        case (.media(let route, let file, let body, let request, let started), .end):
+        case (.media(let route, let file, let cached, let request, let started), .end):
             state = .routing(forwarded: 0, reading: false)
-            respond(context: context, route: route, file: file, body: body, request: request, started: started)
+            respond(context: context, route: route, file: file, cached: cached, request: request, started: started)
         case (.batch(let route, let request, let body), .end):
             state = .waiting(close: nil)
             submit(context: context, route: route, request: request, body: body ?? ByteBuffer())
@@ -165,8 +165,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             guard fields[.contentLength] ?? "0" == "0" else { return nil }
             if let (route, resource) = routes.storedResponse(path) { return .stored(route, resource, request, started: lastActive) }
             // A range is the router's to cut (`MediaRoutes`).
-            guard fields[.range] == nil, let (route, file, body) = routes.cachedMedia(path) else { return nil }
-            return .media(route, file, body, request, started: lastActive)
+            guard fields[.range] == nil, let (route, file, cached) = routes.cachedMedia(path) else { return nil }
+            return .media(route, file, cached, request, started: lastActive)
         case .post:
             guard let route = routes.events, path == route.path, fields[.expect] == nil,
                   let length = fields[.contentLength].flatMap({ Int($0) }), length <= EventBatch.maxBytes,
@@ -231,11 +231,21 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         routes.answered.increment()
     }
 
-    private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, file: MediaLibrary.File, body: ByteBuffer, request: HTTPRequest,
-                         started: UInt64) {
+    private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, file: MediaLibrary.File, cached: MediaCache.Cached,
+                         request: HTTPRequest, started: UInt64) {
         let notModified = MediaRoutes.isNotModified(file, request.headerFields)
-        write(context: context, request: request, status: notModified ? .notModified : .ok,
-              fields: notModified ? MediaRoutes.validatorHeaders(file) : MediaRoutes.headers(file), body: notModified ? nil : body)
+        if notModified {
+            write(context: context, request: request, status: .notModified, fields: MediaRoutes.validatorHeaders(file), body: nil)
+        } else if let path = cached.path, case let descriptor = open(path, O_RDONLY | O_CLOEXEC), descriptor >= 0 {
+            // The copy on disk goes by sendfile; the handle closes once the region is written (or the write failed).
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: cached.body.readableBytes)
+            var fields = MediaRoutes.headers(file)
+            fields[.contentLength] = String(cached.body.readableBytes)
+            write(context: context, request: request, status: .ok, fields: fields, body: .fileRegion(region)) { try? handle.close() }
+        } else {
+            write(context: context, request: request, status: .ok, fields: MediaRoutes.headers(file), body: cached.body)
+        }
         (notModified ? route.notModified : route.usual).answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         routes.answered.increment()
     }
@@ -280,7 +290,13 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer, encoded here (status line and header lines from the same `HTTPFields` the router would
     /// send, with the request id, date and server name it adds) and written from the front of the pipeline.
     private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
-        write(context: context, request: request, status: status, body: body) { head in
+        write(context: context, request: request, status: status, fields: fields, body: body.map(IOData.byteBuffer), written: nil)
+    }
+
+    /// `written` runs once the body is written or its write failed.
+    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: IOData?,
+                       written: (@Sendable () -> Void)?) {
+        write(context: context, request: request, status: status, body: body, written: written) { head in
             var hasContentLength = false
             for field in fields {
                 hasContentLength = hasContentLength || field.name == .contentLength
@@ -290,11 +306,19 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// `headers` writes the answer's own header lines; the request id, date and server name follow.
     private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, body: ByteBuffer?,
                        headers: (inout ByteBuffer) -> Void) {
+        write(context: context, request: request, status: status, body: body.map(IOData.byteBuffer), written: nil, headers: headers)
+    }
+
+    /// `headers` writes the answer's own header lines; the request id, date and server name follow.
+    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, body: IOData?,
+                       written: (@Sendable () -> Void)?, headers: (inout ByteBuffer) -> Void) {
         // No writer: the channel is closing (its handlers are being removed), so there is no one to answer.
-        guard let socket = socket?.context else { return }
+        guard let socket = socket?.context else {
+            written?()
+            return
+        }
         var head = context.channel.allocator.buffer(capacity: 384)
         head.writeStaticString("HTTP/1.1 ")
         head.writeString(String(status.code))
@@ -307,7 +331,16 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         Self.writeField("Server", routes.serverName, to: &head)
         head.writeStaticString("\r\n")
         socket.write(NIOAny(head), promise: nil)
-        if let body { socket.write(NIOAny(body), promise: nil) }
+        if let body {
+            let promise = written.map { done in
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.whenComplete { _ in done() }
+                return promise
+            }
+            socket.write(NIOAny(body), promise: promise)
+        } else {
+            written?()
+        }
         socket.flush()
     }
 
@@ -434,7 +467,7 @@ final class PipelineRoutes: Sendable {
 extension PipelineRoutes {
     /// A GET of a whole published media file whose bytes are in memory (no query: `?w=` and the rest are the
     /// router's), or nil.
-    func cachedMedia(_ path: String) -> (Route, MediaLibrary.File, ByteBuffer)? {
+    func cachedMedia(_ path: String) -> (Route, MediaLibrary.File, MediaCache.Cached)? {
         guard let media, let mediaCache else { return nil }
         var path = path
         let hash = path.withUTF8 { bytes -> String? in
@@ -442,8 +475,8 @@ extension PipelineRoutes {
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[parameter]), as: UTF8.self)
         }
         guard let hash, MediaHash.isValid(hash), let file = projection.snapshot.media.file(hash, width: nil),
-              let body = mediaCache.cachedBody(of: file.sha256) else { return nil }
-        return (media, file, body)
+              let cached = mediaCache.cached(file.sha256) else { return nil }
+        return (media, file, cached)
     }
 }
 
