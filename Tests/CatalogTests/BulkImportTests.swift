@@ -24,7 +24,9 @@ struct BulkImportTests {
         PoiContent(name: "Place \(index)", summary: "Summary \(index)", description: String(repeating: "Words about the place. ", count: 8),
                    latitude: latitude, longitude: -1.54 + Double(index) / 100_000, category: category, buildings: ["Hall \(index % 7)"],
                    pictures: ["https://media.example.org/\(index).jpg"], links: [MediaLink(name: "Site", type: .page, url: "https://example.org/\(index)")],
-                   address: "\(index) Briggate", legacyId: 70_000 + index)
+                   address: "\(index) Briggate", legacyId: 70_000 + index,
+                   // Alt text, so a tour of these publishes when its commands are sent one by one too (imports skip the check).
+                   pictureAlts: ["The front of place \(index)"])
     }
 
     static func poiRow(_ index: Int, latitude: Double = 53.8) -> CatalogBatchRow {
