@@ -10,6 +10,9 @@ from conftest import ADMIN_EMAIL, ADMIN_PASSWORD
 
 def test_login_wrong_then_right(suite, browser):
     admin = AdminSite(suite, browser)
+    # The browser is the session's: a test that ran before may have left it signed in.
+    admin.open("/login")
+    browser.delete_all_cookies()
     admin.open("/tours")
     assert admin.path.startswith("/login"), "a page needs a session"
     assert browser.title.startswith("iTour UNCW")
