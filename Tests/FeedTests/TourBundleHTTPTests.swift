@@ -14,7 +14,8 @@ extension MediaHTTPTests {
     @Test("a stop's alt texts, narration with captions and transcript, trigger radius; the page plays it with a track; the bundle equals the single reads and its zip holds the files")
     func bundle() async throws {
         let seed = UInt64.random(in: 1...(1 << 40))
-        let picture = MediaHTTPTests.blob(20_000, seed: seed, prefix: [0xFF, 0xD8, 0xFF]), audio = MediaHTTPTests.blob(30_000, seed: seed + 1, prefix: Array("ID3".utf8))
+        // The picture is over 64 KiB, so the pipeline sends it by sendfile; the audio is under, sent from memory.
+        let picture = MediaHTTPTests.blob(100_000, seed: seed, prefix: [0xFF, 0xD8, 0xFF]), audio = MediaHTTPTests.blob(30_000, seed: seed + 1, prefix: Array("ID3".utf8))
         let captions = Array("WEBVTT\n\n00:00.000 --> 00:02.500\nWelcome to the hall.\n".utf8)
         let (pictureHash, audioHash, captionsHash) = (MediaHash.of(picture), MediaHash.of(audio), MediaHash.of(captions))
         try await TestServices.withPostgres(DatabaseSettings(port: TestServices.postgresPort)) { client in

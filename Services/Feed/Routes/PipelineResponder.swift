@@ -236,19 +236,28 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         let notModified = MediaRoutes.isNotModified(file, request.headerFields)
         if notModified {
             write(context: context, request: request, status: .notModified, fields: MediaRoutes.validatorHeaders(file), body: nil)
-        } else if let path = cached.path, case let descriptor = open(path, O_RDONLY | O_CLOEXEC), descriptor >= 0 {
+        } else if cached.body.readableBytes >= Self.sendfileBytes, let path = cached.path, case let descriptor = open(path, O_RDONLY | O_CLOEXEC),
+                  descriptor >= 0 {
             // The copy on disk goes by sendfile; the handle closes once the region is written (or the write failed).
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: cached.body.readableBytes)
             var fields = MediaRoutes.headers(file)
             fields[.contentLength] = String(cached.body.readableBytes)
+            // Corked, the head and the file's first bytes leave in full segments, as nginx's tcp_nopush sends them.
+            let options = context.channel.syncOptions
+            try? options?.setOption(Self.cork, value: 1)
             write(context: context, request: request, status: .ok, fields: fields, body: .fileRegion(region)) { try? handle.close() }
+            try? options?.setOption(Self.cork, value: 0)
         } else {
             write(context: context, request: request, status: .ok, fields: MediaRoutes.headers(file), body: cached.body)
         }
         (notModified ? route.notModified : route.usual).answered(afterNanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         routes.answered.increment()
     }
+
+    /// Below this a file goes from memory in the head's write: opening it and corking cost more than the copy saves.
+    private static let sendfileBytes = 64 * 1_024
+    private static let cork = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_CORK))
 
     private func submit(context: ChannelHandlerContext, route: PipelineRoutes.Route, request: HTTPRequest, body: ByteBuffer) {
         let started = DispatchTime.now().uptimeNanoseconds
