@@ -3,16 +3,27 @@ import Hummingbird
 import Logging
 import NIOCore
 import Shared
+import Synchronization
 
 /// `GET /v1/tours/{id}/bundle` (DESIGN.md, "Offline tours and changes"): the tour's bundle as JSON, a stored answer
 /// with ETag and gzip; `?media=1` the same in a zip with the library files the manifest lists.
-struct BundleRoutes {
+final class BundleRoutes: Sendable {
     let cache: MediaCache
     let logger: Logger
+    /// A zip is made in memory (the files, then the archive): its size and how many are made at once are bounded, so
+    /// requests for a large tour cannot exhaust the feed's memory.
+    static let maxZipBytes = 128 << 20
+    static let maxZipsAtOnce = 2
+    private let zipsInProgress = Mutex(0)
+
+    init(cache: MediaCache, logger: Logger) {
+        self.cache = cache
+        self.logger = logger
+    }
 
     func register(_ route: FeedRoute, on router: Router<FeedRequestContext>, projection: CatalogProjection) {
         router.on(RouterPath(route.path), method: route.method) { request, context in
-            try await answer(request, id: Substring(context.parameters.get("id") ?? ""), snapshot: projection.snapshot)
+            try await self.answer(request, id: Substring(context.parameters.get("id") ?? ""), snapshot: projection.snapshot)
         }
     }
 
@@ -27,9 +38,23 @@ struct BundleRoutes {
         if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: [etag]) {
             return Response(status: .notModified, headers: headers)
         }
-        var files: [(name: String, bytes: [UInt8])] = [("bundle.json", Array(buffer: bundle.identity))]
         let stops = tour.stopIds.compactMap { snapshot.pois[$0] }
-        for file in TourBundle.manifest(stops) {
+        let manifest = TourBundle.manifest(stops)
+        let total = manifest.reduce(bundle.identity.readableBytes) { $0 + $1.byteCount }
+        guard total <= Self.maxZipBytes else {
+            throw Problem(.unprocessableContent, "this tour's files add up to \(total / 1_000_000) MB, more than the \(Self.maxZipBytes >> 20) MiB one download holds; "
+                          + "fetch the bundle without media=1 and its files one by one from its manifest")
+        }
+        guard zipsInProgress.withLock({ count in
+            guard count < Self.maxZipsAtOnce else { return false }
+            count += 1
+            return true
+        }) else {
+            throw Problem.unavailable("the feed is making other tours' downloads; try again in a few seconds", retryAfterSeconds: 2)
+        }
+        defer { zipsInProgress.withLock { $0 -= 1 } }
+        var files: [(name: String, bytes: [UInt8])] = [("bundle.json", Array(buffer: bundle.identity))]
+        for file in manifest {
             let body: ByteBuffer
             do {
                 body = try await cache.body(of: MediaLibrary.File(sha256: file.sha256, contentType: file.contentType, byteCount: file.byteCount))
@@ -41,7 +66,12 @@ struct BundleRoutes {
             }
             files.append(("media/\(file.sha256)", Array(buffer: body)))
         }
-        let archive = try ZipArchive.make(files)
+        let archive: [UInt8]
+        do {
+            archive = try ZipArchive.make(files)
+        } catch {
+            throw Problem(.unprocessableContent, "this tour's files cannot be put in one zip (\(error)); fetch them one by one from the bundle's manifest")
+        }
         headers[.contentType] = "application/zip"
         headers[.contentDisposition] = "attachment; filename=\"tour-\(tour.id.uuidString.lowercased()).zip\""
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: archive)))
