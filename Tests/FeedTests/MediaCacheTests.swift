@@ -17,13 +17,13 @@ struct MediaCacheTests {
             try await PostgresMediaStore.migrations.run(on: client, logger: TestServices.logger)
             let store = PostgresMediaStore(client: client, logger: TestServices.logger)
             let files = try await (0..<3).asyncMap { index -> MediaLibrary.File in
-                let bytes = MediaHTTPTests.blob(40_000, seed: UInt64.random(in: 1...(1 << 40)) + UInt64(index), prefix: [0xFF, 0xD8, 0xFF])
+                let bytes = MediaHTTPTests.blob(70_000, seed: UInt64.random(in: 1...(1 << 40)) + UInt64(index), prefix: [0xFF, 0xD8, 0xFF])
                 let file = MediaLibrary.File(sha256: MediaHash.of(bytes), contentType: "image/jpeg", byteCount: bytes.count)
                 try await store.put(MediaBlob(sha256: file.sha256, contentType: file.contentType, bytes: bytes))
                 return file
             }
-            // Room for two (a 40 000-byte buffer is allocated as 64 KiB).
-            let cache = MediaCache(store: store, budgetBytes: 140_000, directory: directory)
+            // Room for two (a 70 000-byte buffer is allocated as 128 KiB; over 64 KiB, each gets a copy on disk).
+            let cache = MediaCache(store: store, budgetBytes: 280_000, directory: directory)
             for file in files.prefix(2) { _ = try await cache.body(of: file) }
             let first = try #require(cache.cached(files[0].sha256))
             #expect(first.path == "\(directory)/\(files[0].sha256)" && FileManager.default.contents(atPath: first.path!).map(Array.init) == Array(first.body.readableBytesView))
@@ -32,8 +32,8 @@ struct MediaCacheTests {
             #expect(cache.cached(files[1].sha256) == nil && !FileManager.default.fileExists(atPath: "\(directory)/\(files[1].sha256)"))
             #expect(cache.cached(files[0].sha256) != nil && cache.cached(files[2].sha256)?.path != nil)
 
-            let memoryOnly = MediaCache(store: store, budgetBytes: 140_000, directory: nil)
-            #expect(try await memoryOnly.body(of: files[1]).readableBytes == 40_000)
+            let memoryOnly = MediaCache(store: store, budgetBytes: 280_000, directory: nil)
+            #expect(try await memoryOnly.body(of: files[1]).readableBytes == 70_000)
             #expect(memoryOnly.cached(files[1].sha256).map { $0.path == nil } == true)
         }
     }

@@ -54,6 +54,9 @@ final class MediaCache: Sendable {
     private let reads = Counter(label: "itour_feed_media_store_reads_total", help: "Media files read from the media store (cache misses).")
 
     static let defaultDirectory = NSTemporaryDirectory() + "itour-feed-media"
+    /// Files this large get a copy on disk; below it the pipeline writes the bytes from memory in the head's write
+    /// (opening a file and corking cost more than the copy saves), so a copy would be written for nothing.
+    static let sendfileBytes = 64 * 1_024
 
     init(store: any MediaStore, budgetBytes: Int, maximumReads: Int = 4, directory: String? = MediaCache.defaultDirectory) {
         self.store = store
@@ -104,9 +107,9 @@ final class MediaCache: Sendable {
                 guard let blob = try await store.blob(file.sha256) else {
                     throw MediaStoreError(description: "media file \(file.sha256) is published but not in the media store")
                 }
-                let fits = blob.bytes.count <= budgetBytes
+                let sentFromDisk = blob.bytes.count >= Self.sendfileBytes && blob.bytes.count <= budgetBytes
                 return Fetched(body: ByteBuffer(bytes: blob.bytes),
-                               path: fits ? await Self.writeCopy(blob.bytes, sha256: file.sha256, in: directory) : nil)
+                               path: sentFromDisk ? await Self.writeCopy(blob.bytes, sha256: file.sha256, in: directory) : nil)
             }
             state.reading[file.sha256] = task
             return .reading(task)

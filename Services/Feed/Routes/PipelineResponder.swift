@@ -236,8 +236,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         let notModified = MediaRoutes.isNotModified(file, request.headerFields)
         if notModified {
             write(context: context, request: request, status: .notModified, fields: MediaRoutes.validatorHeaders(file), body: nil)
-        } else if cached.body.readableBytes >= Self.sendfileBytes, let path = cached.path, case let descriptor = open(path, O_RDONLY | O_CLOEXEC),
-                  descriptor >= 0 {
+        } else if let path = cached.path, case let descriptor = open(path, O_RDONLY | O_CLOEXEC), descriptor >= 0 {
             // The copy on disk goes by sendfile; the handle closes once the region is written (or the write failed).
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
             let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: cached.body.readableBytes)
@@ -255,8 +254,6 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         routes.answered.increment()
     }
 
-    /// Below this a file goes from memory in the head's write: opening it and corking cost more than the copy saves.
-    private static let sendfileBytes = 64 * 1_024
     private static let cork = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_CORK))
 
     private func submit(context: ChannelHandlerContext, route: PipelineRoutes.Route, request: HTTPRequest, body: ByteBuffer) {
