@@ -55,6 +55,9 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     private let lastCheck = Mutex<ContinuousClock.Instant>(.now)
     /// Each assigned partition's high watermark at the last check: a log whose end moved back was replaced.
     private let lastHighs = Mutex<[KafkaTopicPartition: Int64]>([:])
+    /// Each assigned topic's id when last seen: a new id is a topic made again, even one whose new log has
+    /// already grown past this consumer's positions.
+    private let lastTopicIds = Mutex<[String: KafkaTopicId]>([:])
     private let resetUnconfirmedBeyondEnd: Bool
     private let checkInterval: Duration
     private let onLogCheck: (@Sendable (LogCheck) -> Void)?
@@ -122,6 +125,8 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             }
             try client.assign(offsets)
             context.assignment.withLock { $0 = assigned }
+            let ids = topics.compactMap { topic in (try? client.topicId(topic: topic, timeoutMilliseconds: 10_000)).flatMap { $0.map { (topic, $0) } } }
+            lastTopicIds.withLock { $0 = Dictionary(ids, uniquingKeysWith: { first, _ in first }) }
         }
     }
 
@@ -186,6 +191,26 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         var highs: [KafkaTopicPartition: Int64] = [:]
         var lows: [KafkaTopicPartition: Int64] = [:]
         let lastHighs = self.lastHighs.withLock { $0 }
+        let lastTopicIds = self.lastTopicIds.withLock { $0 }
+        var topicIds: [String: KafkaTopicId] = [:]
+        var replacedTopics: Set<String> = []
+        for topic in Set(assigned.map(\.topic)) {
+            let id: KafkaTopicId?
+            do {
+                id = try client.topicId(topic: topic, timeoutMilliseconds: 1_000)
+            } catch {
+                if afterBrokerLoss { context.brokersWereDown.value = true }
+                return
+            }
+            guard let id else { continue }
+            topicIds[topic] = id
+            if let last = lastTopicIds[topic], last != id {
+                replacedTopics.insert(topic)
+                logger.warning("topic made again under its name", metadata: [
+                    "consumer": "\(name)", "topic": "\(topic)", "old_id": "\(last)", "new_id": "\(id)",
+                ])
+            }
+        }
         for partition in assigned {
             guard let marks = try? client.watermarks(topic: partition.topic, partition: partition.partition, timeoutMilliseconds: 1_000) else {
                 // Broker unreachable or topic missing: tried again at the next interval, still as after a loss.
@@ -206,7 +231,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         self.lastHighs.withLock { $0 = highs }
         // A log that went back is a topic made again or a broker that lost it: every partition of that topic
         // was replaced, also those whose new log already reached the old position before this check.
-        let replacedTopics = Set(moves.filter { $0.position > $0.high }.map(\.partition.topic))
+        replacedTopics.formUnion(moves.filter { $0.position > $0.high }.map(\.partition.topic))
         for partition in assigned where replacedTopics.contains(partition.topic) && !moves.contains(where: { $0.partition == partition }) {
             guard let position = known[partition], let low = lows[partition], let high = highs[partition], position.offset > low else { continue }
             moves.append(LogMove(partition: partition, position: position.offset, low: low, high: high, resetTo: low))
@@ -224,6 +249,8 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             }
             report(moves)
         }
+        // Kept only once the moves are made: a failed seek leaves the old ids, so the next check finds them again.
+        self.lastTopicIds.withLock { $0.merge(topicIds) { _, new in new } }
         if !moves.isEmpty || afterBrokerLoss {
             onLogCheck?(LogCheck(moves: moves, afterBrokerLoss: afterBrokerLoss))
         }

@@ -13,6 +13,16 @@ public struct KafkaTopicPartition: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(topic)[\(partition)]" }
 }
 
+/// A topic's id (KIP-516): a topic deleted and made again under the same name gets a new one.
+public struct KafkaTopicId: Hashable, Sendable, CustomStringConvertible {
+    public let most: Int64
+    public let least: Int64
+
+    public var description: String {
+        String(UInt64(bitPattern: most), radix: 16) + "-" + String(UInt64(bitPattern: least), radix: 16)
+    }
+}
+
 /// A message to produce. `key` picks the partition (same key, same partition, so per-key order holds)
 /// unless `partition` names one.
 public struct KafkaOutgoingMessage: Sendable {

@@ -203,6 +203,17 @@ final class RDKafkaClient: @unchecked Sendable {
         return (low, high)
     }
 
+    /// A topic's id, which changes when the topic is deleted and made again under its name; nil when the
+    /// loaded librdkafka (before 2.3) or the broker has no topic ids. Throws for a missing topic or a failed request.
+    func topicId(topic: String, timeoutMilliseconds: Int32) throws -> KafkaTopicId? {
+        var most: Int64 = 0
+        var least: Int64 = 0
+        let result = itour_rd_kafka_topic_id(handle, topic, timeoutMilliseconds, &most, &least)
+        if result == -1 { return nil }
+        if result != 0 { throw KafkaError(code: rd_kafka_resp_err_t(result), context: "id of topic \(topic)") }
+        return most == 0 && least == 0 ? nil : KafkaTopicId(most: most, least: least)
+    }
+
     /// Creates topics; an existing topic is not an error.
     func createTopics(_ specs: [(name: String, partitions: Int, config: [String: String])], timeoutMilliseconds: Int32) throws {
         guard !specs.isEmpty else { return }
