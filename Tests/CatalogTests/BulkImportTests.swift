@@ -50,6 +50,36 @@ struct BulkImportTests {
         CatalogCommand(action: .importBatch, actor: "owner@example.edu", rows: rows, skipInvalidRows: skip)
     }
 
+    @Test("an imported tour's publish reads its stops as their drafts have them: a far draft is refused by its name; a near one is published with the tour")
+    func importedTourReadsStopDrafts() async throws {
+        try await withHandler { handler, _ in
+            let first = try await handler.handle(importCommand(Self.rows(pois: 3, tours: 1), skip: false), now: Self.now)
+            try #require(first.outcome == .applied, "\(first.message ?? "")")
+            let stops = (0..<3).map { ContentImportFile.stableId(ContentImportFile.Kind.poi.rawValue, 70_000 + $0) }
+            func tourRow(_ legacyId: Int) -> CatalogBatchRow {
+                ContentImportFile.tourRow(label: "tour \(legacyId)", legacyId: legacyId, content: TourContent(name: "Walk \(legacyId)"),
+                                          stops: stops, status: .published, actor: "import")
+            }
+            // A stop of a published tour takes edits as drafts: this one moved to another continent and renamed.
+            var far = Self.poi(1, latitude: -33.9)
+            far.name = "Moved far"
+            let edit = try await handler.handle(CatalogCommand(action: .updatePoi, actor: "a", entityId: stops[1], poi: far, asDraft: true))
+            try #require(edit.outcome == .applied && edit.poi?.draft?.name == "Moved far" && edit.poi?.content.name == "Place 1")
+
+            let refused = try await handler.handle(importCommand([tourRow(81_000)], skip: false))
+            #expect(refused.outcome == .rejected)
+            #expect(refused.rows?.first?.message?.hasPrefix("Moved far is ") == true, "\(refused.rows?.first?.message ?? "no message")")
+
+            var near = Self.poi(1)
+            near.name = "Moved near"
+            _ = try await handler.handle(CatalogCommand(action: .updatePoi, actor: "a", entityId: stops[1], poi: near, asDraft: true))
+            let applied = try await handler.handle(importCommand([tourRow(81_001)], skip: false))
+            #expect(applied.outcome == .applied, "\(applied.rows?.first?.message ?? "")")
+            let history = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a", entityId: stops[1])).history)
+            #expect(history.first?.poi?.content.name == "Moved near" && history.first?.poi?.draft == nil)
+        }
+    }
+
     @Test("one bad row in a chunk: all or nothing rejects every row with that row's field error; skipping bad rows keeps the others")
     func badRowInChunk() async throws {
         try await withHandler { handler, client in

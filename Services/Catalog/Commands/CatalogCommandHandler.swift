@@ -22,6 +22,10 @@ struct CatalogCommandHandler: Sendable {
     /// Handles a command; returns its result (the stored one when the command was seen before).
     @discardableResult
     func handle(_ command: CatalogCommand, requestId: String? = nil, now: Date = Date()) async throws -> CatalogCommandResult {
+        try await snapshotCache.handlingCommand { try await handleNow(command, requestId: requestId, now: now) }
+    }
+
+    private func handleNow(_ command: CatalogCommand, requestId: String?, now: Date) async throws -> CatalogCommandResult {
         // Whole milliseconds: what JSON and Postgres both keep exactly, so a stored result equals the returned one.
         let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
         if command.action == .history { return try await history(command, requestId: requestId) }
@@ -387,17 +391,20 @@ struct Work {
     /// The stops far from the tour's median position, where they will be (their drafts' positions).
     func farStops(_ stops: [UUID]) async throws -> [(id: UUID, name: String, meters: Double)] {
         // One read for all the stops: a city's tours have a hundred each.
-        let stored = try await transaction.pois(stops)
-        let pois = stops.compactMap { id in stored[id].flatMap { $0.isDeleted ? nil : (id: id, content: $0.state.working) } }
-        return Geo.strays(pois.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }).map {
-            (pois[$0.index].id, pois[$0.index].content.name, $0.meters)
+        let places = try await transaction.stopPlaces(stops)
+        let live = stops.compactMap { id in places[id].flatMap { $0.isDeleted ? nil : (id: id, place: $0) } }
+        return Geo.strays(live.map { Coordinate(latitude: $0.place.latitude, longitude: $0.place.longitude) }).map {
+            (live[$0.index].id, live[$0.index].place.name, $0.meters)
         }
     }
 
     /// Publishing a tour publishes its stops' drafts too, each as a new version.
     mutating func publishDrafts(ofStops stops: [UUID]) async throws {
-        let storedStops = try await transaction.pois(stops)
-        for id in stops {
+        // Most stops have no draft: only those with one are read whole (and locked).
+        let places = try await transaction.stopPlaces(stops)
+        let drafted = stops.filter { places[$0].map { $0.hasDraft && !$0.isDeleted } == true }
+        let storedStops = try await transaction.pois(drafted)
+        for id in drafted {
             guard let stored = storedStops[id], !stored.isDeleted, let draft = stored.state.draft else { continue }
             var poi = stored.state
             poi.content = draft

@@ -19,6 +19,8 @@ final class SnapshotCache: Sendable {
     private let buckets = Mutex<[Int: Bucket]>([:])
     private let changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     private let lastChange = Mutex(ContinuousClock.now)
+    /// Commands being handled: an import's command runs for seconds, and encoding a city meanwhile competes with it.
+    private let handling = Atomic<Int>(0)
 
     init() {
         // Warm once at start.
@@ -31,8 +33,21 @@ final class SnapshotCache: Sendable {
         changes.continuation.yield()
     }
 
-    /// When a command last changed content.
+    /// When a command last changed content or finished.
     var lastChangeAt: ContinuousClock.Instant { lastChange.withLock { $0 } }
+
+    /// Whether a command is being handled now.
+    var isHandlingCommand: Bool { handling.load(ordering: .relaxed) > 0 }
+
+    /// Runs `body` (a command) as activity: the warmer waits until no command runs and none ended for its quiet period.
+    func handlingCommand<T>(_ body: () async throws -> T) async rethrows -> T {
+        handling.add(1, ordering: .relaxed)
+        defer {
+            lastChange.withLock { $0 = .now }
+            handling.subtract(1, ordering: .relaxed)
+        }
+        return try await body()
+    }
 
     /// Signals of `noteChange`, for the warmer.
     var changeSignals: AsyncStream<Void> { changes.stream }
@@ -85,11 +100,17 @@ final class SnapshotCacheWarmer: Service, Sendable {
         await cancelWhenGracefulShutdown {
             for await _ in self.handler.snapshotCache.changeSignals {
                 do {
-                    // Until no command changed content for the quiet period.
-                    var quietFrom = self.handler.snapshotCache.lastChangeAt + self.quietPeriod
-                    while quietFrom > .now {
-                        try await Task.sleep(until: quietFrom, clock: .continuous)
-                        quietFrom = self.handler.snapshotCache.lastChangeAt + self.quietPeriod
+                    // Until no command ran for the quiet period.
+                    let cache = self.handler.snapshotCache
+                    while true {
+                        let quietFrom = cache.lastChangeAt + self.quietPeriod
+                        if cache.isHandlingCommand {
+                            try await Task.sleep(for: self.quietPeriod)
+                        } else if quietFrom > .now {
+                            try await Task.sleep(until: quietFrom, clock: .continuous)
+                        } else {
+                            break
+                        }
                     }
                     let started = ContinuousClock.now
                     let encoded = try await self.handler.warmSnapshotCache()

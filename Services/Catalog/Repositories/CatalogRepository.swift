@@ -82,6 +82,9 @@ protocol CatalogTransaction: Sendable {
     func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>]
     /// The tours among `ids` that exist (tombstones too), locked for update until the transaction ends.
     func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>]
+    /// Where each of the POIs among `ids` that exist stands as a tour's stop (its working name and position), not
+    /// locked: what publishing a tour reads of its stops, which in a city are a hundred a tour.
+    func stopPlaces(_ ids: [UUID]) async throws -> [UUID: StopPlace]
     /// For each of `paths` that names a live category (without regard to case), that category, keyed by the path as given.
     func categories(paths: [String]) async throws -> [String: CategoryState]
     /// Writes `changes`: one statement per table, whatever their number.
@@ -124,4 +127,27 @@ struct AuditRow: Sendable {
     var actor: String
     var action: String
     var after: String?
+}
+
+/// A tour stop as publishing reads it: the POI's working name and position (its draft's, if it has one).
+struct StopPlace: Sendable, Equatable {
+    let name: String
+    let latitude: Double
+    let longitude: Double
+    let hasDraft: Bool
+    let isDeleted: Bool
+
+    init(name: String, latitude: Double, longitude: Double, hasDraft: Bool, isDeleted: Bool) {
+        self.name = name
+        self.latitude = latitude
+        self.longitude = longitude
+        self.hasDraft = hasDraft
+        self.isDeleted = isDeleted
+    }
+
+    init(_ stored: Stored<PoiState>) {
+        let working = stored.state.working
+        self.init(name: working.name, latitude: working.latitude, longitude: working.longitude,
+                  hasDraft: stored.state.draft != nil, isDeleted: stored.isDeleted)
+    }
 }

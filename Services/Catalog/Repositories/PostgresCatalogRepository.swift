@@ -388,6 +388,19 @@ extension PostgresCatalogTransaction {
         return pois
     }
 
+    func stopPlaces(_ ids: [UUID]) async throws -> [UUID: StopPlace] {
+        guard !ids.isEmpty else { return [:] }
+        var places: [UUID: StopPlace] = [:]
+        for (id, name, latitude, longitude, hasDraft, deleted) in try await connection.fetch("""
+            SELECT id, COALESCE(draft, content)->>'name', (COALESCE(draft, content)->>'latitude')::float8,
+                   (COALESCE(draft, content)->>'longitude')::float8, draft IS NOT NULL, deleted_at IS NOT NULL
+            FROM catalog.pois WHERE id = ANY(\(ids))
+            """, as: (UUID, String, Double, Double, Bool, Bool).self, logger: logger) {
+            places[id] = StopPlace(name: name, latitude: latitude, longitude: longitude, hasDraft: hasDraft, isDeleted: deleted)
+        }
+        return places
+    }
+
     func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>] {
         guard !ids.isEmpty else { return [:] }
         var tours: [UUID: Stored<TourState>] = [:]

@@ -29,6 +29,9 @@ final class StagedCatalogTransaction: CatalogTransaction {
         /// city's POIs whole for its tours' stops was most of an import's tours.
         var livePois: [UUID: Bool] = [:]
         var livenessLoaded: Set<UUID> = []
+        /// Stops of tours being published that this chunk did not read whole: their name and position suffice.
+        var stopPlaces: [UUID: StopPlace] = [:]
+        var stopPlacesLoaded: Set<UUID> = []
         var tours: [UUID: Stored<TourState>] = [:]
         var toursLoaded: Set<UUID> = []
         var categories: [String: CategoryState] = [:]
@@ -73,10 +76,12 @@ final class StagedCatalogTransaction: CatalogTransaction {
             paths.formUnion((command.poi?.categories ?? []).filter { !CommandValidation.isBlank($0, newlinesAreBlank: false) })
         }
         try await staged.loadProcessed(commands.map(\.commandId))
-        // Publishing a tour reads its stops whole (their positions and drafts); otherwise whether they are live is enough.
+        // Publishing a tour reads its stops' places (and whole only those with drafts); otherwise whether they are live is enough.
         let publishes = commands.contains { $0.action == .setTourStatus && $0.status == .published }
-        try await staged.loadPois(Array(publishes ? poiIds.union(stopIds) : poiIds))
-        if !publishes { try await staged.loadLiveness(stopIds.filter { !poiIds.contains($0) }) }
+        let stopsOnly = Array(stopIds.filter { !poiIds.contains($0) })
+        try await staged.loadPois(Array(poiIds))
+        try await staged.loadLiveness(stopsOnly)
+        if publishes { try await staged.loadStopPlaces(stopsOnly) }
         try await staged.loadTours(Array(tourIds))
         try await staged.loadCategories(Array(paths))
         return staged
@@ -99,6 +104,10 @@ final class StagedCatalogTransaction: CatalogTransaction {
         try await load(ids, marking: \.livenessLoaded, into: \.livePois) { ids in
             Dictionary(uniqueKeysWithValues: try await base.livePoiIds(ids).map { ($0, true) })
         }
+    }
+
+    private func loadStopPlaces(_ ids: [UUID]) async throws {
+        try await load(ids, marking: \.stopPlacesLoaded, into: \.stopPlaces) { try await base.stopPlaces($0) }
     }
 
     private func loadTours(_ ids: [UUID]) async throws {
@@ -220,6 +229,16 @@ final class StagedCatalogTransaction: CatalogTransaction {
     func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>] {
         try await loadPois(ids)
         return state.withLock { state in Dictionary(uniqueKeysWithValues: Set(ids).compactMap { id in state.pois[id].map { (id, $0) } }) }
+    }
+
+    /// A POI this chunk read or changed stands as it now is; any other as the database has it.
+    func stopPlaces(_ ids: [UUID]) async throws -> [UUID: StopPlace] {
+        let unknown = state.withLock { state in ids.filter { !state.poisLoaded.contains($0) && state.pois[$0] == nil } }
+        try await loadStopPlaces(unknown)
+        return state.withLock { state in
+            Dictionary(Set(ids).compactMap { id in (state.pois[id].map(StopPlace.init) ?? state.stopPlaces[id]).map { (id, $0) } },
+                       uniquingKeysWith: { first, _ in first })
+        }
     }
 
     func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>] {

@@ -10,8 +10,8 @@ import Synchronization
 
 /// Publishes the projection's changes: once when the catalog snapshot has fully arrived (until then the
 /// feed is not ready and rendering half a catalog would be wasted), then shortly after each change.
-/// Changes arriving while it renders are gathered into the next publication, so a burst of events
-/// costs a few publications, not one per event.
+/// Changes arriving while it renders, or in as long again after it, are gathered into the next publication,
+/// so a burst of events costs a few publications, not one per event, and at most half a core.
 final class ProjectionPublisher: Service, Sendable {
     private let projection: CatalogProjection
     private let isSourceLoaded: @Sendable () -> Bool
@@ -84,8 +84,13 @@ final class ProjectionPublisher: Service, Sendable {
             for await _ in self.projection.changeSignals {
                 // A moment for the rest of a burst to arrive.
                 try await Task.sleep(for: .milliseconds(2))
+                let publishing = ContinuousClock.now
                 await self.publishOffTheEventLoops()
                 self.publishedSinceTrim.store(true, ordering: .releasing)
+                // In a burst (an import), publications would follow each other back to back and take a core from
+                // the machine's other work: the next waits as long as this one took, so at most half a core goes to
+                // publishing and each publication gathers more changes. A lone edit, after a pause, is not delayed.
+                try await Task.sleep(for: ContinuousClock.now - publishing)
             }
         }
     }
