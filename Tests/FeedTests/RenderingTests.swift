@@ -153,7 +153,7 @@ struct RenderingTests {
         for key in ["address", "phone", "website", "openingHours", "legacyId"] { #expect(object[key] is NSNull, "\(key)") }
         var members = JSONWriter()
         members.beginObject()
-        ContentJSON.poiListingMembers(poi, to: &members)
+        ContentJSON.poiListingMembers(id: poi.id, poi.content, to: &members)
         members.endObject()
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(members.bytes)) as? [String: Any])
         #expect(Set(listing.keys) == ["category", "id", "latitude", "longitude", "name", "summary"])

@@ -164,7 +164,7 @@ final class PoiResources: Sendable {
 
     /// The JSON members of its entry in nearby and search results, without braces.
     func writeListingMembers(to json: inout JSONWriter) {
-        ContentJSON.poiListingMembers(poi.state, to: &json)
+        ContentJSON.poiListingMembers(id: poi.id, poi.content, to: &json)
     }
 
     /// True when one of the POI's categories is `category` or below it ("Shop" matches "Shop/Fashion").

@@ -35,7 +35,7 @@ enum CalendarRoutes {
         json.objects(end > from ? snapshot.calendar.occurrences(from: from, to: end, category: category) : []) { json, item in
             let (entry, occurrence) = item
             json.key("allDay"); json.bool(entry.content.allDay)
-            writeTimes(occurrence, entry.content, to: &json)
+            writeTimes(occurrence, of: entry, to: &json)
             json.key("eventId"); json.uuid(entry.id)
             writePlace(snapshot.placeName(of: entry.content), to: &json)
             json.key("registrationUrl"); json.string(entry.content.registrationUrl)
@@ -67,7 +67,7 @@ enum CalendarRoutes {
         json.key("id"); json.uuid(entry.id)
         json.key("nextOccurrences")
         json.objects(entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10)) { json, occurrence in
-            writeTimes(occurrence, content, to: &json)
+            writeTimes(occurrence, of: entry, to: &json)
         }
         writePlace(snapshot.placeName(of: content), to: &json)
         json.key("updatedAt"); json.date(entry.state.updatedAt)
@@ -77,9 +77,9 @@ enum CalendarRoutes {
     }
 
     /// `startsAt`/`endsAt`: RFC 3339 with the entry's offset then, or dates (the last day, inclusive) when all-day.
-    static func writeTimes(_ occurrence: CalendarOccurrence, _ content: CalendarEntryContent, to json: inout JSONWriter) {
-        let zone = TimeZone(identifier: content.timeZone) ?? .gmt
-        if content.allDay {
+    static func writeTimes(_ occurrence: CalendarOccurrence, of entry: CalendarListing.Entry, to json: inout JSONWriter) {
+        let zone = entry.schedule.timeZone
+        if entry.content.allDay {
             json.key("endsAt"); json.string(String(localTime(occurrence.end.addingTimeInterval(-1), zone).prefix(10)))
             json.key("startsAt"); json.string(String(localTime(occurrence.start, zone).prefix(10)))
         } else {
@@ -99,13 +99,7 @@ enum CalendarRoutes {
 
     /// `2026-12-05T09:00:00-05:00`.
     static func localTime(_ date: Date, _ zone: TimeZone) -> String {
-        let offset = zone.secondsFromGMT(for: date)
-        var utc = Calendar(identifier: .gregorian)
-        utc.timeZone = .gmt
-        let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date.addingTimeInterval(Double(offset)))
-        let minutes = abs(offset) / 60
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0,
-                      c.second ?? 0, offset < 0 ? "-" : "+", minutes / 60, minutes % 60)
+        RFC3339.formatLocal(date, offsetSeconds: zone.secondsFromGMT(for: date))
     }
 
     /// A `YYYY-MM-DD` parameter as that day's start in the site's zone; nil when absent.

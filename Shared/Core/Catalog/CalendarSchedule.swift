@@ -17,6 +17,8 @@ public struct CalendarSchedule: Sendable {
 
     public let content: CalendarEntryContent
     let calendar: Calendar
+    /// The entry's zone (its `timeZone`, checked).
+    public var timeZone: TimeZone { calendar.timeZone }
     let start: DateComponents
     /// Days (all-day) or minutes (timed) from the start to the end.
     let length: Int

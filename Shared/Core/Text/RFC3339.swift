@@ -53,6 +53,37 @@ public enum RFC3339 {
         }
     }
 
+    /// `YYYY-MM-DDTHH:MM:SS±HH:MM`: the local time `offsetSeconds` from UTC, whole seconds (a calendar event's
+    /// time as its zone writes it). Years outside 0–9999 are written by Foundation.
+    public static func formatLocal(_ date: Date, offsetSeconds: Int) -> String {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down)) + Int64(offsetSeconds)
+        let days = floorDivide(seconds, 86_400)
+        let (year, month, day) = CivilDate.civil(fromDays: Int(days))
+        let secondOfDay = Int(seconds - days * 86_400), offsetMinutes = abs(offsetSeconds) / 60
+        guard (0...9_999).contains(year) else {
+            return String(format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", year, month, day, secondOfDay / 3_600, secondOfDay / 60 % 60,
+                          secondOfDay % 60, offsetSeconds < 0 ? "-" : "+", offsetMinutes / 60, offsetMinutes % 60)
+        }
+        var bytes = [UInt8](repeating: 0, count: 25)
+        func digits(_ value: Int, _ count: Int, at start: Int) {
+            var rest = value
+            for index in (start..<(start + count)).reversed() {
+                bytes[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
+            }
+        }
+        digits(year, 4, at: 0); bytes[4] = UInt8(ascii: "-")
+        digits(month, 2, at: 5); bytes[7] = UInt8(ascii: "-")
+        digits(day, 2, at: 8); bytes[10] = UInt8(ascii: "T")
+        digits(secondOfDay / 3_600, 2, at: 11); bytes[13] = UInt8(ascii: ":")
+        digits(secondOfDay / 60 % 60, 2, at: 14); bytes[16] = UInt8(ascii: ":")
+        digits(secondOfDay % 60, 2, at: 17)
+        bytes[19] = offsetSeconds < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+")
+        digits(offsetMinutes / 60, 2, at: 20); bytes[22] = UInt8(ascii: ":")
+        digits(offsetMinutes % 60, 2, at: 23)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Any RFC 3339 date-time, rounded to the millisecond; nil for anything else.
     public static func parse(_ text: String) -> Date? {
         var text = text

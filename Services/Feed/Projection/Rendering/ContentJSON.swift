@@ -56,7 +56,7 @@ enum ContentJSON {
         json.beginArray()
         for stop in stops {
             json.beginObject()
-            poiListingMembers(stop, to: &json)
+            poiListingMembers(id: stop.id, stop.content, to: &json)
             json.key("triggerRadiusMeters"); json.number(stop.content.triggerRadiusMeters ?? PoiContent.defaultTriggerRadiusMeters)
             json.endObject()
         }
@@ -129,13 +129,13 @@ enum ContentJSON {
     /// The members a POI shows in nearby and search results, without the braces, so a nearby result can
     /// put its distance and bearing in front. Written per answer: a few dozen per answer cost microseconds,
     /// and a city's worth kept encoded cost 20 MB.
-    static func poiListingMembers(_ poi: PoiState, to json: inout JSONWriter) {
-        json.key("category"); json.string(poi.content.category)
-        json.key("id"); json.uuid(poi.id)
-        json.key("latitude"); json.number(poi.content.latitude)
-        json.key("longitude"); json.number(poi.content.longitude)
-        json.key("name"); json.string(poi.content.name)
-        json.key("summary"); json.string(poi.content.summary)
+    static func poiListingMembers(id: UUID, _ content: PoiContent, to json: inout JSONWriter) {
+        json.key("category"); json.string(content.category)
+        json.key("id"); json.uuid(id)
+        json.key("latitude"); json.number(content.latitude)
+        json.key("longitude"); json.number(content.longitude)
+        json.key("name"); json.string(content.name)
+        json.key("summary"); json.string(content.summary)
     }
 
     /// `GET /v1/categories`: `{"categories": [{path, name, poiCount, children}]}`, each level by name (case
