@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+@testable import Shared
 import Testing
 
 /// Calendar entries' occurrences (DESIGN.md, "Calendar"): the RRULE subset expanded in the entry's zone.
@@ -71,5 +71,18 @@ struct CalendarScheduleTests {
         bad.exceptionDates = ["2026-12-12"]
         bad.url = "javascript:alert(1)"
         #expect(fields(bad) == ["url", "recurrence", "recurrence", "recurrence", "exceptionDates"])
+    }
+
+    @Test("an occurrence's local start is written as String(format:) writes it (what exceptionDates are compared with)")
+    func localStartText() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let c = DateComponents(year: Int.random(in: 1_000...9_999, using: &generator), month: Int.random(in: 1...12, using: &generator),
+                                   day: Int.random(in: 1...31, using: &generator), hour: Int.random(in: 0...23, using: &generator),
+                                   minute: Int.random(in: 0...59, using: &generator))
+            let date = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+            #expect(CalendarSchedule.text(c, allDay: true) == date)
+            #expect(CalendarSchedule.text(c, allDay: false) == date + String(format: "T%02d:%02d", c.hour!, c.minute!))
+        }
     }
 }

@@ -118,8 +118,28 @@ public struct CalendarSchedule: Sendable {
     }
 
     static func text(_ components: DateComponents, allDay: Bool) -> String {
-        let date = String(format: "%04d-%02d-%02d", components.year ?? 0, components.month ?? 0, components.day ?? 0)
-        return allDay ? date : date + String(format: "T%02d:%02d", components.hour ?? 0, components.minute ?? 0)
+        // Written by hand: once per occurrence expanded, and `String(format:)` was most of a search's time.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = abs(value) % (divisor * 10)
+            while divisor > 0 {
+                bytes.append(UInt8(truncatingIfNeeded: 48 + rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(components.year ?? 0, 4); bytes.append(UInt8(ascii: "-"))
+        digits(components.month ?? 0, 2); bytes.append(UInt8(ascii: "-"))
+        digits(components.day ?? 0, 2)
+        if !allDay {
+            bytes.append(UInt8(ascii: "T"))
+            digits(components.hour ?? 0, 2); bytes.append(UInt8(ascii: ":"))
+            digits(components.minute ?? 0, 2)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The occurrences that overlap [from, to), in order, at most `limit`.
