@@ -135,14 +135,19 @@ struct CommandHandlerTests {
             let imported = try await handler.handle(CatalogCommand(action: .importBatch, actor: "a", rows: rows))
             #expect(imported.outcome == .applied, "\(imported.message ?? "")")
             let tour = try await handler.handle(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "T")))
+            let category = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a", category: .ensuring(path: "Eat/Cafe")))
             let before = try await outbox(client).count
             let reader = try await CatalogEventsReader(handler.topics)
             _ = try await reader.next()
 
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed", chunkedSnapshot: true))
-            #expect(snapshot.message == "republished 1 tours, 600 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
-            let chunks = try CatalogEventsReader.chunks(try await reader.next())
+            #expect(snapshot.message == "republished 1 tours, 600 POIs, 2 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
+            let messages = try await reader.next()
+            let chunks = try CatalogEventsReader.chunks(messages)
             await reader.close()
+            // Categories and records go straight to the topic too, each keyed by its id as its later changes are.
+            let records = messages.filter { !($0.keyString ?? "").hasPrefix("catalog.snapshot-chunk/") }
+            #expect(records.count == 2 && records.contains { $0.keyString == category.entityId?.uuidString.lowercased() })
             #expect(chunks.map { $0.event.pois?.count ?? 0 } == [0, 100, 100, 100, 100, 100, 100])
             #expect(chunks.first?.event.tours?.map(\.id) == [tour.entityId].compactMap { $0 })
             #expect(chunks.map(\.number) == Array(0..<7))

@@ -751,7 +751,13 @@ struct Work {
             // and read back only to send them. Nothing is lost: they are sent before the command's transaction
             // commits (a failure redelivers the command), and the markers, in the outbox, go after them.
             let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
-            directMessages = (Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
+            // The categories and records too (a city's ten thousand events and people): each keyed by its id, as its
+            // later changes will be.
+            let records = outbox.map { entry in
+                KafkaOutgoingMessage(topic: entry.topic, key: entry.key, value: Array(entry.payload.utf8), partition: entry.partition, headers: headers)
+            }
+            outbox.removeAll()
+            directMessages = records + (Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
                 KafkaOutgoingMessage(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)", value: payload,
                                      partition: Int32(number % max(partitions, 1)), headers: headers)
             }

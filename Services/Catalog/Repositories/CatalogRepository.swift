@@ -136,15 +136,9 @@ struct StopPlace: Sendable, Equatable {
     let longitude: Double
     let hasDraft: Bool
     let isDeleted: Bool
+}
 
-    init(name: String, latitude: Double, longitude: Double, hasDraft: Bool, isDeleted: Bool) {
-        self.name = name
-        self.latitude = latitude
-        self.longitude = longitude
-        self.hasDraft = hasDraft
-        self.isDeleted = isDeleted
-    }
-
+extension StopPlace {
     init(_ stored: Stored<PoiState>) {
         let working = stored.state.working
         self.init(name: working.name, latitude: working.latitude, longitude: working.longitude,

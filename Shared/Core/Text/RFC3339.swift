@@ -35,21 +35,28 @@ public enum RFC3339 {
         // Written into 24 bytes on the stack, then appended at once.
         var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &text) { out in
-            func digits(_ value: Int, _ count: Int, at start: Int) {
-                var rest = value
-                for index in (start..<(start + count)).reversed() {
-                    out[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-                    rest /= 10
-                }
-            }
-            digits(year, 4, at: 0); out[4] = UInt8(ascii: "-")
-            digits(month, 2, at: 5); out[7] = UInt8(ascii: "-")
-            digits(day, 2, at: 8); out[10] = UInt8(ascii: "T")
-            digits(secondOfDay / 3_600, 2, at: 11); out[13] = UInt8(ascii: ":")
-            digits(secondOfDay / 60 % 60, 2, at: 14); out[16] = UInt8(ascii: ":")
-            digits(secondOfDay % 60, 2, at: 17); out[19] = UInt8(ascii: ".")
-            digits(fraction, 3, at: 20); out[23] = UInt8(ascii: "Z")
+            writeDateTime(year: year, month: month, day: day, secondOfDay: secondOfDay, to: out)
+            out[19] = UInt8(ascii: ".")
+            writeDigits(fraction, 3, at: 20, to: out); out[23] = UInt8(ascii: "Z")
             bytes.append(contentsOf: out)
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` into the first 19 bytes of `out`.
+    private static func writeDateTime(year: Int, month: Int, day: Int, secondOfDay: Int, to out: UnsafeMutableRawBufferPointer) {
+        writeDigits(year, 4, at: 0, to: out); out[4] = UInt8(ascii: "-")
+        writeDigits(month, 2, at: 5, to: out); out[7] = UInt8(ascii: "-")
+        writeDigits(day, 2, at: 8, to: out); out[10] = UInt8(ascii: "T")
+        writeDigits(secondOfDay / 3_600, 2, at: 11, to: out); out[13] = UInt8(ascii: ":")
+        writeDigits(secondOfDay / 60 % 60, 2, at: 14, to: out); out[16] = UInt8(ascii: ":")
+        writeDigits(secondOfDay % 60, 2, at: 17, to: out)
+    }
+
+    private static func writeDigits(_ value: Int, _ count: Int, at start: Int, to out: UnsafeMutableRawBufferPointer) {
+        var rest = value
+        for index in (start..<(start + count)).reversed() {
+            out[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+            rest /= 10
         }
     }
 
@@ -65,22 +72,12 @@ public enum RFC3339 {
                           secondOfDay % 60, offsetSeconds < 0 ? "-" : "+", offsetMinutes / 60, offsetMinutes % 60)
         }
         var bytes = [UInt8](repeating: 0, count: 25)
-        func digits(_ value: Int, _ count: Int, at start: Int) {
-            var rest = value
-            for index in (start..<(start + count)).reversed() {
-                bytes[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
-                rest /= 10
-            }
+        bytes.withUnsafeMutableBytes { out in
+            writeDateTime(year: year, month: month, day: day, secondOfDay: secondOfDay, to: out)
+            out[19] = offsetSeconds < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+")
+            writeDigits(offsetMinutes / 60, 2, at: 20, to: out); out[22] = UInt8(ascii: ":")
+            writeDigits(offsetMinutes % 60, 2, at: 23, to: out)
         }
-        digits(year, 4, at: 0); bytes[4] = UInt8(ascii: "-")
-        digits(month, 2, at: 5); bytes[7] = UInt8(ascii: "-")
-        digits(day, 2, at: 8); bytes[10] = UInt8(ascii: "T")
-        digits(secondOfDay / 3_600, 2, at: 11); bytes[13] = UInt8(ascii: ":")
-        digits(secondOfDay / 60 % 60, 2, at: 14); bytes[16] = UInt8(ascii: ":")
-        digits(secondOfDay % 60, 2, at: 17)
-        bytes[19] = offsetSeconds < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+")
-        digits(offsetMinutes / 60, 2, at: 20); bytes[22] = UInt8(ascii: ":")
-        digits(offsetMinutes % 60, 2, at: 23)
         return String(decoding: bytes, as: UTF8.self)
     }
 
