@@ -5,8 +5,9 @@
 /* A topic's id (KIP-516): a topic deleted and made again under the same name gets a new one, which offsets
  * alone cannot show once the new log has grown past the old position. DescribeTopics came with librdkafka 2.3;
  * the headers built against may be older (Debian 12's 2.0.2), so its functions are looked up at run time.
- * Returns 0 with the id in *most / *least, -1 when the loaded library has no topic ids, or a
- * rd_kafka_resp_err_t (the topic's own error, e.g. unknown topic, or the request's). */
+ * Returns 0 with the id in *most / *least, ITOUR_RD_KAFKA_NO_TOPIC_IDS when the loaded library has none, or a
+ * rd_kafka_resp_err_t (the topic's own error, e.g. unknown topic, or the request's; -1 is one of those). */
+#define ITOUR_RD_KAFKA_NO_TOPIC_IDS INT32_MIN
 static inline int itour_rd_kafka_topic_id(rd_kafka_t *rk, const char *topic, int timeout_ms,
                                           int64_t *most, int64_t *least) {
     typedef void *(*of_names_t)(const char **, size_t);
@@ -17,24 +18,18 @@ static inline int itour_rd_kafka_topic_id(rd_kafka_t *rk, const char *topic, int
     typedef const rd_kafka_error_t *(*description_error_t)(const void *);
     typedef const void *(*description_id_t)(const void *);
     typedef int64_t (*uuid_bits_t)(const void *);
-    static int looked_up = 0;
-    static of_names_t of_names; static destroy_collection_t destroy_collection; static describe_t describe;
-    static event_result_t event_result; static result_topics_t result_topics; static description_error_t description_error;
-    static description_id_t description_id; static uuid_bits_t most_bits, least_bits;
-    if (!__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE)) {
-        of_names = (of_names_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicCollection_of_topic_names");
-        destroy_collection = (destroy_collection_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicCollection_destroy");
-        describe = (describe_t)dlsym(RTLD_DEFAULT, "rd_kafka_DescribeTopics");
-        event_result = (event_result_t)dlsym(RTLD_DEFAULT, "rd_kafka_event_DescribeTopics_result");
-        result_topics = (result_topics_t)dlsym(RTLD_DEFAULT, "rd_kafka_DescribeTopics_result_topics");
-        description_error = (description_error_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicDescription_error");
-        description_id = (description_id_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicDescription_topic_id");
-        most_bits = (uuid_bits_t)dlsym(RTLD_DEFAULT, "rd_kafka_Uuid_most_significant_bits");
-        least_bits = (uuid_bits_t)dlsym(RTLD_DEFAULT, "rd_kafka_Uuid_least_significant_bits");
-        __atomic_store_n(&looked_up, 1, __ATOMIC_RELEASE);
-    }
+    /* Looked up on each call (one check every few seconds): no shared state between the consumers' threads. */
+    of_names_t of_names = (of_names_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicCollection_of_topic_names");
+    destroy_collection_t destroy_collection = (destroy_collection_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicCollection_destroy");
+    describe_t describe = (describe_t)dlsym(RTLD_DEFAULT, "rd_kafka_DescribeTopics");
+    event_result_t event_result = (event_result_t)dlsym(RTLD_DEFAULT, "rd_kafka_event_DescribeTopics_result");
+    result_topics_t result_topics = (result_topics_t)dlsym(RTLD_DEFAULT, "rd_kafka_DescribeTopics_result_topics");
+    description_error_t description_error = (description_error_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicDescription_error");
+    description_id_t description_id = (description_id_t)dlsym(RTLD_DEFAULT, "rd_kafka_TopicDescription_topic_id");
+    uuid_bits_t most_bits = (uuid_bits_t)dlsym(RTLD_DEFAULT, "rd_kafka_Uuid_most_significant_bits");
+    uuid_bits_t least_bits = (uuid_bits_t)dlsym(RTLD_DEFAULT, "rd_kafka_Uuid_least_significant_bits");
     if (!of_names || !destroy_collection || !describe || !event_result || !result_topics || !description_error
-        || !description_id || !most_bits || !least_bits) return -1;
+        || !description_id || !most_bits || !least_bits) return ITOUR_RD_KAFKA_NO_TOPIC_IDS;
 
     const char *names[1] = { topic };
     void *collection = of_names(names, 1);

@@ -90,19 +90,25 @@ final class SnapshotCacheWarmer: Service, Sendable {
     /// How long content must stay unchanged before the cache is brought up to date (an import is many commands).
     private let quietPeriod: Duration
 
-    init(handler: CatalogCommandHandler, logger: Logger, quietPeriod: Duration = .seconds(1)) {
+    /// The longest it waits for a pause before encoding anyway.
+    private let longestWait: Duration
+
+    init(handler: CatalogCommandHandler, logger: Logger, quietPeriod: Duration = .seconds(1), longestWait: Duration = .seconds(60)) {
         self.handler = handler
         self.logger = logger
         self.quietPeriod = quietPeriod
+        self.longestWait = longestWait
     }
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             for await _ in self.handler.snapshotCache.changeSignals {
                 do {
-                    // Until no command ran for the quiet period.
+                    // Until no command ran for the quiet period, or at most `longestWait`: commands that keep coming
+                    // (an admin reading histories) must not keep the chunks stale for good.
                     let cache = self.handler.snapshotCache
-                    while true {
+                    let giveUpAt = ContinuousClock.now + self.longestWait
+                    while ContinuousClock.now < giveUpAt {
                         let quietFrom = cache.lastChangeAt + self.quietPeriod
                         if cache.isHandlingCommand {
                             try await Task.sleep(for: self.quietPeriod)

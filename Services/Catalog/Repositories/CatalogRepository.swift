@@ -82,8 +82,9 @@ protocol CatalogTransaction: Sendable {
     func pois(_ ids: [UUID]) async throws -> [UUID: Stored<PoiState>]
     /// The tours among `ids` that exist (tombstones too), locked for update until the transaction ends.
     func tours(_ ids: [UUID]) async throws -> [UUID: Stored<TourState>]
-    /// Where each of the POIs among `ids` that exist stands as a tour's stop (its working name and position), not
-    /// locked: what publishing a tour reads of its stops, which in a city are a hundred a tour.
+    /// Where each of the POIs among `ids` that exist stands as a tour's stop (its working name and position), locked
+    /// against changes (not for update) until the transaction ends: what publishing a tour reads of its stops, which in
+    /// a city are a hundred a tour, so that no draft is saved between the check and the publication.
     func stopPlaces(_ ids: [UUID]) async throws -> [UUID: StopPlace]
     /// For each of `paths` that names a live category (without regard to case), that category, keyed by the path as given.
     func categories(paths: [String]) async throws -> [String: CategoryState]

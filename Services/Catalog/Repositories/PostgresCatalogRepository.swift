@@ -394,7 +394,7 @@ extension PostgresCatalogTransaction {
         for (id, name, latitude, longitude, hasDraft, deleted) in try await connection.fetch("""
             SELECT id, COALESCE(draft, content)->>'name', (COALESCE(draft, content)->>'latitude')::float8,
                    (COALESCE(draft, content)->>'longitude')::float8, draft IS NOT NULL, deleted_at IS NOT NULL
-            FROM catalog.pois WHERE id = ANY(\(ids))
+            FROM catalog.pois WHERE id = ANY(\(ids)) FOR SHARE
             """, as: (UUID, String, Double, Double, Bool, Bool).self, logger: logger) {
             places[id] = StopPlace(name: name, latitude: latitude, longitude: longitude, hasDraft: hasDraft, isDeleted: deleted)
         }

@@ -21,6 +21,8 @@ final class ProjectionPublisher: Service, Sendable {
     private let publishedSinceTrim = Atomic<Bool>(false)
     /// How long publications must pause before freed memory is given back.
     static let trimQuiet = Duration.seconds(1)
+    /// The longest wait between publications in a burst: well under `trimQuiet`, so a burst never looks paused.
+    static let burstPause = Duration.milliseconds(250)
 
     init(projection: CatalogProjection, isSourceLoaded: @escaping @Sendable () -> Bool, logger: Logger) {
         self.projection = projection
@@ -88,9 +90,10 @@ final class ProjectionPublisher: Service, Sendable {
                 await self.publishOffTheEventLoops()
                 self.publishedSinceTrim.store(true, ordering: .releasing)
                 // In a burst (an import), publications would follow each other back to back and take a core from
-                // the machine's other work: the next waits as long as this one took, so at most half a core goes to
-                // publishing and each publication gathers more changes. A lone edit, after a pause, is not delayed.
-                try await Task.sleep(for: ContinuousClock.now - publishing)
+                // the machine's other work: the next waits as long as this one took (at most `burstPause`), so about
+                // half a core goes to publishing and each publication gathers more changes. A lone edit, after a
+                // pause, is not delayed; one right after a long publication waits at most `burstPause`.
+                try await Task.sleep(for: min(ContinuousClock.now - publishing, Self.burstPause))
             }
         }
     }

@@ -122,9 +122,11 @@ public struct CalendarSchedule: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(16)
         func digits(_ value: Int, _ count: Int) {
+            // At least `count` digits, more when the value has them (%0Nd).
             var divisor = 1
             for _ in 1..<count { divisor *= 10 }
-            var rest = abs(value) % (divisor * 10)
+            while value / divisor >= 10 { divisor *= 10 }
+            var rest = abs(value)
             while divisor > 0 {
                 bytes.append(UInt8(truncatingIfNeeded: 48 + rest / divisor))
                 rest %= divisor

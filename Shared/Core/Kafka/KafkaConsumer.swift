@@ -55,9 +55,10 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     private let lastCheck = Mutex<ContinuousClock.Instant>(.now)
     /// Each assigned partition's high watermark at the last check: a log whose end moved back was replaced.
     private let lastHighs = Mutex<[KafkaTopicPartition: Int64]>([:])
-    /// Each assigned topic's id when last seen: a new id is a topic made again, even one whose new log has
-    /// already grown past this consumer's positions.
-    private let lastTopicIds = Mutex<[String: KafkaTopicId]>([:])
+    /// Each assigned topic's ids seen so far: an id never seen is a topic made again, even one whose new log has
+    /// already grown past this consumer's positions. A set, not the last one: brokers of a cluster may answer the old
+    /// and the new id in turn for a moment after the topic is made again.
+    private let seenTopicIds = Mutex<[String: Set<KafkaTopicId>]>([:])
     private let resetUnconfirmedBeyondEnd: Bool
     private let checkInterval: Duration
     private let onLogCheck: (@Sendable (LogCheck) -> Void)?
@@ -126,7 +127,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             try client.assign(offsets)
             context.assignment.withLock { $0 = assigned }
             let ids = topics.compactMap { topic in (try? client.topicId(topic: topic, timeoutMilliseconds: 10_000)).flatMap { $0.map { (topic, $0) } } }
-            lastTopicIds.withLock { $0 = Dictionary(ids, uniquingKeysWith: { first, _ in first }) }
+            seenTopicIds.withLock { seen in for (topic, id) in ids { seen[topic, default: []].insert(id) } }
         }
     }
 
@@ -191,23 +192,17 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         var highs: [KafkaTopicPartition: Int64] = [:]
         var lows: [KafkaTopicPartition: Int64] = [:]
         let lastHighs = self.lastHighs.withLock { $0 }
-        let lastTopicIds = self.lastTopicIds.withLock { $0 }
+        let seenTopicIds = self.seenTopicIds.withLock { $0 }
         var topicIds: [String: KafkaTopicId] = [:]
         var replacedTopics: Set<String> = []
         for topic in Set(assigned.map(\.topic)) {
-            let id: KafkaTopicId?
-            do {
-                id = try client.topicId(topic: topic, timeoutMilliseconds: 1_000)
-            } catch {
-                if afterBrokerLoss { context.brokersWereDown.value = true }
-                return
-            }
-            guard let id else { continue }
+            // No id (a library or broker without them, a missing topic, a failed request): the offsets below still decide.
+            guard let id = (try? client.topicId(topic: topic, timeoutMilliseconds: 1_000)) ?? nil else { continue }
             topicIds[topic] = id
-            if let last = lastTopicIds[topic], last != id {
+            if let seen = seenTopicIds[topic], !seen.contains(id) {
                 replacedTopics.insert(topic)
                 logger.warning("topic made again under its name", metadata: [
-                    "consumer": "\(name)", "topic": "\(topic)", "old_id": "\(last)", "new_id": "\(id)",
+                    "consumer": "\(name)", "topic": "\(topic)", "seen_ids": "\(seen.map(\.description).sorted())", "new_id": "\(id)",
                 ])
             }
         }
@@ -249,8 +244,8 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             }
             report(moves)
         }
-        // Kept only once the moves are made: a failed seek leaves the old ids, so the next check finds them again.
-        self.lastTopicIds.withLock { $0.merge(topicIds) { _, new in new } }
+        // Kept only once the moves are made: a failed seek leaves the new ids unseen, so the next check finds them again.
+        self.seenTopicIds.withLock { seen in for (topic, id) in topicIds { seen[topic, default: []].insert(id) } }
         if !moves.isEmpty || afterBrokerLoss {
             onLogCheck?(LogCheck(moves: moves, afterBrokerLoss: afterBrokerLoss))
         }

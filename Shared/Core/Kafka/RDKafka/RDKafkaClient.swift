@@ -209,7 +209,7 @@ final class RDKafkaClient: @unchecked Sendable {
         var most: Int64 = 0
         var least: Int64 = 0
         let result = itour_rd_kafka_topic_id(handle, topic, timeoutMilliseconds, &most, &least)
-        if result == -1 { return nil }
+        if result == Int32.min { return nil }
         if result != 0 { throw KafkaError(code: rd_kafka_resp_err_t(result), context: "id of topic \(topic)") }
         return most == 0 && least == 0 ? nil : KafkaTopicId(most: most, least: least)
     }
