@@ -80,8 +80,8 @@ final class StagedCatalogTransaction: CatalogTransaction {
         let publishes = commands.contains { $0.action == .setTourStatus && $0.status == .published }
         let stopsOnly = Array(stopIds.filter { !poiIds.contains($0) })
         try await staged.loadPois(Array(poiIds))
-        try await staged.loadLiveness(stopsOnly)
-        if publishes { try await staged.loadStopPlaces(stopsOnly) }
+        // A stop's place says whether it is live too: one read of the stops, not two.
+        if publishes { try await staged.loadStopPlaces(stopsOnly) } else { try await staged.loadLiveness(stopsOnly) }
         try await staged.loadTours(Array(tourIds))
         try await staged.loadCategories(Array(paths))
         return staged
@@ -208,10 +208,12 @@ final class StagedCatalogTransaction: CatalogTransaction {
 
     /// A POI this chunk read or changed is live as it now stands; any other as the database has it.
     func livePoiIds(_ ids: [UUID]) async throws -> Set<UUID> {
-        let unknown = state.withLock { state in ids.filter { !state.poisLoaded.contains($0) && state.pois[$0] == nil } }
+        let unknown = state.withLock { state in
+            ids.filter { !state.poisLoaded.contains($0) && state.pois[$0] == nil && !state.stopPlacesLoaded.contains($0) }
+        }
         try await loadLiveness(unknown)
         return state.withLock { state in
-            Set(ids.filter { id in state.pois[id].map { !$0.isDeleted } ?? state.livePois[id] ?? false })
+            Set(ids.filter { id in state.pois[id].map { !$0.isDeleted } ?? state.stopPlaces[id].map { !$0.isDeleted } ?? state.livePois[id] ?? false })
         }
     }
 
