@@ -729,15 +729,15 @@ struct Work {
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
         let calendar = try await transaction.liveRecords(CalendarEntryContent.self)
-        for entry in calendar { try publish(CalendarEntryEvent.changed(entry, snapshotId: snapshotId)) }
+        for entry in calendar { publish(CalendarEntryEvent.changed(entry, snapshotId: snapshotId)) }
         let people = try await transaction.liveRecords(PersonContent.self)
-        for person in people { try publish(PersonEvent.changed(person, snapshotId: snapshotId)) }
+        for person in people { publish(PersonEvent.changed(person, snapshotId: snapshotId)) }
         let pages = try await transaction.liveRecords(PageContent.self)
-        for page in pages { try publish(PageEvent.changed(page, snapshotId: snapshotId)) }
+        for page in pages { publish(PageEvent.changed(page, snapshotId: snapshotId)) }
         let featured = try await transaction.liveRecords(FeaturedContent.self)
-        for item in featured { try publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
+        for item in featured { publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
         let media = try await transaction.liveRecords(MediaContent.self)
-        for item in media { try publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
+        for item in media { publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let poiCount: Int

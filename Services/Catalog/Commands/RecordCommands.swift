@@ -59,7 +59,7 @@ extension Work {
         record.version += 1
         record.updatedAt = now
         try await transaction.saveRecord(record, deleted: true)
-        try publish(CatalogRecordEvent<Content>(kind: .deleted, entityId: id, version: record.version))
+        publish(CatalogRecordEvent<Content>(kind: .deleted, entityId: id, version: record.version))
         return try await applied(id, version: record.version, before: stored.state, after: nil as CatalogRecordState<Content>?)
     }
 
@@ -71,15 +71,16 @@ extension Work {
 
     mutating func commit<Content: StoredRecord>(_ record: CatalogRecordState<Content>, before: CatalogRecordState<Content>?) async throws -> CatalogCommandResult {
         try await transaction.saveRecord(record, deleted: false)
-        try publish(CatalogRecordEvent.changed(record))
+        publish(CatalogRecordEvent.changed(record))
         var result = try await applied(record.id, version: record.version, before: before, after: record)
         result[keyPath: Content.resultState] = record
         return result
     }
 
-    mutating func publish<Content: StoredRecord>(_ event: CatalogRecordEvent<Content>) throws {
+    mutating func publish<Content: StoredRecord>(_ event: CatalogRecordEvent<Content>) {
+        let payload = CatalogEventCodec.write(Envelope(type: event.type, source: "catalog", data: event))
         outbox.append(OutboxEntry(topic: topics.topic(Topic.catalogEvents), key: event.entityId.uuidString.lowercased(),
-                                  partition: nil, payload: try envelope(type: event.type, event), requestId: requestId))
+                                  partition: nil, payload: String(decoding: payload, as: UTF8.self), requestId: requestId))
     }
 }
 
@@ -108,7 +109,7 @@ extension StoredRecord {
 }
 
 extension CatalogRecordState: AuditedState {
-    func auditText() throws -> String { try jsonText(self) }
+    func auditText() -> String { CatalogEventCodec.text(self) }
 }
 
 extension CalendarEntryContent: StoredRecord {

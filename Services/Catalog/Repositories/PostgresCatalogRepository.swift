@@ -264,7 +264,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     func saveRecord<Content: StoredRecord>(_ record: CatalogRecordState<Content>, deleted: Bool) async throws {
-        let content = String(decoding: try JSONCoding.encoder.encode(record.content), as: UTF8.self)
+        let content = CatalogEventCodec.text(record.content)
         let deletedAt: Date? = deleted ? record.updatedAt : nil
         try await connection.query("""
             INSERT INTO catalog.\(unescaped: Content.table) (id, version, status, content, updated_at, deleted_at)
@@ -292,7 +292,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     private static func record<Content: StoredRecord>(_ row: (UUID, Int, String, String, Date)) throws -> CatalogRecordState<Content> {
         CatalogRecordState(id: row.0, version: row.1, status: ContentStatus(rawValue: row.2) ?? .draft,
-                           content: try JSONCoding.decoder.decode(Content.self, from: Data(row.3.utf8)), updatedAt: row.4)
+                           content: try CatalogEventCodec.readRecordContent(Content.self, from: Array(row.3.utf8)), updatedAt: row.4)
     }
 
     private func categories(_ query: PostgresQuery) async throws -> [CategoryState] {

@@ -246,7 +246,7 @@ struct TextIndex: Sendable {
         let bytes = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
         let order = bytes != 0 ? Int(bytes) : aLength - bLength
         if order != 0 { return order < 0 }
-        return aId.uuidString < bId.uuidString
+        return aId < bId
     }
 
     // MARK: helpers

@@ -31,7 +31,7 @@ struct CalendarListing: Sendable {
         // An entry whose content does not read (catalog checks it, so only one from a newer catalog) is left out.
         scheduled = states.compactMap { state in
             CalendarSchedule(state.content).map { Entry(state: state, schedule: $0, foldedCategories: state.content.categories.map(TextFolding.fold)) }
-        }.sorted { ($0.content.title, $0.id.uuidString) < ($1.content.title, $1.id.uuidString) }
+        }.sorted { ($0.content.title, $0.id) < ($1.content.title, $1.id) }
         byId = Dictionary(scheduled.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var index = TextIndex()
         for (slot, entry) in scheduled.enumerated() {
@@ -56,6 +56,6 @@ struct CalendarListing: Sendable {
             if let category, !entry.foldedCategories.contains(where: { TextFolding.isPath($0, within: category) }) { continue }
             for occurrence in entry.schedule.occurrences(overlapping: from, to) { found.append((entry, occurrence)) }
         }
-        return found.sorted { ($0.occurrence.start, $0.entry.content.title, $0.entry.id.uuidString) < ($1.occurrence.start, $1.entry.content.title, $1.entry.id.uuidString) }
+        return found.sorted { ($0.occurrence.start, $0.entry.content.title, $0.entry.id) < ($1.occurrence.start, $1.entry.content.title, $1.entry.id) }
     }
 }

@@ -397,7 +397,7 @@ private struct RenderedState {
         if let states = work.pages { pages = PagesListing(states) }
         if let states = work.media { media = MediaLibrary(states) }
         if let states = work.featured {
-            featured = states.sorted { ($0.content.order, $0.id.uuidString) < ($1.content.order, $1.id.uuidString) }
+            featured = states.sorted { ($0.content.order, $0.id) < ($1.content.order, $1.id) }
         }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
@@ -409,7 +409,7 @@ private struct RenderedState {
     }
 
     static func listOrder(_ a: TourState, _ b: TourState) -> Bool {
-        (a.content.name, a.id.uuidString) < (b.content.name, b.id.uuidString)
+        (a.content.name, a.id) < (b.content.name, b.id)
     }
 
     /// The changed entities still shown, and the ids of those no longer shown.

@@ -22,7 +22,7 @@ struct PagesListing: Sendable {
     let textIndex: TextIndex
 
     init(_ states: [PageState] = []) {
-        ordered = states.sorted { ($0.content.order, $0.content.title, $0.id.uuidString) < ($1.content.order, $1.content.title, $1.id.uuidString) }
+        ordered = states.sorted { ($0.content.order, $0.content.title, $0.id) < ($1.content.order, $1.content.title, $1.id) }
             .map(Entry.init)
         bySlug = Dictionary(ordered.map { ($0.content.slug, $0) }, uniquingKeysWith: { first, _ in first })
         var index = TextIndex()

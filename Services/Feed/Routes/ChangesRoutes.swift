@@ -43,7 +43,7 @@ enum ChangesRoutes {
             json.beginObject()
             json.key("changes")
             json.beginArray()
-            for tour in snapshot.tours.values.sorted(by: { $0.id.uuidString < $1.id.uuidString }) {
+            for tour in snapshot.tours.values.sorted(by: { $0.id < $1.id }) {
                 json.beginObject()
                 write(kind: .tour, id: tour.id, version: tour.version, deleted: false, to: &json)
                 json.endObject()

@@ -207,7 +207,7 @@ public struct CatalogRecordHandler: Sendable {
 
     public static func of<Content: CatalogRecordContent>(_: Content.Type,
                                                          _ handler: @escaping @Sendable (Envelope<CatalogRecordEvent<Content>>) async throws -> Void) -> Self {
-        Self(kind: Content.recordKind) { bytes in try await handler(try EnvelopeDecoder.decode(CatalogRecordEvent<Content>.self, from: bytes)) }
+        Self(kind: Content.recordKind) { bytes in try await handler(try CatalogEventCodec.readRecordEvent(Content.self, from: bytes)) }
     }
 
     static func kind(of type: String) -> String { String(type.prefix { $0 != "." }) }

@@ -4,12 +4,12 @@ import Foundation
 /// only for text that has escapes or is asked for, and refuses nesting deeper than `maxDepth` rather than
 /// following it (no stack exhaustion). Duplicate keys are the callers' to refuse: both codecs do, since readers
 /// disagree on which value counts.
-struct JSONReader {
-    struct Failure: Error {
+public struct JSONReader {
+    public struct Failure: Error {
         let offset: Int
         let what: String
 
-        var description: String { "\(what) at byte \(offset)" }
+        public var description: String { "\(what) at byte \(offset)" }
     }
 
     static let maxDepth = 64

@@ -113,7 +113,7 @@ public typealias CalendarEntryEvent = CatalogRecordEvent<CalendarEntryContent>
 
 extension CalendarEntryContent: CatalogRecordContent {
     public static var recordKind: String { "calendar" }
-    public static var eventRecordKey: String { "entry" }
+    public static var eventRecordKey: StaticString { "entry" }
 }
 
 extension CatalogRecordEvent where Content == CalendarEntryContent {

@@ -26,7 +26,7 @@ public enum CatalogEventCodec {
     }
 
     /// An envelope, its `data` written by `data`.
-    private static func write<Payload>(_ envelope: Envelope<Payload>, data: (inout JSONWriter, Payload) -> Void) -> [UInt8] {
+    static func write<Payload>(_ envelope: Envelope<Payload>, data: (inout JSONWriter, Payload) -> Void) -> [UInt8] {
         var out = JSONWriter(capacity: 1_024)
         out.beginObject()
         out.key("data"); data(&out, envelope.data)
@@ -246,7 +246,7 @@ extension JSONWriter {
     mutating func commandResult(_ result: CatalogCommandResult) {
         beginObject()
         key("action"); string(result.action.rawValue)
-        if let entry = result.calendarEntry, let json = try? JSONCoding.encoder.encode(entry) { key("calendarEntry"); raw(Array(json)) }
+        if let entry = result.calendarEntry { key("calendarEntry"); recordState(entry) }
         if let category = result.category {
             key("category"); beginObject()
             key("id"); uuid(category.id)
@@ -260,7 +260,7 @@ extension JSONWriter {
         key("commandId"); uuid(result.commandId)
         if let entityId = result.entityId { key("entityId"); uuid(entityId) }
         key("errors"); fieldErrors(result.errors)
-        if let featured = result.featured, let json = try? JSONCoding.encoder.encode(featured) { key("featured"); raw(Array(json)) }
+        if let featured = result.featured { key("featured"); recordState(featured) }
         if let history = result.history {
             key("history"); beginArray()
             for entry in history {
@@ -274,12 +274,11 @@ extension JSONWriter {
             }
             endArray()
         }
-        if let media = result.media, let json = try? JSONCoding.encoder.encode(media) { key("media"); raw(Array(json)) }
+        if let media = result.media { key("media"); recordState(media) }
         if let message = result.message { key("message"); string(message) }
         key("outcome"); string(result.outcome.rawValue)
-        // Catalog records (calendar entries above, people) have one codec, JSONCoding's (CatalogRecords.swift).
-        if let page = result.page, let json = try? JSONCoding.encoder.encode(page) { key("page"); raw(Array(json)) }
-        if let person = result.person, let json = try? JSONCoding.encoder.encode(person) { key("person"); raw(Array(json)) }
+        if let page = result.page { key("page"); recordState(page) }
+        if let person = result.person { key("person"); recordState(person) }
         if let poi = result.poi { key("poi"); poiState(poi) }
         if let pois = result.pois {
             key("pois"); beginArray()
@@ -307,12 +306,11 @@ extension JSONWriter {
         endObject()
     }
 
-    /// A command, keys sorted. Catalog records (calendar entries, people, pages, featured items) are written by
-    /// their one codec, JSONCoding's (CatalogRecords.swift), as the reader reads them.
+    /// A command, keys sorted.
     mutating func command(_ command: CatalogCommand) {
-        func record(_ name: StaticString, _ value: (some Encodable)?) {
-            guard let value, let json = try? JSONCoding.encoder.encode(value) else { return }
-            key(name); raw(Array(json))
+        func record(_ name: StaticString, _ value: (some CatalogRecordContent)?) {
+            guard let value else { return }
+            key(name); value.write(to: &self)
         }
         beginObject()
         key("action"); string(command.action.rawValue)
@@ -467,7 +465,7 @@ extension JSONReader {
 
     /// Reads `{ … }`, handing each member whose key is in `keys` to `member` with the key's index; other keys
     /// are skipped. A key twice is refused: JSONDecoder keeps the first value, and the fallback gives that.
-    private mutating func object(depth: Int, keys: [StaticString], _ member: (inout JSONReader, Int) throws(Failure) -> Void) throws(Failure) {
+    mutating func object(depth: Int, keys: [StaticString], _ member: (inout JSONReader, Int) throws(Failure) -> Void) throws(Failure) {
         guard depth <= Self.maxDepth else { throw malformed("nesting deeper than \(Self.maxDepth)") }
         try expect(UInt8(ascii: "{"))
         var seen: UInt32 = 0
@@ -483,7 +481,7 @@ extension JSONReader {
         }
     }
 
-    private mutating func array<T>(_ element: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> [T] {
+    mutating func array<T>(_ element: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> [T] {
         try expect(UInt8(ascii: "["))
         var values: [T] = []
         _ = try elements { reader throws(Failure) in
@@ -494,32 +492,32 @@ extension JSONReader {
     }
 
     /// True (and the null read) when the value is null: an optional that is absent.
-    private mutating func null() throws(Failure) -> Bool {
+    mutating func null() throws(Failure) -> Bool {
         guard peek() == UInt8(ascii: "n") else { return false }
         try literal("null")
         return true
     }
 
-    private mutating func text() throws(Failure) -> String { try string().string }
+    mutating func text() throws(Failure) -> String { try string().string }
 
-    private mutating func uuid() throws(Failure) -> UUID {
-        guard let uuid = try string().withUTF8({ UUID(uuidString: String(decoding: $0, as: UTF8.self)) }) else { throw malformed("not a UUID") }
+    mutating func uuid() throws(Failure) -> UUID {
+        guard let uuid = try string().withUTF8({ UUID(bytes: UnsafeRawBufferPointer($0)) }) else { throw malformed("not a UUID") }
         return uuid
     }
 
-    private mutating func date() throws(Failure) -> Date {
+    mutating func date() throws(Failure) -> Date {
         guard let date = try string().withUTF8({ RFC3339.parse(utf8: $0) }) else { throw malformed("not an RFC 3339 date") }
         return date
     }
 
-    private mutating func double() throws(Failure) -> Double {
+    mutating func double() throws(Failure) -> Double {
         let value = try number()
         guard value.isFinite else { throw malformed("number out of range") }
         return value
     }
 
     /// Digits only (JSONDecoder's reading of "1.0" or "1e2" as an Int is left to it).
-    private mutating func int() throws(Failure) -> Int {
+    mutating func int() throws(Failure) -> Int {
         let start = offset
         let value = try number()
         for byte in bytes[start..<offset] where byte != UInt8(ascii: "-") && !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
@@ -529,20 +527,33 @@ extension JSONReader {
         return Int(value)
     }
 
-    private mutating func optional<T>(_ read: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> T? {
+    mutating func optional<T>(_ read: (inout JSONReader) throws(Failure) -> T) throws(Failure) -> T? {
         try null() ? nil : try read(&self)
     }
 
-    private static func required<T>(_ value: T?) throws(Failure) -> T {
+    static func required<T>(_ value: T?) throws(Failure) -> T {
         guard let value else { throw Failure(offset: 0, what: "a required field is missing") }
         return value
     }
 
+    /// A catalog event, or the type of another message (a record's or a category's event, whose data the caller
+    /// reads by its type; `type` follows `data` in the sorted keys, so the data is read as a catalog event first).
     mutating func envelope() throws(Failure) -> CatalogEventCodec.Message {
-        let envelope = try envelope { r throws(Failure) in try r.event() }
-        // Another type (a category event) is for the caller to read.
-        guard CatalogEvent.Kind(rawValue: envelope.type) != nil else { throw malformed("not a catalog event") }
-        return .catalog(envelope)
+        var event: CatalogEvent?
+        let envelope = try envelope { r throws(Failure) in
+            let start = r.offset
+            do {
+                event = try r.event()
+            } catch {
+                r.offset = start
+                try r.skipValue(depth: 1)
+            }
+            return event != nil
+        }
+        guard CatalogEvent.Kind(rawValue: envelope.type) != nil else { return .other(type: envelope.type) }
+        guard let event else { throw malformed("not a catalog event") }
+        return .catalog(Envelope(id: envelope.id, type: envelope.type, schemaVersion: envelope.schemaVersion, occurredAt: envelope.occurredAt,
+                                 source: envelope.source, data: event))
     }
 
     /// An envelope whose data `read` reads, with a schema version this build knows.
@@ -569,6 +580,7 @@ extension JSONReader {
         var commandId: UUID?, action: CatalogAction?, actor: String?, entityId: UUID?, expectedVersion: Int?, tour: TourContent?
         var poi: PoiContent?, stops: [UUID]?, status: ContentStatus?, category: CategoryContent?, rows: [CatalogBatchRow]?
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
+        var calendarEntry: CalendarEntryContent?, person: PersonContent?, page: PageContent?, featured: FeaturedContent?, media: MediaContent?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
                                     "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
                                     "calendarEntry", "person", "page", "featured", "media"]
@@ -597,17 +609,18 @@ extension JSONReader {
             case 14: confirmFarStops = try reader.optional { r throws(Failure) in try r.boolean() }
             case 15: asDraft = try reader.optional { r throws(Failure) in try r.boolean() }
             case 16: scheduleAt = try reader.optional { r throws(Failure) in try r.date() }
-            default:
-                // Catalog records (calendar entries, people, pages, featured items) have one codec, JSONCoding's: the whole command goes to the
-                // JSONDecoder fallback.
-                guard try reader.null() else { throw reader.malformed("catalog records are read by JSONDecoder") }
+            case 17: calendarEntry = try reader.optional { r throws(Failure) in try CalendarEntryContent.read(from: &r, depth: depth + 1) }
+            case 18: person = try reader.optional { r throws(Failure) in try PersonContent.read(from: &r, depth: depth + 1) }
+            case 19: page = try reader.optional { r throws(Failure) in try PageContent.read(from: &r, depth: depth + 1) }
+            case 20: featured = try reader.optional { r throws(Failure) in try FeaturedContent.read(from: &r, depth: depth + 1) }
+            default: media = try reader.optional { r throws(Failure) in try MediaContent.read(from: &r, depth: depth + 1) }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),
                               entityId: entityId, expectedVersion: expectedVersion, tour: tour, poi: poi, stops: stops, status: status,
                               category: category, rows: rows, skipInvalidRows: skipInvalidRows, chunkedSnapshot: chunkedSnapshot,
                               revertToVersion: revertToVersion, confirmFarStops: confirmFarStops, asDraft: asDraft,
-                              scheduleAt: scheduleAt)
+                              scheduleAt: scheduleAt, calendarEntry: calendarEntry, person: person, page: page, featured: featured, media: media)
     }
 
     private mutating func batchRow(depth: Int) throws(Failure) -> CatalogBatchRow {
@@ -633,7 +646,7 @@ extension JSONReader {
         return CategoryContent(name: try Self.required(name), parentId: parentId, path: path)
     }
 
-    private mutating func boolean() throws(Failure) -> Bool {
+    mutating func boolean() throws(Failure) -> Bool {
         guard case .bool(let value) = try scalar() else { throw malformed("not a boolean") }
         return value
     }

@@ -2,14 +2,20 @@ import Foundation
 
 // Catalog records (DESIGN.md, "Catalog records"): content kept whole as one JSON document per id (calendar entries,
 // people), versioned, draft or published, and published on `catalog.events` as `<kind>.changed` (the record under
-// the kind's own key) and `<kind>.deleted`. One codec: JSONCoding's.
+// the kind's own key) and `<kind>.deleted`. One codec, `CatalogEventCodec`'s (CatalogRecordCodec.swift).
 
 /// The content of one kind of record.
 public protocol CatalogRecordContent: Codable, Sendable, Equatable {
     /// The events' type prefix: `calendar` gives `calendar.changed` and `calendar.deleted`.
     static var recordKind: String { get }
     /// The key a `.changed` event carries the record under (`entry` for the calendar, as first published).
-    static var eventRecordKey: String { get }
+    static var eventRecordKey: StaticString { get }
+
+    /// Writes the content as `JSONCoding.encoder` does (keys sorted, absent optionals left out): the codec's writing.
+    func write(to out: inout JSONWriter)
+    /// Reads the common form of what `write` and `JSONCoding.encoder` write; throws on anything else, which the
+    /// caller hands to `JSONDecoder`.
+    static func read(from reader: inout JSONReader, depth: Int) throws(JSONReader.Failure) -> Self
 }
 
 /// A record's full state after a change.
@@ -84,7 +90,7 @@ public struct CatalogRecordEvent<Content: CatalogRecordContent>: Codable, Sendab
         self.kind = kind
         entityId = try container.decode(UUID.self, forKey: Key("entityId"))
         version = try container.decode(Int.self, forKey: Key("version"))
-        record = try container.decodeIfPresent(CatalogRecordState<Content>.self, forKey: Key(Content.eventRecordKey))
+        record = try container.decodeIfPresent(CatalogRecordState<Content>.self, forKey: Key("\(Content.eventRecordKey)"))
         snapshotId = try container.decodeIfPresent(UUID.self, forKey: Key("snapshotId"))
     }
 
@@ -93,7 +99,7 @@ public struct CatalogRecordEvent<Content: CatalogRecordContent>: Codable, Sendab
         try container.encode(type, forKey: Key("kind"))
         try container.encode(entityId, forKey: Key("entityId"))
         try container.encode(version, forKey: Key("version"))
-        try container.encodeIfPresent(record, forKey: Key(Content.eventRecordKey))
+        try container.encodeIfPresent(record, forKey: Key("\(Content.eventRecordKey)"))
         try container.encodeIfPresent(snapshotId, forKey: Key("snapshotId"))
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// What an editor puts on the home screen.
 public struct FeaturedContent: CatalogRecordContent {
     public static var recordKind: String { "featured" }
-    public static var eventRecordKey: String { "featured" }
+    public static var eventRecordKey: StaticString { "featured" }
 
     public enum TargetKind: String, Codable, Sendable, CaseIterable {
         case tour, poi, event, page

@@ -6,7 +6,7 @@ import Foundation
 /// A file in the media library.
 public struct MediaContent: CatalogRecordContent {
     public static var recordKind: String { "media" }
-    public static var eventRecordKey: String { "media" }
+    public static var eventRecordKey: StaticString { "media" }
 
     /// A smaller copy of an image, made at upload.
     public struct Variant: Codable, Sendable, Equatable {

@@ -6,7 +6,7 @@ import Foundation
 /// What an editor writes on a content page (About, Research, Education, History).
 public struct PageContent: CatalogRecordContent {
     public static var recordKind: String { "page" }
-    public static var eventRecordKey: String { "page" }
+    public static var eventRecordKey: StaticString { "page" }
 
     /// Its address on the feed: lower-case letters, digits and hyphens, e.g. `about`.
     public var slug: String

@@ -6,7 +6,7 @@ import Foundation
 /// What an editor writes about a person in the directory.
 public struct PersonContent: CatalogRecordContent {
     public static var recordKind: String { "person" }
-    public static var eventRecordKey: String { "person" }
+    public static var eventRecordKey: StaticString { "person" }
 
     public var name: String
     /// Job title, e.g. Director of Admissions.
