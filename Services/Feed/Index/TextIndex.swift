@@ -50,7 +50,7 @@ struct TextIndex: Sendable {
             haystack.append(contentsOf: TextFolding.fold(field))
         }
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
-        documents[Int(slot)] = Document(id: id, haystack: haystack, nameLength: nameLength, posting: nil)
+        documents[Int(slot)] = Document(id: id, haystack: haystack.compacted(), nameLength: nameLength, posting: nil)
         count += 1
         unranked.append(slot)
     }
@@ -131,10 +131,11 @@ struct TextIndex: Sendable {
                 }
                 return postings
             }
-        postings = partPostings[0]
+        var joined = partPostings[0]
         for part in partPostings.dropFirst() {
-            for (trigram, list) in part { postings[trigram, default: []].append(contentsOf: list) }
+            for (trigram, list) in part { joined[trigram, default: []].append(contentsOf: list) }
         }
+        postings = joined.mapValues { $0.compacted() }
     }
 
     /// Slots of the documents containing `query` (folded), in name order, at most `limit`.
@@ -320,6 +321,17 @@ struct TextIndex: Sendable {
                 }
                 return false
             }
+        }
+    }
+}
+
+extension Array {
+    /// The elements in storage of their own size. Built by appending, an array keeps up to half its storage unused,
+    /// and the index keeps its lists and haystacks for as long as the snapshot lives.
+    func compacted() -> [Element] {
+        guard capacity > count else { return self }
+        return [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = buffer.initialize(fromContentsOf: self)
         }
     }
 }
