@@ -131,7 +131,7 @@ published=$(grep '"projection published"' "$work/feed.log" | tail -1)
 if [[ -n ${REBUILD_UNDER:-} ]]; then
   # The tool's report is then of the feed as just measured, before the steps below render every POI. The tool may
   # not pass SIGTERM on: the feed it runs is stopped itself.
-  stop_pid feed "$(pgrep -n -f "^$bin/feed\$")" 60 >&2
+  stop_pid feed "$(pgrep -P "$feed_pid" -f "^$bin/feed\$" || echo "$feed_pid")" 60 >&2
   stop_pid feed-tool "$feed_pid" 30 >&2
   start_service feed "$feed_port"; feed_pid=$started_pid
   wait_ready "$feed_url" 600

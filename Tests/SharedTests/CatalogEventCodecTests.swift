@@ -53,7 +53,7 @@ struct CatalogEventCodecTests {
         var random = SplitMix64(seed: 23)
         for round in 0..<2_000 {
             let errors = (0..<random.below(3)).map { _ in FieldError(field: Self.text(&random), message: Self.text(&random)) }
-            let result = CatalogCommandResult(
+            var result = CatalogCommandResult(
                 commandId: UUID(), action: random.pick(CatalogAction.allCases), outcome: random.pick([.applied, .rejected, .conflict]),
                 entityId: random.chance(2) ? UUID() : nil, version: random.chance(2) ? random.below(1_000) : nil, errors: errors,
                 message: Self.optionalText(&random), tour: random.chance(3) ? Self.tourState(&random) : nil,
@@ -64,8 +64,22 @@ struct CatalogEventCodecTests {
                     CatalogBatchRowResult(label: Self.text(&random), outcome: random.pick([.applied, .failed, .notApplied]), errors: errors,
                                           message: Self.optionalText(&random), entityIds: (0..<random.below(3)).map { _ in UUID() })
                 } : nil)
+            func state<Content>(_ content: Content) -> CatalogRecordState<Content> {
+                CatalogRecordState(id: UUID(), version: random.below(99), status: random.pick(ContentStatus.allCases), content: content,
+                                   updatedAt: Self.date(&random))
+            }
+            switch random.below(8) {
+            case 0: result.calendarEntry = state(Self.calendarEntry(&random))
+            case 1: result.person = state(Self.person(&random))
+            case 2: result.page = state(Self.page(&random))
+            case 3: result.featured = state(Self.featured(&random))
+            case 4: result.media = state(Self.media(&random))
+            default: break
+            }
             let stored = CatalogEventCodec.text(result)
             #expect(try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(stored.utf8)) == result, "round \(round): \(stored)")
+            #expect(try JSONSerialization.jsonObject(with: Data(stored.utf8)) as? NSDictionary
+                == JSONSerialization.jsonObject(with: try JSONCoding.encoder.encode(result)) as? NSDictionary, "round \(round): \(stored)")
             let envelope = Envelope(type: "command.\(result.outcome.rawValue)", source: "catalog", data: result)
             let message = try JSONCoding.decoder.decode(Envelope<CatalogCommandResult>.self, from: Data(CatalogEventCodec.write(envelope)))
             #expect(message.data == result && message.id == envelope.id && message.type == envelope.type && abs(message.occurredAt.timeIntervalSince(envelope.occurredAt)) < 0.001)
@@ -77,7 +91,8 @@ struct CatalogEventCodecTests {
         var random = SplitMix64(seed: 11)
         let pois = (0..<300).map { _ in Self.poiContent(&random) }, tours = (0..<300).map { _ in Self.tourContent(&random) }
         let entries = (0..<100).map { _ in Self.calendarEntry(&random) }, people = (0..<100).map { _ in Self.person(&random) }
-        let mediaItems = (0..<100).map { _ in Self.media(&random) }
+        let mediaItems = (0..<100).map { _ in Self.media(&random) }, pages = (0..<50).map { _ in Self.page(&random) }
+        let featuredItems = (0..<50).map { _ in Self.featured(&random) }
         let database = try await TestServices.freshDatabase()
         try await TestServices.withPostgres(database) { client in
             for poi in pois {
@@ -95,6 +110,8 @@ struct CatalogEventCodecTests {
             for entry in entries { try await check(entry) }
             for person in people { try await check(person) }
             for media in mediaItems { try await check(media) }
+            for page in pages { try await check(page) }
+            for item in featuredItems { try await check(item) }
         }
     }
 
@@ -187,33 +204,68 @@ struct CatalogEventCodecTests {
         #expect(try JSONCoding.decoder.decode(CatalogRecordState<Content>.self, from: Data(CatalogEventCodec.text(state).utf8)) == state, "\(shown)")
     }
 
-    @Test("damaged record events: the fast reader takes one only where JSONDecoder reads the same values")
+    @Test("damaged record events and content, every kind: the fast reader takes one only where JSONDecoder reads the same values")
     func damagedRecordEvents() throws {
         var random = SplitMix64(seed: 1_818)
-        var fastTook = 0, refused = 0
-        for round in 0..<4_000 {
-            var entry = Self.calendarEntry(&random)
-            if random.chance(2) { entry.recurrence = CalendarRecurrence(frequency: .weekly, interval: 2, byDay: ["MO", "TH"], count: 4) }
-            let state = CalendarEntryState(id: UUID(), version: random.below(99), status: .published, content: entry, updatedAt: Self.date(&random))
-            let envelope = Envelope(type: "calendar.changed", source: "catalog", data: CalendarEntryEvent.changed(state))
-            var bytes = random.chance(2) ? CatalogEventCodec.write(envelope) : Array(try JSONCoding.encoder.encode(envelope))
-            for _ in 0..<(1 + random.below(2)) { Self.damage(&bytes, &random) }
-            let foundation = try? JSONCoding.decoder.decode(Envelope<CalendarEntryEvent>.self, from: Data(bytes))
-            let shown = "round \(round): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)"
-            if let fast = CatalogEventCodec.readFastRecordEvent(CalendarEntryContent.self, from: bytes) {
-                fastTook += 1
-                guard let foundation else { Issue.record("fast reader took what JSONDecoder refuses: \(shown)"); continue }
-                #expect(fast.data == foundation.data && fast.id == foundation.id && fast.occurredAt == foundation.occurredAt, "\(shown)")
-            } else {
-                refused += 1
-            }
-            if let read = try? CatalogEventCodec.readRecordEvent(CalendarEntryContent.self, from: bytes) {
-                #expect(read.data == foundation?.data, "\(shown)")
-            } else {
-                #expect(foundation.map { !(1...Envelope<Int>.currentSchemaVersion).contains($0.schemaVersion) } ?? true, "\(shown)")
+        var tally = (fastTook: 0, refused: 0)
+        for round in 0..<5_000 {
+            switch round % 5 {
+            case 0:
+                var entry = Self.calendarEntry(&random)
+                if random.chance(2) { entry.recurrence = CalendarRecurrence(frequency: .weekly, interval: 2, byDay: ["MO", "TH"], count: 4) }
+                try Self.checkDamaged(entry, &random, round, &tally)
+            case 1: try Self.checkDamaged(Self.person(&random), &random, round, &tally)
+            case 2: try Self.checkDamaged(Self.page(&random), &random, round, &tally)
+            case 3: try Self.checkDamaged(Self.featured(&random), &random, round, &tally)
+            default: try Self.checkDamaged(Self.media(&random), &random, round, &tally)
             }
         }
-        #expect(fastTook > 500 && refused > 500, "fast reader took \(fastTook), refused \(refused)")
+        #expect(tally.fastTook > 500 && tally.refused > 1_000, "fast reader took \(tally.fastTook), refused \(tally.refused)")
+    }
+
+    static func checkDamaged<Content: CatalogRecordContent>(_ content: Content, _ random: inout SplitMix64, _ round: Int,
+                                                            _ tally: inout (fastTook: Int, refused: Int)) throws {
+        let state = CatalogRecordState(id: UUID(), version: random.below(99), status: .published, content: content, updatedAt: date(&random))
+        let event = CatalogRecordEvent.changed(state)
+        let envelope = Envelope(type: event.type, source: "catalog", data: event)
+        var bytes = random.chance(2) ? CatalogEventCodec.write(envelope) : Array(try JSONCoding.encoder.encode(envelope))
+        for _ in 0..<(1 + random.below(2)) { damage(&bytes, &random) }
+        let foundation = try? JSONCoding.decoder.decode(Envelope<CatalogRecordEvent<Content>>.self, from: Data(bytes))
+        let shown = "round \(round): \(String(decoding: bytes.prefix(300), as: UTF8.self).debugDescription)"
+        if let fast = CatalogEventCodec.readFastRecordEvent(Content.self, from: bytes) {
+            tally.fastTook += 1
+            guard let foundation else { Issue.record("fast reader took what JSONDecoder refuses: \(shown)"); return }
+            #expect(fast.data == foundation.data && fast.id == foundation.id && fast.occurredAt == foundation.occurredAt, "\(shown)")
+        } else {
+            tally.refused += 1
+        }
+        if let read = try? CatalogEventCodec.readRecordEvent(Content.self, from: bytes) {
+            #expect(read.data == foundation?.data, "\(shown)")
+        } else {
+            #expect(foundation.map { !(1...Envelope<Int>.currentSchemaVersion).contains($0.schemaVersion) } ?? true, "\(shown)")
+        }
+        // Stored content, damaged the same ways.
+        var stored = Array(CatalogEventCodec.text(content).utf8)
+        damage(&stored, &random)
+        let storedByFoundation = try? JSONCoding.decoder.decode(Content.self, from: Data(stored))
+        if let fast = CatalogEventCodec.readFastRecordContent(Content.self, from: stored) {
+            #expect(fast == storedByFoundation, "round \(round): \(String(decoding: stored, as: UTF8.self).debugDescription)")
+        }
+    }
+
+    @Test("UUIDs sort as their uuidString does (the feed's orders and cursors count on it)")
+    func uuidOrder() {
+        var random = SplitMix64(seed: 5)
+        let edges = ["00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-00000000000A", "00000000-0000-0000-0000-000000000009",
+                     "A0000000-0000-0000-0000-000000000000", "90000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"]
+            .compactMap(UUID.init(uuidString:))
+        let randomOnes = (0..<2_000).map { _ in
+            UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+        }
+        let ids = edges + randomOnes
+        for (a, b) in zip(ids, ids.dropFirst() + ids.prefix(1)) {
+            #expect((a < b) == (a.uuidString < b.uuidString), "\(a) \(b)")
+        }
     }
 
     @Test("commands, imports among them: JSONEncoder's bytes read by the fast reader equal JSONDecoder's reading; damaged ones taken only where JSONDecoder reads the same")
@@ -429,7 +481,9 @@ struct CatalogEventCodecTests {
             // A key the object may already have, written first (JSONDecoder keeps the first value), after an opening brace.
             guard let open = bytes[at...].firstIndex(of: UInt8(ascii: "{")) else { return }
             let member = Array(random.pick([#""name":"twice","#, #""version":7,"#, #""kind":"poi.deleted","#, #""category":null,"#,
-                                            #""id":"00000000-0000-0000-0000-000000000001","#, #""latitude":1.5,"#, #""status":"draft","#]).utf8)
+                                            #""id":"00000000-0000-0000-0000-000000000001","#, #""latitude":1.5,"#, #""status":"draft","#,
+                                            #""title":"twice","#, #""allDay":true,"#, #""entry":null,"#, #""order":2,"#, #""format":"png","#,
+                                            #""entityId":"00000000-0000-0000-0000-000000000002","#]).utf8)
             bytes.insert(contentsOf: member, at: open + 1)
         default: bytes.removeSubrange(at...)
         }

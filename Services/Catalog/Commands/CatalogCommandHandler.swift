@@ -778,7 +778,7 @@ struct Work {
     }
 }
 
-/// A state an audit row keeps, as JSON text: tours and POIs through their codec (an import audits
+/// A state an audit row keeps, as JSON text: tours, POIs and records through their codec (an import audits
 /// thousands), categories through `JSONCoding`.
 protocol AuditedState {
     func auditText() throws -> String

@@ -50,7 +50,7 @@ struct TextIndex: Sendable {
             haystack.append(contentsOf: TextFolding.fold(field))
         }
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
-        documents[Int(slot)] = Document(id: id, haystack: haystack.compacted(), nameLength: nameLength, posting: nil)
+        documents[Int(slot)] = Document(id: id, haystack: haystack.withExactCapacity(), nameLength: nameLength, posting: nil)
         count += 1
         unranked.append(slot)
     }
@@ -131,11 +131,14 @@ struct TextIndex: Sendable {
                 }
                 return postings
             }
+        postings = [:]  // the old lists go before the new are joined
         var joined = partPostings[0]
         for part in partPostings.dropFirst() {
             for (trigram, list) in part { joined[trigram, default: []].append(contentsOf: list) }
         }
-        postings = joined.mapValues { $0.compacted() }
+        // One list at a time, so no second copy of them all is held.
+        for trigram in Array(joined.keys) { joined[trigram] = joined[trigram]?.withExactCapacity() }
+        postings = joined
     }
 
     /// Slots of the documents containing `query` (folded), in name order, at most `limit`.
@@ -327,9 +330,10 @@ struct TextIndex: Sendable {
 
 extension Array {
     /// The elements in storage of their own size. Built by appending, an array keeps up to half its storage unused,
-    /// and the index keeps its lists and haystacks for as long as the snapshot lives.
-    func compacted() -> [Element] {
-        guard capacity > count else { return self }
+    /// and the index keeps its lists and haystacks for as long as the snapshot lives. (Capacity is what malloc gave,
+    /// a little over the count asked for: only a real surplus is worth a copy.)
+    fileprivate func withExactCapacity() -> [Element] {
+        guard capacity - count > Swift.max(8, count / 8) else { return self }
         return [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
             initialized = buffer.initialize(fromContentsOf: self)
         }

@@ -16,7 +16,7 @@ public final class CatalogEventFeed: Service, Sendable {
     private let commands: CatalogCommandClient
     private let handler: Handler
     private let categoryHandler: CategoryHandler?
-    /// By record kind (`calendar`, `person`).
+    /// By record kind (`calendar`, `person`, `page`, `featured`, `media`).
     private let recordHandlers: [String: CatalogRecordHandler]
     private let logger: Logger
     /// The snapshot this feed waits for: one at start, a new one whenever the log may have lost content.

@@ -1,9 +1,10 @@
 import Foundation
 
-/// The one codec of `catalog.events` messages (`Envelope<CatalogEvent>`) and of the tour and POI content
-/// catalog stores: written and read straight from bytes; and the writer of command results (stored, and
-/// on `catalog.command-results`), which an import makes one of per row. A snapshot is a whole city of them, and through
-/// `JSONEncoder` and `JSONDecoder` encoding and decoding were most of a new feed's wait.
+/// The one codec of `catalog.events` messages (`Envelope<CatalogEvent>`, and the catalog records' events in
+/// CatalogRecordCodec.swift), of `catalog.commands`, and of the tour, POI and record content catalog stores: written and
+/// read straight from bytes; and the writer of command results (stored, and on `catalog.command-results`), which an
+/// import makes one of per row. A snapshot is a whole city of them, and through `JSONEncoder` and `JSONDecoder`
+/// encoding and decoding were most of a new feed's wait.
 ///
 /// It writes what `JSONCoding.encoder` writes for the same values, up to number formatting (sorted keys, absent
 /// optionals left out, RFC 3339 dates): `JSONDecoder` reads the two to equal values. A number that is not
@@ -13,7 +14,8 @@ import Foundation
 /// `JSONDecoder`, whose answer or error stands. `CatalogEventCodecTests` checks both directions against
 /// Foundation on random and damaged input.
 public enum CatalogEventCodec {
-    /// What a `catalog.events` message holds: a catalog event, or another type (the category events).
+    /// What a `catalog.events` message holds: a catalog event, or another type (a category's or a record's event,
+    /// read by its type).
     public enum Message: Sendable {
         case catalog(Envelope<CatalogEvent>)
         case other(type: String)

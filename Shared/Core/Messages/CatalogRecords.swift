@@ -1,7 +1,7 @@
 import Foundation
 
 // Catalog records (DESIGN.md, "Catalog records"): content kept whole as one JSON document per id (calendar entries,
-// people), versioned, draft or published, and published on `catalog.events` as `<kind>.changed` (the record under
+// people, pages, featured items, media), versioned, draft or published, and published on `catalog.events` as `<kind>.changed` (the record under
 // the kind's own key) and `<kind>.deleted`. One codec, `CatalogEventCodec`'s (CatalogRecordCodec.swift).
 
 /// The content of one kind of record.
