@@ -49,9 +49,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let http = runtime.httpConfiguration
     let routes = PipelineRoutes(FeedAPI.routes, projection: projection, ingest: ingest, mediaCache: mediaCache, serverName: http.serverName ?? "itour-feed")
     var app = Application(router: router,
-                          server: .http1(configuration: .init(additionalChannelHandlers: [
-                              PipelineResponder(routes: routes, idleTimeout: http.idleTimeout),
-                          ])),
+                          server: .feedHTTP1(configuration: .init()) { PipelineResponder(routes: routes, idleTimeout: http.idleTimeout) },
                           configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(mediaDatabase)

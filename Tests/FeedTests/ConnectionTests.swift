@@ -60,6 +60,54 @@ struct ConnectionTests {
         #expect(elapsed > .milliseconds(500) && elapsed < .seconds(8), "closed after \(elapsed)", sourceLocation: sourceLocation)
     }
 
+    /// The pipeline handler reads NIO's HTTP/1 head, ahead of the conversion the router's requests go through: what
+    /// it leaves to the router (HTTP/1.0, a request that closes, the absolute form) must get the same answer, and
+    /// what it answers must read the head as the router would (a header given twice is one list).
+    @Test("HTTP/1.0, Connection: close and the absolute form get the pipeline's answer; a header given twice is one list")
+    func requestShapes() async throws {
+        try await FeedHTTPTests.withFeed(testing: .live) { _, client in
+            let port = try #require(client.port)
+            let path = "/v1/tours/\(DemoContent.tourId)"
+            let expected = try await client.execute(uri: path, method: .get)
+            #expect(expected.status == .ok)
+            let body = String(buffer: expected.body)
+            let etag = try #require(expected.headers[.eTag])
+
+            for request in ["GET \(path) HTTP/1.0\r\n\r\n",
+                            "GET \(path) HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n",
+                            "GET http://feed\(path) HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n"] {
+                let socket = try RawSocket(port: port)
+                try socket.sendAll(Array(request.utf8))
+                // Hummingbird leaves an HTTP/1.0 connection open: read until the body is in, not until closed.
+                var received: [UInt8] = []
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !String(decoding: received, as: UTF8.self).hasSuffix(body), ContinuousClock.now < deadline, let chunk = socket.receiveSome() {
+                    if chunk.isEmpty { try await Task.sleep(for: .milliseconds(2)) } else { received += chunk }
+                }
+                let answer = String(decoding: received, as: UTF8.self)
+                #expect(answer.hasPrefix("HTTP/1.1 200 ") || answer.hasPrefix("HTTP/1.0 200 "), "\(request): \(answer.prefix(200))")
+                #expect(answer.hasSuffix("\r\n\r\n" + body), "\(request)")
+                #expect(answer.contains(etag), "\(request)")
+            }
+
+            // Kept open, so answered in the pipeline; the last request closes.
+            let socket = try RawSocket(port: port)
+            try socket.sendAll(Array(("GET \(path) HTTP/1.1\r\nHost: feed\r\nAccept-Encoding: identity\r\nAccept-Encoding: gzip\r\nX-Request-Id:\r\n\r\n"
+                                      + "GET \(path) HTTP/1.1\r\nHost: feed\r\nIf-None-Match: \"other\"\r\nIf-None-Match: \(etag)\r\n\r\n"
+                                      + "GET /health HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n").utf8))
+            let answers = Array(try await socket.readUntilClosed(timeout: .seconds(20)).components(separatedBy: "HTTP/1.1 ").dropFirst())
+            try #require(answers.count == 3, "\(answers)")
+            let lines = answers[0].components(separatedBy: "\r\n").map { $0.lowercased() }
+            #expect(lines.first == "200 ok")
+            #expect(lines.contains("content-encoding: gzip"), "\(answers[0].prefix(600))")
+            // An empty id is no id: a new one is made.
+            let id = lines.first { $0.hasPrefix("x-request-id: ") }?.dropFirst("x-request-id: ".count)
+            #expect(id.map { !$0.isEmpty } == true, "\(answers[0].prefix(600))")
+            #expect(answers[1].hasPrefix("304 "), "\(answers[1].prefix(300))")
+            #expect(answers[2].hasPrefix("200 "))
+        }
+    }
+
     /// 4 000 pipelined GETs of the OpenAPI document, each padded to about 4 KB (16 MB of requests), from a client
     /// that reads nothing. A server that keeps reading takes all 16 MB and queues every answer; one that stops
     /// while its channel is not writable leaves the rest in the kernel's buffers, and the client's send stalls.

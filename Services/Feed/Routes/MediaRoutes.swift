@@ -27,7 +27,7 @@ struct MediaRoutes {
         guard let file = snapshot.media.file(sha256, width: width) else {
             throw Problem.notFound("no published media file has SHA-256 \(sha256)")
         }
-        if Self.isNotModified(file, request.headers) {
+        if Self.isNotModified(file, ifNoneMatch: request.headers[.ifNoneMatch]) {
             return Response(status: .notModified, headers: Self.validatorHeaders(file))
         }
         let body: ByteBuffer
@@ -70,8 +70,8 @@ extension MediaRoutes {
         return headers
     }
 
-    static func isNotModified(_ file: MediaLibrary.File, _ request: HTTPFields) -> Bool {
-        request[.ifNoneMatch].map { ContentNegotiation.ifNoneMatch($0, matchesAnyOf: ["\"\(file.sha256)\""]) } ?? false
+    static func isNotModified(_ file: MediaLibrary.File, ifNoneMatch: String?) -> Bool {
+        ifNoneMatch.map { ContentNegotiation.ifNoneMatch($0, matchesAnyOf: ["\"\(file.sha256)\""]) } ?? false
     }
 }
 

@@ -1,8 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import Logging
 import Metrics
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import Shared
 import Synchronization
@@ -18,12 +21,14 @@ import Synchronization
 /// same table. Answers keep the order of their requests: while a batch waits for the broker, or while the
 /// client does not take its answers (the channel is not writable), what arrives waits in `held` and reading
 /// pauses. Seeing every request part and answer, this handler also keeps the connection's idle timeout
-/// (Hummingbird's would see only the router's requests).
+/// (Hummingbird's would see only the router's requests). It sits right after the HTTP/1 decoder
+/// (`FeedHTTP1Channel`), so it reads NIO's HTTP/1 head: the conversion to `HTTPRequest` ahead of the router
+/// (a Foundation URL parse of every path) is made only for the requests the router answers.
 final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     /// Where the connection is. A request is answered here only while none is with the router.
     private enum State {
@@ -31,11 +36,11 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         /// true between a request's head and its end.
         case routing(forwarded: Int, reading: Bool)
         /// Reading a GET answered here with a stored response, until its end; `started`: when its head arrived.
-        case stored(PipelineRoutes.Route, RenderedResource, HTTPRequest, started: UInt64)
+        case stored(PipelineRoutes.Route, RenderedResource, HTTPRequestHead, started: UInt64)
         /// Reading a GET of a media file answered here from memory, until its end.
-        case media(PipelineRoutes.Route, MediaLibrary.File, MediaCache.Cached, HTTPRequest, started: UInt64)
+        case media(PipelineRoutes.Route, MediaLibrary.File, MediaCache.Cached, HTTPRequestHead, started: UInt64)
         /// Reading a batch answered here, its body as it arrives.
-        case batch(PipelineRoutes.Route, HTTPRequest, ByteBuffer?)
+        case batch(PipelineRoutes.Route, HTTPRequestHead, ByteBuffer?)
         /// The batch is with the broker. A close asked for meanwhile (Hummingbird closes a connection it
         /// thinks idle on graceful shutdown) is made once the answer is out: the phone gets its 202.
         case waiting(close: (mode: CloseMode, promise: EventLoopPromise<Void>?)?)
@@ -57,11 +62,12 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     /// When a request part last arrived or an answer was last finished (uptime nanoseconds).
     private var lastActive = DispatchTime.now().uptimeNanoseconds
     private var idleCheck: Scheduled<Void>?
-    private var dateCache = HTTPDateCache()
+    private var responseTail: ResponseTail
 
     init(routes: PipelineRoutes, idleTimeout: TimeAmount) {
         self.routes = routes
         self.idleTimeout = idleTimeout
+        responseTail = ResponseTail(serverName: routes.serverName)
     }
 
     private func paused(_ context: ChannelHandlerContext) -> Bool {
@@ -156,21 +162,23 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// What this handler answers of a request, judged on its head; nil passes it to the router.
-    private func answering(_ request: HTTPRequest) -> State? {
-        let fields = request.headerFields
-        guard fields[.connection]?.lowercased().contains("close") != true, fields[.transferEncoding] == nil, let path = request.path else { return nil }
+    /// What this handler answers of a request, judged on its head; nil passes it to the router. Only HTTP/1.1
+    /// requests in origin form that keep the connection open (the router answers the rest, closing as asked).
+    private func answering(_ request: HTTPRequestHead) -> State? {
+        let fields = request.headers
+        guard request.version == .http1_1, request.isKeepAlive, !fields.contains(name: "transfer-encoding"),
+              request.uri.utf8.first == UInt8(ascii: "/") else { return nil }
         switch request.method {
-        case .get:
-            guard fields[.contentLength] ?? "0" == "0" else { return nil }
-            if let (route, resource) = routes.storedResponse(path) { return .stored(route, resource, request, started: lastActive) }
+        case .GET:
+            guard fields.first(name: "content-length") ?? "0" == "0" else { return nil }
+            if let (route, resource) = routes.storedResponse(request.uri) { return .stored(route, resource, request, started: lastActive) }
             // A range is the router's to cut (`MediaRoutes`).
-            guard fields[.range] == nil, let (route, file, cached) = routes.cachedMedia(path) else { return nil }
+            guard !fields.contains(name: "range"), let (route, file, cached) = routes.cachedMedia(request.uri) else { return nil }
             return .media(route, file, cached, request, started: lastActive)
-        case .post:
-            guard let route = routes.events, path == route.path, fields[.expect] == nil,
-                  let length = fields[.contentLength].flatMap({ Int($0) }), length <= EventBatch.maxBytes,
-                  let type = fields[.contentType], EventsEndpoint.isJSON(type) else { return nil }
+        case .POST:
+            guard let route = routes.events, request.uri == route.path, !fields.contains(name: "expect"),
+                  fields[canonicalForm: "content-length"].count == 1, let length = fields.first(name: "content-length").flatMap({ Int($0) }),
+                  length <= EventBatch.maxBytes, let type = fields.joined("content-type"), EventsEndpoint.isJSON(type) else { return nil }
             return .batch(route, request, nil)
         default:
             return nil
@@ -218,9 +226,9 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, resource: RenderedResource, request: HTTPRequest, started: UInt64) {
-        let useGzip = resource.gzip != nil && ContentNegotiation.acceptsGzip(request.headerFields[.acceptEncoding])
-        let notModified = request.headerFields[.ifNoneMatch].map {
+    private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, resource: RenderedResource, request: HTTPRequestHead, started: UInt64) {
+        let useGzip = resource.gzip != nil && ContentNegotiation.acceptsGzip(request.headers.joined("accept-encoding"))
+        let notModified = request.headers.joined("if-none-match").map {
             ContentNegotiation.ifNoneMatch($0, matchesAnyOf: [resource.etag, resource.gzipETag])
         } ?? false
         write(context: context, request: request, status: notModified ? .notModified : .ok,
@@ -232,8 +240,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func respond(context: ChannelHandlerContext, route: PipelineRoutes.Route, file: MediaLibrary.File, cached: MediaCache.Cached,
-                         request: HTTPRequest, started: UInt64) {
-        let notModified = MediaRoutes.isNotModified(file, request.headerFields)
+                         request: HTTPRequestHead, started: UInt64) {
+        let notModified = MediaRoutes.isNotModified(file, ifNoneMatch: request.headers.joined("if-none-match"))
         if notModified {
             write(context: context, request: request, status: .notModified, fields: MediaRoutes.validatorHeaders(file), body: nil)
         } else if let path = cached.path, case let descriptor = open(path, O_RDONLY | O_CLOEXEC), descriptor >= 0 {
@@ -256,7 +264,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
 
     private static let cork = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: TCP_CORK))
 
-    private func submit(context: ChannelHandlerContext, route: PipelineRoutes.Route, request: HTTPRequest, body: ByteBuffer) {
+    private func submit(context: ChannelHandlerContext, route: PipelineRoutes.Route, request: HTTPRequestHead, body: ByteBuffer) {
         let started = DispatchTime.now().uptimeNanoseconds
         let loop = context.eventLoop
         let handler = NIOLoopBound((self, context), eventLoop: loop)
@@ -269,7 +277,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func answered(context: ChannelHandlerContext, route: PipelineRoutes.Route, request: HTTPRequest,
+    private func answered(context: ChannelHandlerContext, route: PipelineRoutes.Route, request: HTTPRequestHead,
                           result: Result<EventIngest.Outcome, Problem>, started: UInt64) {
         switch result {
         case .success(let outcome):
@@ -295,12 +303,12 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The answer, encoded here (status line and header lines from the same `HTTPFields` the router would
     /// send, with the request id, date and server name it adds) and written from the front of the pipeline.
-    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
+    private func write(context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponse.Status, fields: HTTPFields, body: ByteBuffer?) {
         write(context: context, request: request, status: status, fields: fields, body: body.map(IOData.byteBuffer), written: nil)
     }
 
     /// `written` runs once the body is written or its write failed.
-    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, fields: HTTPFields, body: IOData?,
+    private func write(context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponse.Status, fields: HTTPFields, body: IOData?,
                        written: (@Sendable () -> Void)?) {
         write(context: context, request: request, status: status, body: body, written: written) { head in
             var hasContentLength = false
@@ -312,32 +320,38 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, body: ByteBuffer?,
+    private func write(context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponse.Status, body: ByteBuffer?,
                        headers: (inout ByteBuffer) -> Void) {
         write(context: context, request: request, status: status, body: body.map(IOData.byteBuffer), written: nil, headers: headers)
     }
 
     /// `headers` writes the answer's own header lines; the request id, date and server name follow.
-    private func write(context: ChannelHandlerContext, request: HTTPRequest, status: HTTPResponse.Status, body: IOData?,
+    private func write(context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponse.Status, body: IOData?,
                        written: (@Sendable () -> Void)?, headers: (inout ByteBuffer) -> Void) {
         // No writer: the channel is closing (its handlers are being removed), so there is no one to answer.
         guard let socket = socket?.context else {
             written?()
             return
         }
-        var head = context.channel.allocator.buffer(capacity: 384)
-        head.writeStaticString("HTTP/1.1 ")
-        head.writeString(String(status.code))
-        head.writeStaticString(" ")
-        head.writeString(status.reasonPhrase)
-        head.writeStaticString("\r\n")
+        // A small body goes in the head's buffer: copying it costs less than a second write through the pipeline.
+        var inline: ByteBuffer?
+        if case .byteBuffer(let bytes) = body, bytes.readableBytes <= Self.inlineBodyBytes, written == nil { inline = bytes }
+        var head = context.channel.allocator.buffer(capacity: 384 + (inline?.readableBytes ?? 0))
+        switch status.code {
+        case 200: head.writeStaticString("HTTP/1.1 200 OK\r\n")
+        case 304: head.writeStaticString("HTTP/1.1 304 Not Modified\r\n")
+        default: head.writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        }
         headers(&head)
-        Self.writeField(HTTPField.Name.xRequestId.rawName, RequestId.id(given: request.headerFields[.xRequestId]), to: &head)
-        Self.writeField("Date", dateCache.current(), to: &head)
-        Self.writeField("Server", routes.serverName, to: &head)
+        head.writeStaticString("X-Request-Id: ")
+        RequestId.write(given: request.headers.first(name: "x-request-id"), to: &head)
         head.writeStaticString("\r\n")
-        socket.write(NIOAny(head), promise: nil)
-        if let body {
+        head.writeString(responseTail.current())
+        if var inline {
+            head.writeBuffer(&inline)
+            socket.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
+        } else if let body {
+            socket.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
             let promise = written.map { done in
                 let promise = context.eventLoop.makePromise(of: Void.self)
                 promise.futureResult.whenComplete { _ in done() }
@@ -345,17 +359,31 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             }
             socket.write(NIOAny(body), promise: promise)
         } else {
+            socket.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
             written?()
         }
         socket.flush()
     }
 
-    /// One header line. Names and values come from `HTTPFields`, which admits no line breaks in either.
+    private static let inlineBodyBytes = 16 * 1024
+
+    /// One header line, in one write to the buffer. Names and values come from `HTTPFields`, which admits no line
+    /// breaks in either.
     private static func writeField(_ name: String, _ value: String, to buffer: inout ByteBuffer) {
-        buffer.writeString(name)
-        buffer.writeStaticString(": ")
-        buffer.writeString(value)
-        buffer.writeStaticString("\r\n")
+        var name = name, value = value
+        _ = name.withUTF8 { name in
+            value.withUTF8 { value in
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: name.count + value.count + 4) { out in
+                    out.copyMemory(from: UnsafeRawBufferPointer(name))
+                    out[name.count] = UInt8(ascii: ":")
+                    out[name.count + 1] = UInt8(ascii: " ")
+                    UnsafeMutableRawBufferPointer(rebasing: out[(name.count + 2)...]).copyMemory(from: UnsafeRawBufferPointer(value))
+                    out[name.count + 2 + value.count] = UInt8(ascii: "\r")
+                    out[name.count + 3 + value.count] = UInt8(ascii: "\n")
+                    return name.count + value.count + 4
+                }
+            }
+        }
     }
 
     /// Closes the connection once no request part has arrived for `idleTimeout` while nothing was being
@@ -486,6 +514,50 @@ extension PipelineRoutes {
     }
 }
 
+/// Hummingbird's HTTP/1 channel, with a `PipelineResponder` placed right after the HTTP/1 decoder: ahead of the
+/// conversion to HTTPTypes and of the router, which see only what it passes on.
+struct FeedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = HTTP1Channel.Value
+
+    private let http1: HTTP1Channel
+    private let makeResponder: @Sendable () -> PipelineResponder
+    var responder: HTTPChannelHandler.Responder { http1.responder }
+
+    init(http1: HTTP1Channel, responder makeResponder: @escaping @Sendable () -> PipelineResponder) {
+        self.http1 = http1
+        self.makeResponder = makeResponder
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        http1.setup(channel: channel, logger: logger).flatMapThrowing { [makeResponder] value in
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(makeResponder(), position: .after(decoder))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await http1.handle(value: value, logger: logger)
+    }
+}
+
+extension HTTPServerBuilder {
+    /// `.http1(configuration:)` with the feed's `PipelineResponder` in each connection's pipeline.
+    static func feedHTTP1(configuration: HTTP1Channel.Configuration, responder: @escaping @Sendable () -> PipelineResponder) -> HTTPServerBuilder {
+        .init { router in FeedHTTP1Channel(http1: HTTP1Channel(responder: router, configuration: configuration), responder: responder) }
+    }
+}
+
+extension HTTPHeaders {
+    /// A field's values as `HTTPFields` gives them (joined by ", "), or nil when it is absent.
+    func joined(_ name: String) -> String? {
+        var joined: String?
+        for value in self[name] { joined = joined.map { "\($0), \(value)" } ?? value }
+        return joined
+    }
+}
+
 /// Placed first in the pipeline (next to the socket) by `PipelineResponder`, which writes through its
 /// context responses it has already encoded. Passes everything else on untouched.
 final class SocketWriter: ChannelOutboundHandler, RemovableChannelHandler {
@@ -498,11 +570,17 @@ final class SocketWriter: ChannelOutboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 }
 
-/// The `Date` header value (IMF-fixdate), made at most once a second. Hummingbird keeps one for the router's
-/// answers, but not one others can read (its `DateCache` is internal).
-struct HTTPDateCache {
+/// The lines that end every answer made in the pipeline: `Date` (IMF-fixdate), `Server` and the empty line, made
+/// at most once a second. Hummingbird keeps a date for the router's answers, but not one others can read (its
+/// `DateCache` is internal).
+struct ResponseTail {
+    private let serverName: String
     private var second = 0
     private var text = ""
+
+    init(serverName: String) {
+        self.serverName = serverName
+    }
 
     mutating func current() -> String {
         var now = time_t()
@@ -513,8 +591,8 @@ struct HTTPDateCache {
             gmtime_r(&now, &parts)
             let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"], months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
             func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+            text = "Date: \(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT\r\nServer: \(serverName)\r\n\r\n"
         }
         return text
     }
