@@ -48,6 +48,31 @@ struct ProjectionTests {
         #expect(list?.isEmpty == true)
     }
 
+    /// A held POI's version is kept on its record, a deleted one's with the other entities' (`seenVersion(of:)`).
+    @Test("a POI's older or repeated version never undoes a newer one, held, deleted or made again")
+    func poiVersionOrder() throws {
+        let projection = CatalogProjection()
+        let id = UUID()
+        projection.apply(.changed(Fixture.tour(name: "Live", stops: [id])))
+        #expect(projection.apply(.changed(Fixture.poi(id, version: 2, name: "B", status: .published))))
+        #expect(!projection.apply(.changed(Fixture.poi(id, version: 1, name: "A", status: .published))))
+        #expect(!projection.apply(.changed(Fixture.poi(id, version: 2, name: "B again", status: .published))))
+        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail)["name"] as? String == "B")
+        #expect(projection.apply(CatalogEvent(kind: .poiDeleted, entityId: id, version: 3)))
+        #expect(!projection.apply(.changed(Fixture.poi(id, version: 2, name: "B", status: .published))))
+        #expect(projection.publish().pois[id] == nil)
+        // Made again: its new version is on its record; the deletion's is not what decides any more.
+        #expect(projection.apply(.changed(Fixture.poi(id, version: 4, name: "D", status: .published))))
+        #expect(!projection.apply(.changed(Fixture.poi(id, version: 3, name: "C", status: .published))))
+        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail)["name"] as? String == "D")
+        // The envelope's version decides, whatever the state inside says.
+        var mislabelled = CatalogEvent.changed(Fixture.poi(id, version: 1, name: "E", status: .published))
+        mislabelled.version = 6
+        #expect(projection.apply(mislabelled))
+        #expect(!projection.apply(.changed(Fixture.poi(id, version: 5, name: "F", status: .published))))
+        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail)["name"] as? String == "E")
+    }
+
     @Test("only published tours are listed, by name; a POI is visible only while a published tour stops there")
     func visibility() throws {
         let projection = CatalogProjection()

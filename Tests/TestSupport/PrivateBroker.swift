@@ -99,22 +99,29 @@ public final class PrivateBroker: Sendable {
         throw lastError!
     }
 
-    /// SIGTERM, then SIGKILL after 5 s, on a thread of its own: it is called from `defer`, where it cannot
-    /// suspend, and must not hold a thread of the cooperative pool while it waits.
+    /// SIGTERM at once, then SIGKILL after 5 s on a thread of its own: it is called from `defer`, where it cannot
+    /// suspend, and must not hold a thread of the cooperative pool while it waits. The SIGTERM is sent here, not by
+    /// that thread: when the last test stops its broker, the test process may exit before the thread runs, and the
+    /// broker would outlive it.
     public func stop() {
         resume()
         let process = ProcessBox(process: current.withLock { $0.process })
-        Thread { Self.stop(process.process) }.start()
+        process.process.terminate()
+        Thread { Self.awaitExit(process.process) }.start()
     }
 
     /// Polls `isRunning` rather than `waitUntilExit`, which spins a run loop and can miss the exit off the main thread.
     private static func stop(_ process: Process) {
         process.terminate()
-        for signal in [SIGTERM, SIGKILL] {
-            if signal == SIGKILL { kill(process.processIdentifier, SIGKILL) }
-            for _ in 0..<50 where process.isRunning { usleep(100_000) }
-            if !process.isRunning { return }
-        }
+        awaitExit(process)
+    }
+
+    /// SIGKILL if SIGTERM has not ended it within 5 s.
+    private static func awaitExit(_ process: Process) {
+        for _ in 0..<50 where process.isRunning { usleep(100_000) }
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        for _ in 0..<50 where process.isRunning { usleep(100_000) }
     }
 
     public static func freePort() throws -> Int {

@@ -158,7 +158,9 @@ private struct RenderWork: Sendable {
 private struct EntityState {
     var tours: [UUID: TourState] = [:]
     var pois: [UUID: PoiRecord] = [:]
-    /// Version of each entity seen, including deleted ones, so an older event never undoes a newer one.
+    /// Version of each entity seen, including deleted ones, so an older event never undoes a newer one; a POI
+    /// held has its version on its record instead (`seenVersion(of:)`): a city's POIs are most of the entities, and a
+    /// dictionary of them costs megabytes.
     var versions: [UUID: Int] = [:]
     /// Tours (any status) stopping at each POI, known or not yet. Arrays, not sets: a POI is on one tour or a
     /// few, and a set's storage costs a city three times an array's.
@@ -188,9 +190,12 @@ private struct EntityState {
 
     // MARK: applying events
 
+    /// The version seen of an entity, as `versions` keeps it.
+    func seenVersion(of id: UUID) -> Int? { pois[id]?.version ?? versions[id] }
+
     mutating func apply(_ event: CatalogEvent) -> Bool {
         guard let id = event.entityId, let version = event.version else { return false }
-        if let seen = versions[id], seen >= version { return false }
+        if let seen = seenVersion(of: id), seen >= version { return false }
         switch event.kind {
         case .tourChanged:
             guard var tour = event.tour else { return false }
@@ -201,9 +206,12 @@ private struct EntityState {
         case .poiChanged:
             guard var poi = event.poi else { return false }
             poi.id = id
+            poi.version = version
             indexMedia(of: id, from: pois[id]?.content, to: poi.content)
             pois[id] = PoiRecord(poi)
+            versions[id] = nil
             markPoiChanged(id)
+            return true
         case .poiDeleted:
             indexMedia(of: id, from: pois[id]?.content, to: nil)
             pois[id] = nil
@@ -263,7 +271,7 @@ private struct EntityState {
     /// A record kept whole replaced or removed, unless this version was seen.
     private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, [UUID: Event.Record]>,
                                                          marking changed: WritableKeyPath<Self, Bool>) -> Bool {
-        if let seen = versions[event.entityId], seen >= event.version { return false }
+        if let seen = seenVersion(of: event.entityId), seen >= event.version { return false }
         if event.isDeletion {
             self[keyPath: records][event.entityId] = nil
         } else {
@@ -583,7 +591,7 @@ extension EntityState {
     fileprivate mutating func takeLoggedChanges() -> ChangeLog.Batch? {
         // Taken out while the closure reads the rest of the state (no copy: `take` only reads the notes, then drops them).
         var notes = changeNotes
-        let batch = notes.take { kind, id in versions[id].map { ($0, isOnFeed(kind, id)) } }
+        let batch = notes.take { kind, id in seenVersion(of: id).map { ($0, isOnFeed(kind, id)) } }
         changeNotes = notes
         return batch
     }

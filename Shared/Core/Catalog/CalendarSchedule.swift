@@ -15,11 +15,15 @@ public struct CalendarSchedule: Sendable {
     public static let maximumOccurrences = 1_000
     public static let weekdayCodes = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
 
-    public let content: CalendarEntryContent
+    // What the occurrences need of the content, not the content: a feed keeps a schedule per entry beside its state.
+    let allDay: Bool
+    let recurrence: CalendarRecurrence?
+    let exceptionDates: [String]
     let calendar: Calendar
     /// The entry's zone (its `timeZone`, checked).
     public var timeZone: TimeZone { calendar.timeZone }
-    let start: DateComponents
+    /// The local start, compact (a `DateComponents` is some 300 bytes).
+    let start: LocalStart
     /// Days (all-day) or minutes (timed) from the start to the end.
     let length: Int
 
@@ -48,9 +52,11 @@ public struct CalendarSchedule: Sendable {
         let length = content.allDay ? (calendar.dateComponents([.day], from: first, to: last).day ?? -1) + 1
             : Int(last.timeIntervalSince(first) / 60)
         guard length >= (content.allDay ? 1 : 0) else { return nil }
-        self.content = content
+        allDay = content.allDay
+        recurrence = content.recurrence
+        exceptionDates = content.exceptionDates
         self.calendar = calendar
-        self.start = start
+        self.start = LocalStart(start)
         self.length = length
     }
 
@@ -147,16 +153,16 @@ public struct CalendarSchedule: Sendable {
     /// The occurrences that overlap [from, to), in order, at most `limit`.
     public func occurrences(overlapping from: Date, _ to: Date, limit: Int = maximumOccurrences) -> [CalendarOccurrence] {
         var found: [CalendarOccurrence] = []
-        let skipped = Set(content.exceptionDates)
+        let skipped = Set(exceptionDates)
         forEachStart { day in
             var local = day
-            local.hour = start.hour
-            local.minute = start.minute
+            local.hour = Int(start.hour)
+            local.minute = Int(start.minute)
             guard let begin = calendar.date(from: local) else { return true }
             if begin >= to { return false }
-            let end = content.allDay ? calendar.date(byAdding: .day, value: length, to: begin) ?? begin
+            let end = allDay ? calendar.date(byAdding: .day, value: length, to: begin) ?? begin
                 : begin.addingTimeInterval(Double(length) * 60)
-            let written = Self.text(local, allDay: content.allDay)
+            let written = Self.text(local, allDay: allDay)
             // A moment-long entry (ends as it starts) overlaps a range it starts in.
             if end > from || end == begin && begin >= from, !skipped.contains(written) {
                 found.append(CalendarOccurrence(start: begin, end: end, localStart: written))
@@ -169,8 +175,8 @@ public struct CalendarSchedule: Sendable {
     /// Calls `body` with each occurrence's local day (year, month, day), in order, until it returns false, the
     /// recurrence ends, `maximumOccurrences` are made or ten years have passed.
     func forEachStart(_ body: (DateComponents) -> Bool) {
-        let first = DateComponents(year: start.year, month: start.month, day: start.day)
-        guard let recurrence = content.recurrence else {
+        let first = DateComponents(year: Int(start.year), month: Int(start.month), day: Int(start.day))
+        guard let recurrence else {
             _ = body(first)
             return
         }
@@ -219,5 +225,19 @@ public struct CalendarSchedule: Sendable {
                 if !emit(day) { break }
             }
         }
+    }
+}
+
+/// A local date and time of day as `CalendarSchedule.local` reads them.
+struct LocalStart: Sendable {
+    let year: Int32
+    let month: Int8, day: Int8, hour: Int8, minute: Int8
+
+    init(_ components: DateComponents) {
+        year = Int32(components.year ?? 0)
+        month = Int8(components.month ?? 0)
+        day = Int8(components.day ?? 0)
+        hour = Int8(components.hour ?? 0)
+        minute = Int8(components.minute ?? 0)
     }
 }
