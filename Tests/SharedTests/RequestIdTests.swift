@@ -27,6 +27,7 @@ struct RequestIdTests {
         for part in parts {
             #expect(part.count == 2)
             #expect(part.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isHexDigit) && $0.lowercased() == $0 })
+            #expect(part.count == 2 && !part[1].hasPrefix("0"), "the counter in hex has no leading zeros")
         }
         #expect(Set(parts.map { $0[0] }).count == 1)
         let counters = try parts.map { try #require(UInt64($0[1], radix: 16)) }

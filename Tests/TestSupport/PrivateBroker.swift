@@ -102,7 +102,7 @@ public final class PrivateBroker: Sendable {
     /// SIGTERM at once, then SIGKILL after 5 s on a thread of its own: it is called from `defer`, where it cannot
     /// suspend, and must not hold a thread of the cooperative pool while it waits. The SIGTERM is sent here, not by
     /// that thread: when the last test stops its broker, the test process may exit before the thread runs, and the
-    /// broker would outlive it.
+    /// broker would outlive it (tansu ends on SIGTERM; the SIGKILL is lost if the test process has exited by then).
     public func stop() {
         resume()
         let process = ProcessBox(process: current.withLock { $0.process })

@@ -159,7 +159,7 @@ private struct EntityState {
     var tours: [UUID: TourState] = [:]
     var pois: [UUID: PoiRecord] = [:]
     /// Version of each entity seen, including deleted ones, so an older event never undoes a newer one; a POI
-    /// held has its version on its record instead (`seenVersion(of:)`): a city's POIs are most of the entities, and a
+    /// held has its version on its record instead (`seenPoiVersion(of:)`): a city's POIs are most of the entities, and a
     /// dictionary of them costs megabytes.
     var versions: [UUID: Int] = [:]
     /// Tours (any status) stopping at each POI, known or not yet. Arrays, not sets: a POI is on one tour or a
@@ -190,12 +190,13 @@ private struct EntityState {
 
     // MARK: applying events
 
-    /// The version seen of an entity, as `versions` keeps it.
-    func seenVersion(of id: UUID) -> Int? { pois[id]?.version ?? versions[id] }
+    /// The version seen of a POI: on its record while it is held, else in `versions`.
+    func seenPoiVersion(of id: UUID) -> Int? { pois[id]?.version ?? versions[id] }
 
     mutating func apply(_ event: CatalogEvent) -> Bool {
         guard let id = event.entityId, let version = event.version else { return false }
-        if let seen = seenVersion(of: id), seen >= version { return false }
+        let isPoi = event.kind == .poiChanged || event.kind == .poiDeleted
+        if let seen = isPoi ? seenPoiVersion(of: id) : versions[id], seen >= version { return false }
         switch event.kind {
         case .tourChanged:
             guard var tour = event.tour else { return false }
@@ -271,7 +272,7 @@ private struct EntityState {
     /// A record kept whole replaced or removed, unless this version was seen.
     private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, [UUID: Event.Record]>,
                                                          marking changed: WritableKeyPath<Self, Bool>) -> Bool {
-        if let seen = seenVersion(of: event.entityId), seen >= event.version { return false }
+        if let seen = versions[event.entityId], seen >= event.version { return false }
         if event.isDeletion {
             self[keyPath: records][event.entityId] = nil
         } else {
@@ -591,7 +592,7 @@ extension EntityState {
     fileprivate mutating func takeLoggedChanges() -> ChangeLog.Batch? {
         // Taken out while the closure reads the rest of the state (no copy: `take` only reads the notes, then drops them).
         var notes = changeNotes
-        let batch = notes.take { kind, id in seenVersion(of: id).map { ($0, isOnFeed(kind, id)) } }
+        let batch = notes.take { kind, id in (kind == .poi ? seenPoiVersion(of: id) : versions[id]).map { ($0, isOnFeed(kind, id)) } }
         changeNotes = notes
         return batch
     }

@@ -163,7 +163,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// What this handler answers of a request, judged on its head; nil passes it to the router. Only HTTP/1.1
-    /// requests in origin form that keep the connection open (the router answers the rest, closing as asked).
+    /// requests in origin form that keep the connection open: the router answers the rest.
     private func answering(_ request: HTTPRequestHead) -> State? {
         let fields = request.headers
         guard request.version == .http1_1, request.isKeepAlive, !fields.contains(name: "transfer-encoding"),
@@ -344,7 +344,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         }
         headers(&head)
         head.writeStaticString("X-Request-Id: ")
-        RequestId.write(given: request.headers.first(name: "x-request-id"), to: &head)
+        RequestId.write(given: request.headers.joined("x-request-id"), to: &head)
         head.writeStaticString("\r\n")
         head.writeString(responseTail.current())
         if var inline {
