@@ -99,27 +99,17 @@ public final class PrivateBroker: Sendable {
         throw lastError!
     }
 
-    /// SIGTERM at once, then SIGKILL after 5 s on a thread of its own: it is called from `defer`, where it cannot
-    /// suspend, and must not hold a thread of the cooperative pool while it waits. The SIGTERM is sent here, not by
-    /// that thread: when the last test stops its broker, the test process may exit before the thread runs, and the
-    /// broker would outlive it (tansu ends on SIGTERM; the SIGKILL is lost if the test process has exited by then).
+    /// SIGKILL, sent at once: the broker keeps nothing worth a graceful end (its log is in memory), and tansu started
+    /// from a test thread inherits that thread's blocked signals, SIGTERM among them, so only SIGKILL ends it. Sent
+    /// here rather than by a thread of its own: when the last test stops its broker, the test process may exit
+    /// before such a thread runs, and the broker would outlive it. Called from `defer`, where it cannot suspend.
     public func stop() {
         resume()
-        let process = ProcessBox(process: current.withLock { $0.process })
-        process.process.terminate()
-        Thread { Self.awaitExit(process.process) }.start()
+        kill(pid, SIGKILL)
     }
 
     /// Polls `isRunning` rather than `waitUntilExit`, which spins a run loop and can miss the exit off the main thread.
     private static func stop(_ process: Process) {
-        process.terminate()
-        awaitExit(process)
-    }
-
-    /// SIGKILL if SIGTERM has not ended it within 5 s.
-    private static func awaitExit(_ process: Process) {
-        for _ in 0..<50 where process.isRunning { usleep(100_000) }
-        guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         for _ in 0..<50 where process.isRunning { usleep(100_000) }
     }
