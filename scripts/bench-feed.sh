@@ -77,7 +77,7 @@ else
 fi
 
 log "private Postgres :$pg_port and broker :$broker_port"
-POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off" scripts/postgres.sh start "$work/pg" "$pg_port" >&2
+POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off ${BENCH_POSTGRES_OPTS:-}" scripts/postgres.sh start "$work/pg" "$pg_port" >&2
 scripts/broker.sh start "$work/broker.pid" "$broker_port" "$work/broker.log" >&2
 
 export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_DB=itour KAFKA_BROKERS=127.0.0.1:$broker_port KAFKA_TOPIC_PREFIX=bench.

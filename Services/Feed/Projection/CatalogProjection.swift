@@ -183,6 +183,8 @@ private struct EntityState {
     /// Media items by their file's hash, and the POIs naming each hash: an item's change re-renders them.
     var mediaByHash: [String: UUID] = [:]
     var poisByMedia: [String: [UUID]] = [:]
+    /// The texts and lists POIs share, held once.
+    var sharedTexts = SharedTexts()
     var feedPublicURL = FeedSite.defaultPublicURL
     var isFirstPublication = true
     /// Changes since the last publication, for `GET /v1/changes` (ChangeLog.swift).
@@ -209,7 +211,7 @@ private struct EntityState {
             poi.id = id
             poi.version = version
             indexMedia(of: id, from: pois[id]?.content, to: poi.content)
-            pois[id] = PoiRecord(poi)
+            pois[id] = PoiRecord(poi, sharing: &sharedTexts)
             versions[id] = nil
             markPoiChanged(id)
             return true
@@ -365,8 +367,8 @@ private struct RenderedState {
     /// The published tours as rendered, for the lists.
     var tours: [UUID: TourState] = [:]
     var tourResources: [UUID: TourResources] = [:]
-    var poiResources: [UUID: PoiResources] = [:]
-    var poiSlots = SlotTable<PoiResources>()
+    /// The visible POIs' resources by id and by the slot the indexes name them by.
+    var pois = SlotTable<PoiResources>()
     /// Folded category paths by the set of categories POIs have, shared by the POIs with that set.
     var foldedCategories: [[String]: [[UInt8]]] = [:]
     /// Opening hours read once per distinct text and shared (a city's POIs have few): one parsed week per POI
@@ -450,16 +452,14 @@ private struct RenderedState {
                 }()
             }
             let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded, openingHours: hours, media: item.media)
-            poiResources[poi.id] = resources
-            let slot = poiSlots.store(resources, for: poi.id)
+            let slot = pois.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))
             poiTextIndex.insert(slot: slot, id: poi.id, name: poi.content.name, fields: [poi.content.summary] + poi.content.buildings)
         }
     }
 
     private mutating func removePoi(_ id: UUID) {
-        poiResources[id] = nil
-        if let slot = poiSlots.remove(id) {
+        if let slot = pois.remove(id) {
             spatialIndex.remove(slot: slot)
             poiTextIndex.remove(slot: slot)
         }
@@ -486,7 +486,7 @@ private struct RenderedState {
     /// legacy number unless an earlier tour in the list already has that number.
     private mutating func rebuildTourLists() {
         let listed = tourResources.keys.compactMap { tours[$0] }.sorted(by: Self.listOrder)
-        let summaries = listed.compactMap { tourSlots.value(for: $0.id)?.summary }
+        let summaries = listed.compactMap { tourSlots[$0.id]?.summary }
         var legacyIds: [String: UUID] = [:]
         var legacyEntries: [(legacyId: String, tour: TourState)] = []
         for tour in listed {
@@ -504,18 +504,32 @@ private struct RenderedState {
 
     func makeSnapshot() -> FeedSnapshot {
         FeedSnapshot(FeedSnapshot.Contents(
-            tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: poiResources, legacyTourIds: legacyTourIds,
-            poisBySlot: poiSlots.values, tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
+            tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: pois, legacyTourIds: legacyTourIds,
+            tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
             tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
             pages: pages, featured: featured, media: media, generation: generation, changes: changeLog))
     }
 }
 
-/// Index slots for entities: small integers the indexes store instead of UUIDs, reused after removal.
+/// Entities by id and by index slot: small integers the indexes store instead of UUIDs, reused after removal.
+/// One table for both, not a dictionary by id beside it: a city's POIs made each such dictionary megabytes.
 struct SlotTable<Value: Sendable>: Sendable {
+    /// Values by slot; nil in a free slot.
     private(set) var values: [Value?] = []
     private var slots: [UUID: Int32] = [:]
     private var free: [Int32] = []
+
+    /// How many entities it holds.
+    var count: Int { slots.count }
+
+    subscript(id: UUID) -> Value? {
+        slots[id].flatMap { values[Int($0)] }
+    }
+
+    /// The value in a slot an index gave; nil for a free or unknown slot.
+    subscript(slot slot: Int32) -> Value? {
+        slot >= 0 && Int(slot) < values.count ? values[Int(slot)] : nil
+    }
 
     /// Stores the value under the entity's slot (a new one if it has none); returns the slot.
     mutating func store(_ value: Value, for id: UUID) -> Int32 {
@@ -540,10 +554,6 @@ struct SlotTable<Value: Sendable>: Sendable {
         values[Int(slot)] = nil
         free.append(slot)
         return slot
-    }
-
-    func value(for id: UUID) -> Value? {
-        slots[id].flatMap { values[Int($0)] }
     }
 }
 

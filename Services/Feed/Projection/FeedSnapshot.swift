@@ -14,11 +14,11 @@ final class FeedSnapshot: Sendable {
         let tourList: RenderedResource
         let legacyTourList: RenderedResource
         let tours: [UUID: TourResources]
-        let pois: [UUID: PoiResources]
+        /// The visible POIs, by id and by index slot (for nearby and search results).
+        let pois: SlotTable<PoiResources>
         /// Tour ids as `tours.xml` gives them (legacy number or UUID text) → tour.
         let legacyTourIds: [String: UUID]
-        /// Visible POIs and published tours by index slot, for nearby and search results.
-        let poisBySlot: [PoiResources?]
+        /// Published tours by index slot, for search results.
         let tourListings: [TourListing?]
         let spatialIndex: SpatialIndex
         let poiTextIndex: TextIndex
@@ -57,7 +57,7 @@ final class FeedSnapshot: Sendable {
     /// `GET /v1/categories`: the tree with each node's visible POIs, descendants included.
     var categoryTree: RenderedResource {
         .cached(in: renderedCategoryTree) {
-            .content(ContentJSON.categoryTree(contents.categories, poiCategories: contents.pois.values.map(\.categories)), MediaTypes.json)
+            .content(ContentJSON.categoryTree(contents.categories, poiCategories: contents.pois.values.compactMap { $0?.categories }), MediaTypes.json)
         }
     }
 
@@ -86,7 +86,7 @@ final class FeedSnapshot: Sendable {
     }
 
     func poi(inSlot slot: Int32) -> PoiResources? {
-        slot >= 0 && Int(slot) < contents.poisBySlot.count ? contents.poisBySlot[Int(slot)] : nil
+        contents.pois[slot: slot]
     }
 
     func tourListing(_ slot: Int32) -> TourListing? {
@@ -193,16 +193,42 @@ final class PoiRecord: Sendable {
     let updatedAt: Date
     let content: PoiContent
 
-    init(_ state: PoiState) {
+    /// The state, its texts and lists that other POIs share kept once (`SharedTexts`).
+    init(_ state: PoiState, sharing shared: inout SharedTexts) {
         id = state.id
         version = state.version
         status = state.status
         updatedAt = state.updatedAt
-        content = state.content
+        var content = state.content
+        content.categories = shared.list(content.categories)
+        content.buildings = shared.list(content.buildings)
+        content.openingHours = content.openingHours.map { shared.text($0) }
+        self.content = content
     }
 
     /// The published state, for rendering.
     var state: PoiState { PoiState(id: id, version: version, status: status, content: content, updatedAt: updatedAt) }
+}
+
+/// One copy of each text and list that POIs share: categories, buildings and opening hours repeat across a city's
+/// POIs (a campus has a few buildings and a few sets of hours), and a copy per POI cost a city tens of megabytes.
+/// Kept for as long as the projection: a value no POI uses any more stays, one entry per distinct value.
+struct SharedTexts {
+    private var texts: Set<String> = []
+    private var lists: Set<[String]> = []
+
+    /// The copy of `value` already held, else `value`, now held. A text of up to 15 bytes is stored inline: nothing to share.
+    mutating func text(_ value: String) -> String {
+        value.utf8.count <= 15 ? value : texts.insert(value).memberAfterInsert
+    }
+
+    mutating func list(_ values: [String]) -> [String] {
+        guard !values.isEmpty else { return values }
+        if let held = lists.firstIndex(of: values) { return lists[held] }
+        let shared = values.map { text($0) }
+        lists.insert(shared)
+        return shared
+    }
 }
 
 extension RenderedResource {

@@ -48,7 +48,7 @@ enum ChangesRoutes {
                 write(kind: .tour, id: tour.id, version: tour.version, deleted: false, to: &json)
                 json.endObject()
             }
-            for case let poi? in snapshot.poisBySlot {
+            for case let poi? in snapshot.pois.values {
                 json.beginObject()
                 write(kind: .poi, id: poi.id, version: poi.version, deleted: false, to: &json)
                 json.endObject()
