@@ -15,6 +15,7 @@
 #   5. POST /v1/events, batches of 50 from many devices, with wrk; the broker's own limit from a raw
 #      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
 # Each wrk/pgbench figure is the median of ROUNDS runs taken in turn. KEEP=1 keeps the work directory.
+# BENCH_POSTGRES_OPTS adds server settings to the private Postgres, e.g. "-c log_min_duration_statement=20" with KEEP=1.
 # REBUILD_UNDER runs the rebuilt feed under a tool, e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none.
 # PARTS picks steps 3-5 (default "gets media queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
 # look at the events path alone.

@@ -185,6 +185,29 @@ struct ProjectionTests {
         #expect(!projection.hasPendingChanges)
     }
 
+    @Test("POIs with the same buildings, categories and hours hold one copy of each, and read as given")
+    func sharedTexts() throws {
+        var shared = SharedTexts()
+        func record(_ name: String, buildings: [String], hours: String) -> PoiRecord {
+            var state = Fixture.poi(name: name, categories: ["See/Architecture", "Campus/Libraries"], buildings: buildings)
+            state.content.openingHours = hours
+            return PoiRecord(state, sharing: &shared)
+        }
+        let hours = "Mo-Fr 08:00-22:00; Sa 10:00-18:00"
+        let a = record("A", buildings: ["Randall Library", "Fisher Student Center"], hours: hours)
+        let b = record("B", buildings: ["Randall Library", "Fisher Student Center"], hours: String(hours.reversed().reversed()))
+        let c = record("C", buildings: ["Fisher Student Center"], hours: "24/7")
+        #expect(a.content.buildings == ["Randall Library", "Fisher Student Center"] && c.content.buildings == ["Fisher Student Center"])
+        #expect(b.content.openingHours == hours && c.content.openingHours == "24/7")
+        func storage(_ list: [String]) -> UnsafeRawPointer? { list.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) } }
+        func storage(_ text: String) -> UnsafeRawPointer? { var text = text; return text.withUTF8 { $0.baseAddress.map(UnsafeRawPointer.init) } }
+        #expect(storage(a.content.buildings) == storage(b.content.buildings))
+        #expect(storage(a.content.categories) == storage(c.content.categories))
+        #expect(storage(a.content.openingHours!) == storage(b.content.openingHours!))
+        // A list with one of the same names shares that name's text (one over 15 bytes: shorter ones are held inline).
+        #expect(storage(c.content.buildings[0]) == storage(a.content.buildings[1]))
+    }
+
     @Test("apply does not wait for a render; a change applied during one is published by the next, never lost or undone")
     func applyDuringRender() throws {
         let tourId = UUID()
