@@ -45,7 +45,8 @@ extension Work {
                 let stagedTransaction = try await StagedCatalogTransaction.load(for: rows[start..<end].flatMap(\.commands), on: transaction)
                 do {
                     results += try await apply(rows[start..<end], on: stagedTransaction, poiRows: poiRows, writingBehind: stagedTransaction)
-                    try await stagedTransaction.flush()
+                    try await stagedTransaction.flush(outbox: outbox)
+                    outbox.removeAll()
                 } catch {
                     // A refused write (class 22/23) must surface as itself, so the command is refused, not retried.
                     throw await stagedTransaction.settle() ?? error
@@ -122,13 +123,17 @@ extension Work {
     static let rowsPerWrite = 250
 
     /// Applies the rows in order on `rowTransaction`, each inside a savepoint that a failed row rolls back;
-    /// with `staged`, starts writing every `rowsPerWrite` rows while the next are applied.
+    /// with `staged`, starts writing every `rowsPerWrite` rows, their events with them, while the next are applied
+    /// (so Postgres stores them while catalog works out the next rows, not all of them at the end).
     private mutating func apply(_ rows: ArraySlice<CatalogBatchRow>, on rowTransaction: any CatalogTransaction, poiRows: [UUID: String],
                                 writingBehind staged: StagedCatalogTransaction? = nil) async throws -> [CatalogBatchRowResult] {
         var results: [CatalogBatchRowResult] = []
         results.reserveCapacity(rows.count)
         for row in rows {
-            if let staged, !results.isEmpty, results.count % Self.rowsPerWrite == 0 { staged.writeBehind() }
+            if let staged, !results.isEmpty, results.count % Self.rowsPerWrite == 0 {
+                staged.writeBehind(outbox: outbox)
+                outbox.removeAll()
+            }
             try await rowTransaction.savepoint("import_row")
             let outboxMark = outbox.count
             let result = try await apply(row, on: rowTransaction, poiRows: poiRows)

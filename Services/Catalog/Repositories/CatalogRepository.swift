@@ -99,8 +99,10 @@ struct CatalogChanges: Sendable {
     var tours: [Stored<TourState>] = []
     var processed: [CatalogCommandResult] = []
     var audit: [AuditRecord] = []
+    /// Outbox rows, written after the rest, in this order.
+    var outbox: [OutboxEntry] = []
 
-    var isEmpty: Bool { pois.isEmpty && tours.isEmpty && processed.isEmpty && audit.isEmpty }
+    var isEmpty: Bool { pois.isEmpty && tours.isEmpty && processed.isEmpty && audit.isEmpty && outbox.isEmpty }
 }
 
 /// One row of the audit log: who changed what, with the states before and after as JSON.

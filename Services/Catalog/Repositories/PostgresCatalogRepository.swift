@@ -496,6 +496,7 @@ extension PostgresCatalogTransaction {
                      AS r(command_id, outcome, result)
                 """, logger: logger)
         }
+        try await appendOutbox(changes.outbox)
     }
 }
 

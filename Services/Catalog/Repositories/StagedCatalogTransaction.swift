@@ -135,11 +135,14 @@ final class StagedCatalogTransaction: CatalogTransaction {
         }
     }
 
-    /// Starts writing what the rows so far changed, after any write before it, and goes on without waiting:
-    /// Postgres stores one part of an import while catalog works out the next. Between rows only (no
-    /// savepoint open), since what is written cannot be undone in memory.
-    func writeBehind() {
-        let changes = takeChanges()
+    /// Starts writing what the rows so far changed, and `outbox` (their events, in order), after any write before
+    /// it, and goes on without waiting: Postgres stores one part of an import while catalog works out the next.
+    /// Between rows only (no savepoint open), since what is written cannot be undone in memory; a failed import
+    /// is undone by the real transaction's savepoint.
+    func writeBehind(outbox: [OutboxEntry] = []) {
+        var taken = takeChanges()
+        taken.outbox = outbox
+        let changes = taken
         guard !changes.isEmpty else { return }
         pendingWrite.withLock { pending in
             let previous = pending
@@ -150,9 +153,9 @@ final class StagedCatalogTransaction: CatalogTransaction {
         }
     }
 
-    /// Writes what the chunk changed and waits for every write of it.
-    func flush() async throws {
-        writeBehind()
+    /// Writes what the chunk changed, and `outbox`, and waits for every write of it.
+    func flush(outbox: [OutboxEntry] = []) async throws {
+        writeBehind(outbox: outbox)
         let pending = pendingWrite.withLock { pending in
             defer { pending = nil }
             return pending
