@@ -196,7 +196,8 @@ struct ProjectionTests {
         let hours = "Mo-Fr 08:00-22:00; Sa 10:00-18:00"
         let a = record("A", buildings: ["Randall Library", "Fisher Student Center"], hours: hours)
         let b = record("B", buildings: ["Randall Library", "Fisher Student Center"], hours: String(hours.reversed().reversed()))
-        let c = record("C", buildings: ["Fisher Student Center"], hours: "24/7")
+        // Made at run time: equal literals may share their bytes in the binary.
+        let c = record("C", buildings: [String("Fisher Student Center".reversed().reversed())], hours: "24/7")
         #expect(a.content.buildings == ["Randall Library", "Fisher Student Center"] && c.content.buildings == ["Fisher Student Center"])
         #expect(b.content.openingHours == hours && c.content.openingHours == "24/7")
         func storage(_ list: [String]) -> UnsafeRawPointer? { list.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) } }
@@ -206,6 +207,10 @@ struct ProjectionTests {
         #expect(storage(a.content.openingHours!) == storage(b.content.openingHours!))
         // A list with one of the same names shares that name's text (one over 15 bytes: shorter ones are held inline).
         #expect(storage(c.content.buildings[0]) == storage(a.content.buildings[1]))
+        // Canonically equivalent is not the same: each POI keeps the bytes it was sent.
+        let composed = "Caf\u{E9} des Arts Building", decomposed = "Cafe\u{301} des Arts Building"
+        let d = record("D", buildings: [composed], hours: hours), e = record("E", buildings: [decomposed], hours: hours)
+        #expect(Array(d.content.buildings[0].utf8) == Array(composed.utf8) && Array(e.content.buildings[0].utf8) == Array(decomposed.utf8))
     }
 
     @Test("apply does not wait for a render; a change applied during one is published by the next, never lost or undone")

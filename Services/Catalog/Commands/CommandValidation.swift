@@ -81,10 +81,12 @@ enum CommandValidation {
         return errors
     }
 
-    /// What is wrong with opening hours, nil when they read. Remembered per text: an import's POIs share a few
-    /// texts, and reading each POI's anew was a thirteenth of catalog's work on a city.
+    /// What is wrong with opening hours, nil when they read. Remembered per text of up to 512 bytes (a character
+    /// can take any number): an import's POIs share a few texts, and reading each POI's anew was a thirteenth of
+    /// catalog's work on a city.
     static func openingHoursMistake(_ hours: String) -> String? {
-        if let known = openingHoursVerdicts.withLock({ $0[hours] }) { return known }
+        let remembered = hours.utf8.count <= 512
+        if remembered, let known = openingHoursVerdicts.withLock({ $0[hours] }) { return known }
         let mistake: String?
         do throws(OpeningHours.SyntaxError) {
             _ = try OpeningHours(parsing: hours)
@@ -92,6 +94,7 @@ enum CommandValidation {
         } catch {
             mistake = error.message
         }
+        guard remembered else { return mistake }
         openingHoursVerdicts.withLock { verdicts in
             if verdicts.count >= maxRememberedOpeningHours { verdicts.removeAll(keepingCapacity: true) }
             verdicts[hours] = .some(mistake)

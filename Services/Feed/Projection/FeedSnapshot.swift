@@ -213,21 +213,49 @@ final class PoiRecord: Sendable {
 /// One copy of each text and list that POIs share: categories, buildings and opening hours repeat across a city's
 /// POIs (a campus has a few buildings and a few sets of hours), and a copy per POI cost a city tens of megabytes.
 /// Kept for as long as the projection: a value no POI uses any more stays, one entry per distinct value.
+/// Values are matched byte for byte: `String`'s `==` takes canonically equivalent texts (an é as one scalar or as an
+/// e and an accent) as equal, and each POI keeps the bytes catalog sent for it.
 struct SharedTexts {
-    private var texts: Set<String> = []
-    private var lists: Set<[String]> = []
+    private var texts: Set<Exact> = []
+    private var lists: Set<ExactList> = []
 
     /// The copy of `value` already held, else `value`, now held. A text of up to 15 bytes is stored inline: nothing to share.
     mutating func text(_ value: String) -> String {
-        value.utf8.count <= 15 ? value : texts.insert(value).memberAfterInsert
+        value.utf8.count <= 15 ? value : texts.insert(Exact(text: value)).memberAfterInsert.text
     }
 
     mutating func list(_ values: [String]) -> [String] {
         guard !values.isEmpty else { return values }
-        if let held = lists.firstIndex(of: values) { return lists[held] }
+        if let held = lists.firstIndex(of: ExactList(texts: values)) { return lists[held].texts }
         let shared = values.map { text($0) }
-        lists.insert(shared)
+        lists.insert(ExactList(texts: shared))
         return shared
+    }
+
+    private struct Exact: Hashable {
+        let text: String
+
+        static func == (a: Exact, b: Exact) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+        func hash(into hasher: inout Hasher) { Self.hashBytes(of: text, into: &hasher) }
+
+        static func hashBytes(of text: String, into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            hasher.combine(text.utf8.count)
+        }
+    }
+
+    private struct ExactList: Hashable {
+        let texts: [String]
+
+        static func == (a: ExactList, b: ExactList) -> Bool {
+            a.texts.count == b.texts.count && zip(a.texts, b.texts).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            for text in texts { Exact.hashBytes(of: text, into: &hasher) }
+        }
     }
 }
 
