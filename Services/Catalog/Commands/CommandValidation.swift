@@ -82,8 +82,8 @@ enum CommandValidation {
     }
 
     /// What is wrong with opening hours, nil when they read. Remembered per text of up to 512 bytes (a character
-    /// can take any number): an import's POIs share a few texts, and reading each POI's anew was a thirteenth of
-    /// catalog's work on a city.
+    /// can take any number): an import's POIs share a few texts, and reading each one's anew was a large part of
+    /// catalog's work on a city (docs/FEED.md).
     static func openingHoursMistake(_ hours: String) -> String? {
         let remembered = hours.utf8.count <= 512
         if remembered, let known = openingHoursVerdicts.withLock({ $0[hours] }) { return known }
