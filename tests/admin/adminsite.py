@@ -13,7 +13,12 @@ import uuid
 
 import pytest
 import requests
-from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, WebDriverException
+from selenium.common.exceptions import (
+    NoAlertPresentException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+    WebDriverException,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -46,13 +51,26 @@ class AdminSite:
     def path(self) -> str:
         return self.browser.current_url[len(self.base):]
 
+    def read_text(self, by: str, value: str, within: float = 3) -> str:
+        """The text of the element found by (`by`, `value`). A page that reloads itself (status, import jobs) can
+        replace the element between finding it and reading it, or be between two documents: find it again, for up
+        to `within` seconds."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                return self.browser.find_element(by, value).text
+            except (StaleElementReferenceException, NoSuchElementException):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
     @property
     def heading(self) -> str:
-        return self.browser.find_element(By.TAG_NAME, "h1").text
+        return self.read_text(By.TAG_NAME, "h1")
 
     @property
     def text(self) -> str:
-        return self.browser.find_element(By.TAG_NAME, "body").text
+        return self.read_text(By.TAG_NAME, "body")
 
     def login(self, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD) -> None:
         self.open("/login")
