@@ -156,4 +156,40 @@ struct CatalogServiceTests {
             #expect(renamed.outcome == .applied && renamed.poi?.content.name == "Held, then renamed", "applied once the lock is let go")
         }
     }
+
+    @Test("two imports of one row on two partitions at once: the one that meets the other's stored row is tried again and finds it imported")
+    func raceOnOneRow() async throws {
+        try await withCatalog { commands, events, database, producer in
+            let poiId = UUID(), stepId = UUID()
+            let row = CatalogBatchRow(label: "line 2", commands: [
+                CatalogCommand(commandId: stepId, action: .createPoi, actor: "t", entityId: poiId, poi: PoiContent(name: "Raced", latitude: 53.8, longitude: -1.5)),
+            ])
+            let first = CatalogCommand(action: .importBatch, actor: "owner", rows: [row])
+            let second = CatalogCommand(action: .importBatch, actor: "owner", rows: [row])
+            try await TestServices.withPostgres(database) { client in
+                try await client.withTransaction(logger: logger) { connection in
+                    // Both imports write the POI; the first then waits for the audit table, the second for the first's POI row.
+                    // Let go, the first commits and the second's record of the same row meets the first's (23505).
+                    _ = try await connection.query("LOCK TABLE catalog.audit_log IN SHARE MODE", logger: logger)
+                    for (command, partition) in [(first, Int32(0)), (second, Int32(1))] {
+                        try await producer.send(KafkaOutgoingMessage(topic: producer.configuration.topic(Topic.catalogCommands), key: command.key,
+                                                                     value: CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "test", data: command)),
+                                                                     partition: partition))
+                        // In this order: the first import takes the POI's row before the second asks for it.
+                        let waiting = try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                            try await client.query("""
+                                SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                                """, logger: logger).collect().first?.decode(Int.self) == (partition == 0 ? 1 : 2)
+                        }
+                        try #require(waiting, "import on partition \(partition) waits for a lock")
+                    }
+                }
+            }
+            let answers = [try await commands.result(of: first.commandId, timeout: .seconds(20)), try await commands.result(of: second.commandId, timeout: .seconds(20))]
+            #expect(answers.map(\.outcome) == [.applied, .applied], "\(answers.map { $0.message ?? "" })")
+            #expect(answers[1].rows?.first?.message == "already imported, unchanged")
+            let changed = try await read(2, from: events, timeout: .seconds(3)).filter { $0.type == "poi.changed" }
+            #expect(changed.count == 1, "the POI's event once")
+        }
+    }
 }
