@@ -174,7 +174,12 @@ struct BulkImportTests {
                 WHERE action LIKE 'poi.%' OR action LIKE 'tour.%' ORDER BY id
                 """),
             events: events,
-            results: try await texts("SELECT concat_ws(' ', command_id, outcome, result) FROM catalog.processed_commands WHERE command_id IN (\(ids)) ORDER BY command_id"))
+            // An import row's stored result leaves out the entity's states (`withoutStates`); the rest must match.
+            results: try await texts("""
+                SELECT concat_ws(' ', command_id, outcome, result - 'tour' - 'poi' - 'category' - 'pois' - 'calendarEntry' - 'person' - 'page'
+                                                             - 'featured' - 'media')
+                FROM catalog.processed_commands WHERE command_id IN (\(ids)) ORDER BY command_id
+                """))
     }
 
     @Test("an import's chunk writes what its commands write when sent one at a time: entities, stops, audit, events and results")

@@ -190,7 +190,9 @@ extension Work {
                 work.isImportRow = true
                 result = try await work.apply(eventPartitions: 0)
                 if result.outcome == .applied {
-                    try await rowTransaction.recordProcessed(result)
+                    // A row's step is looked up again only for its outcome and entity (the same row imported again), so
+                    // its stored result leaves out the entity's state: the row's audit record and event carry that.
+                    try await rowTransaction.recordProcessed(result.withoutStates)
                     outbox += work.outbox
                 }
             }
@@ -204,5 +206,22 @@ extension Work {
         let distinctNotes = notes.reduce(into: [String]()) { kept, note in if !kept.contains(note) { kept.append(note) } }
         return CatalogBatchRowResult(label: row.label, outcome: .applied, message: distinctNotes.isEmpty ? nil : distinctNotes.joined(separator: "; "),
                                      entityIds: entityIds)
+    }
+}
+
+extension CatalogCommandResult {
+    /// The result without the entities' states: outcome, ids, version, errors and message.
+    var withoutStates: CatalogCommandResult {
+        var lean = self
+        lean.tour = nil
+        lean.poi = nil
+        lean.category = nil
+        lean.pois = nil
+        lean.calendarEntry = nil
+        lean.person = nil
+        lean.page = nil
+        lean.featured = nil
+        lean.media = nil
+        return lean
     }
 }

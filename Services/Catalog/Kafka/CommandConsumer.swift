@@ -23,9 +23,13 @@ final class CommandConsumer: Service, Sendable {
     let logger: Logger
     private let handled = Counter(label: "itour_commands_handled_total", help: "Catalog commands read from catalog.commands and handled.")
 
+    /// Commands handled at once: partition `p`'s go to lane `p % lanes`.
+    let lanes: Int
+
     init(makeConsumer: @escaping @Sendable () async throws -> KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay,
-         deadLetters: DeadLetterSink, logger: Logger) {
+         deadLetters: DeadLetterSink, lanes: Int = 4, logger: Logger) {
         self.makeConsumer = makeConsumer
+        self.lanes = max(1, lanes)
         self.handler = handler
         self.relay = relay
         self.deadLetters = deadLetters
@@ -48,7 +52,7 @@ final class CommandConsumer: Service, Sendable {
         let consumer = try await makeConsumer()
         self.consumer.withLock { $0 = consumer }
         progress.attach(consumer)
-        let lanes = PartitionLanes()
+        let lanes = PartitionLanes(count: lanes)
         do {
             try await cancelWhenGracefulShutdown {
                 try await withThrowingDiscardingTaskGroup { group in
@@ -73,7 +77,7 @@ final class CommandConsumer: Service, Sendable {
         await consumer.close()
     }
 
-    /// One partition's commands, in order, until the lanes finish (shutdown).
+    /// One lane's commands, in order, until the lanes finish (shutdown).
     private func handle(_ lane: AsyncStream<KafkaMessage>, lanes: PartitionLanes) async throws {
         for await message in lane {
             if Task.isCancelled { return }
@@ -156,16 +160,22 @@ final class CommandConsumer: Service, Sendable {
     }
 }
 
-/// The command consumer's lanes: a stream of messages per partition, handled by one task each, and what they handled.
+/// The command consumer's lanes: a stream of messages per lane (partition `p` on lane `p % count`), handled by one task
+/// each, and what they handled.
 final class PartitionLanes: Sendable {
     private struct State {
-        var lanes: [KafkaTopicPartition: AsyncStream<KafkaMessage>.Continuation] = [:]
+        var lanes: [Int32: AsyncStream<KafkaMessage>.Continuation] = [:]
         var inFlight = 0
         var handled: [KafkaTopicPartition: Int64] = [:]
     }
 
     private let state = Mutex(State())
+    private let count: Int32
     private let signal = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    init(count: Int) {
+        self.count = Int32(max(1, count))
+    }
 
     /// Fires after each handled message: the poll loop waits on it while too many are in flight.
     var handledSignals: AsyncStream<Void> { signal.stream }
@@ -176,12 +186,13 @@ final class PartitionLanes: Sendable {
     func enqueue(_ message: KafkaMessage) -> AsyncStream<KafkaMessage>? {
         state.withLock { state in
             state.inFlight += 1
-            if let lane = state.lanes[message.topicPartition] {
+            let number = message.topicPartition.partition % count
+            if let lane = state.lanes[number] {
                 lane.yield(message)
                 return nil
             }
             let (stream, lane) = AsyncStream.makeStream(of: KafkaMessage.self)
-            state.lanes[message.topicPartition] = lane
+            state.lanes[number] = lane
             lane.yield(message)
             return stream
         }
