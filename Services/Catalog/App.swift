@@ -51,11 +51,11 @@ struct CatalogMain: AsyncParsableCommand {
 enum CatalogProgram: ServiceProgram {
     static let name = "catalog"
     static let port = 8082
-    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + [.catalogCommandLanes])
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port))
     static let abstract = "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events."
 
     static func serve(environment: Shared.Environment) async throws {
         let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
-        try await buildApplication(settings: settings, commandLanes: try environment.int(.catalogCommandLanes)).runService()
+        try await buildApplication(settings: settings).runService()
     }
 }

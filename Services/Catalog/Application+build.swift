@@ -7,7 +7,7 @@ import Shared
 /// Catalog: the system of record for content. It consumes `catalog.commands`, applies each in one
 /// Postgres transaction with its outbox rows, and relays the outbox to `catalog.events` and
 /// `catalog.command-results`. HTTP only for health, readiness and metrics.
-func buildApplication(settings: ServiceSettings, commandLanes: Int = 4) throws -> some ApplicationProtocol {
+func buildApplication(settings: ServiceSettings) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: true)
     let postgres = runtime.postgres!
     let logger = runtime.logger
@@ -26,7 +26,7 @@ func buildApplication(settings: ServiceSettings, commandLanes: Int = 4) throws -
                                                                     logger: logger, name: "catalog-commands")
                                    }, handler: handler, relay: relay,
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
-                                   lanes: commandLanes, logger: logger)
+                                   logger: logger)
 
     let commandsLag = try LagWatch.watching(commands.progress, name: "catalog-commands", topic: settings.kafka.topic(Topic.catalogCommands),
                                             configuration: settings.kafka, logger: logger)
@@ -45,10 +45,4 @@ func buildApplication(settings: ServiceSettings, commandLanes: Int = 4) throws -
         try await runtime.prepare(migrations: [CatalogMigrations.runner])
     }
     return app
-}
-
-extension ConfigVariable {
-    static let catalogCommandLanes = optional(
-        "CATALOG_COMMAND_LANES", default: "4",
-        "catalog.commands partitions handled at once (partition p on lane p % lanes); 1 handles every command in turn")
 }

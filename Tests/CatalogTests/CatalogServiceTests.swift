@@ -14,11 +14,6 @@ struct CatalogServiceTests {
 
     /// Runs catalog and a command client; `events` reads `catalog.events` from the beginning.
     func withCatalog(_ body: @Sendable (CatalogCommandClient, KafkaConsumer, DatabaseSettings) async throws -> Void) async throws {
-        try await withCatalog { commands, events, database, _ in try await body(commands, events, database) }
-    }
-
-    /// As above; the body also gets the producer the client sends with, to place a command on a partition of its choosing.
-    func withCatalog(_ body: @Sendable (CatalogCommandClient, KafkaConsumer, DatabaseSettings, KafkaProducer) async throws -> Void) async throws {
         let database = try await TestServices.freshDatabase()
         let kafka = TestServices.kafka()
         let catalog = try Catalog.buildApplication(settings: TestServices.serviceSettings(name: "catalog", database: database, kafka: kafka))
@@ -37,7 +32,7 @@ struct CatalogServiceTests {
                 // The first command waits for catalog's consumer group to form, which takes a while on a fresh broker.
                 let warmUp = try await commands.execute(CatalogCommand(action: .snapshot, actor: "test"), timeout: .seconds(60))
                 try #require(warmUp.outcome == .applied)
-                try await body(commands, events, database, producer)
+                try await body(commands, events, database)
             }
             await events.close()
         }
@@ -122,74 +117,6 @@ struct CatalogServiceTests {
             #expect(skipped.outcome == .applied)
             #expect(skipped.message == "imported 1 of 2 rows and 1 category; 1 row failed and was skipped")
             #expect(try await read(3, from: events).map(\.type).sorted() == ["category.changed", "category.changed", "poi.changed"])
-        }
-    }
-
-    @Test("a command waiting for a row lock holds up its own partition only: another partition's command is answered meanwhile")
-    func partitionsSideBySide() async throws {
-        try await withCatalog { commands, _, database, producer in
-            let created = try await commands.execute(CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "Held", latitude: 53.8, longitude: -1.5)))
-            let heldId = try #require(created.entityId)
-            /// Sends `command` to partition `partition` of catalog.commands, as the client would but for the partition.
-            @Sendable func send(_ command: CatalogCommand, partition: Int32) async throws {
-                try await producer.send(KafkaOutgoingMessage(topic: producer.configuration.topic(Topic.catalogCommands), key: command.key,
-                                                             value: CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "test", data: command)),
-                                                             partition: partition))
-            }
-            let update = CatalogCommand(action: .updatePoi, actor: "t", entityId: heldId, expectedVersion: created.poi?.version,
-                                        poi: PoiContent(name: "Held, then renamed", latitude: 53.8, longitude: -1.5))
-            let other = CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "Not held", latitude: 53.81, longitude: -1.51))
-            try await TestServices.withPostgres(database) { client in
-                try await client.withTransaction(logger: logger) { connection in
-                    // The test's transaction holds the POI's row lock: the update waits for it.
-                    _ = try await connection.query("SELECT 1 FROM catalog.pois WHERE id = \(heldId) FOR UPDATE", logger: logger)
-                    try await send(update, partition: 0)
-                    try await send(other, partition: 1)
-                    let answered = try await commands.result(of: other.commandId, timeout: .seconds(20))
-                    #expect(answered.outcome == .applied, "partition 1's command is handled while partition 0's waits")
-                    await #expect(throws: CatalogCommandClient.CommandError.self, "the update still waits for the lock") {
-                        try await commands.result(of: update.commandId, timeout: .milliseconds(500))
-                    }
-                }
-            }
-            let renamed = try await commands.result(of: update.commandId, timeout: .seconds(20))
-            #expect(renamed.outcome == .applied && renamed.poi?.content.name == "Held, then renamed", "applied once the lock is let go")
-        }
-    }
-
-    @Test("two imports of one row on two partitions at once: the one that meets the other's stored row is tried again and finds it imported")
-    func raceOnOneRow() async throws {
-        try await withCatalog { commands, events, database, producer in
-            let poiId = UUID(), stepId = UUID()
-            let row = CatalogBatchRow(label: "line 2", commands: [
-                CatalogCommand(commandId: stepId, action: .createPoi, actor: "t", entityId: poiId, poi: PoiContent(name: "Raced", latitude: 53.8, longitude: -1.5)),
-            ])
-            let first = CatalogCommand(action: .importBatch, actor: "owner", rows: [row])
-            let second = CatalogCommand(action: .importBatch, actor: "owner", rows: [row])
-            try await TestServices.withPostgres(database) { client in
-                try await client.withTransaction(logger: logger) { connection in
-                    // Both imports write the POI; the first then waits for the audit table, the second for the first's POI row.
-                    // Let go, the first commits and the second's record of the same row meets the first's (23505).
-                    _ = try await connection.query("LOCK TABLE catalog.audit_log IN SHARE MODE", logger: logger)
-                    for (command, partition) in [(first, Int32(0)), (second, Int32(1))] {
-                        try await producer.send(KafkaOutgoingMessage(topic: producer.configuration.topic(Topic.catalogCommands), key: command.key,
-                                                                     value: CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "test", data: command)),
-                                                                     partition: partition))
-                        // In this order: the first import takes the POI's row before the second asks for it.
-                        let waiting = try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
-                            try await client.query("""
-                                SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                                """, logger: logger).collect().first?.decode(Int.self) == (partition == 0 ? 1 : 2)
-                        }
-                        try #require(waiting, "import on partition \(partition) waits for a lock")
-                    }
-                }
-            }
-            let answers = [try await commands.result(of: first.commandId, timeout: .seconds(20)), try await commands.result(of: second.commandId, timeout: .seconds(20))]
-            #expect(answers.map(\.outcome) == [.applied, .applied], "\(answers.map { $0.message ?? "" })")
-            #expect(answers[1].rows?.first?.message == "already imported, unchanged")
-            let changed = try await read(2, from: events, timeout: .seconds(3)).filter { $0.type == "poi.changed" }
-            #expect(changed.count == 1, "the POI's event once")
         }
     }
 }
