@@ -203,6 +203,9 @@ struct BulkImportTests {
         let viaImport = try await withHandlerResult { handler, client in
             let result = try await handler.handle(importCommand(rows, skip: true), now: Self.now)
             #expect(result.message == "imported 305 of 306 rows and 1 category; 1 row failed and was skipped")
+            let storedWithState = try await client.fetch("SELECT count(*)::int FROM catalog.processed_commands WHERE result ?| array['poi', 'tour']",
+                                                         as: Int.self, logger: logger)
+            #expect(storedWithState == [0], "an import row's stored step result leaves out the POI's or tour's state")
             return try await contents(client, stepIds: compared)
         }
         let oneByOne = try await withHandlerResult { handler, client in
