@@ -210,18 +210,10 @@ extension Work {
 }
 
 extension CatalogCommandResult {
-    /// The result without the entities' states: outcome, ids, version, errors and message.
+    /// The result without the entities' states: outcome, ids, version, errors and message. Built from what it keeps,
+    /// so a state field added to results later is left out too.
     var withoutStates: CatalogCommandResult {
-        var lean = self
-        lean.tour = nil
-        lean.poi = nil
-        lean.category = nil
-        lean.pois = nil
-        lean.calendarEntry = nil
-        lean.person = nil
-        lean.page = nil
-        lean.featured = nil
-        lean.media = nil
-        return lean
+        CatalogCommandResult(commandId: commandId, action: action, outcome: outcome, entityId: entityId, version: version, errors: errors,
+                             message: message)
     }
 }
