@@ -213,6 +213,31 @@ struct ProjectionTests {
         #expect(Array(d.content.buildings[0].utf8) == Array(composed.utf8) && Array(e.content.buildings[0].utf8) == Array(decomposed.utf8))
     }
 
+    /// Rendering ahead runs while a snapshot streams in; a listing of records is built whole, so it is built once, at
+    /// publication, not again for every batch of records that arrived.
+    @Test("rendering ahead leaves the records to the publication, which lists every one, and a later one that alone changed")
+    func renderAheadLeavesRecords() throws {
+        let projection = CatalogProjection()
+        func entry(_ title: String) -> CalendarEntryState {
+            CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
+                title: title, startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T10:00", timeZone: "UTC"), updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        }
+        let poi = Fixture.poi(name: "Library", status: .published)
+        projection.apply(CalendarEntryEvent.changed(entry("A")))
+        projection.apply(.changed(poi))
+        projection.renderAhead()
+        #expect(projection.hasPendingChanges, "the calendar waits for the publication")
+        projection.apply(CalendarEntryEvent.changed(entry("B")))
+        projection.renderAhead()
+        var snapshot = projection.publish()
+        #expect(snapshot.calendar.entries.map(\.content.title) == ["A", "B"])
+        #expect(snapshot.pois[poi.id] != nil)
+        #expect(!projection.hasPendingChanges)
+        projection.apply(CalendarEntryEvent.changed(entry("C")))
+        snapshot = projection.publish()
+        #expect(snapshot.calendar.entries.map(\.content.title) == ["A", "B", "C"])
+    }
+
     @Test("apply does not wait for a render; a change applied during one is published by the next, never lost or undone")
     func applyDuringRender() throws {
         let tourId = UUID()

@@ -313,24 +313,16 @@ private struct EntityState {
 
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
+    /// Rendering ahead takes POIs and tours only: each listing of records (the calendar, people, ...) is built whole,
+    /// so a snapshot's records arriving over several batches would build each listing again per batch. They are
+    /// taken at publication, once.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
-        guard (isPublication && isFirstPublication) || !dirtyTours.isEmpty || !dirtyPois.isEmpty || categoriesChanged || calendarChanged || peopleChanged
-            || pagesChanged || featuredChanged || mediaChanged else {
+        let recordsChanged = categoriesChanged || calendarChanged || peopleChanged || pagesChanged || featuredChanged || mediaChanged
+        guard (isPublication && (isFirstPublication || recordsChanged)) || !dirtyTours.isEmpty || !dirtyPois.isEmpty else {
             return nil
         }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
-        if categoriesChanged { work.categories = Array(categories.values) }
-        categoriesChanged = false
-        if calendarChanged { work.calendar = calendar.values.filter { $0.status == .published } }
-        calendarChanged = false
-        if peopleChanged { work.people = people.values.filter { $0.status == .published } }
-        peopleChanged = false
-        if pagesChanged { work.pages = pages.values.filter { $0.status == .published } }
-        pagesChanged = false
-        if featuredChanged { work.featured = featured.values.filter { $0.status == .published } }
-        featuredChanged = false
-        if mediaChanged { work.media = media.values.filter { $0.status == .published } }
-        mediaChanged = false
+        if isPublication { takeRecordChanges(into: &work) }
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
             let tours = pois[id] == nil ? [] : publishedTours(at: id)
@@ -354,6 +346,21 @@ private struct EntityState {
         dirtyPois = []
         if isPublication { isFirstPublication = false }
         return work
+    }
+
+    private mutating func takeRecordChanges(into work: inout RenderWork) {
+        if categoriesChanged { work.categories = Array(categories.values) }
+        categoriesChanged = false
+        if calendarChanged { work.calendar = calendar.values.filter { $0.status == .published } }
+        calendarChanged = false
+        if peopleChanged { work.people = people.values.filter { $0.status == .published } }
+        peopleChanged = false
+        if pagesChanged { work.pages = pages.values.filter { $0.status == .published } }
+        pagesChanged = false
+        if featuredChanged { work.featured = featured.values.filter { $0.status == .published } }
+        featuredChanged = false
+        if mediaChanged { work.media = media.values.filter { $0.status == .published } }
+        mediaChanged = false
     }
 
     /// Published tours stopping at the POI, in list order.
