@@ -42,6 +42,26 @@ struct MediaTests {
         #expect(!MediaHash.isValid("abc") && !MediaHash.isValid(String(repeating: "g", count: 64)))
     }
 
+    @Test("a URL names a library file by its path's last part after /v1/media/, any host and query; anything else names none")
+    func urlsNamingLibraryFiles() {
+        let hash = String(repeating: "0f", count: 32)
+        #expect(MediaHash.named(inURL: "https://feed.example.org/v1/media/\(hash)") == hash)
+        #expect(MediaHash.named(inURL: "http://other:8080/prefix/v1/media/\(hash)?size=small&x=/v1/media/") == hash)
+        #expect(MediaHash.named(inURL: "/v1/media/\(hash)") == nil, "no room for a host: 74 bytes are not enough")
+        #expect(MediaHash.named(inURL: "x/v1/media/\(hash)") == hash)
+        #expect(MediaHash.named(inURL: "https://a/v1/media/\(hash.uppercased())") == nil)
+        #expect(MediaHash.named(inURL: "https://a/v1/medias/\(hash)") == nil && MediaHash.named(inURL: "https://a/v1/media/x\(hash)") == nil)
+        #expect(MediaHash.named(inURL: "https://a/v1/media/\(hash.dropLast())") == nil)
+        #expect(MediaHash.named(inURL: "https://é.example/v1/media/\(hash)") == hash)
+        #expect(MediaHash.named(inURL: "https://a/v1/media/\(hash.dropLast())é") == nil)
+        #expect(MediaHash.named(inURL: "https://media.example.org/pictures/0.jpg") == nil && MediaHash.named(inURL: "") == nil)
+        let other = String(repeating: "a1", count: 32)
+        let poi = PoiContent(name: "P", latitude: 0, longitude: 0,
+                             pictures: ["https://x/v1/media/\(hash)", "https://x/p.jpg", "https://y/v1/media/\(other)?v=2"],
+                             links: [MediaLink(name: "again", type: .page, url: "https://z/v1/media/\(hash)")], narration: String(repeating: "b2", count: 32))
+        #expect(MediaHash.named(in: poi) == [hash, other, String(repeating: "b2", count: 32)])
+    }
+
     @Test("the Postgres store keeps a blob in chunks and gives it back whole; storing it again changes nothing; an unknown hash is nil")
     func store() async throws {
         let database = try await TestServices.freshDatabase()

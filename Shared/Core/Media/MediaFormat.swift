@@ -130,21 +130,30 @@ public enum MediaHash {
     }
 
     /// The library file a URL names, `…/v1/media/{sha256}` (any host, any query): how content points at the library.
+    /// Read as bytes: every POI's pictures and links are looked through as a feed loads a city, and most name none.
     public static func named(inURL url: String) -> String? {
-        let path = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        guard path.utf8.count > 74 else { return nil }
-        let hash = path.suffix(64)
-        guard path.dropLast(64).hasSuffix("/v1/media/"), isValid(hash) else { return nil }
-        return String(hash)
+        let utf8 = url.utf8
+        let end = utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex
+        let path = utf8[..<end]
+        guard path.count > 74 else { return nil }
+        let hashStart = path.index(end, offsetBy: -64)
+        let hash = path[hashStart...]
+        guard path[..<hashStart].suffix(mediaPathPrefix.count).elementsEqual(mediaPathPrefix),
+              hash.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return String(decoding: hash, as: UTF8.self)
     }
+
+    private static let mediaPathPrefix = Array("/v1/media/".utf8)
 
     /// Every library file the POI names, once each, in the order pictures, links, narration.
     public static func named(in content: PoiContent) -> [String] {
-        var seen: Set<String> = [], hashes: [String] = []
-        for hash in content.pictures.compactMap(named(inURL:)) + content.links.compactMap({ named(inURL: $0.url) }) + [content.narration].compactMap({ $0 })
-        where seen.insert(hash).inserted {
-            hashes.append(hash)
+        var hashes: [String] = []
+        func note(_ hash: String?) {
+            if let hash, !hashes.contains(hash) { hashes.append(hash) }
         }
+        for picture in content.pictures { note(named(inURL: picture)) }
+        for link in content.links { note(named(inURL: link.url)) }
+        note(content.narration)
         return hashes
     }
 }
