@@ -120,7 +120,7 @@ struct CommandHandlerTests {
         }
     }
 
-    @Test("a snapshot asked for in chunks sends its entities in chunks on the partitions in turn, tours first, halving a chunk too large, then a marker on each partition")
+    @Test("a snapshot asked for in chunks sends its entities in chunks on the partitions in turn, tours first, halving a chunk too large, then its records, then a marker on each partition")
     func snapshotInChunks() async throws {
         try await withHandler { handler, client in
             // 600 POIs: three chunks of 200 (as few as hold at most 256, of even size); descriptions of 3 000 bytes
@@ -148,6 +148,9 @@ struct CommandHandlerTests {
             // Categories and records go straight to the topic too, each keyed by its id as its later changes are.
             let records = messages.filter { !($0.keyString ?? "").hasPrefix("catalog.snapshot-chunk/") }
             #expect(records.count == 2 && records.contains { $0.keyString == category.entityId?.uuidString.lowercased() })
+            // The chunks go out before catalog reads the categories and records, so on each partition they come first.
+            let chunkMessages = messages.filter { ($0.keyString ?? "").hasPrefix("catalog.snapshot-chunk/") }
+            #expect(records.allSatisfy { record in chunkMessages.allSatisfy { $0.partition != record.partition || $0.offset < record.offset } })
             #expect(chunks.map { $0.event.pois?.count ?? 0 } == [0, 100, 100, 100, 100, 100, 100])
             #expect(chunks.first?.event.tours?.map(\.id) == [tour.entityId].compactMap { $0 })
             #expect(chunks.map(\.number) == Array(0..<7))

@@ -38,8 +38,10 @@ struct CatalogCommandHandler: Sendable {
                 try await transaction.appendOutbox([try resultEntry(previous, requestId: requestId)])
                 return previous
             }
+            let directSends = DirectSends(producer: producer)
             var work = Work(command: command, transaction: transaction, topics: topics, requestId: requestId, now: now)
             work.snapshotCache = snapshotCache
+            work.directSends = directSends
             // Round-tripped through JSON, so the first answer is byte for byte the one a redelivery gets. Not an import's:
             // its rows hold only text, ids and outcomes, which read back as written (CatalogEventCodecTests), and decoding
             // a thousand rows' result again was a large part of an import's work (docs/FEED.md).
@@ -47,7 +49,7 @@ struct CatalogCommandHandler: Sendable {
             let result = command.action == .importBatch
                 ? applied : try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(CatalogEventCodec.text(applied).utf8))
             // Before the commit, so a failure leaves the command to be redelivered and applied again.
-            _ = try await producer.send(work.directMessages)
+            try await directSends.delivered()
             try await transaction.recordProcessed(result)
             work.outbox.append(try resultEntry(result, requestId: requestId))
             try await transaction.appendOutbox(work.outbox)
@@ -127,8 +129,9 @@ struct Work {
     let requestId: String?
     let now: Date
     var outbox: [OutboxEntry] = []
-    /// Messages sent before the transaction commits, not through the outbox: a snapshot's chunks.
-    var directMessages: [KafkaOutgoingMessage] = []
+    /// Sends messages before the transaction commits, not through the outbox: a snapshot's chunks and records. Nil in
+    /// an import's rows, which never ask for a snapshot.
+    var directSends: DirectSends?
     /// Catalog's snapshot chunks, reused by the next snapshot; nil: encode every chunk afresh.
     var snapshotCache: SnapshotCache?
     /// Stops whose drafts a tour's publish published, for the result (so the admin shows them at once).
@@ -724,11 +727,31 @@ struct Work {
 
     // MARK: snapshot
 
-    /// Republishes every live entity, in chunks spread over the partitions when the asker reads them (categories,
-    /// tours, POIs), else one event per entity (categories, POIs, tours, as before chunks); then a marker on each
-    /// partition: a reader that saw every marker has read every entity before it.
+    /// Republishes every live entity, in chunks spread over the partitions when the asker reads them (tours, POIs,
+    /// then categories and records), else one event per entity (categories, records, POIs, tours, as before chunks);
+    /// then a marker on each partition: a reader that saw every marker has read every entity before it.
     mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
         let snapshotId = command.commandId
+        let topic = topics.topic(Topic.catalogEvents), requestId = requestId
+        let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
+        let chunked = command.chunkedSnapshot == true
+        let tours = try await transaction.liveTours()
+        var poiCount = 0
+        if chunked {
+            // Straight to the topic: a city's chunks are tens of megabytes, which the outbox would write to Postgres
+            // and read back only to send them. Nothing is lost: they are delivered before the command's transaction
+            // commits (a failure redelivers the command), and the markers, in the outbox, go after them. Sent before
+            // the categories and records are read, so a reader starts on the POIs, most of its work, meanwhile.
+            // Tours first: a reader can then show each POI as it arrives (a POI is visible through its tours).
+            let pois = try await (snapshotCache ?? SnapshotCache()).poiPayloads(in: transaction) { pois in
+                Work.chunkPayloads(pois: pois, snapshotId: snapshotId)
+            }
+            poiCount = pois.count
+            directSends?.send((Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
+                KafkaOutgoingMessage(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)", value: payload,
+                                     partition: Int32(number % max(partitions, 1)), headers: headers)
+            })
+        }
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
         let calendar = try await transaction.liveRecords(CalendarEntryContent.self)
@@ -741,29 +764,13 @@ struct Work {
         for item in featured { publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
         let media = try await transaction.liveRecords(MediaContent.self)
         for item in media { publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
-        let tours = try await transaction.liveTours()
-        let topic = topics.topic(Topic.catalogEvents), requestId = requestId
-        let poiCount: Int
-        if command.chunkedSnapshot == true {
-            // Tours first: a reader can then show each POI as it arrives (a POI is visible through its tours).
-            let pois = try await (snapshotCache ?? SnapshotCache()).poiPayloads(in: transaction) { pois in
-                Work.chunkPayloads(pois: pois, snapshotId: snapshotId)
-            }
-            poiCount = pois.count
-            // Straight to the topic: a city's chunks are tens of megabytes, which the outbox would write to Postgres
-            // and read back only to send them. Nothing is lost: they are sent before the command's transaction
-            // commits (a failure redelivers the command), and the markers, in the outbox, go after them.
-            let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
-            // The categories and records too (a city's ten thousand events and people): each keyed by its id, as its
-            // later changes will be.
-            let records = outbox.map { entry in
+        if chunked {
+            // The categories and records straight to the topic too (a city's ten thousand events and people): each
+            // keyed by its id, as its later changes will be.
+            directSends?.send(outbox.map { entry in
                 KafkaOutgoingMessage(topic: entry.topic, key: entry.key, value: Array(entry.payload.utf8), partition: entry.partition, headers: headers)
-            }
+            })
             outbox.removeAll()
-            directMessages = records + (Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
-                KafkaOutgoingMessage(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)", value: payload,
-                                     partition: Int32(number % max(partitions, 1)), headers: headers)
-            }
         } else {
             let pois = try await transaction.livePois()
             poiCount = pois.count
