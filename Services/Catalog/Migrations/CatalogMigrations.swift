@@ -123,5 +123,13 @@ enum CatalogMigrations {
             -- bytes are in the media store.
             CREATE TABLE media_items (LIKE calendar_entries INCLUDING ALL);
             """),
+        Migration(12, "tour stops checked by catalog, not by foreign keys", """
+            -- The command that writes a tour's stops has checked each is a live POI, reading it FOR SHARE (livePoiIds,
+            -- the check that names a missing stop), and writes the tour's row with them; no tour or POI row is ever
+            -- deleted (a delete is a tombstone). So the keys could fail only where those checks already had; each was
+            -- a query per stop row, most of an import's tours (docs/FEED.md).
+            ALTER TABLE tour_stops DROP CONSTRAINT IF EXISTS tour_stops_tour_id_fkey;
+            ALTER TABLE tour_stops DROP CONSTRAINT IF EXISTS tour_stops_poi_id_fkey;
+            """),
     ])
 }
