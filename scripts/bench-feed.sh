@@ -38,10 +38,13 @@ MEDIA_BYTES=${MEDIA_BYTES:-200000}
 WRK_THREADS=${WRK_THREADS:-1}
 PARTS=${PARTS:-gets media queries events}
 REBUILDS=${REBUILDS:-3}
+[[ $REBUILDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-feed: REBUILDS must be 1 or more" >&2; exit 2; }
 # The services' linger.ms (their default unless set), given to the raw producer too.
 export KAFKA_LINGER_MS=${KAFKA_LINGER_MS:-2}
 linger_ms=$KAFKA_LINGER_MS
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
+# The middle value of the numbers on stdin (the lower of the two middle ones for an even count).
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 python=$root/.venv/bin/python
 export LD_LIBRARY_PATH=$root/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
@@ -115,12 +118,13 @@ until [[ $(curl -s "$feed_url/v1/tours" | "$python" -c 'import json,sys; print(l
 sleep 6
 rss_live=$(rss_mib "$feed_pid")
 
-log "feed rebuild from a snapshot (restart until /ready), $REBUILDS times"
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-rebuilds=() rebuild_rss=() phases=() rebuild_count=$REBUILDS
+rebuild_count=$REBUILDS
 [[ -n ${REBUILD_UNDER:-} ]] && rebuild_count=1
+log "feed rebuild from a snapshot (restart until /ready), $rebuild_count times"
+rebuilds=() rebuild_rss=() phases=()
 for ((rebuild = 1; rebuild <= rebuild_count; rebuild++)); do
   stop_pid feed "$feed_pid" 30 >&2
+  logged=$(grep -c '"projection published"' "$work/feed.log" || true)
   t0=$(now)
   if [[ -n ${REBUILD_UNDER:-} ]]; then
     # e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none: where the rebuilt feed's memory goes (its timings are then the tool's)
@@ -134,6 +138,8 @@ for ((rebuild = 1; rebuild <= rebuild_count; rebuild++)); do
   wait_ready "$feed_url" 600
   rebuilds+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')")
   rebuild_rss+=("$(rss_mib "$feed_pid")")
+  # The feed says it is ready a moment before it logs the publication's figures.
+  for _ in $(seq 1 100); do (($(grep -c '"projection published"' "$work/feed.log" || true) > logged)) && break; sleep 0.05; done
   published=$(grep '"projection published"' "$work/feed.log" | tail -1)
   phases+=("$(echo "$published" | "$python" -c 'import json,sys; d=json.loads(sys.stdin.read() or "{}"); print("%.1f+%.1f" % (float(d.get("loadSeconds", "nan")), float(d.get("renderSeconds", "nan"))))')")
   echo "rebuild $rebuild: ready after ${rebuilds[-1]} s (consume+render ${phases[-1]} s), RSS ${rebuild_rss[-1]} MiB" >&2
@@ -279,7 +285,6 @@ FROM catalog.tours t
 WHERE t.id = ('c17e0001-0000-4000-8000-' || lpad(:n::text, 12, '0'))::uuid AND t.status = 'published' AND t.deleted_at IS NULL;
 SQL
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # column N of the rows in FILE, median
 col_median() { awk -v c="$2" '{ print $c }' "$1" | median; }
 

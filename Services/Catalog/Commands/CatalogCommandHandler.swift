@@ -39,9 +39,8 @@ struct CatalogCommandHandler: Sendable {
                 return previous
             }
             let directSends = DirectSends(producer: producer)
-            var work = Work(command: command, transaction: transaction, topics: topics, requestId: requestId, now: now)
+            var work = Work(command: command, transaction: transaction, topics: topics, requestId: requestId, now: now, directSends: directSends)
             work.snapshotCache = snapshotCache
-            work.directSends = directSends
             // Round-tripped through JSON, so the first answer is byte for byte the one a redelivery gets. Not an import's:
             // its rows hold only text, ids and outcomes, which read back as written (CatalogEventCodecTests), and decoding
             // a thousand rows' result again was a large part of an import's work (docs/FEED.md).
@@ -129,9 +128,8 @@ struct Work {
     let requestId: String?
     let now: Date
     var outbox: [OutboxEntry] = []
-    /// Sends messages before the transaction commits, not through the outbox: a snapshot's chunks and records. Nil in
-    /// an import's rows, which never ask for a snapshot.
-    var directSends: DirectSends?
+    /// Sends messages before the transaction commits, not through the outbox: a snapshot's chunks and records.
+    let directSends: DirectSends
     /// Catalog's snapshot chunks, reused by the next snapshot; nil: encode every chunk afresh.
     var snapshotCache: SnapshotCache?
     /// Stops whose drafts a tour's publish published, for the result (so the admin shows them at once).
@@ -140,8 +138,10 @@ struct Work {
     /// (DESIGN.md, "Accessibility and stops").
     var isImportRow = false
 
-    init(command: CatalogCommand, transaction: any CatalogTransaction, topics: KafkaConfiguration, requestId: String?, now: Date) {
+    init(command: CatalogCommand, transaction: any CatalogTransaction, topics: KafkaConfiguration, requestId: String?, now: Date,
+         directSends: DirectSends) {
         self.command = command
+        self.directSends = directSends
         self.transaction = transaction
         self.topics = topics
         self.requestId = requestId
@@ -727,27 +727,32 @@ struct Work {
 
     // MARK: snapshot
 
-    /// Republishes every live entity, in chunks spread over the partitions when the asker reads them (tours, POIs,
-    /// then categories and records), else one event per entity (categories, records, POIs, tours, as before chunks);
-    /// then a marker on each partition: a reader that saw every marker has read every entity before it.
+    /// Republishes every live entity, in chunks spread over the partitions when the asker reads them (media items,
+    /// tours, POIs, then categories and the other records), else one event per entity (categories, records, POIs,
+    /// tours, as before chunks); then a marker on each partition: a reader that saw every marker has read every entity
+    /// before it.
     mutating func snapshot(partitions: Int) async throws -> CatalogCommandResult {
         let snapshotId = command.commandId
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
         let chunked = command.chunkedSnapshot == true
+        // Media items first: a POI shows the library files it names, so a reader that has them renders each POI once.
+        let media = try await transaction.liveRecords(MediaContent.self)
+        for item in media { publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         var poiCount = 0
         if chunked {
             // Straight to the topic: a city's chunks are tens of megabytes, which the outbox would write to Postgres
             // and read back only to send them. Nothing is lost: they are delivered before the command's transaction
             // commits (a failure redelivers the command), and the markers, in the outbox, go after them. Sent before
-            // the categories and records are read, so a reader starts on the POIs, most of its work, meanwhile.
+            // the categories and other records are read, so a reader starts on the POIs, most of its work, meanwhile.
             // Tours first: a reader can then show each POI as it arrives (a POI is visible through its tours).
             let pois = try await (snapshotCache ?? SnapshotCache()).poiPayloads(in: transaction) { pois in
                 Work.chunkPayloads(pois: pois, snapshotId: snapshotId)
             }
             poiCount = pois.count
-            directSends?.send((Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
+            sendOutboxDirectly(headers: headers)
+            directSends.send((Work.chunkPayloads(tours: tours, snapshotId: snapshotId) + pois.payloads).enumerated().map { number, payload in
                 KafkaOutgoingMessage(topic: topic, key: "\(CatalogEvent.Kind.snapshotChunk.rawValue)/\(number)", value: payload,
                                      partition: Int32(number % max(partitions, 1)), headers: headers)
             })
@@ -762,15 +767,8 @@ struct Work {
         for page in pages { publish(PageEvent.changed(page, snapshotId: snapshotId)) }
         let featured = try await transaction.liveRecords(FeaturedContent.self)
         for item in featured { publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
-        let media = try await transaction.liveRecords(MediaContent.self)
-        for item in media { publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
         if chunked {
-            // The categories and records straight to the topic too (a city's ten thousand events and people): each
-            // keyed by its id, as its later changes will be.
-            directSends?.send(outbox.map { entry in
-                KafkaOutgoingMessage(topic: entry.topic, key: entry.key, value: Array(entry.payload.utf8), partition: entry.partition, headers: headers)
-            })
-            outbox.removeAll()
+            sendOutboxDirectly(headers: headers)
         } else {
             let pois = try await transaction.livePois()
             poiCount = pois.count
@@ -785,6 +783,15 @@ struct Work {
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
                                     message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people, \(pages.count) pages, \(featured.count) featured items and \(media.count) media items")
+    }
+
+    /// A chunked snapshot's categories and records go straight to the topic too (a city's ten thousand events and
+    /// people), each keyed by its id as its later changes will be, with the chunks' guarantee: delivered before the commit.
+    private mutating func sendOutboxDirectly(headers: [(String, [UInt8])]) {
+        directSends.send(outbox.map { entry in
+            KafkaOutgoingMessage(topic: entry.topic, key: entry.key, value: Array(entry.payload.utf8), partition: entry.partition, headers: headers)
+        })
+        outbox.removeAll()
     }
 }
 

@@ -39,6 +39,7 @@ final class DirectSends: Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let done: (any Error)?? = state.withLock { state in
                 guard state.outstanding > 0 else { return .some(state.failure) }
+                precondition(state.waiter == nil, "one command waits for its direct sends once")
                 state.waiter = continuation
                 return .none
             }

@@ -186,7 +186,8 @@ extension Work {
                 result = previous
                 if previous.outcome == .applied { notes.append("already imported, unchanged") }
             } else {
-                var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now)
+                var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now,
+                                directSends: directSends)
                 work.isImportRow = true
                 result = try await work.apply(eventPartitions: 0)
                 if result.outcome == .applied {
