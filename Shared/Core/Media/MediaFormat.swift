@@ -126,7 +126,12 @@ public enum MediaHash {
     }
 
     public static func isValid(_ text: some StringProtocol) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        isValid(utf8: text.utf8)
+    }
+
+    /// The check of `isValid`, on bytes.
+    private static func isValid(utf8 bytes: some Collection<UInt8>) -> Bool {
+        bytes.count == 64 && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// The library file a URL names, `…/v1/media/{sha256}` (any host, any query): how content points at the library.
@@ -138,8 +143,7 @@ public enum MediaHash {
         guard path.count > 74 else { return nil }
         let hashStart = path.index(end, offsetBy: -64)
         let hash = path[hashStart...]
-        guard path[..<hashStart].suffix(mediaPathPrefix.count).elementsEqual(mediaPathPrefix),
-              hash.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        guard path[..<hashStart].suffix(mediaPathPrefix.count).elementsEqual(mediaPathPrefix), isValid(utf8: hash) else { return nil }
         return String(decoding: hash, as: UTF8.self)
     }
 
