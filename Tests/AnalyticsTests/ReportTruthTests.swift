@@ -73,6 +73,37 @@ struct ReportTruthTests {
         }
     }
 
+    /// A cancelled ServiceGroup cancels the Postgres pool beside the ingest, and PostgresNIO leaves the query in
+    /// flight unanswered: the ingest must not wait for it forever (a failing test used to hang the suite here).
+    @Test("cancelled while it writes a batch (its Postgres pool cancelled with it), analytics still shuts down")
+    func cancelledMidBatch() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 3, count: 3_000)
+        try await harness.produce(workload.deliveries(seed: 103))
+        let app = try harness.app(batchSize: 97)
+        let ended = Atomic(false)
+        struct Stop: Error {}
+        let running = Task {
+            await #expect(throws: Stop.self) {
+                try await app.test(.router) { _ in
+                    // Stopped as soon as counting has begun: thousands of messages remain, so a batch is being written.
+                    let begun = try await TestServices.eventually(timeout: .seconds(120), interval: .milliseconds(10)) {
+                        try await harness.counted() > 0
+                    }
+                    try #require(begun)
+                    throw Stop()
+                }
+            }
+            ended.store(true, ordering: .releasing)
+        }
+        let shutDown = try await TestServices.eventually(timeout: .seconds(60), interval: .milliseconds(100)) {
+            ended.load(ordering: .acquiring)
+        }
+        #expect(shutDown, "the service had not shut down 60 s after it was cancelled mid-batch")
+        if shutDown { await running.value }
+        #expect(try await harness.counted() < Truth(events: workload.events).all.count, "stopped before the end")
+    }
+
     @Test("stored offsets move with the aggregates, never backwards; a reader behind the stored offsets is told so")
     func offsets() async throws {
         let harness = try await AnalyticsHarness.make()

@@ -146,13 +146,14 @@ final class TrackingIngest: Service, Sendable {
     }
 
     /// Applies a batch, retrying while Postgres fails: a batch is never skipped. Gives up only when
-    /// `stopping` says so, leaving the batch to be read again after the restart.
+    /// `stopping` says so, or `shutdownGrace` after the ingest is cancelled, leaving the batch to be read again
+    /// after the restart.
     static func apply(_ batch: IngestBatch, to store: any IngestStore, logger: Logger,
                       stopping: @Sendable () -> Bool = { false }) async throws -> ApplyOutcome {
         var attempt = 0
         while true {
             do {
-                return try await store.apply(batch)
+                return try await awaitingAtMost(Self.shutdownGrace) { try await store.apply(batch) }
             } catch {
                 attempt += 1
                 logger.error("counting a batch failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
@@ -161,6 +162,9 @@ final class TrackingIngest: Service, Sendable {
             }
         }
     }
+
+    /// How long a cancelled ingest waits for the batch it is writing (see `awaitingAtMost`).
+    static let shutdownGrace: Duration = .seconds(5)
 
     /// Messages per partition read again at each assignment (see `offsetsOnAssignment`).
     static let assignmentRewind: Int64 = 500
