@@ -83,15 +83,22 @@ struct AnalyticsHarness: Sendable {
         return try await PostgresIngestStore(client: client, schema: schema, logger: TestServices.logger).countedEvents()
     }
 
-    /// Waits until `expected` ids are counted; fails the test if that takes longer than `timeout`.
-    func waitUntilCounted(_ expected: Int, schema: AnalyticsSchema = .live, timeout: Duration = .seconds(60)) async throws {
-        let total = try await withPostgres { client in
-            _ = try await TestServices.eventually(timeout: timeout, interval: .milliseconds(100)) {
-                try await Self.counted(client, schema: schema) >= expected
+    /// Waits until `expected` ids are counted; fails the test once the count has not grown for `stall` (the
+    /// ingest stopped), or after `limit` in all. A loaded machine may count slowly; only a halt is a failure.
+    func waitUntilCounted(_ expected: Int, schema: AnalyticsSchema = .live, stall: Duration = .seconds(30),
+                          limit: Duration = .seconds(300)) async throws {
+        let (total, stalled) = try await withPostgres { client in
+            let started = ContinuousClock.now
+            var last = -1, grewAt = started
+            while true {
+                let now = try await Self.counted(client, schema: schema)
+                if now >= expected { return (now, false) }
+                if now != last { (last, grewAt) = (now, .now) }
+                if ContinuousClock.now - grewAt > stall || ContinuousClock.now - started > limit { return (now, true) }
+                try await Task.sleep(for: .milliseconds(100))
             }
-            return try await Self.counted(client, schema: schema)
         }
-        try #require(total == expected, "counted \(total) of \(expected) event ids")
+        try #require(total == expected, "counted \(total) of \(expected) event ids\(stalled ? " (no longer growing)" : "")")
     }
 
     // MARK: reports over HTTP

@@ -102,7 +102,7 @@ struct DeadLetterAndReplayTests {
             let more = Workload(seed: 24, count: 500)
             try await harness.produce(more.deliveries(seed: 25))
             let everything = Truth(events: workload.events + between.events + more.events)
-            try await harness.waitUntilCounted(everything.all.count, timeout: .seconds(90))
+            try await harness.waitUntilCounted(everything.all.count)
             try await AnalyticsHarness.expectReports(client, equal: everything, for: more.queries(seed: 26, count: 2))
             try await harness.withPostgres { postgres in
                 let previous = try await postgres.fetch("SELECT count(*)::bigint FROM pg_namespace WHERE nspname LIKE 'analytics_previous_%'", as: Int.self, logger: TestServices.logger)
