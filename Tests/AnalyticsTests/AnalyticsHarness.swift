@@ -19,7 +19,10 @@ struct AnalyticsHarness: Sendable {
 
     static func make() async throws -> AnalyticsHarness {
         let kafka = TestServices.kafka(clientId: "analytics-test")
-        let producer = try KafkaProducer(configuration: kafka, logger: TestServices.logger)
+        // As the feed sends them: uncompressed.
+        var feedLike = kafka
+        feedLike.compressionCodec = "none"
+        let producer = try KafkaProducer(configuration: feedLike, logger: TestServices.logger)
         try await producer.createTopics(Topic.all)
         return AnalyticsHarness(database: try await TestServices.freshDatabase(), kafka: kafka, producer: producer)
     }
@@ -85,7 +88,9 @@ struct AnalyticsHarness: Sendable {
 
     /// Waits until `expected` ids are counted; fails the test once the count has not grown for `stall` (the
     /// ingest stopped), or after `limit` in all. A loaded machine may count slowly; only a halt is a failure.
-    func waitUntilCounted(_ expected: Int, schema: AnalyticsSchema = .live, stall: Duration = .seconds(30),
+    /// `stall` also covers what leaves the count flat without a fault: start-up, and re-reading counted events
+    /// (the rewind at each assignment, a rejoin after a replay is activated).
+    func waitUntilCounted(_ expected: Int, schema: AnalyticsSchema = .live, stall: Duration = .seconds(90),
                           limit: Duration = .seconds(300)) async throws {
         let (total, stalled) = try await withPostgres { client in
             let started = ContinuousClock.now

@@ -74,34 +74,46 @@ struct ReportTruthTests {
     }
 
     /// A cancelled ServiceGroup cancels the Postgres pool beside the ingest, and PostgresNIO leaves the query in
-    /// flight unanswered: the ingest must not wait for it forever (a failing test used to hang the suite here).
-    @Test("cancelled while it writes a batch (its Postgres pool cancelled with it), analytics still shuts down")
+    /// flight unanswered: the ingest must not wait for it forever (a failing test used to hang the suite here). The
+    /// batch it left is counted once after a restart.
+    @Test("cancelled while it writes a batch (its Postgres pool cancelled with it), analytics still shuts down; restarted, it counts everything once")
     func cancelledMidBatch() async throws {
         let harness = try await AnalyticsHarness.make()
         let workload = Workload(seed: 3, count: 3_000)
+        let truth = Truth(events: workload.events)
         try await harness.produce(workload.deliveries(seed: 103))
         let app = try harness.app(batchSize: 97)
-        let ended = Atomic(false)
+        let stopped = Atomic(false), ended = Atomic(false)
         struct Stop: Error {}
         let running = Task {
             await #expect(throws: Stop.self) {
                 try await app.test(.router) { _ in
                     // Stopped as soon as counting has begun: thousands of messages remain, so a batch is being written.
-                    let begun = try await TestServices.eventually(timeout: .seconds(120), interval: .milliseconds(10)) {
-                        try await harness.counted() > 0
+                    let begun = try await harness.withPostgres { client in
+                        try await TestServices.eventually(timeout: .seconds(120), interval: .milliseconds(10)) {
+                            try await PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger).countedEvents() > 0
+                        }
                     }
                     try #require(begun)
+                    stopped.store(true, ordering: .releasing)
                     throw Stop()
                 }
             }
             ended.store(true, ordering: .releasing)
         }
+        _ = try await TestServices.eventually(timeout: .seconds(150), interval: .milliseconds(50)) { stopped.load(ordering: .acquiring) || ended.load(ordering: .acquiring) }
         let shutDown = try await TestServices.eventually(timeout: .seconds(60), interval: .milliseconds(100)) {
             ended.load(ordering: .acquiring)
         }
         #expect(shutDown, "the service had not shut down 60 s after it was cancelled mid-batch")
-        if shutDown { await running.value }
-        #expect(try await harness.counted() < Truth(events: workload.events).all.count, "stopped before the end")
+        guard shutDown else { return }
+        await running.value
+        #expect(try await harness.counted() < truth.all.count, "stopped before the end")
+
+        try await harness.app(batchSize: 97).test(.router) { client in
+            try await harness.waitUntilCounted(truth.all.count)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 4).prefix(3).map { $0 })
+        }
     }
 
     @Test("stored offsets move with the aggregates, never backwards; a reader behind the stored offsets is told so")

@@ -6,13 +6,17 @@ import Synchronization
 /// Why: a ServiceGroup that is cancelled (a service failed, or a test's app threw) cancels every service at
 /// once, the Postgres pool included. PostgresNIO then closes the connection under a query in flight without
 /// ever answering it, so awaiting that query would hold the group's shutdown forever. A batch left behind this
-/// way never stored its offsets and is read again after the restart (counted once: its ids decide).
+/// way may or may not have committed; either way it is read again after the restart and counted once (its
+/// ids decide, and its offsets were stored only if it committed).
 func awaitingAtMost<T: Sendable>(_ grace: Duration, onceCancelled operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let outcome = SingleOutcome<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             outcome.install(continuation)
-            Task { outcome.finish(await Task { try await operation() }.result) }
+            // Unstructured: the caller's cancellation must not reach the operation.
+            Task {
+                do { outcome.finish(.success(try await operation())) } catch { outcome.finish(.failure(error)) }
+            }
         }
     } onCancel: {
         Task {
@@ -42,7 +46,7 @@ private final class SingleOutcome<T: Sendable>: Sendable {
                 state = .done
                 return result
             case .done:
-                return nil
+                preconditionFailure("a continuation installed after its outcome was delivered")
             }
         }
         if let early { continuation.resume(with: early) }

@@ -152,8 +152,13 @@ final class TrackingIngest: Service, Sendable {
                       stopping: @Sendable () -> Bool = { false }) async throws -> ApplyOutcome {
         var attempt = 0
         while true {
+            // Cancelled already: no new transaction; the batch is read again after the restart.
+            try Task.checkCancellation()
             do {
                 return try await awaitingAtMost(Self.shutdownGrace) { try await store.apply(batch) }
+            } catch is CancellationError {
+                logger.warning("stopped while counting a batch; it is read again after the restart")
+                throw CancellationError()
             } catch {
                 attempt += 1
                 logger.error("counting a batch failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
