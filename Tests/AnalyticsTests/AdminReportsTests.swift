@@ -121,10 +121,7 @@ struct AdminReportsTests {
 
     @Test("the dashboard's figures, read from a live analytics through the admin's client, equal the truth")
     func liveAnalytics() async throws {
-        let harness = try await AnalyticsHarness.make()
-        let workload = Workload(seed: 31, count: 800)
-        let truth = Truth(events: workload.events)
-        try await harness.produce(workload.deliveries(seed: 32))
+        let (harness, workload, truth) = try await AnalyticsHarness.loaded(seed: 31, count: 800, deliverySeed: 32)
         try await harness.app().test(.live) { client in
             try await harness.waitUntilCounted(truth.all.count)
             let port = try #require(client.port)

@@ -27,6 +27,14 @@ struct AnalyticsHarness: Sendable {
         return AnalyticsHarness(database: try await TestServices.freshDatabase(), kafka: kafka, producer: producer)
     }
 
+    /// A fresh harness with a workload's deliveries already on the topic (duplicated and shuffled), and its truth.
+    static func loaded(seed: UInt64, count: Int, deliverySeed: UInt64) async throws -> (AnalyticsHarness, Workload, Truth) {
+        let harness = try await make()
+        let workload = Workload(seed: seed, count: count)
+        try await harness.produce(workload.deliveries(seed: deliverySeed))
+        return (harness, workload, Truth(events: workload.events))
+    }
+
     func settings() throws -> ServiceSettings {
         try TestServices.serviceSettings(name: "analytics", database: database, kafka: kafka)
     }

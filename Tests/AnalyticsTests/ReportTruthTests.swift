@@ -38,10 +38,7 @@ struct ReportTruthTests {
 
     @Test("a reader killed mid-stream, with batches failing before commit, and restarted loses and double-counts nothing")
     func killedMidStream() async throws {
-        let harness = try await AnalyticsHarness.make()
-        let workload = Workload(seed: 7, count: 6_000)
-        let truth = Truth(events: workload.events)
-        try await harness.produce(workload.deliveries(seed: 77))
+        let (harness, workload, truth) = try await AnalyticsHarness.loaded(seed: 7, count: 6_000, deliverySeed: 77)
 
         // First life: a reader with small batches whose every third transaction fails just before COMMIT,
         // cancelled (not drained) once about a third is counted.
@@ -78,10 +75,7 @@ struct ReportTruthTests {
     /// batch it left is counted once after a restart.
     @Test("cancelled while it writes a batch (its Postgres pool cancelled with it), analytics still shuts down; restarted, it counts everything once")
     func cancelledMidBatch() async throws {
-        let harness = try await AnalyticsHarness.make()
-        let workload = Workload(seed: 3, count: 3_000)
-        let truth = Truth(events: workload.events)
-        try await harness.produce(workload.deliveries(seed: 103))
+        let (harness, workload, truth) = try await AnalyticsHarness.loaded(seed: 3, count: 3_000, deliverySeed: 103)
         let app = try harness.app(batchSize: 97)
         let stopped = Atomic(false), ended = Atomic(false)
         struct Stop: Error {}
