@@ -1,13 +1,13 @@
 import PostgresNIO
 import ServiceLifecycle
 
-/// The Postgres pool as a service that, when its group is cancelled, still answers the queries in flight.
+/// The Postgres pool as a service that, when its group is cancelled, still answers the transactions in flight.
 ///
 /// A ServiceGroup shuts down gracefully in reverse order (the pool, added first, stops last), but a cancelled
 /// group (a service failed, or a test's app threw) cancels every service at once. `PostgresClient.run()`
-/// cancelled then closes its connections under the queries in flight without answering them, and a service
-/// awaiting one never ends, nor does the group. So on cancellation the pool keeps running for `grace` (the
-/// other services are stopping meanwhile) before it closes; on graceful shutdown it closes at once.
+/// cancelled then may close under a transaction in flight and never answer it, and a service awaiting it never
+/// ends, nor does the group. So once the group is cancelled the pool waits `grace` (the other services are
+/// stopping meanwhile) before it closes; after a graceful shutdown alone it closes at once.
 public struct PostgresPool: Service {
     public let client: PostgresClient
     let grace: Duration
@@ -18,13 +18,13 @@ public struct PostgresPool: Service {
     }
 
     public func run() async {
-        // Unstructured: the group's cancellation must reach the pool only after the grace.
-        let pool = Task { [client] in await client.run() }
-        do {
-            try await gracefulShutdown()
-        } catch {
-            // Cancelled: an unstructured sleep, which the cancellation does not cut short.
-            await Task { [grace] in try? await Task.sleep(for: grace) }.value
+        // Detached: neither the group's cancellation nor its graceful-shutdown signal (a task-local, which
+        // `PostgresClient.run()` obeys) may reach the client before this service decides.
+        let pool = Task.detached { [client] in await client.run() }
+        try? await gracefulShutdown()
+        // Cancelled (also after the signal: a cancelled group signals each service as others end, not in order).
+        if Task.isCancelled {
+            await Task.detached { [grace] in try? await Task.sleep(for: grace) }.value
         }
         pool.cancel()
         await pool.value
