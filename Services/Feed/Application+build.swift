@@ -56,7 +56,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                           server: .feedHTTP1(configuration: .init()) { PipelineResponder(routes: routes, idleTimeout: http.idleTimeout) },
                           configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(PostgresPool(mediaDatabase))
+    app.addServices(mediaDatabase)
     app.addServices(commands, events, publisher, AfterStartup(runtime.startup, eventsLag.ends), AfterStartup(runtime.startup, eventsLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: [])

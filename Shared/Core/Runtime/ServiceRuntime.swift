@@ -32,7 +32,7 @@ public struct ServiceRuntime: Sendable {
     /// Long-running pieces every service runs: the Postgres pool, the topic guard and the producer's poll
     /// loop. The producer comes last so it shuts down after the services that send through it.
     public var baseServices: [any Service] {
-        (postgres.map { [PostgresPool($0)] } ?? []) + [AfterStartup(startup, TopicGuard(producer: producer, logger: logger)), producer]
+        (postgres.map { [$0] } ?? []) + [AfterStartup(startup, TopicGuard(producer: producer, logger: logger)), producer]
     }
 
     /// Start-up work, run before the server accepts requests: topics, then migrations (the service's schema, then
