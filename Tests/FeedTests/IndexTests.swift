@@ -79,6 +79,32 @@ struct TextIndexTests {
         #expect(folded("") == "")
     }
 
+    /// `fold` folds ASCII and Latin letters by table and anything else through Foundation: the table must agree with
+    /// Foundation on every such text, whatever surrounds each letter.
+    @Test("folding by table agrees with Foundation's folding on seeded random texts")
+    func foldingTableMatchesFoundation() {
+        var random = SeededRandom(seed: 16)
+        let latin = (UInt32(0x80)..<0x250).compactMap(Unicode.Scalar.init)
+        let ascii = (UInt32(0)..<0x80).compactMap(Unicode.Scalar.init)
+        // Beyond the table: combining marks, dashes, no-break and wide spaces, fullwidth, Greek, CJK, an emoji.
+        let other: [Unicode.Scalar] = ["\u{301}", "\u{308}", "\u{2014}", "\u{A0}", "\u{3000}", "\u{FF21}", "\u{3A3}", "\u{3C2}", "\u{6771}", "\u{1F600}"]
+        func text(_ alphabet: [Unicode.Scalar], length: Int) -> String {
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<length { scalars.append(alphabet.randomElement(using: &random)!) }
+            return String(scalars)
+        }
+        for scalar in latin {
+            for context in ["\(scalar)", "a\(scalar)B", " \(scalar) \(scalar)\t", "\(scalar)\u{301}", "X\(scalar)\(scalar)y "] {
+                #expect(TextFolding.fold(context) == TextFolding.foldedByFoundation(context), "\(context.debugDescription)")
+            }
+        }
+        for round in 0..<5_000 {
+            let alphabet = round % 4 == 0 ? latin + ascii + other : latin + ascii
+            let sample = text(alphabet, length: Int.random(in: 0...24, using: &random))
+            #expect(TextFolding.fold(sample) == TextFolding.foldedByFoundation(sample), "\(sample.debugDescription)")
+        }
+    }
+
     /// 20 000 documents: a bulk ranking large enough to be posted on several cores, in parts joined after.
     @Test("finds substrings of names, summaries and buildings, in name order, like a brute-force scan", arguments: [1_500, 20_000])
     func matchesBruteForce(count: Int) {

@@ -9,11 +9,52 @@ enum TextFolding {
     static func fold(_ text: String) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            // Most catalog text is ASCII: fold it without Foundation.
-            appendCollapsed(text.utf8.lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, to: &output)
-            return output
+        var pendingSpace = false
+        // Catalog text is ASCII and Latin letters: each folds on its own, by table; anything else takes the whole
+        // text through Foundation (`foldedByFoundation`), which `IndexTests` holds the table to.
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value < 0x80 {
+                let byte = UInt8(truncatingIfNeeded: value)
+                if byte <= 0x20 || byte == 0x7F {
+                    pendingSpace = true
+                    continue
+                }
+                if pendingSpace && !output.isEmpty { output.append(0x20) }
+                pendingSpace = false
+                output.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+            } else if value < latinTableEnd, let folded = latinTable[Int(value) - 0x80] {
+                // No Latin letter folds to whitespace or a control character, so none ends a run or starts one.
+                guard !folded.isEmpty else { continue }
+                if pendingSpace && !output.isEmpty { output.append(0x20) }
+                pendingSpace = false
+                output.append(contentsOf: folded)
+            } else {
+                return foldedByFoundation(text)
+            }
         }
+        return output
+    }
+
+    /// The end of the scalars the table folds: Latin-1 Supplement and Latin Extended-A and -B.
+    private static let latinTableEnd: UInt32 = 0x250
+    /// Each scalar from U+0080 to `latinTableEnd` folded alone by Foundation; nil for one whose folding holds
+    /// whitespace or a control character, which then takes the whole text through Foundation.
+    private static let latinTable: [[UInt8]?] = (UInt32(0x80)..<latinTableEnd).map { value in
+        guard let scalar = Unicode.Scalar(value) else { return nil }
+        let folded = foldedScalars(String(scalar))
+        return folded.contains { $0 <= 0x20 || $0 == 0x7F } ? nil : folded
+    }
+
+    /// `fold` by Foundation's folding, for any text.
+    static func foldedByFoundation(_ text: String) -> [UInt8] {
+        var output: [UInt8] = []
+        appendCollapsed(foldedScalars(text), to: &output)
+        return output
+    }
+
+    /// The text folded scalar by scalar, whitespace not yet collapsed.
+    private static func foldedScalars(_ text: String) -> [UInt8] {
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(folded.utf8.count)
@@ -28,8 +69,7 @@ enum TextFolding {
                 bytes.append(contentsOf: String(scalar).utf8)
             }
         }
-        appendCollapsed(bytes, to: &output)
-        return output
+        return bytes
     }
 
     /// Letters that folding keeps as they are but a visitor types without the stroke or ligature.

@@ -410,8 +410,6 @@ private struct RenderedState {
         rebuildPois(work.pois)
         rebuildTours(work.tours)
         if let categories = work.categories { self.categories = categories }
-        if let entries = work.calendar { calendar = CalendarListing(entries) }
-        if let states = work.people { people = PeopleListing(states) }
         if let states = work.pages { pages = PagesListing(states) }
         if let states = work.media { media = MediaLibrary(states) }
         if let states = work.featured {
@@ -421,9 +419,31 @@ private struct RenderedState {
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
         tourListsOutdated = false
-        poiTextIndex.seal()
-        tourTextIndex.seal()
+        buildListingsAndRankIndexes(calendar: work.calendar, people: work.people)
         generation += 1
+    }
+
+    /// The calendar's and the people's listings (each with a text index of its own) and the ranking of the POI and tour
+    /// indexes each cover everything and need nothing from each other: after a snapshot they are most of the
+    /// publication's time, and side by side they take the cores there are.
+    private mutating func buildListingsAndRankIndexes(calendar entries: [CalendarEntryState]?, people states: [PersonState]?) {
+        // Moved out, so each is the only holder of its storage and is ranked in place, not copied.
+        nonisolated(unsafe) var poiIndex = poiTextIndex, tourIndex = tourTextIndex
+        poiTextIndex = TextIndex()
+        tourTextIndex = TextIndex()
+        nonisolated(unsafe) var calendar: CalendarListing?, people: PeopleListing?
+        // Each step writes only its own variable.
+        let steps: [@Sendable () -> Void] = [
+            { poiIndex.seal() },
+            { tourIndex.seal() },
+            { calendar = entries.map(CalendarListing.init) },
+            { people = states.map(PeopleListing.init) },
+        ]
+        DispatchQueue.concurrentPerform(iterations: steps.count) { steps[$0]() }
+        poiTextIndex = poiIndex
+        tourTextIndex = tourIndex
+        if let calendar { self.calendar = calendar }
+        if let people { self.people = people }
     }
 
     static func listOrder(_ a: TourState, _ b: TourState) -> Bool {
