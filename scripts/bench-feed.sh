@@ -18,6 +18,8 @@
 # BENCH_POSTGRES_OPTS adds server settings to the private Postgres, e.g. "-c log_min_duration_statement=20" with KEEP=1.
 # REBUILD_UNDER runs the rebuilt feed under a tool, e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none.
 # REBUILDS (default 3) restarts the feed that many times; ready time and RSS are their medians (one under REBUILD_UNDER).
+# BASELINE_FEED, a feed binary (e.g. a copy of the release feed before a change), restarts it as often, taking turns with
+# the feed under test, and prints both medians and their ratio: one run's noise then falls on both.
 # PARTS picks steps 3-5 (default "gets media queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
 # look at the events path alone.
 set -euo pipefail
@@ -121,8 +123,21 @@ rss_live=$(rss_mib "$feed_pid")
 rebuild_count=$REBUILDS
 [[ -n ${REBUILD_UNDER:-} ]] && rebuild_count=1
 log "feed rebuild from a snapshot (restart until /ready), $rebuild_count times"
-rebuilds=() rebuild_rss=() phases=()
+rebuilds=() rebuild_rss=() phases=() baseline_rebuilds=()
+if [[ -n ${BASELINE_FEED:-} ]]; then
+  [[ -x $BASELINE_FEED ]] || { echo "bench-feed: BASELINE_FEED $BASELINE_FEED is not an executable" >&2; exit 2; }
+  [[ -z ${REBUILD_UNDER:-} ]] || { echo "bench-feed: BASELINE_FEED and REBUILD_UNDER do not go together" >&2; exit 2; }
+fi
 for ((rebuild = 1; rebuild <= rebuild_count; rebuild++)); do
+  if [[ -n ${BASELINE_FEED:-} ]]; then
+    stop_pid feed "$feed_pid" 30 >&2
+    t0=$(now)
+    HTTP_PORT=$feed_port "$BASELINE_FEED" >>"$work/feed-baseline.log" 2>&1 &
+    feed_pid=$!; pids+=("$feed_pid")
+    wait_ready "$feed_url" 600
+    baseline_rebuilds+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')")
+    echo "baseline rebuild $rebuild: ready after ${baseline_rebuilds[-1]} s" >&2
+  fi
   stop_pid feed "$feed_pid" 30 >&2
   logged=$(grep -c '"projection published"' "$work/feed.log" || true)
   t0=$(now)
@@ -391,6 +406,10 @@ echo "=== feed benchmarks: $POIS POIs in $TOURS tours; wrk -t$WRK_THREADS -c$CON
 grep -h "generate-city" "$work/generate.txt" || true
 echo "feed RSS with the city loaded: ${rss_live} MiB live-loaded, ${rss_rebuilt} MiB after a rebuild from snapshot"
 echo "feed rebuild from a snapshot (start to /ready): median ${rebuild_seconds} s of ${#rebuilds[@]} (${rebuilds[*]} s; consume+render ${phases[*]} s)"
+if ((${#baseline_rebuilds[@]} > 0)); then
+  baseline_seconds=$(printf '%s\n' "${baseline_rebuilds[@]}" | median)
+  echo "baseline feed ($BASELINE_FEED), taking turns: median ${baseline_seconds} s (${baseline_rebuilds[*]} s); this feed / baseline $(ratio "$rebuild_seconds" "$baseline_seconds")"
+fi
 if wants gets; then
   f_rps=$(col_median "$work/small.feed" 1); n_rps=$(col_median "$work/small.nginx" 1)
   printf 'GET the small tour (%s bytes, -c%s): feed %.0f req/s (p50 %s ms, p99 %s ms) | nginx same bytes %.0f req/s (p50 %s, p99 %s) | feed/nginx %s\n' \

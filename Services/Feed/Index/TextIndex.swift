@@ -19,6 +19,8 @@ struct TextIndex: Sendable {
         let nameLength: Int
         /// `rank << 32 | slot`; nil until `seal()` ranks the document.
         var posting: UInt64?
+        /// Where the haystack's trigrams are in `unpostedTrigrams` until `seal()` posts them; empty once posted.
+        var unposted: Range<Int32> = 0..<0
 
         var rank: UInt32? { posting.map { UInt32(truncatingIfNeeded: $0 >> 32) } }
     }
@@ -33,6 +35,10 @@ struct TextIndex: Sendable {
     private var everyDocument: [UInt64] = []
     /// Slots inserted since the last `seal()`, not yet ranked or posted.
     private var unranked: [Int32] = []
+    /// The trigrams of the documents not yet posted, one document's after another: made as documents arrive, so that
+    /// ranking a bulk load after its last document has only the lists to build. One buffer, not an array per document,
+    /// so that freeing them after the ranking leaves no holes between the documents' memory.
+    private var unpostedTrigrams: [UInt32] = []
 
     static let separator: UInt8 = 0
     /// How many of a query's trigram lists (the shortest) are intersected.
@@ -50,7 +56,11 @@ struct TextIndex: Sendable {
             haystack.append(contentsOf: TextFolding.fold(field))
         }
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
-        documents[Int(slot)] = Document(id: id, haystack: haystack.withExactCapacity(), nameLength: nameLength, posting: nil)
+        let trigrams = Self.trigrams(of: haystack)
+        let unposted = Int32(unpostedTrigrams.count)..<Int32(unpostedTrigrams.count + trigrams.count)
+        unpostedTrigrams.append(contentsOf: trigrams)
+        documents[Int(slot)] = Document(id: id, haystack: haystack.withExactCapacity(), nameLength: nameLength, posting: nil,
+                                        unposted: unposted)
         count += 1
         unranked.append(slot)
     }
@@ -76,7 +86,11 @@ struct TextIndex: Sendable {
     /// every document afresh.
     mutating func seal() {
         guard !unranked.isEmpty else { return }
-        defer { unranked = [] }
+        defer {
+            for slot in unranked where documents[Int(slot)] != nil { documents[Int(slot)]!.unposted = 0..<0 }
+            unranked = []
+            unpostedTrigrams = []
+        }
         if unranked.count * 8 > count { return renumber() }
         for slot in unranked {
             guard let document = documents[Int(slot)] else { continue }
@@ -94,7 +108,7 @@ struct TextIndex: Sendable {
             let posting = rank << 32 | UInt64(UInt32(bitPattern: slot))
             everyDocument.insert(posting, at: low)
             documents[Int(slot)]?.posting = posting
-            for trigram in Self.trigrams(of: document.haystack) {
+            for trigram in trigrams(of: document) {
                 var list = postings.removeValue(forKey: trigram) ?? []
                 list.insert(UInt32(rank), at: Self.position(of: UInt32(rank), in: list) ?? list.count)
                 postings[trigram] = list
@@ -117,28 +131,43 @@ struct TextIndex: Sendable {
             documents[Int(slot)]!.posting = posting
             everyDocument.append(posting)
         }
-        // Posting every trigram of every document is most of a bulk load's ranking: on all cores, each part a
-        // range of ranks, joined in rank order.
-        let parts = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, slots.count / 4_096, 8))
-        let ranked = everyDocument, documentsBySlot = documents
-        let partPostings = (0..<parts).map { part in ranked.count * part / parts..<ranked.count * (part + 1) / parts }
-            .concurrentMap(minimumCount: 2, elementsPerTask: 1) { range in
-                var postings: [UInt32: [UInt32]] = [:]
-                for posting in ranked[range] {
-                    for trigram in Self.trigrams(of: documentsBySlot[Int(Self.slot(of: posting))]!.haystack) {
-                        postings[trigram, default: []].append(UInt32(truncatingIfNeeded: posting >> 32))
-                    }
+        postings = [:]  // the old lists go before the new are made
+        postings = Self.lists(of: everyDocument, in: documents, unpostedTrigrams: unpostedTrigrams)
+    }
+
+    /// A document's trigrams: as made when it arrived, or made again from its haystack.
+    private func trigrams(of document: Document) -> [UInt32] {
+        document.unposted.isEmpty ? Self.trigrams(of: document.haystack) : Array(unpostedTrigrams[Int(document.unposted.lowerBound)..<Int(document.unposted.upperBound)])
+    }
+
+    /// The trigram lists of the ranked documents. Posting every trigram of every document is most of a bulk load's
+    /// ranking: on all cores, each part the lists of its own trigrams, whole (every part walks every document in rank
+    /// order), so the parts join without copying a list.
+    private static func lists(of ranked: [UInt64], in documents: [Document?], unpostedTrigrams: [UInt32]) -> [UInt32: [UInt32]] {
+        let parts = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, ranked.count / 4_096, 8))
+        let partLists = Array(0..<UInt32(parts)).concurrentMap(minimumCount: 2, elementsPerTask: 1) { part in
+            var lists: [UInt32: [UInt32]] = [:]
+            for posting in ranked {
+                let document = documents[Int(slot(of: posting))]!
+                let rank = UInt32(truncatingIfNeeded: posting >> 32)
+                func post(_ trigrams: some Sequence<UInt32>) {
+                    for trigram in trigrams where trigram % UInt32(parts) == part { lists[trigram, default: []].append(rank) }
                 }
-                return postings
+                if document.unposted.isEmpty {
+                    post(trigrams(of: document.haystack))
+                } else {
+                    post(unpostedTrigrams[Int(document.unposted.lowerBound)..<Int(document.unposted.upperBound)])
+                }
             }
-        postings = [:]  // the old lists go before the new are joined
-        var joined = partPostings[0]
-        for part in partPostings.dropFirst() {
-            for (trigram, list) in part { joined[trigram, default: []].append(contentsOf: list) }
+            for trigram in Array(lists.keys) { lists[trigram] = lists[trigram]?.withExactCapacity() }
+            return lists
         }
-        // One list at a time, so no second copy of them all is held.
-        for trigram in Array(joined.keys) { joined[trigram] = joined[trigram]?.withExactCapacity() }
-        postings = joined
+        var joined = partLists[0]
+        joined.reserveCapacity(partLists.reduce(0) { $0 + $1.count })
+        for part in partLists.dropFirst() {
+            for (trigram, list) in part { joined[trigram] = list }
+        }
+        return joined
     }
 
     /// Slots of the documents containing `query` (folded), in name order, at most `limit`.

@@ -125,10 +125,15 @@ final class CatalogProjection: Sendable {
 private struct RenderWork: Sendable {
     struct Poi: Sendable {
         let poi: PoiRecord
-        /// Published tours stopping there, in list order.
-        let tours: [TourState]
+        /// Published tours stopping there, in list order: all a POI's responses show of them.
+        let tours: [TourRef]
         /// The published library files it names.
         let media: PoiMedia?
+    }
+
+    struct TourRef: Sendable {
+        let id: UUID
+        let name: String
     }
 
     struct Tour: Sendable {
@@ -325,9 +330,10 @@ private struct EntityState {
         if isPublication { takeRecordChanges(into: &work) }
         work.pois.reserveCapacity(dirtyPois.count)
         for id in dirtyPois {
-            let tours = pois[id] == nil ? [] : publishedTours(at: id)
+            let poi = pois[id]
+            let tours = poi == nil ? [] : publishedTours(at: id)
             // On the feed when published itself or through a published tour (DESIGN.md, "Places on their own").
-            if let poi = pois[id], !tours.isEmpty || poi.status == .published {
+            if let poi, !tours.isEmpty || poi.status == .published {
                 work.pois[id] = .some(RenderWork.Poi(poi: poi, tours: tours, media: media(of: poi.content)))
             } else {
                 work.pois[id] = .some(nil)
@@ -364,8 +370,14 @@ private struct EntityState {
     }
 
     /// Published tours stopping at the POI, in list order.
-    func publishedTours(at poiId: UUID) -> [TourState] {
-        (toursByPoi[poiId] ?? []).compactMap { tours[$0] }.filter { $0.status == .published }.sorted(by: RenderedState.listOrder)
+    func publishedTours(at poiId: UUID) -> [RenderWork.TourRef] {
+        guard let ids = toursByPoi[poiId] else { return [] }
+        var found: [RenderWork.TourRef] = []
+        for id in ids {
+            // Only the id and name, not the whole state: a city's every POI is looked up here when it loads.
+            if let tour = tours[id], tour.status == .published { found.append(RenderWork.TourRef(id: id, name: tour.content.name)) }
+        }
+        return found.count < 2 ? found : found.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
     }
 }
 
@@ -469,7 +481,7 @@ private struct RenderedState {
             let folded = foldedCategories[poi.content.categories] ?? poi.content.categories.map(TextFolding.fold)
             foldedCategories[poi.content.categories] = folded
             let tourIds = item.tours.map(\.id)
-            let tours = tourLists[tourIds] ?? item.tours.map { ($0.id, $0.content.name) }
+            let tours = tourLists[tourIds] ?? item.tours.map { ($0.id, $0.name) }
             tourLists[tourIds] = tours
             let hours = poi.content.openingHours.flatMap { text in
                 openingHours[text] ?? {
