@@ -19,7 +19,7 @@ struct TextIndex: Sendable {
         let nameLength: Int
         /// `rank << 32 | slot`; nil until `seal()` ranks the document.
         var posting: UInt64?
-        /// Where the haystack's trigrams are in `unpostedTrigrams` until `seal()` posts them; empty once posted.
+        /// Where the haystack's trigrams are in `unposted` until `seal()` posts them; empty once posted.
         var unposted: Range<Int32> = 0..<0
 
         var rank: UInt32? { posting.map { UInt32(truncatingIfNeeded: $0 >> 32) } }
@@ -35,10 +35,9 @@ struct TextIndex: Sendable {
     private var everyDocument: [UInt64] = []
     /// Slots inserted since the last `seal()`, not yet ranked or posted.
     private var unranked: [Int32] = []
-    /// The trigrams of the documents not yet posted, one document's after another: made as documents arrive, so that
-    /// ranking a bulk load after its last document has only the lists to build. One buffer, not an array per document,
-    /// so that freeing them after the ranking leaves no holes between the documents' memory.
-    private var unpostedTrigrams: [UInt32] = []
+    /// The trigrams of the documents not yet posted: made as documents arrive, so that ranking a bulk load after its
+    /// last document has only the lists to fill.
+    private var unposted = UnpostedTrigrams()
 
     static let separator: UInt8 = 0
     /// How many of a query's trigram lists (the shortest) are intersected.
@@ -56,11 +55,8 @@ struct TextIndex: Sendable {
             haystack.append(contentsOf: TextFolding.fold(field))
         }
         if Int(slot) >= documents.count { documents.append(contentsOf: repeatElement(nil, count: Int(slot) - documents.count + 1)) }
-        let trigrams = Self.trigrams(of: haystack)
-        let unposted = Int32(unpostedTrigrams.count)..<Int32(unpostedTrigrams.count + trigrams.count)
-        unpostedTrigrams.append(contentsOf: trigrams)
         documents[Int(slot)] = Document(id: id, haystack: haystack.withExactCapacity(), nameLength: nameLength, posting: nil,
-                                        unposted: unposted)
+                                        unposted: unposted.append(Self.trigrams(of: haystack)))
         count += 1
         unranked.append(slot)
     }
@@ -89,7 +85,7 @@ struct TextIndex: Sendable {
         defer {
             for slot in unranked where documents[Int(slot)] != nil { documents[Int(slot)]!.unposted = 0..<0 }
             unranked = []
-            unpostedTrigrams = []
+            unposted = UnpostedTrigrams()
         }
         if unranked.count * 8 > count { return renumber() }
         for slot in unranked {
@@ -132,42 +128,71 @@ struct TextIndex: Sendable {
             everyDocument.append(posting)
         }
         postings = [:]  // the old lists go before the new are made
-        postings = Self.lists(of: everyDocument, in: documents, unpostedTrigrams: unpostedTrigrams)
+        // Every document's trigrams as numbers, those of documents posted before made again.
+        var ranges: [Range<Int32>] = []
+        ranges.reserveCapacity(slots.count)
+        for slot in slots {
+            var range = documents[Int(slot)]!.unposted
+            if range.isEmpty { range = unposted.append(Self.trigrams(of: documents[Int(slot)]!.haystack)) }
+            documents[Int(slot)]!.unposted = 0..<0
+            ranges.append(range)
+        }
+        postings = unposted.lists(of: ranges, ranks: everyDocument.lazy.map { UInt32(truncatingIfNeeded: $0 >> 32) })
     }
 
     /// A document's trigrams: as made when it arrived, or made again from its haystack.
     private func trigrams(of document: Document) -> [UInt32] {
-        document.unposted.isEmpty ? Self.trigrams(of: document.haystack) : Array(unpostedTrigrams[Int(document.unposted.lowerBound)..<Int(document.unposted.upperBound)])
+        document.unposted.isEmpty ? Self.trigrams(of: document.haystack) : unposted.trigrams(in: document.unposted)
     }
 
-    /// The trigram lists of the ranked documents. Posting every trigram of every document is most of a bulk load's
-    /// ranking: on all cores, each part the lists of its own trigrams, whole (every part walks every document in rank
-    /// order), so the parts join without copying a list.
-    private static func lists(of ranked: [UInt64], in documents: [Document?], unpostedTrigrams: [UInt32]) -> [UInt32: [UInt32]] {
-        let parts = Swift.max(1, Swift.min(ProcessInfo.processInfo.activeProcessorCount, ranked.count / 4_096, 8))
-        let partLists = Array(0..<UInt32(parts)).concurrentMap(minimumCount: 2, elementsPerTask: 1) { part in
-            var lists: [UInt32: [UInt32]] = [:]
-            for posting in ranked {
-                let document = documents[Int(slot(of: posting))]!
-                let rank = UInt32(truncatingIfNeeded: posting >> 32)
-                func post(_ trigrams: some Sequence<UInt32>) {
-                    for trigram in trigrams where trigram % UInt32(parts) == part { lists[trigram, default: []].append(rank) }
-                }
-                if document.unposted.isEmpty {
-                    post(trigrams(of: document.haystack))
+    /// Trigrams of documents, one document's after another, each as a number counting the distinct trigrams from 0,
+    /// so that the lists of a bulk load are counted and filled by number, not looked up by trigram for each posting.
+    private struct UnpostedTrigrams: Sendable {
+        private var numbers: [UInt32] = []
+        /// The trigram of each number.
+        private var trigramOf: [UInt32] = []
+        private var numberOf: [UInt32: UInt32] = [:]
+
+        /// Appends a document's trigrams; returns where they are.
+        mutating func append(_ trigrams: [UInt32]) -> Range<Int32> {
+            let start = Int32(numbers.count)
+            for trigram in trigrams {
+                if let number = numberOf[trigram] {
+                    numbers.append(number)
                 } else {
-                    post(unpostedTrigrams[Int(document.unposted.lowerBound)..<Int(document.unposted.upperBound)])
+                    let number = UInt32(trigramOf.count)
+                    trigramOf.append(trigram)
+                    numberOf[trigram] = number
+                    numbers.append(number)
                 }
             }
-            for trigram in Array(lists.keys) { lists[trigram] = lists[trigram]?.withExactCapacity() }
-            return lists
+            return start..<Int32(numbers.count)
         }
-        var joined = partLists[0]
-        joined.reserveCapacity(partLists.reduce(0) { $0 + $1.count })
-        for part in partLists.dropFirst() {
-            for (trigram, list) in part { joined[trigram] = list }
+
+        func trigrams(in range: Range<Int32>) -> [UInt32] {
+            numbers[Int(range.lowerBound)..<Int(range.upperBound)].map { trigramOf[Int($0)] }
         }
-        return joined
+
+        /// The lists of the documents whose trigrams are at `ranges`, with the documents' `ranks`, in that order.
+        func lists(of ranges: [Range<Int32>], ranks: some Sequence<UInt32>) -> [UInt32: [UInt32]] {
+            var counts = [Int](repeating: 0, count: trigramOf.count)
+            for range in ranges {
+                for number in numbers[Int(range.lowerBound)..<Int(range.upperBound)] { counts[Int(number)] += 1 }
+            }
+            // Each list allocated at its size, so none is regrown or copied to be trimmed.
+            var lists = counts.map { count in
+                var list: [UInt32] = []
+                list.reserveCapacity(count)
+                return list
+            }
+            for (range, rank) in zip(ranges, ranks) {
+                for number in numbers[Int(range.lowerBound)..<Int(range.upperBound)] { lists[Int(number)].append(rank) }
+            }
+            var postings: [UInt32: [UInt32]] = [:]
+            postings.reserveCapacity(lists.count)
+            for (number, list) in lists.enumerated() where !list.isEmpty { postings[trigramOf[number]] = list }
+            return postings
+        }
     }
 
     /// Slots of the documents containing `query` (folded), in name order, at most `limit`.
