@@ -23,6 +23,8 @@
 # PARTS picks steps 3-5 (default "gets media queries events"); e.g. PARTS=events POIS=1000 TOURS=10 for a quick
 # look at the events path alone.
 set -euo pipefail
+# Relative to where it was started from.
+[[ -n ${BASELINE_FEED:-} ]] && BASELINE_FEED=$(realpath "$BASELINE_FEED")
 cd "$(dirname "$0")/.."
 root=$PWD
 source scripts/common.sh
@@ -41,6 +43,10 @@ WRK_THREADS=${WRK_THREADS:-1}
 PARTS=${PARTS:-gets media queries events}
 REBUILDS=${REBUILDS:-3}
 [[ $REBUILDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-feed: REBUILDS must be 1 or more" >&2; exit 2; }
+if [[ -n ${BASELINE_FEED:-} ]]; then
+  [[ -x $BASELINE_FEED ]] || { echo "bench-feed: BASELINE_FEED $BASELINE_FEED is not an executable" >&2; exit 2; }
+  [[ -z ${REBUILD_UNDER:-} ]] || { echo "bench-feed: BASELINE_FEED and REBUILD_UNDER do not go together" >&2; exit 2; }
+fi
 # The services' linger.ms (their default unless set), given to the raw producer too.
 export KAFKA_LINGER_MS=${KAFKA_LINGER_MS:-2}
 linger_ms=$KAFKA_LINGER_MS
@@ -124,20 +130,18 @@ rebuild_count=$REBUILDS
 [[ -n ${REBUILD_UNDER:-} ]] && rebuild_count=1
 log "feed rebuild from a snapshot (restart until /ready), $rebuild_count times"
 rebuilds=() rebuild_rss=() phases=() baseline_rebuilds=()
-if [[ -n ${BASELINE_FEED:-} ]]; then
-  [[ -x $BASELINE_FEED ]] || { echo "bench-feed: BASELINE_FEED $BASELINE_FEED is not an executable" >&2; exit 2; }
-  [[ -z ${REBUILD_UNDER:-} ]] || { echo "bench-feed: BASELINE_FEED and REBUILD_UNDER do not go together" >&2; exit 2; }
-fi
+rebuild_baseline() { # ROUND: restarts the baseline feed and records its time to ready
+  stop_pid feed "$feed_pid" 30 >&2
+  local t0; t0=$(now)
+  HTTP_PORT=$feed_port "$BASELINE_FEED" >>"$work/feed-baseline.log" 2>&1 &
+  feed_pid=$!; pids+=("$feed_pid")
+  wait_ready "$feed_url" 600
+  baseline_rebuilds+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')")
+  echo "baseline rebuild $1: ready after ${baseline_rebuilds[-1]} s" >&2
+}
 for ((rebuild = 1; rebuild <= rebuild_count; rebuild++)); do
-  if [[ -n ${BASELINE_FEED:-} ]]; then
-    stop_pid feed "$feed_pid" 30 >&2
-    t0=$(now)
-    HTTP_PORT=$feed_port "$BASELINE_FEED" >>"$work/feed-baseline.log" 2>&1 &
-    feed_pid=$!; pids+=("$feed_pid")
-    wait_ready "$feed_url" 600
-    baseline_rebuilds+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }')")
-    echo "baseline rebuild $rebuild: ready after ${baseline_rebuilds[-1]} s" >&2
-  fi
+  # Which goes first changes every round, so neither always follows the other.
+  [[ -n ${BASELINE_FEED:-} ]] && ((rebuild % 2 == 1)) && rebuild_baseline "$rebuild"
   stop_pid feed "$feed_pid" 30 >&2
   logged=$(grep -c '"projection published"' "$work/feed.log" || true)
   t0=$(now)
@@ -158,7 +162,14 @@ for ((rebuild = 1; rebuild <= rebuild_count; rebuild++)); do
   published=$(grep '"projection published"' "$work/feed.log" | tail -1)
   phases+=("$(echo "$published" | "$python" -c 'import json,sys; d=json.loads(sys.stdin.read() or "{}"); print("%.1f+%.1f" % (float(d.get("loadSeconds", "nan")), float(d.get("renderSeconds", "nan"))))')")
   echo "rebuild $rebuild: ready after ${rebuilds[-1]} s (consume+render ${phases[-1]} s), RSS ${rebuild_rss[-1]} MiB" >&2
+  [[ -n ${BASELINE_FEED:-} ]] && ((rebuild % 2 == 0)) && rebuild_baseline "$rebuild"
 done
+if [[ -n ${BASELINE_FEED:-} ]] && ((rebuild_count % 2 == 0)); then
+  # The last round ended with the baseline: the feed under test again, as after every round without a baseline: the steps below measure it.
+  stop_pid feed "$feed_pid" 30 >&2
+  start_service feed "$feed_port"; feed_pid=$started_pid
+  wait_ready "$feed_url" 600
+fi
 rebuild_seconds=$(printf '%s\n' "${rebuilds[@]}" | median)
 rss_rebuilt=$(printf '%s\n' "${rebuild_rss[@]}" | median)
 if [[ -n ${REBUILD_UNDER:-} ]]; then

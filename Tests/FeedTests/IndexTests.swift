@@ -133,6 +133,46 @@ struct TextIndexTests {
         }
     }
 
+    /// Inserts, replacements and removals in batches of every size between seals (so both the in-place and the bulk
+    /// ranking run, a bulk one also midway through in-place posting), names too short for a trigram, documents
+    /// inserted and removed before any seal: after each seal, every query finds what a brute-force scan finds.
+    @Test("random batches of changes between seals find what a brute-force scan finds")
+    func randomBatchesMatchBruteForce() {
+        var random = SeededRandom(seed: 23)
+        let words = ["Hall", "Café", "Hä", "A", "Quad", "Tower", "Ærø", "Straße", "Kenan"]
+        var index = TextIndex()
+        var documents: [Int32: (name: String, fields: [String])] = [:]
+        func phrase() -> String { (0..<Int.random(in: 1...2, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " ") }
+        for round in 0..<120 {
+            // Mostly a few changes, now and then enough for a bulk ranking.
+            let changes = round % 10 == 0 ? Int.random(in: 50...400, using: &random) : Int.random(in: 0...6, using: &random)
+            for _ in 0..<changes {
+                let slot = Int32.random(in: 0..<600, using: &random)
+                switch Int.random(in: 0..<5, using: &random) {
+                case 0:
+                    documents[slot] = nil
+                    index.remove(slot: slot)
+                case 1:
+                    // Inserted and gone again before the seal.
+                    index.insert(slot: slot, id: UUID(), name: phrase(), fields: [phrase()])
+                    documents[slot] = nil
+                    index.remove(slot: slot)
+                default:
+                    // Short names ("A", "Hä") have no trigram of their own; crowded names run ranks out.
+                    let name = Bool.random(using: &random) ? phrase() : "Hall" + String(repeating: "a", count: round % 30)
+                    documents[slot] = (name, [phrase()])
+                    index.insert(slot: slot, id: UUID(), name: name, fields: documents[slot]!.fields)
+                }
+            }
+            index.seal()
+            let live = documents.map { (slot: $0.key, name: $0.value.name, fields: $0.value.fields) }
+            #expect(index.count == live.count)
+            for query in ["hall", "a", "ha", "cafe", "aero", "strasse quad", "tower a", "halla", "zzz"] {
+                expectBruteForceResults(of: query, in: index, documents: live)
+            }
+        }
+    }
+
     @Test("live updates sealed one at a time keep result order, also where new names crowd one spot and ranks run out")
     func liveUpdatesKeepOrder() {
         var random = SeededRandom(seed: 11)

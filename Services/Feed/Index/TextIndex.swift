@@ -81,7 +81,11 @@ struct TextIndex: Sendable {
     /// their neighbours' and go into the lists in place; a bulk load, or a spot where ranks ran out, ranks
     /// every document afresh.
     mutating func seal() {
-        guard !unranked.isEmpty else { return }
+        guard !unranked.isEmpty else {
+            // Documents inserted and removed again since the last call left their trigrams behind.
+            if !unposted.isEmpty { unposted = UnpostedTrigrams() }
+            return
+        }
         defer {
             for slot in unranked where documents[Int(slot)] != nil { documents[Int(slot)]!.unposted = 0..<0 }
             unranked = []
@@ -152,6 +156,8 @@ struct TextIndex: Sendable {
         /// The trigram of each number.
         private var trigramOf: [UInt32] = []
         private var numberOf: [UInt32: UInt32] = [:]
+
+        var isEmpty: Bool { numbers.isEmpty && trigramOf.isEmpty }
 
         /// Appends a document's trigrams; returns where they are.
         mutating func append(_ trigrams: [UInt32]) -> Range<Int32> {
