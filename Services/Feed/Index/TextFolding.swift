@@ -7,33 +7,22 @@ enum TextFolding {
     /// decomposition (ø, ł, æ, ß…) spelled the way people type them, control characters dropped and
     /// whitespace runs collapsed to one space.
     static func fold(_ text: String) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        var pendingSpace = false
+        var output = CollapsedBytes(capacity: text.utf8.count)
         // Catalog text is ASCII and Latin letters: each folds on its own, by table; anything else takes the whole
         // text through Foundation (`foldedByFoundation`), which `IndexTests` holds the table to.
         for scalar in text.unicodeScalars {
             let value = scalar.value
             if value < 0x80 {
                 let byte = UInt8(truncatingIfNeeded: value)
-                if byte <= 0x20 || byte == 0x7F {
-                    pendingSpace = true
-                    continue
-                }
-                if pendingSpace && !output.isEmpty { output.append(0x20) }
-                pendingSpace = false
                 output.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
             } else if value < latinTableEnd, let folded = latinTable[Int(value) - 0x80] {
-                // No Latin letter folds to whitespace or a control character, so none ends a run or starts one.
-                guard !folded.isEmpty else { continue }
-                if pendingSpace && !output.isEmpty { output.append(0x20) }
-                pendingSpace = false
-                output.append(contentsOf: folded)
+                // No entry holds whitespace or a control character, so appending one byte at a time collapses as the whole would.
+                for byte in folded { output.append(byte) }
             } else {
                 return foldedByFoundation(text)
             }
         }
-        return output
+        return output.bytes
     }
 
     /// The end of the scalars the table folds: Latin-1 Supplement and Latin Extended-A and -B.
@@ -48,9 +37,10 @@ enum TextFolding {
 
     /// `fold` by Foundation's folding, for any text.
     static func foldedByFoundation(_ text: String) -> [UInt8] {
-        var output: [UInt8] = []
-        appendCollapsed(foldedScalars(text), to: &output)
-        return output
+        let folded = foldedScalars(text)
+        var output = CollapsedBytes(capacity: folded.count)
+        for byte in folded { output.append(byte) }
+        return output.bytes
     }
 
     /// The text folded scalar by scalar, whitespace not yet collapsed.
@@ -78,17 +68,21 @@ enum TextFolding {
         "đ": "d", "Đ": "d", "ð": "d", "Ð": "d", "þ": "th", "Þ": "th", "ı": "i",
     ]
 
-    /// Appends bytes, turning control characters and whitespace runs into one space, none at either end.
-    private static func appendCollapsed<S: Sequence<UInt8>>(_ bytes: S, to output: inout [UInt8]) {
-        var pendingSpace = false
-        for byte in bytes {
+    /// Bytes appended with control characters and whitespace runs turned into one space, none at either end.
+    private struct CollapsedBytes {
+        private(set) var bytes: [UInt8] = []
+        private var pendingSpace = false
+
+        init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+        mutating func append(_ byte: UInt8) {
             if byte <= 0x20 || byte == 0x7F {
                 pendingSpace = true
-                continue
+                return
             }
-            if pendingSpace && !output.isEmpty { output.append(0x20) }
+            if pendingSpace && !bytes.isEmpty { bytes.append(0x20) }
             pendingSpace = false
-            output.append(byte)
+            bytes.append(byte)
         }
     }
 

@@ -157,7 +157,7 @@ struct TextIndex: Sendable {
         private var trigramOf: [UInt32] = []
         private var numberOf: [UInt32: UInt32] = [:]
 
-        var isEmpty: Bool { numbers.isEmpty && trigramOf.isEmpty }
+        var isEmpty: Bool { numbers.isEmpty }
 
         /// Appends a document's trigrams; returns where they are.
         mutating func append(_ trigrams: [UInt32]) -> Range<Int32> {
