@@ -45,7 +45,7 @@ extension Work {
                 let stagedTransaction = try await StagedCatalogTransaction.load(for: rows[start..<end].flatMap(\.commands), on: transaction)
                 do {
                     results += try await apply(rows[start..<end], on: stagedTransaction, poiRows: poiRows, writingBehind: stagedTransaction)
-                    try await stagedTransaction.flush(outbox: outbox)
+                    try await stagedTransaction.flush(outbox: Self.latestStates(outbox))
                     outbox.removeAll()
                 } catch {
                     // A refused write (class 22/23) must surface as itself, so the command is refused, not retried.
@@ -122,6 +122,20 @@ extension Work {
     /// Rows of a staged run between writes started behind them.
     static let rowsPerWrite = 250
 
+    /// The events of rows applied together, each entity's kept only at its last. `catalog.events` is compacted by entity
+    /// key, so a keyed event is always the entity's whole state and replaces the ones before it; those were states never
+    /// committed apart, which no reader could have seen (a tour row's create, stops and publish go out once, at version 3).
+    static func latestStates(_ entries: [OutboxEntry]) -> [OutboxEntry] {
+        var later: Set<OutboxEntry.EntityKey> = []
+        var kept: [OutboxEntry] = []
+        kept.reserveCapacity(entries.count)
+        for entry in entries.reversed() {
+            if let key = entry.entityKey, !later.insert(key).inserted { continue }
+            kept.append(entry)
+        }
+        return kept.reversed()
+    }
+
     /// Applies the rows in order on `rowTransaction`, each inside a savepoint that a failed row rolls back;
     /// with `staged`, starts writing every `rowsPerWrite` rows, their events with them, while the next are applied
     /// (so Postgres stores them while catalog works out the next rows, not all of them at the end).
@@ -131,7 +145,7 @@ extension Work {
         results.reserveCapacity(rows.count)
         for row in rows {
             if let staged, !results.isEmpty, results.count % Self.rowsPerWrite == 0 {
-                staged.writeBehind(outbox: outbox)
+                staged.writeBehind(outbox: Self.latestStates(outbox))
                 outbox.removeAll()
             }
             try await rowTransaction.savepoint("import_row")

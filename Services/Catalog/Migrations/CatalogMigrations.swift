@@ -131,5 +131,11 @@ enum CatalogMigrations {
             ALTER TABLE tour_stops DROP CONSTRAINT IF EXISTS tour_stops_tour_id_fkey;
             ALTER TABLE tour_stops DROP CONSTRAINT IF EXISTS tour_stops_poi_id_fkey;
             """),
+        Migration(13, "audit states and command results stored as written", """
+            -- Both are only stored and read back whole (history, revert, a repeated command's answer), never queried
+            -- inside; parsing each into jsonb on the way in was a third of an import's audit writes (docs/FEED.md).
+            ALTER TABLE audit_log ALTER COLUMN before TYPE text USING before::text, ALTER COLUMN after TYPE text USING after::text;
+            ALTER TABLE processed_commands ALTER COLUMN result TYPE text USING result::text;
+            """),
     ])
 }

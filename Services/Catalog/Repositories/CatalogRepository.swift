@@ -122,6 +122,15 @@ struct OutboxEntry: Sendable {
     var partition: Int32?
     var payload: String
     var requestId: String?
+
+    struct EntityKey: Hashable {
+        let topic: String
+        let key: String
+    }
+
+    /// What a later entry with the same key replaces (on a compacted topic such as `catalog.events`); nil for one sent
+    /// to a chosen partition without a key.
+    var entityKey: EntityKey? { key.map { EntityKey(topic: topic, key: $0) } }
 }
 
 /// One row of `catalog.audit_log`: when, who, which command, and the entity's state after it (nil: deleted).

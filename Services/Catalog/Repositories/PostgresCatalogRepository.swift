@@ -62,7 +62,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func processedResult(of commandId: UUID) async throws -> CatalogCommandResult? {
         let rows = try await connection.fetch(
-            "SELECT result::text FROM catalog.processed_commands WHERE command_id = \(commandId)", as: String.self, logger: logger)
+            "SELECT result FROM catalog.processed_commands WHERE command_id = \(commandId)", as: String.self, logger: logger)
         return try rows.first.map { try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data($0.utf8)) }
     }
 
@@ -70,7 +70,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         let json = CatalogEventCodec.text(result)
         try await connection.query("""
             INSERT INTO catalog.processed_commands (command_id, outcome, result)
-            VALUES (\(result.commandId), \(result.outcome.rawValue), \(json)::jsonb)
+            VALUES (\(result.commandId), \(result.outcome.rawValue), \(json))
             """, logger: logger)
     }
 
@@ -340,7 +340,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws {
         try await connection.query("""
             INSERT INTO catalog.audit_log (command_id, actor, action, entity_id, before, after)
-            VALUES (\(commandId), \(actor), \(action.rawValue), \(entityId), \(before)::jsonb, \(after)::jsonb)
+            VALUES (\(commandId), \(actor), \(action.rawValue), \(entityId), \(before), \(after))
             """, logger: logger)
     }
 }
@@ -350,14 +350,14 @@ extension PostgresCatalogTransaction {
 
     func auditTrail(of id: UUID, limit: Int) async throws -> [AuditRow] {
         try await connection.fetch("""
-            SELECT at, actor, action, after::text FROM catalog.audit_log WHERE entity_id = \(id) ORDER BY id DESC LIMIT \(limit)
+            SELECT at, actor, action, after FROM catalog.audit_log WHERE entity_id = \(id) ORDER BY id DESC LIMIT \(limit)
             """, as: (Date, String, String, String?).self, logger: logger).map { AuditRow(at: $0, actor: $1, action: $2, after: $3) }
     }
 
     func auditedState(of id: UUID, version: Int) async throws -> String? {
         try await connection.fetch("""
-            SELECT after::text FROM catalog.audit_log
-            WHERE entity_id = \(id) AND after IS NOT NULL AND (after->>'version')::integer = \(version)
+            SELECT after FROM catalog.audit_log
+            WHERE entity_id = \(id) AND after IS NOT NULL AND (after::jsonb->>'version')::integer = \(version)
             ORDER BY id DESC LIMIT 1
             """, as: String.self, logger: logger).first
     }
@@ -370,7 +370,7 @@ extension PostgresCatalogTransaction {
         guard !commandIds.isEmpty else { return [:] }
         var results: [UUID: CatalogCommandResult] = [:]
         for (id, result) in try await connection.fetch("""
-            SELECT command_id, result::text FROM catalog.processed_commands WHERE command_id = ANY(\(commandIds))
+            SELECT command_id, result FROM catalog.processed_commands WHERE command_id = ANY(\(commandIds))
             """, as: (UUID, String).self, logger: logger) {
             results[id] = try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(result.utf8))
         }
@@ -478,7 +478,7 @@ extension PostgresCatalogTransaction {
             let audit = changes.audit
             try await connection.query("""
                 INSERT INTO catalog.audit_log (command_id, actor, action, entity_id, before, after)
-                SELECT command_id, actor, action, CASE WHEN has_entity THEN entity_id END, NULLIF(before, '')::jsonb, NULLIF(after, '')::jsonb
+                SELECT command_id, actor, action, CASE WHEN has_entity THEN entity_id END, NULLIF(before, ''), NULLIF(after, '')
                 FROM unnest(\(audit.map(\.commandId))::uuid[], \(audit.map(\.actor))::text[], \(audit.map(\.action.rawValue))::text[],
                             \(audit.map { $0.entityId ?? UUID() })::uuid[], \(audit.map { $0.entityId != nil })::boolean[],
                             \(audit.map { $0.before ?? "" })::text[], \(audit.map { $0.after ?? "" })::text[])
@@ -491,7 +491,7 @@ extension PostgresCatalogTransaction {
             let texts = results.map { CatalogEventCodec.text($0) }
             try await connection.query("""
                 INSERT INTO catalog.processed_commands (command_id, outcome, result)
-                SELECT command_id, outcome, result::jsonb
+                SELECT command_id, outcome, result
                 FROM unnest(\(results.map(\.commandId))::uuid[], \(results.map(\.outcome.rawValue))::text[], \(texts)::text[])
                      AS r(command_id, outcome, result)
                 """, logger: logger)
