@@ -257,6 +257,21 @@ struct BulkImportTests {
         #expect(last(viaImport.events) == last(oneByOne.events), "each entity's last event is the same")
     }
 
+    @Test("events written together keep each (topic, key)'s last only, where it was; entries without a key all stay, in order")
+    func latestStatesPerKey() {
+        func entry(_ topic: String, _ key: String?, _ payload: String, partition: Int32? = nil) -> OutboxEntry {
+            OutboxEntry(topic: topic, key: key, partition: partition, payload: payload, requestId: nil)
+        }
+        let entries = [
+            entry("events", "a", "a1"), entry("events", nil, "marker 0", partition: 0), entry("events", "b", "b1"), entry("other", "a", "other a1"),
+            entry("events", "a", "a2"), entry("events", nil, "marker 1", partition: 1), entry("other", "a", "other a2"), entry("events", "c", "c1"),
+            entry("events", "a", "a3"),
+        ]
+        #expect(Work.latestStates(entries).map(\.payload) == ["marker 0", "b1", "marker 1", "other a2", "c1", "a3"])
+        #expect(Work.latestStates([]).isEmpty)
+        #expect(Work.latestStates([entry("events", "a", "a1")]).map(\.payload) == ["a1"])
+    }
+
     func withHandlerResult<T: Sendable>(_ body: @Sendable (CatalogCommandHandler, PostgresClient) async throws -> T) async throws -> T {
         try await HandlerFixture.with(body)
     }
