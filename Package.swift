@@ -82,6 +82,7 @@ let package = Package(
         .executableTarget(name: "Bench", dependencies: ["Shared", .product(name: "ArgumentParser", package: "swift-argument-parser")],
                           path: "Benchmarks", swiftSettings: swiftSettings),
         .target(name: "TestSupport", dependencies: ["Shared",
+                                                    .product(name: "HummingbirdTesting", package: "hummingbird"),
                                                     .product(name: "PostgresNIO", package: "postgres-nio"),
                                                     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
                 path: "Tests/TestSupport"),

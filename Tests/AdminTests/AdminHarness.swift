@@ -42,10 +42,7 @@ enum AdminHarness {
         let catalog = try Catalog.buildApplication(settings: TestServices.serviceSettings(name: "catalog", database: database, kafka: kafka))
         try await catalog.test(.router) { _ in
             try await admin.test(.router) { client in
-                let ready = try await TestServices.eventually(timeout: .seconds(60), interval: .milliseconds(200)) {
-                    try await client.execute(uri: "/ready", method: .get).status == .ok
-                }
-                try #require(ready, "admin never became ready")
+                try await TestServices.waitUntilReady(client, "admin", timeout: .seconds(60))
                 try await body(WebClient(client: client), database)
             }
         }

@@ -21,10 +21,7 @@ struct CatalogServiceTests {
         let startup = StartupBarrier()
         let commands = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "test", logger: logger)
         try await catalog.test(.router) { client in
-            let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(200)) {
-                try await client.execute(uri: "/ready", method: .get).status == .ok
-            }
-            try #require(ready, "catalog never became ready")
+            try await TestServices.waitUntilReady(client, "catalog")
             startup.open()
             let events = try await KafkaConsumer.open(configuration: kafka, subscription: .allPartitions(topics: [kafka.topic(Topic.catalogEvents)], from: .beginning),
                                                       logger: logger)

@@ -21,10 +21,7 @@ struct SnapshotMediaFeedTests {
         let startup = StartupBarrier()
         let commands = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "test", logger: TestServices.logger)
         try await catalog.test(.router) { catalogClient in
-            let catalogReady = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(200)) {
-                try await catalogClient.execute(uri: "/ready", method: .get).status == .ok
-            }
-            try #require(catalogReady, "catalog never became ready")
+            try await TestServices.waitUntilReady(catalogClient, "catalog")
             startup.open()
             try await TestServices.withServices([producer, commands]) {
                 func applied(_ command: CatalogCommand) async throws -> CatalogCommandResult {
@@ -48,10 +45,7 @@ struct SnapshotMediaFeedTests {
                 // Only now a feed: all it knows comes from the snapshot it asks for.
                 let feed = try Feed.buildApplication(settings: TestServices.serviceSettings(name: "feed", database: database, kafka: kafka))
                 try await feed.test(.router) { feedClient in
-                    let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(200)) {
-                        try await feedClient.execute(uri: "/ready", method: .get).status == .ok
-                    }
-                    try #require(ready, "feed never became ready")
+                    try await TestServices.waitUntilReady(feedClient, "feed")
                     let path = "/v1/pois/\(try #require(hall.entityId).uuidString.lowercased())"
                     let response = try await feedClient.execute(uri: path, method: .get)
                     try #require(response.status == .ok)

@@ -31,10 +31,7 @@ struct ThinPathTests {
         let commands = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "test", logger: TestServices.logger)
         try await catalog.test(.router) { _ in
             try await feed.test(.router) { feedClient in
-                let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(200)) {
-                    try await feedClient.execute(uri: "/ready", method: .get).status == .ok
-                }
-                try #require(ready, "feed never became ready")
+                try await TestServices.waitUntilReady(feedClient, "feed")
                 startup.open()
                 try await TestServices.withServices([producer, commands]) {
                     try await body(commands, feedClient)
