@@ -133,8 +133,8 @@ enum CatalogMigrations {
             """),
         Migration(13, "audit states and command results stored as written", """
             -- Both are stored and read back whole (history, a repeated command's answer); only a revert looks inside, at
-            -- one entity's rows (after::jsonb->>'version'). Parsing each into jsonb on the way in was a third of an import's
-            -- audit writes (docs/FEED.md). The ALTER rewrites the audit log once, at this migration.
+            -- one entity's rows (after::jsonb->>'version'). Parsing each into jsonb on the way in was about half of an audit
+            -- row's cost in an import (docs/FEED.md). The ALTER rewrites the audit log once, at this migration.
             ALTER TABLE audit_log ALTER COLUMN before TYPE text USING before::text, ALTER COLUMN after TYPE text USING after::text;
             ALTER TABLE processed_commands ALTER COLUMN result TYPE text USING result::text;
             """),
