@@ -125,8 +125,11 @@ struct AdminReportsTests {
         try await harness.app().test(.live) { client in
             try await harness.waitUntilCounted(truth.all.count)
             let port = try #require(client.port)
-            let controller = ReportsController(analytics: try AnalyticsClient(url: "http://127.0.0.1:\(port)", token: AnalyticsHarness.token),
-                                               projection: AdminCatalogProjection())
+            var analytics = try AnalyticsClient(url: "http://127.0.0.1:\(port)", token: AnalyticsHarness.token)
+            // What this test checks is the figures, not how fast they come: a full run's CPU-bound tests can hold a report
+            // past the admin's 10 s (a CI run of a026034 timed out here).
+            analytics.timeout = .seconds(60)
+            let controller = ReportsController(analytics: analytics, projection: AdminCatalogProjection())
             let query = ReportQuery(from: workload.firstDay, to: workload.lastDay, tourId: workload.tours[1])
             let selection = Reports.Selection(from: query.from.description, to: query.to.description, tourId: workload.tours[1].lowercased,
                                               metric: .poiVisits)
