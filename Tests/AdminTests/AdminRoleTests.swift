@@ -7,7 +7,7 @@ import TestSupport
 @testable import Admin
 
 /// Every route checks the role on the server, with the admin writing through the real catalog.
-@Suite("Admin roles", .serialized)
+@Suite("Admin roles", .serialized, .stopsIfHung)
 struct AdminRoleTests {
     /// Content made by the owner through the pages: two tours with a stop each, a category, an editor
     /// assigned to the first tour, and a viewer.

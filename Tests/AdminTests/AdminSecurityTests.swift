@@ -10,7 +10,7 @@ import TestSupport
 /// The security review's findings on the admin site (issue 14), each as the behaviour that closes it, against
 /// the real Postgres: multipart bodies read only where uploads go and only after log-in, guessing throttled
 /// atomically with a bounded wait, `next` only a plain path, and `Origin` compared by scheme, host and port.
-@Suite("Admin security", .serialized)
+@Suite("Admin security", .serialized, .stopsIfHung)
 struct AdminSecurityTests {
     static let owner = AdminHarness.ownerEmail
     static let password = AdminHarness.ownerPassword

@@ -9,7 +9,7 @@ import TestSupport
 
 /// The admin site against the real Postgres (and catalog over the real broker): log-in, sessions, CSRF,
 /// throttling, and the role of every route checked on the server.
-@Suite("Admin site", .serialized)
+@Suite("Admin site", .serialized, .stopsIfHung)
 struct AdminSiteTests {
     @Test("log in: the wrong password is refused, the right one gives an HttpOnly SameSite=Lax session; log out ends it")
     func loginAndLogout() async throws {

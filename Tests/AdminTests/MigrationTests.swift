@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import Admin
 
-@Suite("Admin schema")
+@Suite("Admin schema", .stopsIfHung)
 struct MigrationTests {
     @Test("the admin migrations apply to a fresh database, and again as a no-op")
     func migrations() async throws {

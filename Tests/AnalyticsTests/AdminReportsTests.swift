@@ -9,7 +9,7 @@ import TestSupport
 
 /// The admin's Reports pages: the renderers on their own, and the dashboard's data read from a live
 /// analytics service through the admin's client, equal to the truth.
-@Suite("Admin reports pages", .serialized)
+@Suite("Admin reports pages", .serialized, .stopsIfHung)
 struct AdminReportsTests {
     static let selection = Reports.Selection(from: "2025-03-01", to: "2025-03-03", tourId: nil, metric: .uniqueDevices)
 

@@ -10,7 +10,7 @@ import TestSupport
 
 /// Issue 14, "status people can trust": a consumer whose lag does not shrink is degraded (on /ready, still 200),
 /// and the reports say up to when they count. Real broker, real Postgres, the real analytics service.
-@Suite("Consumer status and report freshness", .serialized)
+@Suite("Consumer status and report freshness", .serialized, .stopsIfHung)
 struct ConsumerStatusTests {
     @Test("a consumer that does not read is degraded after the window; working off the backlog is not; caught up again it is healthy")
     func lagWatchOnARealConsumer() async throws {

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 @testable import Analytics
 
-@Suite("Dead letters and replay", .serialized)
+@Suite("Dead letters and replay", .serialized, .stopsIfHung)
 struct DeadLetterAndReplayTests {
     @Test("undecodable and invalid messages go to dead-letters with the reason, are counted in a metric, and count nothing")
     func deadLetters() async throws {

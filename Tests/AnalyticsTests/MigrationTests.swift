@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import Analytics
 
-@Suite("Analytics schema")
+@Suite("Analytics schema", .stopsIfHung)
 struct MigrationTests {
     @Test("the analytics migrations apply to a fresh database, and again as a no-op")
     func migrations() async throws {
@@ -18,7 +18,7 @@ struct MigrationTests {
     }
 }
 
-@Suite("Analytics schema upgrades")
+@Suite("Analytics schema upgrades", .stopsIfHung)
 struct MigrationUpgradeTests {
     @Test("v4 turns the per-day device and tourist rows of v2 into day ranges, v5 counts devices per day from them; the reports read the same")
     func activityBackfill() async throws {

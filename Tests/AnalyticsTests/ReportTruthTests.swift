@@ -10,7 +10,7 @@ import TestSupport
 
 /// Every report against a truth computed from the raw events in the test, on random workloads delivered
 /// with duplicates and in shuffled order, through the real broker, Postgres and service.
-@Suite("Reports equal the truth", .serialized)
+@Suite("Reports equal the truth", .serialized, .stopsIfHung)
 struct ReportTruthTests {
     @Test("random workloads, duplicated and shuffled deliveries, small and large batches", arguments: [(UInt64(1), 97), (UInt64(2), 10_000)])
     func randomWorkload(seed: UInt64, batchSize: Int) async throws {

@@ -6,7 +6,7 @@ import TestSupport
 @testable import Analytics
 
 /// "Most viewed" (DESIGN.md): event.viewed, page.viewed and person.viewed through the real broker, Postgres and service.
-@Suite("Most viewed report", .serialized)
+@Suite("Most viewed report", .serialized, .stopsIfHung)
 struct ViewsReportTests {
     @Test("the most opened events, pages and people in the range, named as catalog names them, each event once however often delivered")
     func mostViewed() async throws {

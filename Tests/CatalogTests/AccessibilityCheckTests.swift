@@ -7,7 +7,7 @@ import TestSupport
 
 /// The publish check of DESIGN.md "Accessibility and stops", against the real Postgres: a picture needs alt text,
 /// library audio captions or a transcript, library video captions; a narration must be library audio.
-@Suite("Accessibility at publish")
+@Suite("Accessibility at publish", .stopsIfHung)
 struct AccessibilityCheckTests {
     static let base = "https://tours.example.edu/v1/media/"
 

@@ -7,7 +7,7 @@ import TestSupport
 
 /// Bulk import's set-based path (StagedCatalogTransaction) against the real Postgres: the same outcome,
 /// rows, audit and events as the commands sent one at a time, with a chunk's database work done per table.
-@Suite("Bulk import in chunks")
+@Suite("Bulk import in chunks", .stopsIfHung)
 struct BulkImportTests {
     let logger = TestServices.logger
     static let now = Date(timeIntervalSince1970: 1_800_000_000.123)

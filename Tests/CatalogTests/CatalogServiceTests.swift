@@ -8,7 +8,7 @@ import TestSupport
 
 /// The catalog service as it runs, on the real Postgres and broker: commands arrive on `catalog.commands`,
 /// results leave on `catalog.command-results`, and the outbox reaches `catalog.events` in order.
-@Suite("Catalog service over the broker", .serialized)
+@Suite("Catalog service over the broker", .serialized, .stopsIfHung)
 struct CatalogServiceTests {
     let logger = TestServices.logger
 

@@ -7,7 +7,7 @@ import TestSupport
 
 /// The command handler against the real Postgres: validation, at-most-once, optimistic concurrency and
 /// the outbox written in the same transaction.
-@Suite("Catalog commands")
+@Suite("Catalog commands", .stopsIfHung)
 struct CommandHandlerTests {
     let logger = TestServices.logger
 

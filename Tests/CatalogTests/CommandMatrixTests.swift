@@ -8,7 +8,7 @@ import TestSupport
 /// Every command, against the real Postgres: refused input gives field errors and changes nothing but the
 /// answer; a stale version is a conflict carrying the current state; an applied command writes its events,
 /// its result and an audit record in the one transaction; delivered twice, it is applied once.
-@Suite("Every catalog command")
+@Suite("Every catalog command", .stopsIfHung)
 struct CommandMatrixTests {
     static let logger = TestServices.logger
     static let testedApart: Set<CatalogAction> = [.history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule]
@@ -390,7 +390,7 @@ struct CommandMatrixTests {
     }
 }
 
-@Suite("Catalog history")
+@Suite("Catalog history", .stopsIfHung)
 struct CatalogHistoryTests {
     @Test("history answers each change newest first with who, what and the state after; a revert brings a version back as a new one")
     func historyAndRevert() async throws {
@@ -427,7 +427,7 @@ struct CatalogHistoryTests {
     }
 }
 
-@Suite("Drafts and publishing")
+@Suite("Drafts and publishing", .stopsIfHung)
 struct DraftTests {
     @Test("an edit of a published tour or of its stop is a draft: the published content stays until Publish applies both")
     func draftsUntilPublished() async throws {

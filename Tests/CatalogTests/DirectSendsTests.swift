@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import Catalog
 
-@Suite("A command's direct sends")
+@Suite("A command's direct sends", .stopsIfHung)
 struct DirectSendsTests {
     @Test("delivered() waits for every batch sent, returns at once when none was, and throws when one failed")
     func deliveredWaitsForEveryBatch() async throws {

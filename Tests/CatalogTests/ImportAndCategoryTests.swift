@@ -6,7 +6,7 @@ import TestSupport
 @testable import Catalog
 
 /// The category tree and bulk import, against the real Postgres.
-@Suite("Categories and bulk import")
+@Suite("Categories and bulk import", .stopsIfHung)
 struct ImportAndCategoryTests {
     let logger = TestServices.logger
 

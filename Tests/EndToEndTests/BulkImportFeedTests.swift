@@ -7,7 +7,7 @@ import TestSupport
 @testable import Feed
 
 /// A bulk import too big for one message, sent as several `catalog.import` commands, all the way to the feed.
-@Suite("Bulk import to the feed", .serialized)
+@Suite("Bulk import to the feed", .serialized, .stopsIfHung)
 struct BulkImportFeedTests {
     @Test("a large import split into several commands arrives complete on the feed")
     func largeImportReachesFeed() async throws {

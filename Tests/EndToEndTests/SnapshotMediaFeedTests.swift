@@ -8,7 +8,7 @@ import TestSupport
 
 /// A feed that starts after the content was made learns it all from catalog's chunked snapshot: library media
 /// items go out straight to the topic before the POI chunks, and a POI that names one shows it.
-@Suite("Chunked snapshot with media to a new feed", .serialized)
+@Suite("Chunked snapshot with media to a new feed", .serialized, .stopsIfHung)
 struct SnapshotMediaFeedTests {
     @Test("a feed started after a POI's narration and picture were made shows both, learned from the snapshot")
     func mediaInChunkedSnapshot() async throws {

@@ -9,7 +9,7 @@ import TestSupport
 /// The walking skeleton's thin path, with every part real: a command over `catalog.commands`, catalog's
 /// transaction and outbox, the relay to `catalog.events`, the feed's projection on `GET /v1/tours`, and the
 /// result on `catalog.command-results`.
-@Suite("End to end", .serialized)
+@Suite("End to end", .serialized, .stopsIfHung)
 struct ThinPathTests {
     struct TourList: Decodable {
         struct Tour: Decodable {

@@ -8,7 +8,7 @@ import TestSupport
 
 /// `GET /v1/changes` (DESIGN.md, "Offline tours and changes"): the log, the projection's horizon, and the route against
 /// the real broker with a catalog stand-in.
-@Suite("Changes since a cursor", .serialized)
+@Suite("Changes since a cursor", .serialized, .stopsIfHung)
 struct ChangesTests {
     /// One change as the answer gives it.
     struct Change: Hashable, CustomStringConvertible {

@@ -12,7 +12,7 @@ import TestSupport
 
 /// What a connection costs the server when its client misbehaves: one that never finishes a request, one
 /// that never reads its answers. Seen from a raw socket, on the real server (`.live`).
-@Suite("Connections", .serialized)
+@Suite("Connections", .serialized, .stopsIfHung)
 struct ConnectionTests {
     /// The feed answers most requests in its own pipeline handler, where Hummingbird's idle timer does not see
     /// them; the idle timeout must hold there too, without closing a connection that keeps asking.

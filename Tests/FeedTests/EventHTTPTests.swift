@@ -10,7 +10,7 @@ import TestSupport
 @testable import Feed
 
 /// `POST /v1/events` against the real broker.
-@Suite("Tracking events over HTTP", .serialized)
+@Suite("Tracking events over HTTP", .serialized, .stopsIfHung)
 struct EventHTTPTests {
     static func event(type: String = "poi.viewed", deviceId: String, occurredAt: Date = Date(), extra: String = "") -> String {
         let poi = DemoContent.poiId(1011).uuidString

@@ -8,7 +8,7 @@ import TestSupport
 
 /// The Feed API over HTTP against the demo content, with the real broker between the feed and a
 /// catalog stand-in (CatalogStandIn) that publishes catalog's events.
-@Suite("Feed API over HTTP", .serialized)
+@Suite("Feed API over HTTP", .serialized, .stopsIfHung)
 struct FeedHTTPTests {
     /// Extras beside the demo content: a second published tour with accents and a category, a draft
     /// tour whose only stop must stay hidden.

@@ -7,7 +7,7 @@ import TestSupport
 @testable import Feed
 
 /// `GET /v1/media/{sha256}` against the real broker and Postgres's media store (DESIGN.md, "Media library").
-@Suite("Media over HTTP", .serialized)
+@Suite("Media over HTTP", .serialized, .stopsIfHung)
 struct MediaHTTPTests {
     static func blob(_ size: Int, seed: UInt64, prefix: [UInt8]) -> [UInt8] {
         var random = SplitMix64(seed: seed)

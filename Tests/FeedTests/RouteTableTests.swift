@@ -9,7 +9,7 @@ import TestSupport
 
 /// `FeedAPI.routes` is the feed's one route table: the OpenAPI document, the router and the pipeline must
 /// all follow it.
-@Suite("The feed's route table", .serialized)
+@Suite("The feed's route table", .serialized, .stopsIfHung)
 struct RouteTableTests {
     @Test("the OpenAPI document has exactly the table's paths and methods, each with its operation")
     func openAPIFollowsTheTable() throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The command client's waiting for results (issue 16): a result and its waiter may arrive in either
 /// order and at the same moment; none of them may leave the caller waiting for the timeout.
-@Suite("Catalog command client")
+@Suite("Catalog command client", .stopsIfHung)
 struct CatalogCommandClientTests {
     let logger = TestServices.logger
 

@@ -6,7 +6,7 @@ import TestSupport
 /// The catalog.events codec against Foundation's JSONEncoder and JSONDecoder (JSONCoding), which read and
 /// wrote these messages before it: what either writes, both read to the same values; on damaged input the
 /// fast reader takes nothing Foundation would refuse or read differently.
-@Suite("catalog.events codec")
+@Suite("catalog.events codec", .stopsIfHung)
 struct CatalogEventCodecTests {
     @Test("random events, snapshot chunks among them: the codec's bytes read back equal by JSONDecoder and by the codec; JSONEncoder's by the codec")
     func roundTrip() throws {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The Kafka wrapper when the broker loses everything: a private tansu killed with -9 and started again
 /// empty on the same port, the clients left running (issue 14).
-@Suite("Kafka wrapper after broker loss", .serialized)
+@Suite("Kafka wrapper after broker loss", .serialized, .stopsIfHung)
 struct KafkaRecoveryTests {
     let logger = TestServices.logger
 

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The Kafka wrapper against the real broker that `make test` starts.
-@Suite("Kafka wrapper", .serialized)
+@Suite("Kafka wrapper", .serialized, .stopsIfHung)
 struct KafkaTests {
     let logger = TestServices.logger
 

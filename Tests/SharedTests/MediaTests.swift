@@ -4,7 +4,7 @@ import Shared
 import Testing
 import TestSupport
 
-@Suite("Media library: formats and the store")
+@Suite("Media library: formats and the store", .stopsIfHung)
 struct MediaTests {
     /// The first bytes of each format as encoders write them.
     static let samples: [(MediaFormat, [UInt8])] = [

@@ -4,7 +4,7 @@ import Shared
 import Testing
 import TestSupport
 
-@Suite("Migration runner")
+@Suite("Migration runner", .stopsIfHung)
 struct MigrationRunnerTests {
     let logger = TestServices.logger
 
@@ -62,7 +62,7 @@ struct MigrationRunnerTests {
     }
 }
 
-@Suite("SQL script splitting")
+@Suite("SQL script splitting", .stopsIfHung)
 struct SQLScriptTests {
     @Test("splits on semicolons outside quotes, dollar quotes and comments")
     func split() {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Shared
 
-@Suite("Startup barrier")
+@Suite("Startup barrier", .stopsIfHung)
 struct StartupBarrierTests {
     struct Failed: Error {}
 

@@ -9,7 +9,7 @@ extension SplitMix64 {
     fileprivate mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
 }
 
-@Suite("Tracking codec")
+@Suite("Tracking codec", .stopsIfHung)
 struct TrackingCodecTests {
     @Test("the topic message is byte for byte what the feed wrote before, and what older writers wrote reads back")
     func storedSamples() throws {
@@ -105,7 +105,7 @@ struct TrackingCodecTests {
     }
 }
 
-@Suite("RFC 3339 reader and writer")
+@Suite("RFC 3339 reader and writer", .stopsIfHung)
 struct RFC3339CodecTests {
     /// Foundation's reading, rounded to the millisecond: what the fast path must match.
     static func foundation(_ text: String) -> Date? {
@@ -163,7 +163,7 @@ struct RFC3339CodecTests {
 /// - a raw U+FEFF at the start of a string or right after an escape: JSONSerialization drops it (it decodes
 ///   each run between escapes as a new text and takes it for a byte-order mark); the reader keeps it.
 /// Duplicate keys are accepted by both; the last value counts, as in JSONSerialization's dictionaries.
-@Suite("JSON reader against JSONSerialization")
+@Suite("JSON reader against JSONSerialization", .stopsIfHung)
 struct JSONReaderDifferentialTests {
     @Test("same documents accepted, same values read, on 20 000 seeded random and hostile inputs")
     func differential() throws {

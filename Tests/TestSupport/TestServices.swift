@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 import Shared
+import Testing
 
 /// The real Postgres and broker that `make test` starts (scripts/test.sh), and helpers that keep tests
 /// apart on them: a topic prefix and a database per test.
@@ -115,4 +116,10 @@ public enum TestServices {
         await consumer.close()
         return letters
     }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// On every suite: a test still running after 10 minutes (a full run takes about 4) is cancelled and fails with its
+    /// name, instead of holding the whole run until CI gives up on it without saying which test it was.
+    public static var stopsIfHung: Self { .timeLimit(.minutes(10)) }
 }
