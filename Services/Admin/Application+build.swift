@@ -17,7 +17,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     let events = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands,
                                   deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "admin", logger: logger),
                                   source: "admin", logger: logger,
-                                  handler: { envelope in projection.apply(envelope.data) },
+                                  handler: { events in projection.apply(events) },
                                   categoryHandler: { envelope in projection.apply(envelope.data) },
                                   recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data, into: \.calendar) },
                                                    .of(PersonContent.self) { envelope in projection.apply(envelope.data, into: \.people) },

@@ -19,8 +19,8 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                                         source: "feed", logger: logger)
     let events = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands,
                                   deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "feed", logger: logger),
-                                  source: "feed", logger: logger, handler: { envelope in
-        projection.apply(envelope.data)
+                                  source: "feed", logger: logger, handler: { events in
+        projection.apply(events)
     }, categoryHandler: { envelope in
         projection.apply(envelope.data)
     }, recordHandlers: [

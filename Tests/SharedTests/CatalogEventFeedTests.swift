@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Shared
 
-@Suite("Catalog event feed")
+@Suite("Catalog event feed", .stopsIfHung)
 struct CatalogEventFeedTests {
     let logger = TestServices.logger
 
@@ -35,7 +35,7 @@ struct CatalogEventFeedTests {
         await producer.shutdown()
     }
 
-    @Test("a snapshot chunk with an unreadable entity, or one its handler refuses, loses only that entity: the rest are handled, each bad one dead-lettered alone")
+    @Test("a snapshot chunk's entities go to the handler in one call; an unreadable entity, or one the handler refuses, loses only that entity: the rest are handled, each bad one dead-lettered alone")
     func chunkEntitiesOneByOne() async throws {
         let configuration = TestServices.kafka()
         let producer = try KafkaProducer(configuration: configuration, logger: logger)
@@ -48,13 +48,17 @@ struct CatalogEventFeedTests {
         }
         let refused = pois[3].id
         let handled = Mutex<[UUID]>([])
+        let callSizes = Mutex<[Int]>([])
         let commands = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
         let feed = CatalogEventFeed(configuration: configuration, startup: startup, commands: commands,
                                     deadLetters: DeadLetterSink(producer: producer, consumerName: "test", logger: logger),
-                                    source: "test", logger: logger, handler: { envelope in
-                                        guard let id = envelope.data.entityId else { return }
-                                        if id == refused { throw CancellationError() }
-                                        handled.withLock { $0.append(id) }
+                                    source: "test", logger: logger, handler: { events in
+                                        callSizes.withLock { $0.append(events.count) }
+                                        for event in events {
+                                            guard let id = event.entityId else { continue }
+                                            if id == refused { throw CancellationError() }
+                                            handled.withLock { $0.append(id) }
+                                        }
                                     })
         let running = Task { try await feed.run() }
         // Reading (its snapshot request waits for a command client not run): what is sent now is read.
@@ -67,7 +71,9 @@ struct CatalogEventFeedTests {
                                                      value: Array(damaged.utf8)))
 
         let letters = try await TestServices.deadLetters(configuration, count: 2)
-        #expect(handled.withLock { $0 } == [pois[0].id, pois[2].id])
+        // The three readable entities in one call, which failed; then each alone, so only the refused one is lost.
+        #expect(callSizes.withLock { $0 } == [3, 1, 1, 1])
+        #expect(Set(handled.withLock { $0 }) == [pois[0].id, pois[2].id])
         try #require(letters.count == 2)
         let unreadable = try #require(letters.first { $0.data.part == "an entity of a snapshot chunk" })
         #expect(unreadable.data.value.contains(#""name":17"#) && !unreadable.data.value.contains("POI 0"))

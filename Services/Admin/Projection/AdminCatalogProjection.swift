@@ -84,6 +84,11 @@ final class AdminCatalogProjection: Sendable {
     func poi(_ id: UUID) -> PoiState? { state.withLock { $0.pois[id] } }
     func category(_ id: UUID) -> CategoryState? { state.withLock { $0.categories[id] } }
 
+    /// Applies each `catalog.events` event that is newer than what is held.
+    func apply(_ events: [CatalogEvent]) {
+        for event in events { apply(event) }
+    }
+
     /// Applies a `catalog.events` event if it is newer than what is held.
     @discardableResult
     func apply(_ event: CatalogEvent) -> Bool {

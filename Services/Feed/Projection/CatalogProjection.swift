@@ -51,14 +51,21 @@ final class CatalogProjection: Sendable {
             || $0.featuredChanged || $0.mediaChanged }
     }
 
-    /// Takes an event in if it is newer than what is held; returns whether it changed anything.
-    /// Visible after the next `publish`.
+    /// Takes each event in that is newer than what is held; returns whether any changed anything.
+    /// Visible after the next `publish`. A snapshot chunk's entities come in one call, under one lock.
     @discardableResult
-    func apply(_ event: CatalogEvent) -> Bool {
-        let changed = entities.withLock { $0.apply(event) }
+    func apply(_ events: [CatalogEvent]) -> Bool {
+        let changed = entities.withLock { entities in
+            var changed = false
+            for event in events where entities.apply(event) { changed = true }
+            return changed
+        }
         if changed { changes.yield() }
         return changed
     }
+
+    @discardableResult
+    func apply(_ event: CatalogEvent) -> Bool { apply([event]) }
 
     /// Takes a category event in (the tree `GET /v1/categories` shows) if it is newer than what is held.
     @discardableResult
@@ -170,6 +177,9 @@ private struct EntityState {
     /// Tours (any status) stopping at each POI, known or not yet. Arrays, not sets: a POI is on one tour or a
     /// few, and a set's storage costs a city three times an array's.
     var toursByPoi: [UUID: [UUID]] = [:]
+    /// The published tours' ids and names: what a POI's responses show of its tours, looked up for every POI rendered
+    /// without copying whole tour states.
+    var publishedTourRefs: [UUID: RenderWork.TourRef] = [:]
 
     var dirtyTours: Set<UUID> = []
     var dirtyPois: Set<UUID> = []
@@ -300,10 +310,12 @@ private struct EntityState {
         }
         for stop in tour?.stops ?? [] where toursByPoi[stop]?.contains(id) != true { toursByPoi[stop, default: []].append(id) }
         tours[id] = tour
+        publishedTourRefs[id] = tour.flatMap { $0.status == .published ? RenderWork.TourRef(id: id, name: $0.content.name) : nil }
         dirtyTours.insert(id)
-        // The stops' tourIds, visibility and pages name this tour.
-        dirtyPois.formUnion(oldStops)
-        dirtyPois.formUnion(tour?.stops ?? [])
+        // The stops' tourIds, visibility and pages name this tour. A stop not held is not shown (a POI that was shown and
+        // is gone is already marked by its deletion), and is marked when it arrives.
+        for stop in oldStops where pois[stop] != nil { dirtyPois.insert(stop) }
+        for stop in tour?.stops ?? [] where pois[stop] != nil { dirtyPois.insert(stop) }
         noteChanged(tour: id, stops: oldStops, tour?.stops ?? [])
     }
 
@@ -318,12 +330,12 @@ private struct EntityState {
 
     /// What changed since the last call, with the state each change renders; nil when nothing did.
     /// Lookups only: the rendering happens after the lock is released.
-    /// Rendering ahead takes POIs and tours only: each listing of records (the calendar, people, ...) is built whole,
-    /// so a snapshot's records arriving over several batches would build each listing again per batch. They are
-    /// taken at publication, once.
+    /// Rendering ahead takes POIs only. Each listing of records (the calendar, people, ...) is built whole, so a snapshot's
+    /// records arriving over several batches would build each listing again per batch; and a snapshot's tours come before
+    /// its POIs, each batch of which changes the stops of nearly every tour. Those are taken at publication, once.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
         let recordsChanged = categoriesChanged || calendarChanged || peopleChanged || pagesChanged || featuredChanged || mediaChanged
-        guard (isPublication && (isFirstPublication || recordsChanged)) || !dirtyTours.isEmpty || !dirtyPois.isEmpty else {
+        guard (isPublication && (isFirstPublication || recordsChanged || !dirtyTours.isEmpty)) || !dirtyPois.isEmpty else {
             return nil
         }
         var work = RenderWork(isFirstPublication: isPublication && isFirstPublication)
@@ -339,6 +351,13 @@ private struct EntityState {
                 work.pois[id] = .some(nil)
             }
         }
+        if isPublication { takeTourChanges(into: &work) }
+        dirtyPois = []
+        if isPublication { isFirstPublication = false }
+        return work
+    }
+
+    private mutating func takeTourChanges(into work: inout RenderWork) {
         work.tours.reserveCapacity(dirtyTours.count)
         for id in dirtyTours {
             if let tour = tours[id], tour.status == .published {
@@ -349,9 +368,6 @@ private struct EntityState {
             }
         }
         dirtyTours = []
-        dirtyPois = []
-        if isPublication { isFirstPublication = false }
-        return work
     }
 
     private mutating func takeRecordChanges(into work: inout RenderWork) {
@@ -372,11 +388,7 @@ private struct EntityState {
     /// Published tours stopping at the POI, in list order.
     func publishedTours(at poiId: UUID) -> [RenderWork.TourRef] {
         guard let ids = toursByPoi[poiId] else { return [] }
-        var found: [RenderWork.TourRef] = []
-        for id in ids {
-            // Only the id and name, not the whole state: a city's every POI is looked up here when it loads.
-            if let tour = tours[id], tour.status == .published { found.append(RenderWork.TourRef(id: id, name: tour.content.name)) }
-        }
+        let found = ids.compactMap { publishedTourRefs[$0] }
         return found.count < 2 ? found : found.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
     }
 }

@@ -7,7 +7,11 @@ import Synchronization
 /// asks catalog for a snapshot, and reports itself loaded once the snapshot's marker has arrived on
 /// every partition. Used by the feed, the admin site and analytics.
 public final class CatalogEventFeed: Service, Sendable {
-    public typealias Handler = @Sendable (Envelope<CatalogEvent>) async throws -> Void
+    /// Takes the tour and POI events of one message: one event, or a snapshot chunk's entities in one call (a city's
+    /// snapshot is a hundred thousand of them). When a call throws, its events are given again one at a time, so only
+    /// the failing ones are dead-lettered: handling an event twice must change no more than handling it once, as
+    /// applying by version does.
+    public typealias Handler = @Sendable ([CatalogEvent]) async throws -> Void
     public typealias CategoryHandler = @Sendable (Envelope<CategoryEvent>) async throws -> Void
 
     private let configuration: KafkaConfiguration
@@ -144,7 +148,15 @@ public final class CatalogEventFeed: Service, Sendable {
         case .failure(let error):
             // A chunk with a bad entity: the others are handled, the bad one dead-lettered alone.
             if let chunk = CatalogEventCodec.readChunkByEntity(message.value) {
-                await handle(chunk.entities, of: chunk.envelope, message)
+                var events: [CatalogEvent] = []
+                for entity in chunk.entities {
+                    switch entity {
+                    case .success(let event): events.append(event)
+                    case .failure(let unread):
+                        await deadLetters.send(message, part: ("an entity of a snapshot chunk", unread.json), reason: "unreadable entity: \(unread.reason)")
+                    }
+                }
+                await handle(events, of: chunk.envelope, message)
             } else {
                 await deadLetters.send(message, reason: error.description)
             }
@@ -164,35 +176,40 @@ public final class CatalogEventFeed: Service, Sendable {
             }
             if completedNow { onSnapshotLoaded?() }
         case .snapshotChunk:
-            await handle(event.entityEvents.map { .success($0) }, of: envelope, message)
+            await handle(event.entityEvents, of: envelope, message)
         default:
             do {
-                try await handler(envelope)
+                try await handler([event])
             } catch {
                 await deadLetters.send(message, reason: "handler failed: \(error)")
             }
         }
     }
 
-    /// A snapshot chunk's entities, each handled as its own event in an envelope like the chunk's; one that
-    /// cannot be read or handled is dead-lettered alone (a whole chunk, escaped, could exceed a message's size).
-    private func handle(_ entities: [Result<CatalogEvent, CatalogEventCodec.UnreadEntity>], of chunk: Envelope<CatalogEvent>,
-                        _ message: KafkaMessage) async {
-        for entity in entities {
-            switch entity {
-            case .success(let event):
-                let envelope = Envelope(id: chunk.id, type: event.kind.rawValue, schemaVersion: chunk.schemaVersion,
-                                        occurredAt: chunk.occurredAt, source: chunk.source, data: event)
-                do {
-                    try await handler(envelope)
-                } catch {
-                    await deadLetters.send(message, part: ("entity \(event.entityId?.uuidString.lowercased() ?? "?")", CatalogEventCodec.write(envelope)),
-                                           reason: "handler failed: \(error)")
-                }
-            case .failure(let unread):
-                await deadLetters.send(message, part: ("an entity of a snapshot chunk", unread.json), reason: "unreadable entity: \(unread.reason)")
+    /// A snapshot chunk's entities, handled in one call; when it fails, one at a time, each failing one dead-lettered
+    /// alone in an envelope like the chunk's (a whole chunk, escaped, could exceed a message's size).
+    private func handle(_ events: [CatalogEvent], of chunk: Envelope<CatalogEvent>, _ message: KafkaMessage) async {
+        guard !events.isEmpty else { return }
+        do {
+            try await handler(events)
+            return
+        } catch {
+            guard events.count > 1 else { return await deadLetter(events[0], of: chunk, message, error) }
+        }
+        for event in events {
+            do {
+                try await handler([event])
+            } catch {
+                await deadLetter(event, of: chunk, message, error)
             }
         }
+    }
+
+    private func deadLetter(_ event: CatalogEvent, of chunk: Envelope<CatalogEvent>, _ message: KafkaMessage, _ error: any Error) async {
+        let envelope = Envelope(id: chunk.id, type: event.kind.rawValue, schemaVersion: chunk.schemaVersion,
+                                occurredAt: chunk.occurredAt, source: chunk.source, data: event)
+        await deadLetters.send(message, part: ("entity \(event.entityId?.uuidString.lowercased() ?? "?")", CatalogEventCodec.write(envelope)),
+                               reason: "handler failed: \(error)")
     }
 }
 
