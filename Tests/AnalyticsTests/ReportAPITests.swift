@@ -3,9 +3,10 @@ import HTTPTypes
 import HummingbirdTesting
 import Shared
 import Testing
+import TestSupport
 @testable import Analytics
 
-@Suite("Reports API", .serialized)
+@Suite("Reports API", .serialized, .stopsIfHung)
 struct ReportAPITests {
     @Test("the token is required; bad ranges, tour ids and formats are 400 problems naming the parameter; CSV on request")
     func api() async throws {

@@ -138,6 +138,38 @@ struct ProjectionTests {
         #expect(listed.first?["stopCount"] as? Int == 2)
     }
 
+    /// A snapshot sends tours before POIs: the tours wait for the publication, the POIs are rendered ahead as they come.
+    @Test("tours before their stops, rendered ahead: the publication shows each tour's stops and each stop's tours; a rename and a deletion reach the stops")
+    func toursBeforeStopsRenderedAhead() throws {
+        let projection = CatalogProjection()
+        let a = Fixture.poi(name: "A"), b = Fixture.poi(name: "B")
+        let walk = Fixture.tour(name: "Walk", stops: [a.id, b.id]), ride = Fixture.tour(name: "Ride", stops: [b.id])
+        projection.apply([.changed(walk), .changed(ride)])
+        projection.apply([.changed(a)])
+        projection.renderAhead()
+        projection.apply([.changed(b)])
+        projection.renderAhead()
+        #expect(projection.hasPendingChanges, "the tours are left to the publication")
+        var snapshot = projection.publish()
+        #expect(!projection.hasPendingChanges)
+        let walkDetail = try Fixture.json(try #require(snapshot.tours[walk.id]).detail)
+        let stops = try #require(walkDetail["stops"] as? [[String: Any]])
+        #expect(stops.compactMap { $0["name"] as? String } == ["A", "B"])
+        #expect(try Fixture.json(try #require(snapshot.pois[b.id]).detail)["tourIds"] as? [String] == [ride.id.uuidString, walk.id.uuidString])
+        func page(_ id: UUID) throws -> String { String(decoding: try #require(snapshot.pois[id]).page.identity.readableBytesView, as: UTF8.self) }
+        #expect(try page(b.id).contains("Walk") && page(b.id).contains("Ride"))
+
+        // The tour renamed: its stops show the new name. Deleted: B shows only Ride, and A (on no other tour) is gone.
+        projection.apply([.changed(Fixture.tour(walk.id, version: 2, name: "Stroll", stops: [a.id, b.id]))])
+        snapshot = projection.publish()
+        #expect(try page(a.id).contains("Stroll") && !page(a.id).contains("Walk"))
+        projection.apply([CatalogEvent(kind: .tourDeleted, entityId: walk.id, version: 3)])
+        snapshot = projection.publish()
+        #expect(snapshot.pois[a.id] == nil)
+        #expect(try Fixture.json(try #require(snapshot.pois[b.id]).detail)["tourIds"] as? [String] == [ride.id.uuidString])
+        #expect(try !page(b.id).contains("Stroll"))
+    }
+
     @Test("a tour without stops has a null bounding box and zero distance")
     func emptyTour() throws {
         let projection = CatalogProjection()

@@ -36,7 +36,7 @@ struct CatalogEventFeedTests {
     }
 
     @Test("a snapshot chunk's entities go to the handler in one call; an unreadable entity, or one the handler refuses, loses only that entity: the rest are handled, each bad one dead-lettered alone")
-    func chunkEntitiesOneByOne() async throws {
+    func chunkEntitiesInOneCall() async throws {
         let configuration = TestServices.kafka()
         let producer = try KafkaProducer(configuration: configuration, logger: logger)
         try await producer.createTopics(Topic.all)
@@ -56,7 +56,7 @@ struct CatalogEventFeedTests {
                                         callSizes.withLock { $0.append(events.count) }
                                         for event in events {
                                             guard let id = event.entityId else { continue }
-                                            if id == refused { throw CancellationError() }
+                                            if id == refused { throw Refused() }
                                             handled.withLock { $0.append(id) }
                                         }
                                     })
@@ -86,3 +86,5 @@ struct CatalogEventFeedTests {
         await producer.shutdown()
     }
 }
+
+private struct Refused: Error {}

@@ -119,7 +119,8 @@ public enum TestServices {
 }
 
 extension Trait where Self == TimeLimitTrait {
-    /// On every suite: a test still running after 10 minutes (a full run takes about 4) is cancelled and fails with its
-    /// name, instead of holding the whole run until CI gives up on it without saying which test it was.
+    /// On every suite that runs services: a test still running after 10 minutes (a full run takes about 4) fails with its
+    /// name, and is cancelled; it stops if what it waits for honours cancellation. Without it, a hung test held the run
+    /// until CI gave up on it, without a word on which test it was.
     public static var stopsIfHung: Self { .timeLimit(.minutes(10)) }
 }

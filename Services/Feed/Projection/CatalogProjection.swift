@@ -332,7 +332,7 @@ private struct EntityState {
     /// Lookups only: the rendering happens after the lock is released.
     /// Rendering ahead takes POIs only. Each listing of records (the calendar, people, ...) is built whole, so a snapshot's
     /// records arriving over several batches would build each listing again per batch; and a snapshot's tours come before
-    /// its POIs, each batch of which changes the stops of nearly every tour. Those are taken at publication, once.
+    /// its POIs, each batch of which changes what nearly every tour shows of its stops. Those are taken at publication, once.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
         let recordsChanged = categoriesChanged || calendarChanged || peopleChanged || pagesChanged || featuredChanged || mediaChanged
         guard (isPublication && (isFirstPublication || recordsChanged || !dirtyTours.isEmpty)) || !dirtyPois.isEmpty else {

@@ -10,7 +10,8 @@ public final class CatalogEventFeed: Service, Sendable {
     /// Takes the tour and POI events of one message: one event, or a snapshot chunk's entities in one call (a city's
     /// snapshot is a hundred thousand of them). When a call throws, its events are given again one at a time, so only
     /// the failing ones are dead-lettered: handling an event twice must change no more than handling it once, as
-    /// applying by version does.
+    /// applying by version does. (A handler that stores events one by one and fails midway, its store gone, sees the
+    /// stored ones fail again alone: a dead letter is an event that may not have been handled.)
     public typealias Handler = @Sendable ([CatalogEvent]) async throws -> Void
     public typealias CategoryHandler = @Sendable (Envelope<CategoryEvent>) async throws -> Void
 
@@ -194,7 +195,12 @@ public final class CatalogEventFeed: Service, Sendable {
             try await handler(events)
             return
         } catch {
+            // Stopping: the next start asks for a snapshot again.
+            if error is CancellationError || Task.isCancelled { return }
             guard events.count > 1 else { return await deadLetter(events[0], of: chunk, message, error) }
+            logger.warning("a snapshot chunk's entities failed together; handling them one at a time", metadata: [
+                "entities": "\(events.count)", "error": "\(error)",
+            ])
         }
         for event in events {
             do {
