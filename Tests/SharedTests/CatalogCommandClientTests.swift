@@ -61,6 +61,27 @@ struct CatalogCommandClientTests {
         await producer.shutdown()
     }
 
+    @Test("when its results consumer cannot open, a send fails with that error instead of waiting for good")
+    func sendFailsWithoutResultsConsumer() async throws {
+        // Nothing listens there: opening the results consumer fails when its metadata request times out.
+        var configuration = TestServices.kafka()
+        configuration.brokers = "127.0.0.1:1"
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        let startup = StartupBarrier()
+        startup.open()
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
+        let running = Task { try await client.run() }
+        do {
+            // The bound only turns a wait for good (the client before this test) into a failure.
+            try await withTimeout(.seconds(120)) { try await client.send(CatalogCommand(action: .snapshot, actor: "test")) }
+            Issue.record("a send succeeded with no broker")
+        } catch {
+            #expect(error is KafkaError, "\(error)")
+        }
+        await #expect(throws: KafkaError.self) { try await running.value }
+        await producer.shutdown()
+    }
+
     @Test("over the broker: results sent at the same time as their callers start waiting all arrive")
     func resultsOverTheBroker() async throws {
         let configuration = TestServices.kafka()

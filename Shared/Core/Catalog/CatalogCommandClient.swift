@@ -110,10 +110,17 @@ public final class CatalogCommandClient: Service, Sendable {
     }
 
     public func run() async throws {
-        try await startup.wait()
-        let results = try await KafkaConsumer.open(configuration: configuration,
+        let results: KafkaConsumer
+        do {
+            try await startup.wait()
+            results = try await KafkaConsumer.open(configuration: configuration,
                                                    subscription: .allPartitions(topics: [configuration.topic(Topic.catalogCommandResults)], from: .end),
                                                    logger: logger)
+        } catch {
+            // Senders wait for this consumer: they get its error, not a wait for an answer nobody could read.
+            listening.fail(error)
+            throw error
+        }
         listening.open()
         try await cancelWhenGracefulShutdown {
             for try await message in results {
