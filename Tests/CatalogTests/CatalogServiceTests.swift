@@ -51,21 +51,21 @@ struct CatalogServiceTests {
     @Test("each applied command's events reach catalog.events once; its result comes back; a resent command is answered again, not reapplied")
     func commandsOverTheBroker() async throws {
         try await withCatalog { commands, events, database in
-            let category = try await commands.execute(CatalogCommand(action: .createCategory, actor: "t", category: CategoryContent(name: "Eat")))
+            let category = try await commands.executeInTest(CatalogCommand(action: .createCategory, actor: "t", category: CategoryContent(name: "Eat")))
             #expect(category.outcome == .applied)
             let poi = CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "Café", latitude: 34.2, longitude: -77.8, category: "Eat"))
-            let created = try await commands.execute(poi)
+            let created = try await commands.executeInTest(poi)
             #expect(created.outcome == .applied)
             #expect(created.poi?.content.category == "Eat")
-            let resent = try await commands.execute(poi)
+            let resent = try await commands.executeInTest(poi)
             #expect(resent.repeated == true && created.repeated == nil)
             var unmarked = resent
             unmarked.repeated = nil
             #expect(unmarked == created)
-            let refused = try await commands.execute(CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "X", latitude: -91, longitude: 0)))
+            let refused = try await commands.executeInTest(CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "X", latitude: -91, longitude: 0)))
             #expect(refused.outcome == .rejected)
             #expect(refused.errors == [FieldError(field: "latitude", message: "Latitude must be between -90 and 90")])
-            let stale = try await commands.execute(CatalogCommand(action: .updatePoi, actor: "t", entityId: created.entityId, expectedVersion: 7,
+            let stale = try await commands.executeInTest(CatalogCommand(action: .updatePoi, actor: "t", entityId: created.entityId, expectedVersion: 7,
                                                                   poi: PoiContent(name: "Y", latitude: 0, longitude: 0)))
             #expect(stale.outcome == .conflict)
             #expect(stale.poi?.content.name == "Café")
@@ -87,12 +87,12 @@ struct CatalogServiceTests {
     func poisonCommand() async throws {
         try await withCatalog { commands, _, _ in
             // Content is validated (no NUL), but the actor is not: Postgres refuses NUL in text.
-            let poison = try await commands.execute(CatalogCommand(action: .createTour, actor: "x\u{0}y", tour: TourContent(name: "Poison")))
+            let poison = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "x\u{0}y", tour: TourContent(name: "Poison")))
             #expect(poison.outcome == .rejected)
             #expect(poison.message?.hasPrefix("catalog could not store this command") == true)
-            let next = try await commands.execute(CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "After the poison")))
+            let next = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "After the poison")))
             #expect(next.outcome == .applied)
-            let refused = try await commands.execute(CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "NUL\u{0}name")))
+            let refused = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "NUL\u{0}name")))
             #expect(refused.errors == [FieldError(field: "name", message: "Tour's Name must not contain control characters")])
         }
     }
@@ -105,12 +105,12 @@ struct CatalogServiceTests {
                 Bank,53.8,-1.54,Shop/Fashion
                 Nowhere,95,0,
                 """.utf8), format: .csv, actor: "import")
-            let refused = try await commands.execute(plan.command(actor: "owner", skipInvalidRows: false))
+            let refused = try await commands.executeInTest(plan.command(actor: "owner", skipInvalidRows: false))
             #expect(refused.outcome == .rejected)
             // The category row ensures the whole path Shop/Fashion.
             #expect(refused.rows?.map(\.label) == ["category Shop/Fashion", "line 2", "line 3"])
             #expect(refused.rows?.map(\.outcome) == [.notApplied, .notApplied, .failed])
-            let skipped = try await commands.execute(plan.command(actor: "owner", skipInvalidRows: true))
+            let skipped = try await commands.executeInTest(plan.command(actor: "owner", skipInvalidRows: true))
             #expect(skipped.outcome == .applied)
             #expect(skipped.message == "imported 1 of 2 rows and 1 category; 1 row failed and was skipped")
             #expect(try await read(3, from: events).map(\.type).sorted() == ["category.changed", "category.changed", "poi.changed"])

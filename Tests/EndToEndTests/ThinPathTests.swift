@@ -49,9 +49,9 @@ struct ThinPathTests {
     @Test("a published tour created by command appears on the feed; a draft does not")
     func commandToFeed() async throws {
         try await withSuite { commands, feed in
-            let draft = try await commands.execute(CatalogCommand(action: .createTour, actor: "test", tour: TourContent(name: "Hidden draft")))
+            let draft = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "test", tour: TourContent(name: "Hidden draft")))
             #expect(draft.outcome == .applied)
-            let created = try await commands.execute(
+            let created = try await commands.executeInTest(
                 CatalogCommand(action: .createTour, actor: "test", tour: TourContent(name: "Night Walk", summary: "After dark"), status: .published))
             #expect(created.outcome == .applied)
             #expect(created.version == 1)
@@ -61,7 +61,7 @@ struct ThinPathTests {
             #expect(shown)
             #expect(try await tours(feed).tours.allSatisfy { $0.name != "Hidden draft" })
 
-            let rejected = try await commands.execute(CatalogCommand(action: .createTour, actor: "test", tour: TourContent(name: " ")))
+            let rejected = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "test", tour: TourContent(name: " ")))
             #expect(rejected.outcome == .rejected)
             #expect(rejected.errors.first?.field == "name")
         }
@@ -73,14 +73,14 @@ struct ThinPathTests {
         let commandList = try ContentImport.commands(forJSON: try Data(contentsOf: file))
         try await withSuite { commands, feed in
             for command in commandList {
-                #expect(try await commands.execute(command).outcome == .applied)
+                #expect(try await commands.executeInTest(command).outcome == .applied)
             }
             let shown = try await TestServices.eventually(timeout: .seconds(10)) {
                 try await tours(feed).tours.contains { $0.name == "Students Tour (Beta)" && $0.stopCount == 10 }
             }
             #expect(shown)
             // Same command ids: the stored results come back, nothing is applied twice.
-            let again = try await commands.execute(try #require(commandList.first { $0.action == .createPoi }))
+            let again = try await commands.executeInTest(try #require(commandList.first { $0.action == .createPoi }))
             #expect(again.outcome == .applied)
             #expect(again.version == 1)
         }

@@ -124,3 +124,11 @@ extension Trait where Self == TimeLimitTrait {
     /// until CI gave up on it, without a word on which test it was.
     public static var stopsIfHung: Self { .timeLimit(.minutes(10)) }
 }
+
+extension CatalogCommandClient {
+    /// `execute` with room for a full parallel test run on two cores, where catalog can take longer than the
+    /// 10 s an admin page waits; a wrong or missing answer still fails, only later.
+    public func executeInTest(_ command: CatalogCommand) async throws -> CatalogCommandResult {
+        try await execute(command, timeout: .seconds(45))
+    }
+}
