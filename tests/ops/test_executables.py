@@ -17,7 +17,7 @@ EXECUTABLES = SERVICES + ("itour-bench",)
 CRASH_MARKS = ("Fatal error", "Stack dump", "Current stack trace", "Backtrace", "💣", "Error raised at top level")
 LEVELS = ("trace", "debug", "info", "notice", "warning", "error", "critical")
 SHARED = {"HTTP_HOST", "HTTP_PORT", "HTTP_IDLE_TIMEOUT_SECONDS", "KAFKA_BROKERS", "KAFKA_TOPIC_PREFIX", "KAFKA_DELIVERY_TIMEOUT_MS",
-          "KAFKA_LINGER_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION"}
+          "KAFKA_LINGER_MS", "KAFKA_FETCH_WAIT_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION"}
 POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS"}
 EXPECTED = {
     "catalog": SHARED | POSTGRES,

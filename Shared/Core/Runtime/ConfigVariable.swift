@@ -51,6 +51,8 @@ extension ConfigVariable {
     public static let kafkaDeliveryTimeoutMilliseconds = optional(
         "KAFKA_DELIVERY_TIMEOUT_MS", default: "10000", "how long a produce may wait for the broker's acknowledgement")
     public static let kafkaLingerMilliseconds = optional("KAFKA_LINGER_MS", default: "2", "how long the producer waits to fill a batch")
+    public static let kafkaFetchWaitMilliseconds = optional(
+        "KAFKA_FETCH_WAIT_MS", default: "20", "how long the broker may hold a consumer's fetch that found nothing new")
     public static let consumerStallSeconds = optional(
         "CONSUMER_STALL_SECONDS", default: "30", "how long a consumer's lag may stay without shrinking before /ready says degraded")
 

@@ -106,7 +106,7 @@ public struct ServiceSettings: Sendable {
     public static func variables(defaultPort: Int, usesPostgres: Bool = true) -> [ConfigVariable] {
         [.httpHost, .httpPort(defaultPort), .httpIdleTimeoutSeconds]
             + (usesPostgres ? DatabaseSettings.variables : [])
-            + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .consumerStallSeconds,
+            + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .kafkaFetchWaitMilliseconds, .consumerStallSeconds,
                .logLevel, .logFormat, .version]
     }
 
@@ -119,6 +119,7 @@ public struct ServiceSettings: Sendable {
         kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
         kafka.deliveryTimeoutMilliseconds = try environment.int(.kafkaDeliveryTimeoutMilliseconds)
         kafka.lingerMilliseconds = try environment.int(.kafkaLingerMilliseconds)
+        kafka.fetchWaitMaxMilliseconds = try environment.int(.kafkaFetchWaitMilliseconds)
         logLevel = try environment.logLevel()
         logFormat = try environment.choice(.logFormat)
         httpIdleTimeoutSeconds = try environment.int(.httpIdleTimeoutSeconds)
