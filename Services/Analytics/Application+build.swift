@@ -60,14 +60,16 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
     ]
     let names = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands, deadLetters: deadLetters,
                                  source: "analytics", logger: logger, handler: { events in
-        for event in events {
+        // A deletion keeps the name: reports over past days still show what was visited.
+        try await store.saveNames(events.compactMap { event in
             if let tour = event.tour, event.kind == .tourChanged {
-                try await store.saveName(entityId: tour.id, kind: "tour", name: tour.content.name, version: tour.version, stops: tour.stops)
+                CatalogName(entityId: tour.id, kind: "tour", name: tour.content.name, version: tour.version, stops: tour.stops)
             } else if let poi = event.poi, event.kind == .poiChanged {
-                try await store.saveName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version, stops: nil)
+                CatalogName(entityId: poi.id, kind: "poi", name: poi.content.name, version: poi.version, stops: nil)
+            } else {
+                nil
             }
-            // A deletion keeps the name: reports over past days still show what was visited.
-        }
+        })
     }, recordHandlers: recordNames)
 
     let trackingEnds = try KafkaTopicEnds(topic: settings.kafka.topic(Topic.trackingEvents), configuration: settings.kafka, logger: logger)

@@ -152,6 +152,33 @@ extension ReportTruthTests {
     }
 }
 
+extension ReportTruthTests {
+    @Test("a snapshot chunk's names go in one statement: of one entity's names in it the latest version wins, with stops over none; a newer name stored before stays")
+    func namesOfAChunk() async throws {
+        let harness = try await AnalyticsHarness.make()
+        try await harness.withPostgres { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+            let tour = UUID(), poi = UUID(), renamed = UUID(), stops = [UUID(), UUID()]
+            try await store.saveName(entityId: renamed, kind: "poi", name: "Library, v5", version: 5, stops: nil)
+            try await store.saveNames([
+                CatalogName(entityId: tour, kind: "tour", name: "Open Day, v2", version: 2, stops: [UUID()]),
+                CatalogName(entityId: tour, kind: "tour", name: "Open Day, v3", version: 3, stops: nil),
+                CatalogName(entityId: tour, kind: "tour", name: "Open Day, v3", version: 3, stops: stops),
+                CatalogName(entityId: tour, kind: "tour", name: "Open Day, v1", version: 1, stops: []),
+                CatalogName(entityId: poi, kind: "poi", name: "Quad", version: 1, stops: nil),
+                CatalogName(entityId: renamed, kind: "poi", name: "Library, v4", version: 4, stops: nil),
+            ])
+            let rows = try await client.fetch("SELECT entity_id, name, version, stops FROM analytics.catalog_names ORDER BY name",
+                                              as: (UUID, String, Int, [UUID]?).self, logger: TestServices.logger)
+            #expect(rows.map(\.0) == [renamed, tour, poi])
+            #expect(rows.map(\.1) == ["Library, v5", "Open Day, v3", "Quad"])
+            #expect(rows.map(\.2) == [5, 3, 1])
+            #expect(rows.map(\.3) == [nil, stops, nil])
+        }
+    }
+}
+
 struct InjectedFault: Error {}
 
 /// A thread-safe counter for test hooks.

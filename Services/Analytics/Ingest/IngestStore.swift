@@ -54,8 +54,25 @@ protocol IngestStore: Sendable {
     func storedOffsets(topic: String) async throws -> [Int32: Int64]
     /// Counts the batch's events whose ids were never counted and stores its offsets, in one transaction.
     func apply(_ batch: IngestBatch) async throws -> ApplyOutcome
-    /// Keeps the latest name of a tour or POI (and a tour's published stops), for reports.
-    func saveName(entityId: UUID, kind: String, name: String, version: Int, stops: [UUID]?) async throws
+    /// Keeps the latest name of each entity (and a tour's published stops), for reports: one statement for
+    /// a snapshot chunk's entities. An older version than the stored one changes nothing.
+    func saveNames(_ names: [CatalogName]) async throws
     /// How many event ids have been counted (for tests, benchmarks and the replay tool's summary).
     func countedEvents() async throws -> Int
+}
+
+/// The name analytics keeps of a tour, POI or record, as of one version.
+struct CatalogName: Sendable, Equatable {
+    var entityId: UUID
+    var kind: String
+    var name: String
+    var version: Int
+    /// A tour's published stops; nil for other kinds (and for tours named before analytics kept stops).
+    var stops: [UUID]?
+}
+
+extension IngestStore {
+    func saveName(entityId: UUID, kind: String, name: String, version: Int, stops: [UUID]?) async throws {
+        try await saveNames([CatalogName(entityId: entityId, kind: kind, name: name, version: version, stops: stops)])
+    }
 }

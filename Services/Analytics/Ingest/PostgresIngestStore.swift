@@ -28,10 +28,18 @@ struct PostgresIngestStore: IngestStore {
         try await client.fetch("SELECT count(*)::bigint FROM \(unescaped: schema.name).processed_events", as: Int.self, logger: logger).first ?? 0
     }
 
-    func saveName(entityId: UUID, kind: String, name: String, version: Int, stops: [UUID]?) async throws {
+    func saveNames(_ names: [CatalogName]) async throws {
+        guard !names.isEmpty else { return }
+        // Stops travel as array literals (unnest cannot take arrays of different lengths); "" stands for none.
+        let stops = names.map { name in name.stops.map { "{" + $0.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}" } ?? "" }
+        // DISTINCT ON: one row per entity, the one the update below would keep last, since a statement's
+        // ON CONFLICT cannot touch a row twice.
         try await client.query("""
             INSERT INTO \(unescaped: schema.name).catalog_names AS n (entity_id, kind, name, version, stops)
-            VALUES (\(entityId), \(kind), \(name), \(version), \(stops)::uuid[])
+            SELECT DISTINCT ON (entity_id) entity_id, kind, name, version, NULLIF(stops, '')::uuid[]
+            FROM unnest(\(names.map(\.entityId))::uuid[], \(names.map(\.kind))::text[], \(names.map(\.name))::text[],
+                        \(names.map(\.version))::integer[], \(stops)::text[]) AS r(entity_id, kind, name, version, stops)
+            ORDER BY entity_id, version DESC, stops <> '' DESC
             ON CONFLICT (entity_id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, version = EXCLUDED.version, stops = EXCLUDED.stops
             WHERE EXCLUDED.version > n.version
                -- A tour named before analytics kept stops gets them when catalog.events is read again.
