@@ -82,6 +82,14 @@ struct AnalyticsHarness: Sendable {
         try await TestServices.withPostgres(database, body)
     }
 
+    /// The migrated schema's live store, on a client for this harness's database.
+    func withLiveStore(_ body: @Sendable (PostgresClient, PostgresIngestStore) async throws -> Void) async throws {
+        try await withPostgres { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            try await body(client, PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger))
+        }
+    }
+
     /// Event ids counted so far in `schema`.
     func counted(schema: AnalyticsSchema = .live) async throws -> Int {
         try await withPostgres { client in try await Self.counted(client, schema: schema) }

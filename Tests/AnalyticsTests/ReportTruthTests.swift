@@ -112,10 +112,7 @@ struct ReportTruthTests {
 
     @Test("stored offsets move with the aggregates, never backwards; a reader behind the stored offsets is told so")
     func offsets() async throws {
-        let harness = try await AnalyticsHarness.make()
-        try await harness.withPostgres { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
-            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+        try await AnalyticsHarness.make().withLiveStore { (_: PostgresClient, store: PostgresIngestStore) async throws in
             let event = TrackingEvent(type: .tourStarted, deviceId: "d1", occurredAt: Date(), tourId: UUID())
             #expect(try await store.apply(IngestBatch(events: [event, event], topic: "t", nextOffsets: [0: 10, 3: 5])) == .applied(new: 1, duplicates: 1))
             #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
@@ -135,10 +132,7 @@ struct ReportTruthTests {
 extension ReportTruthTests {
     @Test("a tour named before analytics kept stops gets them from the same version read again; an older version changes nothing")
     func stopsFilledIn() async throws {
-        let harness = try await AnalyticsHarness.make()
-        try await harness.withPostgres { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
-            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+        try await AnalyticsHarness.make().withLiveStore { (client: PostgresClient, store: PostgresIngestStore) async throws in
             let tour = UUID(), stops = [UUID(), UUID()]
             try await store.saveName(entityId: tour, kind: "tour", name: "Open Day", version: 3, stops: nil)
             try await store.saveName(entityId: tour, kind: "tour", name: "Open Day", version: 3, stops: stops)
@@ -155,10 +149,7 @@ extension ReportTruthTests {
 extension ReportTruthTests {
     @Test("a snapshot chunk's names go in one statement: of one entity's names in it the latest version wins, with stops over none; a newer name stored before stays")
     func namesOfAChunk() async throws {
-        let harness = try await AnalyticsHarness.make()
-        try await harness.withPostgres { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
-            let store = PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger)
+        try await AnalyticsHarness.make().withLiveStore { (client: PostgresClient, store: PostgresIngestStore) async throws in
             let tour = UUID(), poi = UUID(), renamed = UUID(), stops = [UUID(), UUID()]
             try await store.saveName(entityId: renamed, kind: "poi", name: "Library, v5", version: 5, stops: nil)
             try await store.saveNames([
