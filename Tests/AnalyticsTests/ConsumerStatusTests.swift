@@ -127,7 +127,6 @@ struct ConsumerStatusTests {
         let now = Date()
         let first = (0..<5).map { TrackingEvent(type: .tourStarted, deviceId: "d\($0)", occurredAt: now, tourId: UUID()) }
         try await harness.produce(first)
-        let produced = Date()
         try await app.test(.router) { client in
             @Sendable func ready() async throws -> (HTTPResponse.Status, Readiness) {
                 let response = try await client.execute(uri: "/ready", method: .get)
@@ -140,16 +139,16 @@ struct ConsumerStatusTests {
                 return try JSONDecoder().decode(ReportFreshness.self, from: Data(buffer: response.body))
             }
             try await harness.waitUntilCounted(first.count)
-            _ = try await TestServices.eventually(timeout: .seconds(10)) { try await freshness().waiting == 0 }
-            let caughtUp = try await freshness()
-            #expect(caughtUp.waiting == 0)
-            // Caught up to a moment after the events were on the topic; behind by the time from then to the answer.
-            // (A bound on behindSeconds against the test's clock failed on a loaded CI machine: a sample's wall time is
-            // taken before it reads the ends, and a slow broker stretches that.) The answer's times are to the millisecond.
-            let countedUpTo = try #require(caughtUp.countedUpTo)
-            #expect(countedUpTo >= produced.addingTimeInterval(-0.001), "counted up to \(countedUpTo), before the events were produced at \(produced)")
-            #expect(abs(Double(caughtUp.behindSeconds) - caughtUp.checkedAt.timeIntervalSince(countedUpTo)) <= 1,
-                    "behind \(caughtUp.behindSeconds) s, from \(countedUpTo) to \(caughtUp.checkedAt)")
+            let counted = Date()
+            // Freshness is sampled once a second: a sample after the count finds every end reached, so counts up to a
+            // moment after it. (A bound on behindSeconds against the test's clock failed on a loaded CI machine: a
+            // sample's wall time is taken before it reads the ends, and a slow broker stretches that.)
+            let caughtUp = try await TestServices.eventually(timeout: .seconds(30), interval: .milliseconds(250)) {
+                let fresh = try await freshness()
+                return fresh.waiting == 0 && fresh.countedUpTo.map { $0 >= counted } == true
+            }
+            let fresh = try await freshness()
+            #expect(caughtUp, "freshness did not catch up: waiting \(fresh.waiting), counted up to \(String(describing: fresh.countedUpTo)), counted at \(counted)")
             // No catalog runs here, so "catalog names" never passes (/ready stays 503 for that); the consumer's check is
             // what this test reads. That degraded alone keeps /ready at 200 is `degradedIsStillReady` below.
             _ = try await TestServices.eventually(timeout: .seconds(20)) { try await ready().1.degraded.isEmpty }

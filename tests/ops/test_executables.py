@@ -114,6 +114,12 @@ def test_a_mistyped_log_format_is_refused_at_start_naming_the_valid_values(name)
     assert "LOG_FORMAT" in message and "json" in message and "text" in message and '"xml"' in message, message
 
 
+@pytest.mark.parametrize("value", ["-1", "60000", "soon"])
+def test_a_fetch_wait_librdkafka_would_refuse_is_refused_at_start_naming_it(value):
+    message = assert_one_line_failure(run("feed", KAFKA_FETCH_WAIT_MS=value))
+    assert "KAFKA_FETCH_WAIT_MS" in message, message
+
+
 def test_a_missing_required_secret_is_refused_at_start_naming_it():
     message = assert_one_line_failure(run("analytics"))
     assert "REPORTS_TOKEN" in message and "demo mode" in message, message

@@ -32,14 +32,14 @@ struct PostgresIngestStore: IngestStore {
         guard !names.isEmpty else { return }
         // Stops travel as array literals (unnest cannot take arrays of different lengths); "" stands for none.
         let stops = names.map { name in name.stops.map { "{" + $0.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}" } ?? "" }
-        // DISTINCT ON: one row per entity, the one the update below would keep last, since a statement's
-        // ON CONFLICT cannot touch a row twice.
+        // DISTINCT ON: one row per entity, the one saving them in turn would keep (the first of equals), since a
+        // statement's ON CONFLICT cannot touch a row twice.
         try await client.query("""
             INSERT INTO \(unescaped: schema.name).catalog_names AS n (entity_id, kind, name, version, stops)
             SELECT DISTINCT ON (entity_id) entity_id, kind, name, version, NULLIF(stops, '')::uuid[]
             FROM unnest(\(names.map(\.entityId))::uuid[], \(names.map(\.kind))::text[], \(names.map(\.name))::text[],
-                        \(names.map(\.version))::integer[], \(stops)::text[]) AS r(entity_id, kind, name, version, stops)
-            ORDER BY entity_id, version DESC, stops <> '' DESC
+                        \(names.map(\.version))::integer[], \(stops)::text[]) WITH ORDINALITY AS r(entity_id, kind, name, version, stops, n)
+            ORDER BY entity_id, version DESC, stops <> '' DESC, n
             ON CONFLICT (entity_id) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, version = EXCLUDED.version, stops = EXCLUDED.stops
             WHERE EXCLUDED.version > n.version
                -- A tour named before analytics kept stops gets them when catalog.events is read again.

@@ -106,8 +106,8 @@ public struct ServiceSettings: Sendable {
     public static func variables(defaultPort: Int, usesPostgres: Bool = true) -> [ConfigVariable] {
         [.httpHost, .httpPort(defaultPort), .httpIdleTimeoutSeconds]
             + (usesPostgres ? DatabaseSettings.variables : [])
-            + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .kafkaFetchWaitMilliseconds, .consumerStallSeconds,
-               .logLevel, .logFormat, .version]
+            + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .kafkaFetchWaitMilliseconds,
+               .consumerStallSeconds, .logLevel, .logFormat, .version]
     }
 
     public init(serviceName: String, defaultPort: Int, usesPostgres: Bool = true, environment: Environment = Environment()) throws {
@@ -120,6 +120,10 @@ public struct ServiceSettings: Sendable {
         kafka.deliveryTimeoutMilliseconds = try environment.int(.kafkaDeliveryTimeoutMilliseconds)
         kafka.lingerMilliseconds = try environment.int(.kafkaLingerMilliseconds)
         kafka.fetchWaitMaxMilliseconds = try environment.int(.kafkaFetchWaitMilliseconds)
+        // librdkafka refuses a wait not well under its socket timeout (60 s), and only when a consumer opens.
+        guard (0...50_000).contains(kafka.fetchWaitMaxMilliseconds) else {
+            throw ConfigurationError(name: "KAFKA_FETCH_WAIT_MS", message: "must be 0 to 50000 milliseconds, got \(kafka.fetchWaitMaxMilliseconds)")
+        }
         logLevel = try environment.logLevel()
         logFormat = try environment.choice(.logFormat)
         httpIdleTimeoutSeconds = try environment.int(.httpIdleTimeoutSeconds)
