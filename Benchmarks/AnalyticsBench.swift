@@ -222,14 +222,14 @@ enum AnalyticsBench {
     static func lag(runs: Int, settings: Settings) async throws {
         let logger = Logger(label: "bench")
         var producer: KafkaProducer?
-        let probe = try await post(TrackingEvent(type: .tourStarted, deviceId: "bench-lag-probe", occurredAt: Date(), tourId: UUID()), settings)
+        let probe = try await post(TrackingEvent(type: .tourStarted, deviceId: "bench-lag-probe", occurredAt: Date(), tourId: UUID.random()), settings)
         if !probe {
             print("lag: the feed does not accept POST /v1/events at \(settings.feedURL); producing to tracking.events directly")
             producer = try KafkaProducer(configuration: settings.kafka, logger: logger)
         }
         var samples: [Double] = []
         for run in 1...runs {
-            let tour = UUID()
+            let tour = UUID.random()
             let now = Date()
             let event = TrackingEvent(type: .tourStarted, deviceId: "bench-lag-\(run % 50)", occurredAt: now, tourId: tour)
             let day = String(RFC3339.format(now).prefix(10))

@@ -25,7 +25,7 @@ enum FeedCityGenerator {
     static func eventId(_ index: Int) -> UUID { numberedId(0xC17E_0002, index) }
     static func personId(_ index: Int) -> UUID { numberedId(0xC17E_0003, index) }
     static func numberedId(_ prefix: UInt32, _ index: Int) -> UUID {
-        UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", prefix, index)) ?? UUID()
+        UUID(uuidString: String(format: "%08x-0000-4000-8000-%012d", prefix, index)) ?? UUID.random()
     }
 
     static func run(pois poiCount: Int, tours: Int, events: Int, people: Int, seed: UInt64, window: Int) async throws {

@@ -29,7 +29,7 @@ enum MediaFile {
         startup.open()
         let listener = Task { try await client.run() }
         defer { listener.cancel() }
-        let result = try await client.execute(CatalogCommand(action: .createMedia, actor: FeedCityGenerator.actor, entityId: UUID(), status: .published,
+        let result = try await client.execute(CatalogCommand(action: .createMedia, actor: FeedCityGenerator.actor, entityId: UUID.random(), status: .published,
                                                              media: MediaContent(sha256: sha256, format: .jpeg, byteCount: bytes.count,
                                                                                  fileName: "bench.jpg", title: "Benchmark picture")),
                                               timeout: .seconds(60))

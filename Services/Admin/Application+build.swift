@@ -91,7 +91,7 @@ struct OwnerBootstrap {
 
     func run() async throws {
         if let owner {
-            let created = try await users.createIfAbsent(AdminUser(id: UUID(), email: owner.email, role: .owner),
+            let created = try await users.createIfAbsent(AdminUser(id: UUID.random(), email: owner.email, role: .owner),
                                                          passwordHash: try await hasher.hash(owner.password))
             if created { logger.info("first owner created", metadata: ["email": "\(owner.email)"]) }
         } else if try await users.ownerCount() == 0 {

@@ -54,4 +54,36 @@ struct CommandValidationTests {
         #expect(poi.website == expected[2])
         #expect(expected[0] == urls[0] && expected[1].contains("%20") && expected[2].contains("%C3%A9"))
     }
+
+    @Test("limits count characters, not bytes: 200 accented or emoji characters are a name, 201 are not")
+    func limitsCountCharacters() {
+        func nameError(_ name: String) -> String? {
+            CommandValidation.validate(PoiContent(name: name, latitude: 0, longitude: 0)).first { $0.field == "name" }?.message
+        }
+        for character in ["a", "é", "e\u{301}", "日", "👩‍👩‍👧"] {
+            #expect(nameError(String(repeating: character, count: 200)) == nil, "\(character)")
+            #expect(nameError(String(repeating: character, count: 201)) == "Name must be at most 200 characters", "\(character)")
+        }
+        let category = String(repeating: "é", count: 100) + "/" + String(repeating: "日", count: 99)
+        #expect(CommandValidation.validate(PoiContent(name: "P", latitude: 0, longitude: 0, category: category)).isEmpty)
+        #expect(CommandValidation.validate(PoiContent(name: "P", latitude: 0, longitude: 0, category: category + "x")).first?.field == "category")
+    }
+
+    @Test("control characters are found as the scalar rule finds them: C0 but tab and line breaks, and DEL, wherever they are")
+    func controlCharactersMatchScalars() {
+        func byScalars(_ text: String) -> Bool {
+            text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r" || $0.value == 0x7F }
+        }
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "é", "日", "👩‍👩‍👧", "\t", "\n", "\r", "\r\n", "\u{0}", "\u{1B}", "\u{7F}", "\u{80}", "\u{85}", "\u{2028}", " "]
+        for scalar in (0...0x80).compactMap(Unicode.Scalar.init) {
+            #expect(CommandValidation.hasControlCharacters("ab\(scalar)c") == byScalars("ab\(scalar)c"), "U+\(String(scalar.value, radix: 16))")
+        }
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(CommandValidation.hasControlCharacters(text) == byScalars(text), "\(text.debugDescription)")
+        }
+        let name = "Hall\u{7}"
+        #expect(CommandValidation.validate(PoiContent(name: name, latitude: 0, longitude: 0)).first?.message == "Name must not contain control characters")
+    }
 }

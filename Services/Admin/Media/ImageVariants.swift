@@ -52,7 +52,7 @@ struct ImageVariants {
         guard let thumbnail = Self.tool("vipsthumbnail"), let header = Self.tool("vipsheader") else {
             throw Failure(description: "libvips's tools (vipsthumbnail, vipsheader) are not installed")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("itour-media-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("itour-media-\(UUID.random().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("original.\(format.extensions[0])")
@@ -89,7 +89,7 @@ struct ImageVariants {
         process.arguments = arguments
         process.environment = Self.toolEnvironment
         let output = Pipe()
-        let errorFile = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
+        let errorFile = directory.appendingPathComponent("stderr-\(UUID.random().uuidString)")
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         let errors = try FileHandle(forWritingTo: errorFile)
         defer { try? errors.close() }

@@ -61,7 +61,7 @@ struct CategoriesController {
         try access.requireOwner("manage categories")
         let name = context.form["name"]
         let parent = context.form["parent"]
-        let command = CatalogCommand(action: .createCategory, actor: access.user.email, entityId: UUID(),
+        let command = CatalogCommand(action: .createCategory, actor: access.user.email, entityId: UUID.random(),
                                      category: CategoryContent(name: name, parentId: UUID(uuidString: parent)))
         return try await run(command, context: context, name: name, parent: parent)
     }

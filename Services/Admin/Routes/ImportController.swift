@@ -56,7 +56,7 @@ struct ImportController {
         } catch {
             return try await formPage(context: context, error: "\(fileName): \(error.message)", status: .unprocessableContent)
         }
-        let job = ImportJob(id: UUID(), userId: access.user.id, fileName: fileName, skipBadRows: skipBadRows, phase: .reading,
+        let job = ImportJob(id: UUID.random(), userId: access.user.id, fileName: fileName, skipBadRows: skipBadRows, phase: .reading,
                             totalRows: plan.fileRows, message: nil, report: plan.unreadable, createdAt: Date())
         try await jobs.createJob(job)
         runner.enqueue(ImportRunner.Work(job: job, plan: plan, actor: access.user.email, requestId: RequestIdMiddleware.id(of: context)))

@@ -157,7 +157,7 @@ struct MediaController {
                                    altText: context.form["altText"].isEmpty ? nil : context.form["altText"],
                                    width: made?.width, height: made?.height,
                                    variants: made?.variants.map { .init(width: $0.width, height: $0.height, sha256: $0.sha256, byteCount: $0.bytes.count) } ?? [])
-        return try await run(CatalogCommand(action: .createMedia, actor: access.user.email, entityId: UUID(), status: .published, media: content),
+        return try await run(CatalogCommand(action: .createMedia, actor: access.user.email, entityId: UUID.random(), status: .published, media: content),
                              context: context, notice: "uploaded")
     }
 

@@ -110,7 +110,7 @@ struct PoisController {
         let requestId = RequestIdMiddleware.id(of: context)
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(CatalogCommand(action: .createPoi, actor: access.user.email, entityId: UUID(), poi: content),
+            result = try await writer.execute(CatalogCommand(action: .createPoi, actor: access.user.email, entityId: UUID.random(), poi: content),
                                               for: context)
         } catch {
             return managePage(poi: nil, tour: tour, form: form, problem: error.description, access: access, context: context, status: .serviceUnavailable)

@@ -117,7 +117,7 @@ struct RecordController<Kind: AdminRecordKind> {
         case .failure(let errors):
             return page(record: nil, form: form, context: context, errors: errors.byField, status: .unprocessableContent)
         case .success(let content):
-            var command = CatalogCommand(action: Kind.createAction, actor: access.user.email, entityId: UUID())
+            var command = CatalogCommand(action: Kind.createAction, actor: access.user.email, entityId: UUID.random())
             command[keyPath: Kind.commandContent] = content
             return try await run(command, record: nil, form: form, context: context, saved: "created")
         }
@@ -182,7 +182,7 @@ struct RecordController<Kind: AdminRecordKind> {
         case .applied:
             let notice = Notice.key(saved, for: result)
             if command.action == Kind.deleteAction { return .redirect(to: "\(Kind.path)?notice=\(notice)") }
-            let id = (result.entityId ?? record?.id ?? UUID()).uuidString.lowercased()
+            let id = (result.entityId ?? record?.id ?? UUID.random()).uuidString.lowercased()
             return .redirect(to: "\(Kind.path)/\(id)?notice=\(notice)")
         case .rejected:
             var errors = fieldErrors(result.errors)

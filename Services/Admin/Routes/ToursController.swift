@@ -63,7 +63,7 @@ struct ToursController {
         let access = try await context.access(editors)
         try access.requireOwner("create tours")
         let form = TourForm(context.form)
-        let command = CatalogCommand(action: .createTour, actor: access.user.email, entityId: UUID(), tour: form.content(legacyId: nil))
+        let command = CatalogCommand(action: .createTour, actor: access.user.email, entityId: UUID.random(), tour: form.content(legacyId: nil))
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)

@@ -52,7 +52,7 @@ struct UsersController {
         let password = context.form["password"]
         if password.count < PasswordHasher.minimumLength { errors["password"] = "Password must be at least \(PasswordHasher.minimumLength) characters" }
         if errors.isEmpty, let role {
-            let created = try await users.create(AdminUser(id: UUID(), email: form.email, role: role), passwordHash: try await hasher.hash(password))
+            let created = try await users.create(AdminUser(id: UUID.random(), email: form.email, role: role), passwordHash: try await hasher.hash(password))
             if created { return .redirect(to: "/users?notice=user") }
             errors["email"] = "Email must be unique: \(form.email) already has an account"
         }

@@ -18,7 +18,7 @@ enum Forms {
         let encoding: HTML = multipart ? " enctype=\"multipart/form-data\"" : .empty
         // The id twice (FormSubmission): as rendered, and in a text input that admin.js fills, which the browser
         // restores on Back with what was typed.
-        let id = UUID().uuidString.lowercased()
+        let id = UUID.random().uuidString.lowercased()
         let formId: HTML = """
             <input type="hidden" name="\(FormSubmission.renderedField)" value="\(id)">\
             <input type="text" name="\(FormSubmission.field)" value="" data-form-id="\(id)" hidden aria-hidden="true" tabindex="-1">

@@ -298,7 +298,7 @@ struct Work {
         guard let content = command.tour else { return missing("tour", "tour content is required") }
         let errors = CommandValidation.validate(content)
         guard errors.isEmpty else { return rejected(errors) }
-        let id = command.entityId ?? UUID()
+        let id = command.entityId ?? UUID.random()
         if try await transaction.tour(id) != nil { return missing("entityId", "a tour with id \(id) already exists") }
         let tour = TourState(id: id, version: 1, status: command.status ?? .draft, content: content, stops: [], updatedAt: now)
         return try await commit(tour, before: nil)
@@ -597,7 +597,7 @@ struct Work {
         let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
         if command.status == .archived { return missing("status", "status must be published or draft") }
-        let id = command.entityId ?? UUID()
+        let id = command.entityId ?? UUID.random()
         if try await transaction.poi(id) != nil { return missing("entityId", "a POI with id \(id) already exists") }
         return try await commit(PoiState(id: id, version: 1, status: command.status ?? .draft, content: content, updatedAt: now), before: nil)
     }

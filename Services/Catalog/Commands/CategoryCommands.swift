@@ -10,7 +10,7 @@ extension Work {
         if let path = content.path { return try await ensureCategoryPath(path) }
         let errors = CommandValidation.validate(content)
         guard errors.isEmpty else { return rejected(errors) }
-        let id = command.entityId ?? UUID()
+        let id = command.entityId ?? UUID.random()
         if try await transaction.category(id) != nil { return missing("entityId", "a category with id \(id) already exists") }
         var parentPath: String? = nil
         if let parentId = content.parentId {
@@ -44,7 +44,7 @@ extension Work {
                 continue
             }
             let isLeaf = index == names.count - 1
-            let category = CategoryState(id: isLeaf ? command.entityId ?? UUID() : UUID(), version: 1, name: name, parentId: parent?.id,
+            let category = CategoryState(id: isLeaf ? command.entityId ?? UUID.random() : UUID.random(), version: 1, name: name, parentId: parent?.id,
                                          path: parent.map { "\($0.path)/\(name)" } ?? name, updatedAt: now)
             _ = try await commit(category, before: nil)
             parent = category

@@ -32,13 +32,13 @@ enum CommandValidation {
         // The main category's errors name `category`; the others' `categories`.
         for (index, category) in poi.categories.enumerated() {
             let parts = category.split(separator: "/", omittingEmptySubsequences: false)
-            if category.count > 200 || parts.contains(where: { isBlank($0, newlinesAreBlank: false) }) || hasControlCharacters(category) {
+            if isLonger(category, than: 200) || parts.contains(where: { isBlank($0, newlinesAreBlank: false) }) || hasControlCharacters(category) {
                 errors.append(FieldError(field: index == 0 ? "category" : "categories",
                                          message: "Category must be a path like Shop/Fashion, at most 200 characters"))
             }
         }
         if poi.buildings.count > 100
-            || poi.buildings.contains(where: { isBlank($0, newlinesAreBlank: false) || $0.count > maxNameLength || hasControlCharacters($0) }) {
+            || poi.buildings.contains(where: { isBlank($0, newlinesAreBlank: false) || isLonger($0, than: maxNameLength) || hasControlCharacters($0) }) {
             errors.append(FieldError(field: "buildings", message: "Buildings must be at most 100 non-empty names of at most 200 characters"))
         }
         for (index, picture) in poi.pictures.enumerated() where !isWebURL(picture) {
@@ -59,7 +59,7 @@ enum CommandValidation {
         limit(poi.address ?? "", field: "address", label: "Address", max: 500, into: &errors)
         limit(poi.phone ?? "", field: "phone", label: "Phone", max: 50, into: &errors)
         limit(poi.openingHours ?? "", field: "openingHours", label: "Opening hours", max: 500, into: &errors)
-        if let hours = poi.openingHours, !isBlank(hours, newlinesAreBlank: true), hours.count <= 500, let message = openingHoursMistake(hours) {
+        if let hours = poi.openingHours, !isBlank(hours, newlinesAreBlank: true), !isLonger(hours, than: 500), let message = openingHoursMistake(hours) {
             errors.append(FieldError(field: "openingHours", message: message))
         }
         if let level = poi.priceLevel, !(0...4).contains(level) {
@@ -135,7 +135,7 @@ enum CommandValidation {
     }
 
     static func isWebURL(_ text: String) -> Bool {
-        guard text.count <= 2_048, !hasControlCharacters(text), let components = URLComponents(string: text),
+        guard !isLonger(text, than: 2_048), !hasControlCharacters(text), let components = URLComponents(string: text),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty else { return false }
         return true
@@ -150,7 +150,7 @@ enum CommandValidation {
     }
 
     static func limit(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
-        if value.count > max {
+        if isLonger(value, than: max) {
             errors.append(FieldError(field: field, message: "\(label) must be at most \(max) characters"))
         } else if hasControlCharacters(value) {
             errors.append(FieldError(field: field, message: "\(label) must not contain control characters"))
@@ -170,9 +170,15 @@ enum CommandValidation {
         }
     }
 
+    /// Whether the text has more than `max` characters. A character takes at least one UTF-8 byte, so a text of
+    /// at most `max` bytes (nearly every one) is not counted: counting characters walks grapheme breaks.
+    static func isLonger(_ value: some StringProtocol, than max: Int) -> Bool {
+        value.utf8.count > max && value.count > max
+    }
+
     /// NUL and the other C0 controls but tab and line breaks: Postgres cannot store NUL in text or jsonb,
-    /// and the rest have no business in content.
-    static func hasControlCharacters(_ value: String) -> Bool {
-        value.unicodeScalars.contains { $0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r" || $0.value == 0x7F }
+    /// and the rest have no business in content. All are ASCII, and in UTF-8 an ASCII byte is only ever itself.
+    static func hasControlCharacters(_ value: some StringProtocol) -> Bool {
+        value.utf8.contains { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D || $0 == 0x7F }
     }
 }

@@ -23,7 +23,7 @@ extension Work {
     mutating func createRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
         guard var content = command[keyPath: Content.commandContent] else { return missing(Content.commandField, "\(Content.noun) content is required") }
         if command.status == .archived { return missing("status", "status must be published or draft") }
-        let id = command.entityId ?? UUID()
+        let id = command.entityId ?? UUID.random()
         let errors = try await Content.validate(&content, id: id, on: transaction)
         guard errors.isEmpty else { return rejected(errors) }
         if try await transaction.record(Content.self, id) != nil { return missing("entityId", "a \(Content.noun) with id \(id) already exists") }

@@ -28,7 +28,7 @@ struct CatalogEventsWatch: Service {
                        metadata: ["partitions": "\(lostPartitions)"])
         for attempt in 1... {
             do {
-                try await handler.handle(CatalogCommand(commandId: UUID(), action: .snapshot, actor: "catalog"))
+                try await handler.handle(CatalogCommand(commandId: UUID.random(), action: .snapshot, actor: "catalog"))
                 Counter(label: "itour_catalog_republished_total",
                         help: "Full snapshots of the catalog published again because catalog.events lost what was published.").increment()
                 relay.notify()

@@ -480,7 +480,7 @@ extension PostgresCatalogTransaction {
                 INSERT INTO catalog.audit_log (command_id, actor, action, entity_id, before, after)
                 SELECT command_id, actor, action, CASE WHEN has_entity THEN entity_id END, NULLIF(before, ''), NULLIF(after, '')
                 FROM unnest(\(audit.map(\.commandId))::uuid[], \(audit.map(\.actor))::text[], \(audit.map(\.action.rawValue))::text[],
-                            \(audit.map { $0.entityId ?? UUID() })::uuid[], \(audit.map { $0.entityId != nil })::boolean[],
+                            \(audit.map { $0.entityId ?? UUID.random() })::uuid[], \(audit.map { $0.entityId != nil })::boolean[],
                             \(audit.map { $0.before ?? "" })::text[], \(audit.map { $0.after ?? "" })::text[])
                      WITH ORDINALITY AS a(command_id, actor, action, entity_id, has_entity, before, after, n)
                 ORDER BY n

@@ -25,7 +25,7 @@ public final class CatalogEventFeed: Service, Sendable {
     private let recordHandlers: [String: CatalogRecordHandler]
     private let logger: Logger
     /// The snapshot this feed waits for: one at start, a new one whenever the log may have lost content.
-    private let snapshotId = Mutex(UUID())
+    private let snapshotId = Mutex(UUID.random())
     private let markersSeen = Mutex<Set<Int32>>([])
     private let snapshotRequests = AsyncStream<UUID>.makeStream(bufferingPolicy: .bufferingNewest(1))
     private let loaded = Flag(false)
@@ -111,7 +111,7 @@ public final class CatalogEventFeed: Service, Sendable {
     /// after the consumer's positions were fixed, so what the snapshot publishes is read. The projection
     /// stays loaded meanwhile; a snapshot's events change only what changed.
     private func reloadSnapshot(after check: KafkaConsumer.LogCheck) {
-        let id = UUID()
+        let id = UUID.random()
         snapshotId.withLock { $0 = id }
         markersSeen.withLock { $0 = [] }
         logger.warning("catalog.events may have lost content; asking catalog for a new snapshot", metadata: [

@@ -39,7 +39,7 @@ public enum ContentImportFile {
         public var rowCount: Int { rows.count + unreadable.count }
 
         /// The `catalog.import` command for the readable rows.
-        public func command(actor: String, skipInvalidRows: Bool, commandId: UUID = UUID()) -> CatalogCommand {
+        public func command(actor: String, skipInvalidRows: Bool, commandId: UUID = UUID.random()) -> CatalogCommand {
             CatalogCommand(commandId: commandId, action: .importBatch, actor: actor, rows: rows, skipInvalidRows: skipInvalidRows)
         }
 

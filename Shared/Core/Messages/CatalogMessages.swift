@@ -271,7 +271,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     /// For `media.create` and `media.update`.
     public var media: MediaContent?
 
-    public init(commandId: UUID = UUID(), action: CatalogAction, actor: String, entityId: UUID? = nil,
+    public init(commandId: UUID = UUID.random(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
                 rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,

@@ -9,7 +9,7 @@ public struct Envelope<Payload: Codable & Sendable>: Codable, Sendable {
     public var source: String
     public var data: Payload
 
-    public init(id: UUID = UUID(), type: String, schemaVersion: Int = Envelope.currentSchemaVersion,
+    public init(id: UUID = UUID.random(), type: String, schemaVersion: Int = Envelope.currentSchemaVersion,
                 occurredAt: Date = Date(), source: String, data: Payload) {
         self.id = id
         self.type = type

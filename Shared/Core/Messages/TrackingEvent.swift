@@ -49,7 +49,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     public var pageId: UUID?
     public var personId: UUID?
 
-    public init(id: UUID = UUID(), type: Kind, deviceId: String, touristId: String? = nil, occurredAt: Date,
+    public init(id: UUID = UUID.random(), type: Kind, deviceId: String, touristId: String? = nil, occurredAt: Date,
                 platform: String? = nil, osVersion: String? = nil, model: String? = nil, appVersion: String? = nil,
                 tourId: UUID? = nil, poiId: UUID? = nil, durationSeconds: Double? = nil, dwellSeconds: Double? = nil,
                 via: Via? = nil, url: String? = nil, mediaType: MediaType? = nil, query: String? = nil, resultCount: Int? = nil,
