@@ -111,6 +111,37 @@ struct CatalogCommandClientTests {
         }
     }
 
+    @Test("over the broker: a result nobody waits for yet is kept as it came and read when taken; an undecodable one is dropped, not delivered")
+    func resultsKeptUntilTaken() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics(Topic.all)
+        let startup = StartupBarrier()
+        startup.open()
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
+        let topic = configuration.topic(Topic.catalogCommandResults)
+        try await TestServices.withServices([producer, client]) {
+            try await client.send(CatalogCommand(action: .snapshot, actor: "test"))
+            let early = UUID.random(), garbled = UUID.random(), marker = UUID.random()
+            func publish(_ id: UUID, _ value: [UInt8]) async throws {
+                // One partition: the marker's arrival says the others arrived before it.
+                _ = try await producer.send(KafkaOutgoingMessage(topic: topic, key: id.uuidString.lowercased(), value: value, partition: 0))
+            }
+            try await publish(early, try Envelope(type: "command.applied", source: "catalog", data: Self.result(early)).encoded())
+            try await publish(garbled, Array(#"{"id": "not an envelope"#.utf8))
+            try await publish(marker, try Envelope(type: "command.applied", source: "catalog", data: Self.result(marker)).encoded())
+            #expect(try await client.result(of: marker, timeout: .seconds(30)).commandId == marker)
+            // Both arrived before anyone waited: the good one is read now, the garbled one was not a result.
+            #expect(try await client.result(of: early, timeout: .seconds(1)).commandId == early)
+            await #expect(throws: CatalogCommandClient.CommandError.self) { try await client.result(of: garbled, timeout: .milliseconds(500)) }
+            // Sent again well-formed, while its caller waits, it is delivered.
+            async let answer = client.result(of: garbled, timeout: .seconds(30))
+            try await Task.sleep(for: .milliseconds(100))
+            try await publish(garbled, try Envelope(type: "command.applied", source: "catalog", data: Self.result(garbled)).encoded())
+            #expect(try await answer.commandId == garbled)
+        }
+    }
+
     @Test("a caller whose result never comes gets noAnswer after its timeout, and its waiter is gone")
     func timeout() async throws {
         let configuration = TestServices.kafka()
