@@ -14,6 +14,22 @@ struct CatalogCommandClientTests {
         CatalogCommandResult(commandId: id, action: .snapshot, outcome: .applied)
     }
 
+    /// Runs `body` with a client reading its results over the broker (catalog is not running), its producer, and the
+    /// results topic.
+    func withListeningClient(_ body: @escaping @Sendable (CatalogCommandClient, KafkaProducer, String) async throws -> Void) async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics(Topic.all)
+        let startup = StartupBarrier()
+        startup.open()
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
+        try await TestServices.withServices([producer, client]) {
+            // Sending opens once the client reads its results; nothing answers this one.
+            try await client.send(CatalogCommand(action: .snapshot, actor: "test"))
+            try await body(client, producer, configuration.topic(Topic.catalogCommandResults))
+        }
+    }
+
     @Test("a result that arrives while its caller is about to register is taken at once")
     func resultArrivingWhileRegistering() async throws {
         let configuration = TestServices.kafka()
@@ -35,7 +51,7 @@ struct CatalogCommandClientTests {
         await producer.shutdown()
     }
 
-    @Test("results and waiters racing from many tasks: every caller gets its result, none waits for the timeout")
+    @Test("results and waiters racing from many tasks, results decoded and as they came: every caller gets its result, none waits for the timeout")
     func resultsAndWaitersRacing() async throws {
         let configuration = TestServices.kafka()
         let producer = try KafkaProducer(configuration: configuration, logger: logger)
@@ -51,7 +67,12 @@ struct CatalogCommandClientTests {
                 group.addTask {
                     // 0 to 3 yields: the result comes before, during or after the caller's registration.
                     for _ in 0..<(index % 4) { await Task.yield() }
-                    client.deliver(Self.result(id))
+                    // Half as the topic brings them (kept undecoded when nobody waits yet), half decoded.
+                    if index % 8 < 4 {
+                        client.deliver(Self.result(id))
+                    } else {
+                        client.deliver(message: try Envelope(type: "command.applied", source: "catalog", data: Self.result(id)).encoded(), commandId: id)
+                    }
                     return true
                 }
             }
@@ -84,16 +105,7 @@ struct CatalogCommandClientTests {
 
     @Test("over the broker: results sent at the same time as their callers start waiting all arrive")
     func resultsOverTheBroker() async throws {
-        let configuration = TestServices.kafka()
-        let producer = try KafkaProducer(configuration: configuration, logger: logger)
-        try await producer.createTopics(Topic.all)
-        let startup = StartupBarrier()
-        startup.open()
-        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
-        let topic = configuration.topic(Topic.catalogCommandResults)
-        try await TestServices.withServices([producer, client]) {
-            // Sending opens once the client reads its results; catalog is not running, so nothing answers this one.
-            try await client.send(CatalogCommand(action: .snapshot, actor: "test"))
+        try await withListeningClient { client, producer, topic in
             let answered = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<300 {
                     let id = UUID()
@@ -113,15 +125,7 @@ struct CatalogCommandClientTests {
 
     @Test("over the broker: a result nobody waits for yet is kept as it came and read when taken; an undecodable one is dropped, not delivered")
     func resultsKeptUntilTaken() async throws {
-        let configuration = TestServices.kafka()
-        let producer = try KafkaProducer(configuration: configuration, logger: logger)
-        try await producer.createTopics(Topic.all)
-        let startup = StartupBarrier()
-        startup.open()
-        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: "test", logger: logger)
-        let topic = configuration.topic(Topic.catalogCommandResults)
-        try await TestServices.withServices([producer, client]) {
-            try await client.send(CatalogCommand(action: .snapshot, actor: "test"))
+        try await withListeningClient { client, producer, topic in
             let early = UUID.random(), garbled = UUID.random(), marker = UUID.random()
             func publish(_ id: UUID, _ value: [UInt8]) async throws {
                 // One partition: the marker's arrival says the others arrived before it.
@@ -132,7 +136,7 @@ struct CatalogCommandClientTests {
             try await publish(marker, try Envelope(type: "command.applied", source: "catalog", data: Self.result(marker)).encoded())
             #expect(try await client.result(of: marker, timeout: .seconds(30)).commandId == marker)
             // Both arrived before anyone waited: the good one is read now, the garbled one was not a result.
-            #expect(try await client.result(of: early, timeout: .seconds(1)).commandId == early)
+            #expect(try await client.result(of: early, timeout: .seconds(30)).commandId == early)
             await #expect(throws: CatalogCommandClient.CommandError.self) { try await client.result(of: garbled, timeout: .milliseconds(500)) }
             // Sent again well-formed, while its caller waits, it is delivered.
             async let answer = client.result(of: garbled, timeout: .seconds(30))
@@ -140,6 +144,31 @@ struct CatalogCommandClientTests {
             try await publish(garbled, try Envelope(type: "command.applied", source: "catalog", data: Self.result(garbled)).encoded())
             #expect(try await answer.commandId == garbled)
         }
+    }
+
+    @Test("results nobody waits for are kept up to a byte budget, the oldest dropped first; one keyed by another command is not its answer")
+    func earlyResultsBounded() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        let client = CatalogCommandClient(producer: producer, configuration: configuration, startup: StartupBarrier(), source: "test", logger: logger)
+        // Forty answers of about a megabyte each, as imports' are, arriving before anyone waits.
+        let ids = (0..<40).map { _ in UUID.random() }
+        for id in ids {
+            var result = Self.result(id)
+            result.message = String(repeating: "x", count: 1 << 20)
+            client.deliver(message: try Envelope(type: "command.applied", source: "catalog", data: result).encoded(), commandId: id)
+        }
+        #expect(try await client.result(of: ids[39], timeout: .seconds(30)).message?.count == 1 << 20)
+        #expect(try await client.result(of: ids[20], timeout: .seconds(30)).commandId == ids[20])
+        for oldest in ids.prefix(4) {
+            // The answer is discarded: a failure's message would otherwise print its megabyte.
+            await #expect(throws: CatalogCommandClient.CommandError.self) { _ = try await client.result(of: oldest, timeout: .milliseconds(200)).commandId }
+        }
+        // A message keyed by one command that holds another's answer is neither's.
+        let asked = UUID.random(), other = UUID.random()
+        client.deliver(message: try Envelope(type: "command.applied", source: "catalog", data: Self.result(other)).encoded(), commandId: asked)
+        await #expect(throws: CatalogCommandClient.CommandError.self) { _ = try await client.result(of: asked, timeout: .milliseconds(200)).commandId }
+        await producer.shutdown()
     }
 
     @Test("a caller whose result never comes gets noAnswer after its timeout, and its waiter is gone")

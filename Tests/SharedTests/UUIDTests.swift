@@ -25,7 +25,7 @@ struct UUIDTests {
         #expect(seen.count == 10_000)
     }
 
-    @Test("every bit but the six of version and variant comes from the generator")
+    @Test("Foundation's UUID.random(using:), which UUID.random() draws through, takes every bit but version and variant from the generator")
     func bitsFromGenerator() {
         var ones = FixedWords(words: [.max, .max])
         #expect(UUID.random(using: &ones).uuidString == "FFFFFFFF-FFFF-4FFF-BFFF-FFFFFFFFFFFF")

@@ -78,19 +78,20 @@ public final class CatalogCommandClient: Service, Sendable {
         let ticket = pending.withLock { $0.takeTicket() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                var undecodable = false
+                var unusable = false
                 let arrived: Result<CatalogCommandResult, any Error>? = pending.withLock { pending in
                     // A result kept as it came is decoded now, under the lock: a rare case (a fast catalog), of one result.
-                    if let early = pending.early.removeValue(forKey: commandId) {
-                        if let result = early.decoded { return .success(result) }
-                        undecodable = true
+                    // One keyed by this command that holds another's is a wrong message, not this command's answer.
+                    if let early = pending.takeEarly(commandId) {
+                        if let result = early.decoded, result.commandId == commandId { return .success(result) }
+                        unusable = true
                     }
                     // Checked under the lock: a cancellation after this finds the waiter and resumes it.
                     if Task.isCancelled { return .failure(CancellationError()) }
                     pending.waiting[commandId, default: [:]][ticket] = continuation
                     return nil
                 }
-                if undecodable { logger.warning("undecodable command result", metadata: ["commandId": "\(commandId)"]) }
+                if unusable { logger.warning("undecodable command result, or another command's", metadata: ["commandId": "\(commandId)"]) }
                 if let arrived { continuation.resume(with: arrived) }
             }
         } onCancel: {
@@ -163,19 +164,47 @@ public final class CatalogCommandClient: Service, Sendable {
 
 /// The results not yet taken and the callers waiting, in one value under one lock.
 private struct PendingResults {
+    /// Most results kept for a caller still to come, and most bytes of them: every client reads every answer,
+    /// and an import's is about a megabyte.
     static let earlyLimit = 10_000
+    static let earlyByteLimit = 32 << 20
     /// Per command, its waiters by ticket (the same command may be awaited twice, e.g. when resent).
     var waiting: [UUID: [Int: CheckedContinuation<CatalogCommandResult, any Error>]] = [:]
-    /// Results that arrived before their sender started waiting, kept briefly.
-    var early: [UUID: EarlyResult] = [:]
+    /// Results that arrived before their sender started waiting, kept briefly, each with its arrival's serial.
+    private var early: [UUID: (result: EarlyResult, serial: Int)] = [:]
+    /// Arrivals, oldest first from `arrivalsStart`; one whose serial is no longer its command's was taken or replaced.
+    private var arrivals: [(commandId: UUID, serial: Int)] = []
+    private var arrivalsStart = 0
+    private var earlyBytes = 0
+    private var nextSerial = 0
+    private var nextTicket = 0
 
     /// Keeps a result nobody waits for yet. Those nobody will wait for (another client's, or a waiter that timed out)
-    /// must not pile up.
+    /// must not pile up: past either limit the oldest go.
     mutating func keep(_ result: EarlyResult, for commandId: UUID) {
-        if early.count >= Self.earlyLimit { early.removeAll() }
-        early[commandId] = result
+        _ = takeEarly(commandId)
+        nextSerial += 1
+        early[commandId] = (result, nextSerial)
+        earlyBytes += result.byteCount
+        arrivals.append((commandId, nextSerial))
+        while early.count > Self.earlyLimit || earlyBytes > Self.earlyByteLimit, arrivalsStart < arrivals.count {
+            let oldest = arrivals[arrivalsStart]
+            arrivalsStart += 1
+            if early[oldest.commandId]?.serial == oldest.serial { _ = takeEarly(oldest.commandId) }
+        }
+        // Taken results leave their arrivals behind: dropped once they outnumber the kept ones.
+        if arrivals.count - arrivalsStart > 2 * early.count + 1_024 {
+            arrivals = arrivals[arrivalsStart...].filter { early[$0.commandId]?.serial == $0.serial }
+            arrivalsStart = 0
+        }
     }
-    private var nextTicket = 0
+
+    /// The result kept for `commandId`, taken out.
+    mutating func takeEarly(_ commandId: UUID) -> EarlyResult? {
+        guard let kept = early.removeValue(forKey: commandId) else { return nil }
+        earlyBytes -= kept.result.byteCount
+        return kept.result
+    }
 
     mutating func takeTicket() -> Int {
         defer { nextTicket += 1 }
@@ -187,6 +216,14 @@ private struct PendingResults {
 enum EarlyResult: Sendable {
     case encoded([UInt8])
     case decoded(CatalogCommandResult)
+
+    /// What it holds, about: a decoded result (only when its caller left while it was decoded) counted as a kilobyte.
+    var byteCount: Int {
+        switch self {
+        case .encoded(let message): message.count
+        case .decoded: 1_024
+        }
+    }
 
     var decoded: CatalogCommandResult? {
         switch self {
