@@ -303,9 +303,9 @@ SQL
 cat >"$work/tour.sql" <<'SQL'
 \set n random(0, :tours - 1)
 SELECT t.id, t.version, t.content, t.updated_at,
-       (SELECT json_agg(json_build_object('id', p.id, 'name', p.content->>'name', 'summary', p.content->>'summary',
-                                          'latitude', p.content->'latitude', 'longitude', p.content->'longitude',
-                                          'category', p.content->'category') ORDER BY s.position)
+       (SELECT json_agg(json_build_object('id', p.id, 'name', p.name, 'summary', p.content::json->>'summary',
+                                          'latitude', p.latitude, 'longitude', p.longitude,
+                                          'category', p.content::json->'category') ORDER BY s.position)
         FROM catalog.tour_stops s JOIN catalog.pois p ON p.id = s.poi_id WHERE s.tour_id = t.id) AS stops
 FROM catalog.tours t
 WHERE t.id = ('c17e0001-0000-4000-8000-' || lpad(:n::text, 12, '0'))::uuid AND t.status = 'published' AND t.deleted_at IS NULL;

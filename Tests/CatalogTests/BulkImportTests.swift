@@ -104,7 +104,7 @@ struct BulkImportTests {
             #expect(kept.message == "imported 399 of 400 rows and 1 category; 1 row failed and was skipped")
             #expect(kept.rows?[318].errors.first?.field == "latitude")
             #expect(try await count("catalog.pois", client) == 399)
-            #expect(try await count("catalog.pois WHERE content->>'legacyId' = '70317'", client) == 0)
+            #expect(try await count("catalog.pois WHERE content::jsonb->>'legacyId' = '70317'", client) == 0)
             // 2 categories (Eat, Eat/Café) and 399 POIs: an audit row and an event each; one result per command.
             #expect(try await count("catalog.audit_log", client) == 401)
             #expect(try await count("catalog.outbox WHERE topic LIKE '%catalog.events'", client) == 401)

@@ -138,5 +138,15 @@ enum CatalogMigrations {
             ALTER TABLE audit_log ALTER COLUMN before TYPE text USING before::text, ALTER COLUMN after TYPE text USING after::text;
             ALTER TABLE processed_commands ALTER COLUMN result TYPE text USING result::text;
             """),
+        Migration(14, "POI content stored as written; each POI's position in columns", """
+            -- A POI's content and draft are stored and read back whole; parsing each into jsonb on the way in was about
+            -- half of a POI row's cost in an import, and the index on content->>'category' a fifth, read by no query
+            -- (docs/FEED.md). The content's position gets columns beside its name: publishing a tour reads them for each
+            -- stop (a stop with a draft is read from the draft). A category rename's scan casts content::jsonb.
+            ALTER TABLE pois ADD COLUMN latitude double precision, ADD COLUMN longitude double precision;
+            UPDATE pois SET latitude = (content->>'latitude')::float8, longitude = (content->>'longitude')::float8;
+            DROP INDEX pois_category;
+            ALTER TABLE pois ALTER COLUMN content TYPE text USING content::text, ALTER COLUMN draft TYPE text USING draft::text;
+            """),
     ])
 }

@@ -118,11 +118,12 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         let draft = poi.draft.map(CatalogEventCodec.text)
         let deletedAt: Date? = deleted ? poi.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.pois (id, version, status, name, content, updated_at, deleted_at, draft)
-            VALUES (\(poi.id), \(poi.version), \(poi.status.rawValue), \(poi.content.name), \(content)::jsonb, \(poi.updatedAt), \(deletedAt),
-                    \(draft)::jsonb)
+            INSERT INTO catalog.pois (id, version, status, name, content, updated_at, deleted_at, draft, latitude, longitude)
+            VALUES (\(poi.id), \(poi.version), \(poi.status.rawValue), \(poi.content.name), \(content), \(poi.updatedAt), \(deletedAt),
+                    \(draft), \(poi.content.latitude), \(poi.content.longitude))
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name, content = EXCLUDED.content,
-                updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
+                updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft,
+                latitude = EXCLUDED.latitude, longitude = EXCLUDED.longitude
             """, logger: logger)
     }
 
@@ -236,9 +237,10 @@ struct PostgresCatalogTransaction: CatalogTransaction {
         for row in try await connection.fetch("""
             SELECT \(unescaped: Self.poiColumns) FROM catalog.pois
             WHERE deleted_at IS NULL AND EXISTS (
-                SELECT 1 FROM (SELECT content->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(content->'categories', '[]'))
-                               UNION ALL SELECT draft->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(draft->'categories', '[]'))
-                              ) AS used(path)
+                SELECT 1 FROM (SELECT content::jsonb AS content, draft::jsonb AS draft) AS parsed,
+                    LATERAL (SELECT parsed.content->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(parsed.content->'categories', '[]'))
+                             UNION ALL SELECT parsed.draft->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(parsed.draft->'categories', '[]'))
+                            ) AS used(path)
                 WHERE used.path = \(path) OR left(used.path, length(\(prefix))) = \(prefix))
             ORDER BY id FOR UPDATE
             """, as: PoiRow.self, logger: logger) {
@@ -392,9 +394,9 @@ extension PostgresCatalogTransaction {
         guard !ids.isEmpty else { return [:] }
         var places: [UUID: StopPlace] = [:]
         for (id, name, latitude, longitude, hasDraft, deleted) in try await connection.fetch("""
-            SELECT id, COALESCE(draft, content)->>'name', (COALESCE(draft, content)->>'latitude')::float8,
-                   (COALESCE(draft, content)->>'longitude')::float8, draft IS NOT NULL, deleted_at IS NOT NULL
-            FROM catalog.pois WHERE id = ANY(\(ids)) FOR SHARE
+            SELECT id, COALESCE(d.draft->>'name', name), COALESCE((d.draft->>'latitude')::float8, latitude),
+                   COALESCE((d.draft->>'longitude')::float8, longitude), d.draft IS NOT NULL, deleted_at IS NOT NULL
+            FROM catalog.pois, LATERAL (SELECT draft::jsonb AS draft) AS d WHERE id = ANY(\(ids)) FOR SHARE OF pois
             """, as: (UUID, String, Double, Double, Bool, Bool).self, logger: logger) {
             places[id] = StopPlace(name: name, latitude: latitude, longitude: longitude, hasDraft: hasDraft, isDeleted: deleted)
         }
@@ -435,14 +437,16 @@ extension PostgresCatalogTransaction {
             let contents = pois.map { CatalogEventCodec.text($0.content) }
             let drafts = pois.map { $0.draft.map(CatalogEventCodec.text) ?? "" }
             try await connection.query("""
-                INSERT INTO catalog.pois (id, version, status, name, content, updated_at, deleted_at, draft)
-                SELECT id, version, status, name, content::jsonb, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, '')::jsonb
+                INSERT INTO catalog.pois (id, version, status, name, content, updated_at, deleted_at, draft, latitude, longitude)
+                SELECT id, version, status, name, content, updated_at, CASE WHEN deleted THEN updated_at END, NULLIF(draft, ''), latitude, longitude
                 FROM unnest(\(pois.map(\.id))::uuid[], \(pois.map(\.version))::integer[], \(pois.map(\.status.rawValue))::text[],
                             \(pois.map(\.content.name))::text[], \(contents)::text[], \(pois.map(\.updatedAt))::timestamptz[],
-                            \(changes.pois.map(\.isDeleted))::boolean[], \(drafts)::text[])
-                     AS p(id, version, status, name, content, updated_at, deleted, draft)
+                            \(changes.pois.map(\.isDeleted))::boolean[], \(drafts)::text[],
+                            \(pois.map(\.content.latitude))::float8[], \(pois.map(\.content.longitude))::float8[])
+                     AS p(id, version, status, name, content, updated_at, deleted, draft, latitude, longitude)
                 ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, status = EXCLUDED.status, name = EXCLUDED.name,
-                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft
+                    content = EXCLUDED.content, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, draft = EXCLUDED.draft,
+                    latitude = EXCLUDED.latitude, longitude = EXCLUDED.longitude
                 """, logger: logger)
         }
         if !changes.tours.isEmpty {
