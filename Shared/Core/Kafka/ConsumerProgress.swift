@@ -77,11 +77,17 @@ public final class KafkaTopicEnds: Service, Sendable {
 
     /// True once the probe follows the topic (what arrives from then on moves the ends).
     public var isFollowing: Bool { following.value }
+    /// How long the broker may hold the probe's fetch that found nothing new.
+    static let probeFetchWaitMilliseconds = 100
 
     /// `topic` is the full name, prefix included.
     public init(topic: String, configuration: KafkaConfiguration, logger: Logger) throws {
         self.topic = topic
-        self.configuration = configuration
+        var probing = configuration
+        // The probe only moves the ends forward between samples seconds apart, so its fetches may wait: a broker that
+        // holds an empty fetch for its whole wait (tansu) is otherwise asked fifty times a second by every probe.
+        probing.fetchWaitMaxMilliseconds = max(configuration.fetchWaitMaxMilliseconds, Self.probeFetchWaitMilliseconds)
+        self.configuration = probing
         self.logger = logger
         query = try KafkaOffsetQuery(configuration: configuration)
     }
