@@ -13,7 +13,7 @@ struct CatalogServiceTests {
     let logger = TestServices.logger
 
     /// Runs catalog and a command client; `events` reads `catalog.events` from the beginning.
-    func withCatalog(_ body: @Sendable (CatalogCommandClient, KafkaConsumer, DatabaseSettings) async throws -> Void) async throws {
+    func withCatalog(_ body: @Sendable (CatalogCommandClient, KafkaConsumer, DatabaseSettings, KafkaConfiguration) async throws -> Void) async throws {
         let database = try await TestServices.freshDatabase()
         let kafka = TestServices.kafka()
         let catalog = try Catalog.buildApplication(settings: TestServices.serviceSettings(name: "catalog", database: database, kafka: kafka))
@@ -29,7 +29,7 @@ struct CatalogServiceTests {
                 // The first command waits for catalog's consumer group to form, which takes a while on a fresh broker.
                 let warmUp = try await commands.execute(CatalogCommand(action: .snapshot, actor: "test"), timeout: .seconds(60))
                 try #require(warmUp.outcome == .applied)
-                try await body(commands, events, database)
+                try await body(commands, events, database, kafka)
             }
             await events.close()
         }
@@ -50,7 +50,7 @@ struct CatalogServiceTests {
 
     @Test("each applied command's events reach catalog.events once; its result comes back; a resent command is answered again, not reapplied")
     func commandsOverTheBroker() async throws {
-        try await withCatalog { commands, events, database in
+        try await withCatalog { commands, events, database, _ in
             let category = try await commands.executeInTest(CatalogCommand(action: .createCategory, actor: "t", category: CategoryContent(name: "Eat")))
             #expect(category.outcome == .applied)
             let poi = CatalogCommand(action: .createPoi, actor: "t", poi: PoiContent(name: "Café", latitude: 34.2, longitude: -77.8, category: "Eat"))
@@ -85,7 +85,7 @@ struct CatalogServiceTests {
 
     @Test("a command the database cannot store is answered as rejected, and the commands after it still go through")
     func poisonCommand() async throws {
-        try await withCatalog { commands, _, _ in
+        try await withCatalog { commands, _, _, _ in
             // Content is validated (no NUL), but the actor is not: Postgres refuses NUL in text.
             let poison = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "x\u{0}y", tour: TourContent(name: "Poison")))
             #expect(poison.outcome == .rejected)
@@ -97,9 +97,34 @@ struct CatalogServiceTests {
         }
     }
 
+    @Test("unreadable messages among commands in one batch: each is dead-lettered with its bytes, and the commands around them are applied")
+    func unreadableAmongCommands() async throws {
+        try await withCatalog { commands, _, _, kafka in
+            let producer = try KafkaProducer(configuration: kafka, logger: logger)
+            let topic = kafka.topic(Topic.catalogCommands)
+            let first = CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "First"))
+            let second = CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "Second"))
+            func message(_ bytes: [UInt8]) -> KafkaOutgoingMessage { KafkaOutgoingMessage(topic: topic, key: "batch", value: bytes, partition: 0) }
+            func message(_ command: CatalogCommand) -> KafkaOutgoingMessage {
+                message(CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "test", data: command)))
+            }
+            let unreadable = ["{\"type\":\"tour.create\",", "[1,2,3]"]
+            let batch = [message(Array(unreadable[0].utf8)), message(first), message(Array(unreadable[1].utf8)), message(second)]
+            try await TestServices.withServices([producer]) {
+                // One send to one partition: catalog reads them in one poll, each command while the one before it is handled.
+                _ = try await producer.send(batch)
+            }
+            #expect(try await commands.result(of: first.commandId, timeout: .seconds(30)).outcome == .applied)
+            #expect(try await commands.result(of: second.commandId, timeout: .seconds(30)).outcome == .applied)
+            let letters = try await TestServices.deadLetters(kafka, count: 2)
+            #expect(letters.map(\.data.value) == unreadable)
+            #expect(letters.allSatisfy { !$0.data.reason.isEmpty }, "\(letters.map(\.data.reason))")
+        }
+    }
+
     @Test("a bulk import over the broker: its result carries the per-row report")
     func importOverTheBroker() async throws {
-        try await withCatalog { commands, events, _ in
+        try await withCatalog { commands, events, _, _ in
             let plan = try ContentImportFile.plan(Data("""
                 name,latitude,longitude,category
                 Bank,53.8,-1.54,Shop/Fashion
