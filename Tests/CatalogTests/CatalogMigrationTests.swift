@@ -54,13 +54,22 @@ struct CatalogMigrationTests {
                 published.draft = nil
                 published.version = 3
                 try await transaction.savePoi(published, deleted: false)
-                #expect(try await transaction.stopPlaces([drafted.id])[drafted.id]?.name == "New Hall")
+                #expect(try await transaction.stopPlaces([drafted.id])[drafted.id]
+                        == StopPlace(name: "New Hall", latitude: 51.5, longitude: -0.12, hasDraft: false, isDeleted: false))
                 var redrafted = published
                 redrafted.draft = PoiContent(name: "Newer Hall", latitude: 51.6, longitude: -0.1)
                 redrafted.version = 4
                 try await transaction.write(CatalogChanges(pois: [Stored(state: redrafted, isDeleted: false)]))
                 #expect(try await transaction.stopPlaces([drafted.id])[drafted.id]
                         == StopPlace(name: "Newer Hall", latitude: 51.6, longitude: -0.1, hasDraft: true, isDeleted: false))
+                var moved = redrafted
+                moved.content.latitude = 52.0
+                moved.content.longitude = -0.2
+                moved.draft = nil
+                moved.version = 5
+                try await transaction.write(CatalogChanges(pois: [Stored(state: moved, isDeleted: false)]))
+                #expect(try await transaction.stopPlaces([drafted.id])[drafted.id]
+                        == StopPlace(name: "New Hall", latitude: 52.0, longitude: -0.2, hasDraft: false, isDeleted: false))
             }
         }
     }

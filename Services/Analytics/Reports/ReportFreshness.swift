@@ -8,7 +8,7 @@ import Shared
 enum IngestLagWatch {
     static func make(ends: KafkaTopicEnds, store: any IngestStore, window: Duration, logger: Logger) -> LagWatch {
         let topic = ends.topic
-        return LagWatch(name: "analytics", window: window, logger: logger) {
+        return LagWatch(name: "analytics", window: window, endsDelay: KafkaTopicEnds.probeDelay, logger: logger) {
             // Ends first: what they saw is counted once the stored offsets, read after them, reach them.
             let ends = try await ends.watermarks()
             let stored = try await store.storedOffsets(topic: topic)

@@ -47,13 +47,13 @@ final class CommandConsumer: Service, Sendable {
                     let messages = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(500))
                     guard !messages.isEmpty else { continue }
                     var offsets: [KafkaTopicPartition: Int64] = [:]
-                    // Each command is read while the one before it is handled: an import's is a megabyte of JSON (about
-                    // 10 ms), which otherwise waited between one command's commit and the next's start. One ahead only:
-                    // a poll's hundred import commands read at once would hold several hundred megabytes.
-                    var next = messages.first.map(Self.reading)
+                    // A poll's commands after its first are each read while the one before it is handled: an import's is a
+                    // megabyte of JSON (about 10 ms). One ahead only: a poll's hundred import commands read at once would
+                    // hold several hundred megabytes.
+                    var next = Self.reading(messages[0])
                     for (index, message) in messages.enumerated() {
-                        guard let command = await next?.value else { break }
-                        next = index + 1 < messages.count ? Self.reading(messages[index + 1]) : nil
+                        let command = await next.value
+                        if index + 1 < messages.count { next = Self.reading(messages[index + 1]) }
                         try await self.process(message, command: command)
                         // Each command's answer goes out while the next is handled: a sender keeping a few
                         // commands in flight (an import) sends its next as soon as it hears of one.

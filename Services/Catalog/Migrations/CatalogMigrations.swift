@@ -145,6 +145,7 @@ enum CatalogMigrations {
             -- stop (a stop with a draft is read from the draft). A category rename's scan casts content::jsonb.
             ALTER TABLE pois ADD COLUMN latitude double precision, ADD COLUMN longitude double precision;
             UPDATE pois SET latitude = (content->>'latitude')::float8, longitude = (content->>'longitude')::float8;
+            ALTER TABLE pois ALTER COLUMN latitude SET NOT NULL, ALTER COLUMN longitude SET NOT NULL;
             DROP INDEX pois_category;
             ALTER TABLE pois ALTER COLUMN content TYPE text USING content::text, ALTER COLUMN draft TYPE text USING draft::text;
             """),

@@ -234,10 +234,11 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func poisInCategory(_ path: String) async throws -> [PoiState] {
         let prefix = path + "/"
         var pois: [PoiState] = []
+        // Content and draft parsed once a row (`OFFSET 0` keeps the subquery from being folded into each use).
         for row in try await connection.fetch("""
             SELECT \(unescaped: Self.poiColumns) FROM catalog.pois
             WHERE deleted_at IS NULL AND EXISTS (
-                SELECT 1 FROM (SELECT content::jsonb AS content, draft::jsonb AS draft) AS parsed,
+                SELECT 1 FROM (SELECT content::jsonb AS content, draft::jsonb AS draft OFFSET 0) AS parsed,
                     LATERAL (SELECT parsed.content->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(parsed.content->'categories', '[]'))
                              UNION ALL SELECT parsed.draft->>'category' UNION ALL SELECT jsonb_array_elements_text(COALESCE(parsed.draft->'categories', '[]'))
                             ) AS used(path)
@@ -393,10 +394,11 @@ extension PostgresCatalogTransaction {
     func stopPlaces(_ ids: [UUID]) async throws -> [UUID: StopPlace] {
         guard !ids.isEmpty else { return [:] }
         var places: [UUID: StopPlace] = [:]
+        // `OFFSET 0` keeps the subquery apart, so a draft is parsed once, not once for each field read from it.
         for (id, name, latitude, longitude, hasDraft, deleted) in try await connection.fetch("""
             SELECT id, COALESCE(d.draft->>'name', name), COALESCE((d.draft->>'latitude')::float8, latitude),
                    COALESCE((d.draft->>'longitude')::float8, longitude), d.draft IS NOT NULL, deleted_at IS NOT NULL
-            FROM catalog.pois, LATERAL (SELECT draft::jsonb AS draft) AS d WHERE id = ANY(\(ids)) FOR SHARE OF pois
+            FROM catalog.pois, LATERAL (SELECT draft::jsonb AS draft OFFSET 0) AS d WHERE id = ANY(\(ids)) FOR SHARE OF pois
             """, as: (UUID, String, Double, Double, Bool, Bool).self, logger: logger) {
             places[id] = StopPlace(name: name, latitude: latitude, longitude: longitude, hasDraft: hasDraft, isDeleted: deleted)
         }

@@ -79,13 +79,16 @@ public final class KafkaTopicEnds: Service, Sendable {
     public var isFollowing: Bool { following.value }
     /// How long the broker may hold the probe's fetch that found nothing new.
     static let probeFetchWaitMilliseconds = 100
+    /// How long a message may be on the broker before the probe has seen it (a held fetch, then the next): a sample's
+    /// ends stand for the topic as it was this long before the sample.
+    public static let probeDelay: Duration = .milliseconds(2 * probeFetchWaitMilliseconds)
 
     /// `topic` is the full name, prefix included.
     public init(topic: String, configuration: KafkaConfiguration, logger: Logger) throws {
         self.topic = topic
         var probing = configuration
-        // The probe only moves the ends forward between samples seconds apart, so its fetches may wait: a broker that
-        // holds an empty fetch for its whole wait (tansu) is otherwise asked fifty times a second by every probe.
+        // The probe's fetches may wait longer than a worker's (samples count from `probeDelay` before they are taken): a
+        // broker that holds an empty fetch for its whole wait (tansu) is otherwise asked fifty times a second by every probe.
         probing.fetchWaitMaxMilliseconds = max(configuration.fetchWaitMaxMilliseconds, Self.probeFetchWaitMilliseconds)
         self.configuration = probing
         self.logger = logger
@@ -223,15 +226,19 @@ public final class LagWatch: Service, Sendable {
     public let name: String
     public let window: Duration
     public let interval: Duration
+    public let endsDelay: Duration
     private let sampler: Sampler
     private let state: Mutex<State>
     private let logger: Logger
     private let degradedGauge: Gauge
     private let waitingGauge: Gauge
 
-    public init(name: String, window: Duration = .seconds(30), interval: Duration = .seconds(1), logger: Logger,
+    /// `endsDelay`: how old the ends a sample reads may be (`KafkaTopicEnds.probeDelay`); a sample counts from that long
+    /// before it was taken, so `caughtUpTo` never claims a message the ends did not yet show.
+    public init(name: String, window: Duration = .seconds(30), interval: Duration = .seconds(1), endsDelay: Duration = .zero, logger: Logger,
                 sampler: @escaping Sampler) {
         self.name = name
+        self.endsDelay = endsDelay
         self.window = window
         self.interval = interval
         self.sampler = sampler
@@ -262,7 +269,7 @@ public final class LagWatch: Service, Sendable {
 
     /// Takes one sample now; a failed one (broker or Postgres away) changes nothing, the checks of those say so.
     public func sampleOnce() async {
-        let at = ContinuousClock.now, wall = Date()
+        let at = ContinuousClock.now, wall = Date(timeIntervalSinceNow: -endsDelay.seconds)
         do {
             record(try await sampler(), at: at, wall: wall)
         } catch {
@@ -345,7 +352,9 @@ extension LagWatch {
     public static func watching(_ progress: ConsumerProgress, name: String, topic: String, configuration: KafkaConfiguration,
                                 logger: Logger) throws -> (ends: KafkaTopicEnds, watch: LagWatch) {
         let ends = try KafkaTopicEnds(topic: topic, configuration: configuration, logger: logger)
-        let watch = LagWatch(name: name, window: try stallWindow(), logger: logger) { try await progress.sample(ends) }
+        let watch = LagWatch(name: name, window: try stallWindow(), endsDelay: KafkaTopicEnds.probeDelay, logger: logger) {
+            try await progress.sample(ends)
+        }
         return (ends, watch)
     }
 }
