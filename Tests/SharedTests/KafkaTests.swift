@@ -1,5 +1,5 @@
 import Foundation
-@testable import Shared
+import Shared
 import Synchronization
 import Testing
 import TestSupport
@@ -101,48 +101,6 @@ struct KafkaTests {
         }
         #expect(received.count == 6)
         #expect(received.allSatisfy { String(decoding: $0.value, as: UTF8.self) == "new" })
-        await consumer.close()
-        await producer.shutdown()
-    }
-
-    @Test("a due log check waits while fetched messages wait to be read, at most four intervals, and is made at once when none wait")
-    func logCheckWaitsForAnIdlePoll() async throws {
-        let configuration = TestServices.kafka()
-        let producer = try producer(configuration)
-        let topic = configuration.topic("backlog")
-        try await producer.createTopics([KafkaTopicSpec(name: "backlog", partitions: 1)])
-        let count = 3_000
-        _ = try await producer.send((0..<count).map { KafkaOutgoingMessage(topic: topic, key: "k", value: Array("m\($0)".utf8)) })
-        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .allPartitions(topics: [topic], from: .beginning),
-                                                    logger: logger, checkInterval: .milliseconds(100))
-        var read = try await consumer.poll(maxMessages: 1, timeout: .seconds(10))
-        #expect(read.count == 1)
-        // One message a poll: the rest of the first fetch waits in librdkafka's queue at every poll.
-        var checks = consumer.checksMade.withLock { $0 }
-        var start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(2) {
-            read += try await consumer.poll(maxMessages: 1, timeout: .milliseconds(100))
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        let busyChecks = consumer.checksMade.withLock { $0 } - checks
-        #expect(read.count < count, "the backlog ran out while the test read it")
-        // Every 400 ms at most (about five in 2 s), where every poll would have checked every 100 ms (about fifteen).
-        #expect(busyChecks >= 2 && busyChecks <= 7, "\(busyChecks) checks in 2 s of reading a backlog")
-        while read.count < count {
-            let batch = try await consumer.poll(maxMessages: 1_000, timeout: .seconds(5))
-            #expect(!batch.isEmpty)
-            if batch.isEmpty { break }
-            read += batch
-        }
-        // Nothing waits now: every poll after an interval checks.
-        checks = consumer.checksMade.withLock { $0 }
-        start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(1) {
-            read += try await consumer.poll(maxMessages: 100, timeout: .milliseconds(50))
-        }
-        let idleChecks = consumer.checksMade.withLock { $0 } - checks
-        #expect(idleChecks >= 4, "\(idleChecks) checks in 1 s of idle polls")
-        #expect(read.count == count)
         await consumer.close()
         await producer.shutdown()
     }

@@ -61,8 +61,6 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     private let seenTopicIds = Mutex<[String: Set<KafkaTopicId>]>([:])
     private let resetUnconfirmedBeyondEnd: Bool
     private let checkInterval: Duration
-    /// Checks made, for tests.
-    let checksMade = Mutex(0)
     private let onLogCheck: (@Sendable (LogCheck) -> Void)?
 
     /// Makes a consumer and subscribes it, or assigns it its partitions (asking the broker for them and, from
@@ -155,7 +153,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 case .failure(let error):
                     // Transient (broker down, topic gone): librdkafka recovers by itself; positions are checked soon.
                     logger.debug("consumer notice", metadata: ["error": "\(error.message)"])
-                    lastCheck.withLock { $0 = .now - checkInterval * Self.longestCheckDeferral }
+                    lastCheck.withLock { $0 = .now - checkInterval }
                     continue
                 }
                 // Per message, not per batch: a rebalance inside the poll replaces the map.
@@ -179,26 +177,15 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         }
     }
 
-    /// How many `checkInterval`s a due check may wait while fetched messages wait to be read. A check asks the broker
-    /// a question per partition, each behind the connection's held fetch (about 0.1 s on tansu for four partitions), and
-    /// was a pause between commands every two seconds of an import (docs/FEED.md); it waits for a poll with nothing to read.
-    static let longestCheckDeferral = 4
-
-    /// Compares each assigned partition's position with its log, every `checkInterval` (when no fetched message waits,
-    /// or at the latest after `longestCheckDeferral` intervals) and at once after every broker was down; a position
-    /// outside the log is reset to the log's start (see `LogMove`). Runs on the client's queue. A check that cannot
-    /// reach the broker is tried again at the next interval.
+    /// Compares each assigned partition's position with its log, every `checkInterval` and at once after
+    /// every broker was down; a position outside the log is reset to the log's start (see `LogMove`).
+    /// Runs on the client's queue. A check that cannot reach the broker is tried again at the next interval.
     private func checkPositionsIfDue() {
         // Taken now, so a loss of every broker during this check is seen by the next one.
         let afterBrokerLoss = context.brokersWereDown.clear()
         let now = ContinuousClock.now
-        if !afterBrokerLoss {
-            let since = now - lastCheck.withLock { $0 }
-            guard since >= checkInterval else { return }
-            guard since >= checkInterval * Self.longestCheckDeferral || !client.hasWaitingEvents else { return }
-        }
+        guard afterBrokerLoss || lastCheck.withLock({ now - $0 >= checkInterval }) else { return }
         lastCheck.withLock { $0 = now }
-        checksMade.withLock { $0 += 1 }
         let assigned = assignment
         let known = context.positions.withLock { $0 }
         var moves: [LogMove] = []

@@ -21,13 +21,6 @@ extension RDKafkaClient {
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "assign") }
     }
 
-    /// Whether messages or events are already fetched and waiting: the next poll takes them without asking the broker.
-    var hasWaitingEvents: Bool {
-        guard let queue = rd_kafka_queue_get_consumer(handle) else { return false }
-        defer { rd_kafka_queue_destroy(queue) }
-        return rd_kafka_queue_length(queue) > 0
-    }
-
     /// Waits up to `timeoutMilliseconds` for the next message or consumer error (serving callbacks, rebalances
     /// among them, meanwhile); nil when neither came.
     func consumerPoll(timeoutMilliseconds: Int32) -> Result<KafkaMessage, KafkaError>? {
