@@ -120,6 +120,19 @@ def test_a_fetch_wait_librdkafka_would_refuse_is_refused_at_start_naming_it(valu
     assert "KAFKA_FETCH_WAIT_MS" in message, message
 
 
+@pytest.mark.parametrize("variables, named", [
+    ({"KAFKA_LINGER_MS": "-1"}, "KAFKA_LINGER_MS"),
+    ({"KAFKA_LINGER_MS": "1000000"}, "KAFKA_LINGER_MS"),
+    ({"KAFKA_LINGER_MS": "soon"}, "KAFKA_LINGER_MS"),
+    ({"KAFKA_DELIVERY_TIMEOUT_MS": "2"}, "KAFKA_DELIVERY_TIMEOUT_MS"),
+    ({"KAFKA_DELIVERY_TIMEOUT_MS": "5000", "KAFKA_LINGER_MS": "5000"}, "KAFKA_DELIVERY_TIMEOUT_MS"),
+])
+def test_producer_timings_librdkafka_would_refuse_are_refused_at_start_naming_the_variable(variables, named):
+    message = assert_one_line_failure(run("feed", **variables))
+    assert named in message, message
+    assert "linger.ms" not in message and "queue.buffering" not in message, message
+
+
 def test_a_missing_required_secret_is_refused_at_start_naming_it():
     message = assert_one_line_failure(run("analytics"))
     assert "REPORTS_TOKEN" in message and "demo mode" in message, message

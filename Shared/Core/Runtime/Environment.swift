@@ -124,6 +124,14 @@ public struct ServiceSettings: Sendable {
         guard (0...50_000).contains(kafka.fetchWaitMaxMilliseconds) else {
             throw ConfigurationError(name: "KAFKA_FETCH_WAIT_MS", message: "must be 0 to 50000 milliseconds, got \(kafka.fetchWaitMaxMilliseconds)")
         }
+        // What librdkafka would refuse when the producer opens, named by the variable rather than by its property.
+        guard (0...900_000).contains(kafka.lingerMilliseconds) else {
+            throw ConfigurationError(name: "KAFKA_LINGER_MS", message: "must be 0 to 900000 milliseconds, got \(kafka.lingerMilliseconds)")
+        }
+        guard kafka.deliveryTimeoutMilliseconds > kafka.lingerMilliseconds else {
+            throw ConfigurationError(name: "KAFKA_DELIVERY_TIMEOUT_MS",
+                                     message: "must be more than KAFKA_LINGER_MS (\(kafka.lingerMilliseconds)), got \(kafka.deliveryTimeoutMilliseconds)")
+        }
         logLevel = try environment.logLevel()
         logFormat = try environment.choice(.logFormat)
         httpIdleTimeoutSeconds = try environment.int(.httpIdleTimeoutSeconds)
