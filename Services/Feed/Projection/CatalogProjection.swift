@@ -47,8 +47,7 @@ final class CatalogProjection: Sendable {
 
     /// Whether changes are waiting for a `publish` to take them.
     var hasPendingChanges: Bool {
-        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.categoriesChanged || $0.calendarChanged || $0.peopleChanged || $0.pagesChanged
-            || $0.featuredChanged || $0.mediaChanged }
+        entities.withLock { !$0.dirtyTours.isEmpty || !$0.dirtyPois.isEmpty || $0.recordsChanged }
     }
 
     /// Takes each event in that is newer than what is held; returns whether any changed anything.
@@ -183,18 +182,12 @@ private struct EntityState {
 
     var dirtyTours: Set<UUID> = []
     var dirtyPois: Set<UUID> = []
-    var categories: [UUID: CategoryState] = [:]
-    var categoriesChanged = false
-    var calendar: [UUID: CalendarEntryState] = [:]
-    var calendarChanged = false
-    var people: [UUID: PersonState] = [:]
-    var peopleChanged = false
-    var pages: [UUID: PageState] = [:]
-    var pagesChanged = false
-    var featured: [UUID: FeaturedState] = [:]
-    var featuredChanged = false
-    var media: [UUID: MediaState] = [:]
-    var mediaChanged = false
+    var categories = ChangedRecords<CategoryState>()
+    var calendar = ChangedRecords<CalendarEntryState>()
+    var people = ChangedRecords<PersonState>()
+    var pages = ChangedRecords<PageState>()
+    var featured = ChangedRecords<FeaturedState>()
+    var media = ChangedRecords<MediaState>()
     /// Media items by their file's hash, and the POIs naming each hash: an item's change re-renders them.
     var mediaByHash: [String: UUID] = [:]
     var poisByMedia: [String: [UUID]] = [:]
@@ -241,17 +234,21 @@ private struct EntityState {
         return true
     }
 
-    mutating func apply(_ event: CategoryEvent) -> Bool { apply(event, to: \.categories, marking: \.categoriesChanged) }
+    mutating func apply(_ event: CategoryEvent) -> Bool { apply(event, to: \.categories) }
+
+    var recordsChanged: Bool {
+        categories.changed || calendar.changed || people.changed || pages.changed || featured.changed || media.changed
+    }
 
     mutating func apply<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) -> Bool {
-        if let event = event as? CalendarEntryEvent { return apply(event, to: \.calendar, marking: \.calendarChanged) }
-        if let event = event as? PersonEvent { return apply(event, to: \.people, marking: \.peopleChanged) }
-        if let event = event as? PageEvent { return apply(event, to: \.pages, marking: \.pagesChanged) }
-        if let event = event as? FeaturedEvent { return apply(event, to: \.featured, marking: \.featuredChanged) }
+        if let event = event as? CalendarEntryEvent { return apply(event, to: \.calendar) }
+        if let event = event as? PersonEvent { return apply(event, to: \.people) }
+        if let event = event as? PageEvent { return apply(event, to: \.pages) }
+        if let event = event as? FeaturedEvent { return apply(event, to: \.featured) }
         if let event = event as? MediaEvent {
-            let before = media[event.entityId]?.content.sha256
-            guard apply(event, to: \.media, marking: \.mediaChanged) else { return false }
-            let after = media[event.entityId]?.content.sha256
+            let before = media.byId[event.entityId]?.content.sha256
+            guard apply(event, to: \.media) else { return false }
+            let after = media.byId[event.entityId]?.content.sha256
             if let before, before != after { mediaByHash[before] = nil }
             if let after { mediaByHash[after] = event.entityId }
             // The POIs showing it show its alt text, captions and transcript.
@@ -282,22 +279,21 @@ private struct EntityState {
     func media(of content: PoiContent) -> PoiMedia? {
         guard !poisByMedia.isEmpty else { return nil }
         return PoiMedia.of(content, feedPublicURL: feedPublicURL) { hash in
-            mediaByHash[hash].flatMap { media[$0] }.flatMap { $0.status == .published ? $0.content : nil }
+            mediaByHash[hash].flatMap { media.byId[$0] }.flatMap { $0.status == .published ? $0.content : nil }
         }
     }
 
     /// A record kept whole replaced or removed, unless this version was seen.
-    private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, [UUID: Event.Record]>,
-                                                         marking changed: WritableKeyPath<Self, Bool>) -> Bool {
+    private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, ChangedRecords<Event.Record>>) -> Bool {
         if let seen = versions[event.entityId], seen >= event.version { return false }
         if event.isDeletion {
-            self[keyPath: records][event.entityId] = nil
+            self[keyPath: records].byId[event.entityId] = nil
         } else {
             guard let record = event.record else { return false }
-            self[keyPath: records][event.entityId] = record
+            self[keyPath: records].byId[event.entityId] = record
         }
         versions[event.entityId] = event.version
-        self[keyPath: changed] = true
+        self[keyPath: records].changed = true
         if let kind = (event as? any ChangeLogged)?.changeKind { changeNotes.note(kind, event.entityId) }
         return true
     }
@@ -334,7 +330,6 @@ private struct EntityState {
     /// records arriving over several batches would build each listing again per batch; and a snapshot's tours come before
     /// its POIs, each batch of which changes what nearly every tour shows of its stops. Those are taken at publication, once.
     mutating func takeChanges(isPublication: Bool) -> RenderWork? {
-        let recordsChanged = categoriesChanged || calendarChanged || peopleChanged || pagesChanged || featuredChanged || mediaChanged
         guard (isPublication && (isFirstPublication || recordsChanged || !dirtyTours.isEmpty)) || !dirtyPois.isEmpty else {
             return nil
         }
@@ -371,18 +366,12 @@ private struct EntityState {
     }
 
     private mutating func takeRecordChanges(into work: inout RenderWork) {
-        if categoriesChanged { work.categories = Array(categories.values) }
-        categoriesChanged = false
-        if calendarChanged { work.calendar = calendar.values.filter { $0.status == .published } }
-        calendarChanged = false
-        if peopleChanged { work.people = people.values.filter { $0.status == .published } }
-        peopleChanged = false
-        if pagesChanged { work.pages = pages.values.filter { $0.status == .published } }
-        pagesChanged = false
-        if featuredChanged { work.featured = featured.values.filter { $0.status == .published } }
-        featuredChanged = false
-        if mediaChanged { work.media = media.values.filter { $0.status == .published } }
-        mediaChanged = false
+        work.categories = categories.takeChanged()
+        work.calendar = calendar.takeChanged { $0.status == .published }
+        work.people = people.takeChanged { $0.status == .published }
+        work.pages = pages.takeChanged { $0.status == .published }
+        work.featured = featured.takeChanged { $0.status == .published }
+        work.media = media.takeChanged { $0.status == .published }
     }
 
     /// Published tours stopping at the POI, in list order.
@@ -609,6 +598,18 @@ struct SlotTable<Value: Sendable>: Sendable {
 }
 
 /// A catalog event that carries its record whole (a category, a calendar entry), as the projection applies it.
+/// Records of one kind kept whole by id, and whether any changed since a publication last took them.
+private struct ChangedRecords<Record> {
+    var byId: [UUID: Record] = [:]
+    var changed = false
+
+    /// The records `keep` keeps when any changed since the last call; nil when none did.
+    mutating func takeChanged(where keep: (Record) -> Bool = { _ in true }) -> [Record]? {
+        defer { changed = false }
+        return changed ? byId.values.filter(keep) : nil
+    }
+}
+
 fileprivate protocol WholeRecordEvent {
     associatedtype Record
     var entityId: UUID { get }
@@ -665,11 +666,11 @@ extension EntityState {
         case .poi:
             guard let poi = pois[id] else { return false }
             return poi.status == .published || (toursByPoi[id] ?? []).contains { tours[$0]?.status == .published }
-        case .event: return calendar[id]?.status == .published
-        case .person: return people[id]?.status == .published
-        case .page: return pages[id]?.status == .published
-        case .featured: return featured[id]?.status == .published
-        case .media: return media[id]?.status == .published
+        case .event: return calendar.byId[id]?.status == .published
+        case .person: return people.byId[id]?.status == .published
+        case .page: return pages.byId[id]?.status == .published
+        case .featured: return featured.byId[id]?.status == .published
+        case .media: return media.byId[id]?.status == .published
         }
     }
 }
