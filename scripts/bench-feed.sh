@@ -43,6 +43,7 @@ WRK_THREADS=${WRK_THREADS:-1}
 PARTS=${PARTS:-gets media queries events}
 REBUILDS=${REBUILDS:-3}
 [[ $REBUILDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-feed: REBUILDS must be 1 or more" >&2; exit 2; }
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-feed: ROUNDS must be 1 or more" >&2; exit 2; }
 if [[ -n ${BASELINE_FEED:-} ]]; then
   [[ -x $BASELINE_FEED ]] || { echo "bench-feed: BASELINE_FEED $BASELINE_FEED is not an executable" >&2; exit 2; }
   [[ -z ${REBUILD_UNDER:-} ]] || { echo "bench-feed: BASELINE_FEED and REBUILD_UNDER do not go together" >&2; exit 2; }
@@ -314,7 +315,7 @@ SQL
 # column N of the rows in FILE, median
 col_median() { awk -v c="$2" '{ print $c }' "$1" | median; }
 # FILE_A COL_A FILE_B COL_B: each round's ratio a/b (line N of both files is round N, run back to back), one per line.
-round_ratios() { paste <(awk -v c="$2" '{ print $c }' "$1") <(awk -v c="$4" '{ print $c }' "$3") | awk '{ printf (($2 > 0) ? "%.3f\n" : "0\n"), $1 / $2 }'; }
+round_ratios() { paste <(awk -v c="$2" '{ print $c }' "$1") <(awk -v c="$4" '{ print $c }' "$3") | awk '{ if ($2 > 0) printf "%.3f\n", $1 / $2; else print "n/a" }'; }
 # The goal lines' ratio: the median of the rounds' ratios. A round's pair ran under the same load on a shared machine,
 # which a ratio of two medians taken apart (one side's fast round against the other's slow one) does not keep.
 paired_ratio() { round_ratios "$@" | median; }
@@ -416,7 +417,7 @@ done
 fi
 
 # ---- summary ----
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }'; }
 echo
 echo "=== feed benchmarks: $POIS POIs in $TOURS tours; wrk -t$WRK_THREADS -c$CONNECTIONS -d${DURATION}s, pgbench -c$CONNECTIONS; medians of $ROUNDS rounds; $(nproc) cores"
 grep -h "generate-city" "$work/generate.txt" || true
@@ -463,14 +464,14 @@ fi
 wants queries && near_p99=$(sed -n 's/^near on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
 wants queries && search_p99=$(sed -n 's/^search on the city:.*in-process p50 [0-9.]* ms p99 \([0-9.]*\) ms.*/\1/p' "$work/queries.txt")
 echo
-echo "ratios below: the median of the rounds' ratios (each round's pair back to back)"
+{ wants gets || wants media || wants events; } && echo "ratios below: the median of the rounds' ratios (each round's pair back to back)"
 wants gets && echo "ratio GET small tour: $(paired_ratio "$work/small.feed" 1 "$work/small.nginx" 1)x nginx (goal >= 0.8x)"
 wants gets && for kind in tours pois; do
   echo "ratio GET /v1/$kind/{id}: $(paired_ratio "$work/$kind.feed" 1 "$work/$kind.nginx" 1)x nginx (goal >= 0.85x), $(paired_ratio "$work/$kind.feed" 1 "$work/$kind.pg" 1)x postgres (goal >= 5x)"
 done
 wants media && echo "ratio GET media ($MEDIA_BYTES bytes): $(paired_ratio "$work/media.feed" 1 "$work/media.nginx" 1)x nginx (goal >= 0.7x)"
 wants queries && echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
-wants events && echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(paired_ratio "$work/events.rate" 1 "$work/events.raw" 1)x raw producer (goal >= 0.5x; rounds $(round_ratios "$work/events.rate" 1 "$work/events.raw" 1 | tr '\n' ' '); ratio of the medians $(ratio "$events" "$raw"))"
+wants events && echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(paired_ratio "$work/events.rate" 1 "$work/events.raw" 1)x raw producer (goal >= 0.5x; rounds $(round_ratios "$work/events.rate" 1 "$work/events.raw" 1 | paste -sd ' '); ratio of the medians $(ratio "$events" "$raw"))"
 echo "feed RSS ${rss_rebuilt} MiB with $POIS POIs: $(awk -v r="$rss_rebuilt" -v n="$POIS" 'BEGIN { printf "%.1f", r * 1024 / n }') KiB per POI (goal <= 3); ready ${rebuild_seconds} s after start (goal <= 5 s)"
 import_rate=$(sed -n 's/^generate-city: imported [0-9]* POIs in [0-9.]* s (\([0-9]*\) POIs\/s).*/\1/p' "$work/generate.txt")
 echo "import rate ${import_rate:-n/a} POIs/s (goal >= 5000)"

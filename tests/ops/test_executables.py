@@ -126,6 +126,7 @@ def test_a_fetch_wait_librdkafka_would_refuse_is_refused_at_start_naming_it(valu
     ({"KAFKA_LINGER_MS": "soon"}, "KAFKA_LINGER_MS"),
     ({"KAFKA_DELIVERY_TIMEOUT_MS": "2"}, "KAFKA_DELIVERY_TIMEOUT_MS"),
     ({"KAFKA_DELIVERY_TIMEOUT_MS": "5000", "KAFKA_LINGER_MS": "5000"}, "KAFKA_DELIVERY_TIMEOUT_MS"),
+    ({"KAFKA_DELIVERY_TIMEOUT_MS": "2147483648"}, "KAFKA_DELIVERY_TIMEOUT_MS"),
 ])
 def test_producer_timings_librdkafka_would_refuse_are_refused_at_start_naming_the_variable(variables, named):
     message = assert_one_line_failure(run("feed", **variables))

@@ -597,7 +597,6 @@ struct SlotTable<Value: Sendable>: Sendable {
     }
 }
 
-/// A catalog event that carries its record whole (a category, a calendar entry), as the projection applies it.
 /// Records of one kind kept whole by id, and whether any changed since a publication last took them.
 private struct ChangedRecords<Record> {
     var byId: [UUID: Record] = [:]
@@ -610,6 +609,7 @@ private struct ChangedRecords<Record> {
     }
 }
 
+/// A catalog event that carries its record whole (a category, a calendar entry), as the projection applies it.
 fileprivate protocol WholeRecordEvent {
     associatedtype Record
     var entityId: UUID { get }

@@ -49,7 +49,7 @@ extension ConfigVariable {
     public static let kafkaTopicPrefix = optional(
         "KAFKA_TOPIC_PREFIX", default: "", "prefix of every topic and consumer group (isolates deployments sharing a broker)")
     public static let kafkaDeliveryTimeoutMilliseconds = optional(
-        "KAFKA_DELIVERY_TIMEOUT_MS", default: "10000", "how long a produce may wait for the broker's acknowledgement; more than KAFKA_LINGER_MS")
+        "KAFKA_DELIVERY_TIMEOUT_MS", default: "10000", "how long a produce may wait for the broker's acknowledgement; more than KAFKA_LINGER_MS, at most 2147483647")
     public static let kafkaLingerMilliseconds = optional("KAFKA_LINGER_MS", default: "2", "how long the producer waits to fill a batch, 0 to 900000")
     public static let kafkaFetchWaitMilliseconds = optional(
         "KAFKA_FETCH_WAIT_MS", default: "20", "how long the broker may hold a consumer's fetch that found nothing new")

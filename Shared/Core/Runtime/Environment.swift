@@ -128,9 +128,9 @@ public struct ServiceSettings: Sendable {
         guard (0...900_000).contains(kafka.lingerMilliseconds) else {
             throw ConfigurationError(name: "KAFKA_LINGER_MS", message: "must be 0 to 900000 milliseconds, got \(kafka.lingerMilliseconds)")
         }
-        guard kafka.deliveryTimeoutMilliseconds > kafka.lingerMilliseconds else {
+        guard kafka.deliveryTimeoutMilliseconds > kafka.lingerMilliseconds, kafka.deliveryTimeoutMilliseconds <= Int(Int32.max) else {
             throw ConfigurationError(name: "KAFKA_DELIVERY_TIMEOUT_MS",
-                                     message: "must be more than KAFKA_LINGER_MS (\(kafka.lingerMilliseconds)), got \(kafka.deliveryTimeoutMilliseconds)")
+                                     message: "must be more than KAFKA_LINGER_MS (\(kafka.lingerMilliseconds)) and at most \(Int32.max) milliseconds, got \(kafka.deliveryTimeoutMilliseconds)")
         }
         logLevel = try environment.logLevel()
         logFormat = try environment.choice(.logFormat)
