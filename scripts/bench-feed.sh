@@ -14,7 +14,8 @@
 #   4. near and search: in-process p50/p99 (Server-Timing) and HTTP p50/p99 one at a time; wrk throughput
 #   5. POST /v1/events, batches of 50 from many devices, with wrk; the broker's own limit from a raw
 #      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
-# Each wrk/pgbench figure is the median of ROUNDS runs taken in turn. KEEP=1 keeps the work directory.
+# Each wrk/pgbench figure is the median of ROUNDS runs taken in turn (the feed first in odd rounds, its baseline first in
+# even ones); each goal line's ratio is the median of the rounds' ratios. KEEP=1 keeps the work directory.
 # BENCH_POSTGRES_OPTS adds server settings to the private Postgres, e.g. "-c log_min_duration_statement=20" with KEEP=1.
 # REBUILD_UNDER runs the rebuilt feed under a tool, e.g. REBUILD_UNDER="heaptrack -o /tmp/feed" PARTS=none.
 # REBUILDS (default 3) restarts the feed that many times; ready time and RSS are their medians (one under REBUILD_UNDER).
@@ -314,6 +315,9 @@ SQL
 
 # column N of the rows in FILE, median
 col_median() { awk -v c="$2" '{ print $c }' "$1" | median; }
+# ROUND FIRST SECOND: runs the two commands of a round, FIRST first in odd rounds and SECOND first in even ones, so
+# neither side always runs in the wake of the other (a broker still storing the last round's events, a warmer cache).
+in_turns() { if (($1 % 2)); then "$2"; "$3"; else "$3"; "$2"; fi; }
 # FILE_A COL_A FILE_B COL_B: each round's ratio a/b (line N of both files is round N, run back to back), one per line.
 round_ratios() { paste <(awk -v c="$2" '{ print $c }' "$1") <(awk -v c="$4" '{ print $c }' "$3") | awk '{ if ($2 > 0) printf "%.3f\n", $1 / $2; else print "n/a" }'; }
 # The goal lines' ratio: the median of the rounds' ratios. A round's pair ran under the same load on a shared machine,
@@ -323,9 +327,10 @@ paired_ratio() { round_ratios "$@" | median; }
 if wants gets; then
   log "GET the small tour ($(wc -c <"$work/www$(cat "$work/lists/small.txt")") bytes): feed vs nginx, $ROUNDS rounds of ${DURATION}s, -c$SMALL_CONNECTIONS"
   : >"$work/small.feed"; : >"$work/small.nginx"
+  small_feed() { wrk_run "$feed_url" "$work/paths.lua" "$work/lists/small.txt" "$SMALL_CONNECTIONS" >>"$work/small.feed"; }
+  small_nginx() { wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/small.txt" "$SMALL_CONNECTIONS" >>"$work/small.nginx"; }
   for ((round = 1; round <= ROUNDS; round++)); do
-    wrk_run "$feed_url" "$work/paths.lua" "$work/lists/small.txt" "$SMALL_CONNECTIONS" >>"$work/small.feed"
-    wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/small.txt" "$SMALL_CONNECTIONS" >>"$work/small.nginx"
+    in_turns "$round" small_feed small_nginx
     echo "  round $round: feed $(cut -d' ' -f1 <"$work/small.feed" | tail -1) req/s, nginx $(cut -d' ' -f1 <"$work/small.nginx" | tail -1) req/s" >&2
   done
 fi
@@ -343,9 +348,10 @@ if wants media; then
     sleep 0.2
   done
   : >"$work/media.feed"; : >"$work/media.nginx"
+  media_feed() { wrk_run "$feed_url" "$work/paths.lua" "$work/lists/media.txt" >>"$work/media.feed"; }
+  media_nginx() { wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/media.txt" >>"$work/media.nginx"; }
   for ((round = 1; round <= ROUNDS; round++)); do
-    wrk_run "$feed_url" "$work/paths.lua" "$work/lists/media.txt" >>"$work/media.feed"
-    wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/media.txt" >>"$work/media.nginx"
+    in_turns "$round" media_feed media_nginx
     echo "  round $round: feed $(cut -d' ' -f1 <"$work/media.feed" | tail -1) req/s, nginx $(cut -d' ' -f1 <"$work/media.nginx" | tail -1) req/s" >&2
   done
 fi
@@ -353,9 +359,10 @@ fi
 wants gets && for kind in tours pois; do
   log "GET /v1/$kind/{id}: feed vs nginx vs Postgres, $ROUNDS rounds of ${DURATION}s"
   : >"$work/$kind.feed"; : >"$work/$kind.nginx"; : >"$work/$kind.pg"
+  kind_feed() { wrk_run "$feed_url" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.feed"; }
+  kind_nginx() { wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.nginx"; }
   for ((round = 1; round <= ROUNDS; round++)); do
-    wrk_run "$feed_url" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.feed"
-    wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/$kind.txt" >>"$work/$kind.nginx"
+    in_turns "$round" kind_feed kind_nginx
     pg_run "$work/${kind%s}.sql" >>"$work/$kind.pg"
     echo "  round $round: feed $(cut -d' ' -f1 <"$work/$kind.feed" | tail -1) req/s, nginx $(cut -d' ' -f1 <"$work/$kind.nginx" | tail -1) req/s, postgres $(cut -d' ' -f1 <"$work/$kind.pg" | tail -1) tps" >&2
   done
@@ -378,8 +385,8 @@ if wants events; then
 log "POST /v1/events, batches of 50"
 "$bin/itour-bench" feed-event-bodies --batches 4000 --batch-size 50 --out "$work/bodies.txt" --envelopes "$work/envelopes.txt" >&2
 : >"$work/events.wrk"; : >"$work/events.raw"
-for ((round = 1; round <= ROUNDS; round++)); do
-  wrk_run "$feed_url" "$work/post.lua" "$work/bodies.txt" >>"$work/events.wrk"
+events_feed() { wrk_run "$feed_url" "$work/post.lua" "$work/bodies.txt" >>"$work/events.wrk"; }
+events_raw() {
   "$python" - "127.0.0.1:$broker_port" "bench.tracking.events" "$work/envelopes.txt" "$DURATION" "$linger_ms" >>"$work/events.raw" <<'PY'
 # The broker's own limit: a raw librdkafka producer with the feed's settings (acks=all, idempotent, the
 # same linger.ms, no compression) sending the same events as tracking.events messages as fast as it can for DURATION
@@ -412,6 +419,9 @@ while time.monotonic() - start < duration:
 producer.flush(60)
 print(f"{acked / (time.monotonic() - start):.0f}")
 PY
+}
+for ((round = 1; round <= ROUNDS; round++)); do
+  in_turns "$round" events_feed events_raw
   echo "  round $round: feed $(awk '{ printf "%.0f", ($5 - $4) * 50 / $6 }' <(tail -1 "$work/events.wrk")) events/s, raw producer $(tail -1 "$work/events.raw") msgs/s" >&2
 done
 fi
