@@ -51,6 +51,15 @@ public struct Environment: Sendable {
         return value
     }
 
+    /// An integer that must lie in `range`, refused naming the variable and the range otherwise.
+    public func int(_ variable: ConfigVariable, in range: ClosedRange<Int>, unit: String) throws -> Int {
+        let value = try int(variable)
+        guard range.contains(value) else {
+            throw ConfigurationError(name: variable.name, message: "must be \(range.lowerBound) to \(range.upperBound) \(unit), got \(value)")
+        }
+        return value
+    }
+
     /// 1/true/yes/on or 0/false/no/off; anything else is refused rather than taken as off.
     public func bool(_ variable: ConfigVariable) throws -> Bool {
         let text = (optionalString(variable) ?? "0").lowercased()
@@ -118,16 +127,10 @@ public struct ServiceSettings: Sendable {
         kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-\(serviceName)")
         kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
         kafka.deliveryTimeoutMilliseconds = try environment.int(.kafkaDeliveryTimeoutMilliseconds)
-        kafka.lingerMilliseconds = try environment.int(.kafkaLingerMilliseconds)
-        kafka.fetchWaitMaxMilliseconds = try environment.int(.kafkaFetchWaitMilliseconds)
-        // librdkafka refuses a wait not well under its socket timeout (60 s), and only when a consumer opens.
-        guard (0...50_000).contains(kafka.fetchWaitMaxMilliseconds) else {
-            throw ConfigurationError(name: "KAFKA_FETCH_WAIT_MS", message: "must be 0 to 50000 milliseconds, got \(kafka.fetchWaitMaxMilliseconds)")
-        }
-        // What librdkafka would refuse when the producer opens, named by the variable rather than by its property.
-        guard (0...900_000).contains(kafka.lingerMilliseconds) else {
-            throw ConfigurationError(name: "KAFKA_LINGER_MS", message: "must be 0 to 900000 milliseconds, got \(kafka.lingerMilliseconds)")
-        }
+        // What librdkafka would refuse only when a client opens, named by the variable rather than by its property:
+        // a linger past its range; a fetch wait not well under its socket timeout (60 s).
+        kafka.lingerMilliseconds = try environment.int(.kafkaLingerMilliseconds, in: 0...900_000, unit: "milliseconds")
+        kafka.fetchWaitMaxMilliseconds = try environment.int(.kafkaFetchWaitMilliseconds, in: 0...50_000, unit: "milliseconds")
         guard kafka.deliveryTimeoutMilliseconds > kafka.lingerMilliseconds, kafka.deliveryTimeoutMilliseconds <= Int(Int32.max) else {
             throw ConfigurationError(name: "KAFKA_DELIVERY_TIMEOUT_MS",
                                      message: "must be more than KAFKA_LINGER_MS (\(kafka.lingerMilliseconds)) and at most \(Int32.max) milliseconds, got \(kafka.deliveryTimeoutMilliseconds)")
