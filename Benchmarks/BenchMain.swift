@@ -14,7 +14,7 @@ struct BenchMain: AsyncParsableCommand {
         abstract: "Benchmarks against a running iTour suite (make up); prints figures, medians and percentiles.",
         discussion: BenchProgram.environmentHelp,
         version: BuildInfo.version,
-        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, FeedQueries.self, EventBodies.self, MediaFileCommand.self, Analytics.self,
+        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, FeedQueries.self, EventBodies.self, TrackingCodecCommand.self, MediaFileCommand.self, Analytics.self,
                       ConfigCommand<BenchProgram>.self])
 
     struct ThinPath: AsyncParsableCommand {
@@ -79,6 +79,17 @@ struct BenchMain: AsyncParsableCommand {
             try await BenchProgram.runTool("feed-event-bodies") { _ in
                 try FeedEventBodies.write(batches: batches, batchSize: batchSize, to: out, envelopes: envelopes)
             }
+        }
+    }
+
+    struct TrackingCodecCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "tracking-codec",
+            abstract: "The feed's per-event CPU in reading, checking and writing events (the bodies of feed-event-bodies), against JSONSerialization.")
+        @Option(help: ArgumentHelp("Bodies from feed-event-bodies.", valueName: "FILE")) var bodies: String
+        @Option(help: "Passes over the bodies, alternating with the baseline.") var passes = 9
+        func run() async throws {
+            try await BenchProgram.runTool("tracking-codec") { _ in try TrackingCodecBench.run(bodiesPath: bodies, passes: passes) }
         }
     }
 

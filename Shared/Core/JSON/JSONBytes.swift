@@ -1,72 +1,147 @@
 import Foundation
 
 /// JSON values written straight to bytes, for the writers that skip `JSONEncoder` (the feed's renderer,
-/// the message codecs): they write hundreds of thousands of values a second.
+/// the message codecs): they write hundreds of thousands of values a second. `Cursor` writes each value
+/// into memory sized beforehand (the message codecs: no capacity check per byte); the `append` functions
+/// put the same bytes at the end of an array.
 public enum JSONBytes {
-    /// A JSON string literal: quotes, backslashes and control characters escaped, the rest as UTF-8.
-    public static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copy their UTF-8 in one go.
-        var value = value
-        let plain = value.withUTF8 { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if plain {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        let hex: StaticString = "0123456789abcdef"
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)]])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    /// The most bytes a quoted string of `utf8Count` bytes takes: every byte a `\u00XX` escape, and quotes.
+    public static func quotedCapacity(utf8Count: Int) -> Int { utf8Count * 6 + 2 }
+    /// The most bytes `Cursor.quoted(UUID)`, `quoted(Date)` and `number(Double)` write.
+    public static let quotedUUIDCapacity = 38, quotedDateCapacity = RFC3339.maxLength + 2, numberCapacity = 32
 
-    /// The UUID quoted, as `uuidString` spells it (upper case), written from its bytes.
-    public static func appendQuoted(_ value: UUID, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        let hex: StaticString = "0123456789ABCDEF"
-        // Written into 36 bytes on the stack, then appended at once.
-        var text: (UInt64, UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &text) { out in
-            withUnsafeBytes(of: value.uuid) { raw in
-                var position = 0
-                for index in 0..<16 {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        out[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    out[position] = hex.utf8Start[Int(raw[index] >> 4)]
-                    out[position + 1] = hex.utf8Start[Int(raw[index] & 0x0F)]
-                    position += 2
+    /// Where the next byte goes, in memory the caller sized with the capacities above.
+    public struct Cursor {
+        public private(set) var position: UnsafeMutablePointer<UInt8>
+
+        public init(_ start: UnsafeMutablePointer<UInt8>) { position = start }
+
+        @inline(__always)
+        public mutating func byte(_ value: UInt8) {
+            position.initialize(to: value)
+            position += 1
+        }
+
+        @inline(__always)
+        public mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
+            guard let base = source.baseAddress else { return }
+            position.initialize(from: base, count: source.count)
+            position += source.count
+        }
+
+        /// A JSON string literal: quotes, backslashes and control characters escaped, the rest as UTF-8.
+        public mutating func quoted(utf8: UnsafeBufferPointer<UInt8>) {
+            byte(UInt8(ascii: "\""))
+            var plain = 0  // where the run of bytes that need no escape began
+            for index in utf8.indices {
+                let value = utf8[index]
+                guard value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") else { continue }
+                bytes(UnsafeBufferPointer(rebasing: utf8[plain..<index]))
+                plain = index + 1
+                byte(UInt8(ascii: "\\"))
+                switch value {
+                case 0x0A: byte(UInt8(ascii: "n"))
+                case 0x0D: byte(UInt8(ascii: "r"))
+                case 0x09: byte(UInt8(ascii: "t"))
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(value)
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    for digit in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                  hex.utf8Start[Int(value >> 4)], hex.utf8Start[Int(value & 0xF)]] { byte(digit) }
                 }
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[0..<36]))
+            bytes(UnsafeBufferPointer(rebasing: utf8[plain..<utf8.count]))
+            byte(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
+
+        public mutating func quoted(_ value: String) {
+            var value = value
+            value.withUTF8 { quoted(utf8: $0) }
+        }
+
+        /// The UUID quoted, as `uuidString` spells it (upper case), written from its bytes.
+        public mutating func quoted(_ value: UUID) {
+            byte(UInt8(ascii: "\""))
+            value.write(to: position)
+            position += 36
+            byte(UInt8(ascii: "\""))
+        }
+
+        /// The date quoted, as `RFC3339.format` writes it.
+        public mutating func quoted(_ value: Date) {
+            byte(UInt8(ascii: "\""))
+            position += RFC3339.write(value, to: position)
+            byte(UInt8(ascii: "\""))
+        }
+
+        public mutating func integer(_ value: Int) {
+            if value < 0 { byte(UInt8(ascii: "-")) }
+            digits(value.magnitude)
+        }
+
+        private mutating func digits(_ value: UInt) { digits(UInt64(value)) }
+
+        /// Decimal digits, without a sign or leading zeros.
+        private mutating func digits(_ value: UInt64) {
+            var rest = value, count = 1
+            while rest >= 10 {
+                rest /= 10
+                count += 1
+            }
+            rest = value
+            for index in (0..<count).reversed() {
+                position[index] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
+            }
+            position += count
+        }
+
+        /// Swift's description: the shortest text that reads back as the same Double; whole numbers (counts,
+        /// seconds) without making one. JSON has no NaN or infinity: those are null.
+        public mutating func number(_ value: Double) {
+            guard value.isFinite, value.rounded(.towardZero) == value, value.magnitude < 1e15 else {
+                var text = value.isFinite ? value.description : "null"
+                return text.withUTF8 { bytes($0) }
+            }
+            if value.sign == .minus { byte(UInt8(ascii: "-")) }
+            digits(UInt64(value.magnitude))
+            byte(UInt8(ascii: ".")); byte(UInt8(ascii: "0"))
+        }
     }
 
-    /// The date quoted, as `RFC3339.format` writes it.
+    /// `Cursor.quoted(utf8:)` at the end of `bytes`.
+    public static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { utf8 in
+            // Most strings need no escape: their UTF-8 goes in one copy.
+            guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: utf8)
+                bytes.append(UInt8(ascii: "\""))
+                return
+            }
+            append(capacity: quotedCapacity(utf8Count: utf8.count), to: &bytes) { $0.quoted(utf8: utf8) }
+        }
+    }
+
+    public static func appendQuoted(_ value: UUID, to bytes: inout [UInt8]) {
+        append(capacity: quotedUUIDCapacity, to: &bytes) { $0.quoted(value) }
+    }
+
     public static func appendQuoted(_ value: Date, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "\""))
-        RFC3339.append(value, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
+        append(capacity: quotedDateCapacity, to: &bytes) { $0.quoted(value) }
     }
 
-    /// Swift's description: the shortest text that reads back as the same Double. JSON has no NaN or
-    /// infinity: those are null.
     public static func append(_ value: Double, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: (value.isFinite ? value.description : "null").utf8)
+        append(capacity: numberCapacity, to: &bytes) { $0.number(value) }
+    }
+
+    /// What `write` puts through a cursor, at most `capacity` bytes, at the end of `bytes`.
+    private static func append(capacity: Int, to bytes: inout [UInt8], _ write: (inout Cursor) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+            var cursor = Cursor(scratch.baseAddress!)
+            write(&cursor)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: cursor.position - scratch.baseAddress!))
+        }
     }
 }

@@ -293,9 +293,12 @@ public struct JSONReader {
         }
     }
 
+    @inline(__always)
     mutating func expect(_ byte: UInt8) throws(Failure) {
-        guard next() == byte else { throw malformed("expected \(Character(Unicode.Scalar(byte)))") }
+        guard next() == byte else { throw expected(byte) }
     }
+
+    private func expected(_ byte: UInt8) -> Failure { malformed("expected \(Character(Unicode.Scalar(byte)))") }
 
     mutating func expectEnd() throws(Failure) {
         skipWhitespace()

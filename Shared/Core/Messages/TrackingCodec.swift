@@ -103,7 +103,7 @@ public enum TrackingCodec {
             do throws(JSONReader.Failure) {
                 reader.skipWhitespace()
                 guard reader.peek() == UInt8(ascii: "{") else { return .failure(Rejection("not a JSON object")) }
-                let fields = try reader.eventFields(depth: 0)
+                var fields = try reader.eventFields(depth: 0)
                 try reader.expectEnd()
                 return Result { () throws(Rejection) in try fields.event() }
             } catch {
@@ -144,92 +144,113 @@ private struct MessageWriter: Sendable {
     }
 
     func message(_ event: TrackingEvent, source: String) -> [UInt8] {
-        quoted.withUnsafeBufferPointer { quoted in
-            var out = Output(quoted: quoted, starts: starts)
-            out.bytes.reserveCapacity(480)
-            out.bytes.append(UInt8(ascii: "{"))
-            for name in envelopeOrder {
-                switch name {
-                case .data:
-                    out.key(name)
-                    out.bytes.append(UInt8(ascii: "{"))
-                    out.first = true
-                    for name in eventOrder {
-                        switch name {
-                        case .id: out.uuid(name, event.id)
-                        case .tourId: out.uuid(name, event.tourId)
-                        case .poiId: out.uuid(name, event.poiId)
-                        case .durationSeconds: out.number(name, event.durationSeconds)
-                        case .dwellSeconds: out.number(name, event.dwellSeconds)
-                        case .occurredAt: out.date(name, event.occurredAt)
-                        case .type: out.string(name, event.type.rawValue)
-                        case .deviceId: out.string(name, event.deviceId)
-                        case .touristId: out.string(name, event.touristId)
-                        case .platform: out.string(name, event.platform)
-                        case .osVersion: out.string(name, event.osVersion)
-                        case .model: out.string(name, event.model)
-                        case .appVersion: out.string(name, event.appVersion)
-                        case .via: out.string(name, event.via?.rawValue)
-                        case .url: out.string(name, event.url)
-                        case .mediaType: out.string(name, event.mediaType?.rawValue)
-                        case .query: out.string(name, event.query)
-                        case .resultCount: out.number(name, event.resultCount.map(Double.init))
-                        case .eventId: out.uuid(name, event.eventId)
-                        case .pageId: out.uuid(name, event.pageId)
-                        case .personId: out.uuid(name, event.personId)
-                        case .data, .schemaVersion, .source: break
-                        }
-                    }
-                    out.bytes.append(UInt8(ascii: "}"))
-                case .id: out.uuid(name, event.id)
-                case .occurredAt: out.date(name, event.occurredAt)
-                case .schemaVersion:
-                    out.key(name)
-                    out.bytes.append(contentsOf: String(Envelope<TrackingEvent>.currentSchemaVersion).utf8)
-                case .source: out.string(name, source)
-                default: out.string(name, event.type.rawValue)
-                }
+        // Sized once, for the longest the message could be: every key (id, type and occurredAt are written
+        // twice), every string escaped at its longest, every other value at its longest.
+        func room(_ text: String?) -> Int { JSONBytes.quotedCapacity(utf8Count: text?.utf8.count ?? 0) }
+        let strings = 2 * room(event.type.rawValue) + room(event.deviceId) + room(event.touristId) + room(event.platform)
+            + room(event.osVersion) + room(event.model) + room(event.appVersion) + room(event.via?.rawValue) + room(event.url)
+            + room(event.mediaType?.rawValue) + room(event.query) + room(source)
+        let capacity = 2 * quoted.count + 4 + strings + 7 * JSONBytes.quotedUUIDCapacity + 2 * JSONBytes.quotedDateCapacity
+            + 4 * JSONBytes.numberCapacity
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            quoted.withUnsafeBufferPointer { quoted in
+                var out = Output(quoted: quoted, starts: starts, cursor: JSONBytes.Cursor(buffer.baseAddress!))
+                write(event, source: source, to: &out)
+                count = out.cursor.position - buffer.baseAddress!
             }
-            out.bytes.append(UInt8(ascii: "}"))
-            return out.bytes
         }
     }
 
+    private func write(_ event: TrackingEvent, source: String, to out: inout Output) {
+        out.cursor.byte(UInt8(ascii: "{"))
+        for name in envelopeOrder {
+            switch name {
+            case .data:
+                out.key(name)
+                out.cursor.byte(UInt8(ascii: "{"))
+                out.first = true
+                for name in eventOrder {
+                    switch name {
+                    case .id: out.uuid(name, event.id)
+                    case .tourId: out.uuid(name, event.tourId)
+                    case .poiId: out.uuid(name, event.poiId)
+                    case .durationSeconds: out.number(name, event.durationSeconds)
+                    case .dwellSeconds: out.number(name, event.dwellSeconds)
+                    case .occurredAt: out.date(name, event.occurredAt)
+                    case .type: out.string(name, event.type.rawValue)
+                    case .deviceId: out.string(name, event.deviceId)
+                    case .touristId: out.string(name, event.touristId)
+                    case .platform: out.string(name, event.platform)
+                    case .osVersion: out.string(name, event.osVersion)
+                    case .model: out.string(name, event.model)
+                    case .appVersion: out.string(name, event.appVersion)
+                    case .via: out.string(name, event.via?.rawValue)
+                    case .url: out.string(name, event.url)
+                    case .mediaType: out.string(name, event.mediaType?.rawValue)
+                    case .query: out.string(name, event.query)
+                    case .resultCount: out.number(name, event.resultCount.map(Double.init))
+                    case .eventId: out.uuid(name, event.eventId)
+                    case .pageId: out.uuid(name, event.pageId)
+                    case .personId: out.uuid(name, event.personId)
+                    case .data, .schemaVersion, .source: break
+                    }
+                }
+                out.cursor.byte(UInt8(ascii: "}"))
+            case .id: out.uuid(name, event.id)
+            case .occurredAt: out.date(name, event.occurredAt)
+            case .schemaVersion:
+                out.key(name)
+                out.cursor.integer(Envelope<TrackingEvent>.currentSchemaVersion)
+            case .source: out.string(name, source)
+            default: out.string(name, event.type.rawValue)
+            }
+        }
+        out.cursor.byte(UInt8(ascii: "}"))
+    }
+
     /// The message so far. Its own mutating methods rather than closures over a local: those would pay
-    /// for dynamic exclusivity checks on every append.
+    /// for dynamic exclusivity checks on every write.
     private struct Output {
         let quoted: UnsafeBufferPointer<UInt8>, starts: [Int]
-        var bytes: [UInt8] = []
+        var cursor: JSONBytes.Cursor
         /// The first member of an object goes without its comma.
         var first = true
+        /// The last date written and where its text is: the envelope repeats the event's time.
+        var lastDate: (value: Date, text: UnsafeBufferPointer<UInt8>)?
 
         mutating func key(_ key: Key) {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: quoted[(starts[key.rawValue] + (first ? 1 : 0))..<starts[key.rawValue + 1]]))
+            cursor.bytes(UnsafeBufferPointer(rebasing: quoted[(starts[key.rawValue] + (first ? 1 : 0))..<starts[key.rawValue + 1]]))
             first = false
         }
 
         mutating func string(_ name: Key, _ value: String?) {
             guard let value else { return }
             key(name)
-            JSONBytes.appendQuoted(value, to: &bytes)
+            cursor.quoted(value)
         }
 
         mutating func uuid(_ name: Key, _ value: UUID?) {
             guard let value else { return }
             key(name)
-            JSONBytes.appendQuoted(value, to: &bytes)
+            cursor.quoted(value)
         }
 
         /// Validation admits finite values only; Swift's description reads back as the same Double.
         mutating func number(_ name: Key, _ value: Double?) {
             guard let value else { return }
             key(name)
-            JSONBytes.append(value, to: &bytes)
+            cursor.number(value)
         }
 
         mutating func date(_ name: Key, _ value: Date) {
             key(name)
-            JSONBytes.appendQuoted(value, to: &bytes)
+            if let lastDate, lastDate.value == value {
+                cursor.bytes(lastDate.text)
+                return
+            }
+            let start = cursor.position
+            cursor.quoted(value)
+            lastDate = (value, UnsafeBufferPointer(start: start, count: cursor.position - start))
         }
     }
 }
@@ -254,8 +275,10 @@ struct EventFields {
     /// A known key given twice: refused, as readers disagree on which value counts (Foundation keeps the first).
     private(set) var repeated: TrackingEvent.Key?
 
+    /// Read through `mutating` methods: read from a borrowed `self`, the compiler copied all of `values`
+    /// (half a kilobyte) for each field, a fifth of reading a batch.
     subscript(key: TrackingEvent.Key) -> Value? {
-        get { values[key.rawValue] }
+        mutating get { values[key.rawValue] }
         set {
             if given & (1 << key.rawValue) != 0, repeated == nil { repeated = key }
             given |= 1 << key.rawValue
@@ -264,7 +287,7 @@ struct EventFields {
     }
 
     /// The event these fields make, or the first reason they do not make one.
-    func event() throws(TrackingCodec.Rejection) -> TrackingEvent {
+    mutating func event() throws(TrackingCodec.Rejection) -> TrackingEvent {
         if let repeated { throw TrackingCodec.Rejection("field \(repeated.name) given twice") }
         guard let id = try uuid(.id) else { throw missing(.id) }
         let typeText = try required(.type)
@@ -296,45 +319,45 @@ struct EventFields {
 
     private func missing(_ key: TrackingEvent.Key) -> TrackingCodec.Rejection { TrackingCodec.Rejection("missing field \(key.name)") }
 
-    private func required(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> JSONString {
+    private mutating func required(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> JSONString {
         guard let value = try text(key) else { throw missing(key) }
         return value
     }
 
     /// The field's value when `typed` takes it; nil when absent, a rejection naming `kind` when of another kind.
-    private func field<T>(_ key: TrackingEvent.Key, _ kind: String, _ typed: (Value) -> T?) throws(TrackingCodec.Rejection) -> T? {
+    private mutating func field<T>(_ key: TrackingEvent.Key, _ kind: String, _ typed: (Value) -> T?) throws(TrackingCodec.Rejection) -> T? {
         guard let value = self[key] else { return nil }
         guard let typed = typed(value) else { throw TrackingCodec.Rejection("\(key.name) must be \(kind)") }
         return typed
     }
 
-    private func text(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> JSONString? {
+    private mutating func text(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> JSONString? {
         try field(key, "a string") { if case .string(let value) = $0 { value } else { nil } }
     }
 
-    private func string(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> String? {
+    private mutating func string(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> String? {
         try text(key)?.string
     }
 
-    private func uuid(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> UUID? {
+    private mutating func uuid(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> UUID? {
         guard let text = try text(key) else { return nil }
         guard let value = text.withUTF8({ UUID(bytes: UnsafeRawBufferPointer($0)) }) else { throw TrackingCodec.Rejection("\(key.name) must be a UUID") }
         return value
     }
 
-    private func number(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Double? {
+    private mutating func number(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Double? {
         try field(key, "a number") { if case .number(let value) = $0 { value } else { nil } }
     }
 
     /// A whole number (`resultCount`), written as one without a fraction.
-    private func count(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Int? {
+    private mutating func count(_ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> Int? {
         guard let value = try number(key) else { return nil }
         guard value == value.rounded(), abs(value) <= 1e15 else { throw TrackingCodec.Rejection("\(key.name) must be a whole number") }
         return Int(value)
     }
 
     /// An enumerated field: absent, or one of `table`'s names.
-    private func one<T>(of table: [([UInt8], T)], _ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> T? {
+    private mutating func one<T>(of table: [([UInt8], T)], _ key: TrackingEvent.Key) throws(TrackingCodec.Rejection) -> T? {
         guard let text = try text(key) else { return nil }
         guard let value = text.matching(table) else {
             throw TrackingCodec.Rejection("\(key.name) must be one of " + table.map { String(decoding: $0.0, as: UTF8.self) }.joined(separator: ", "))
@@ -415,6 +438,9 @@ extension JSONReader {
     private mutating func eventArray() throws(Failure) -> [Result<TrackingEvent, TrackingCodec.Rejection>]? {
         offset += 1
         var events: [Result<TrackingEvent, TrackingCodec.Rejection>] = []
+        // Room for as many events as the rest of the body could hold at a modest 128 bytes each: no regrowth
+        // (each moving every event so far) in a batch of ordinary events.
+        events.reserveCapacity(min(TrackingCodec.maxEvents, max(1, (bytes.count - offset) / 128)))
         let complete = try elements { reader throws(Failure) in
             guard events.count < TrackingCodec.maxEvents else { return false }
             guard reader.peek() == UInt8(ascii: "{") else {
@@ -422,7 +448,7 @@ extension JSONReader {
                 events.append(.failure(TrackingCodec.Rejection("an event must be a JSON object")))
                 return true
             }
-            let fields = try reader.eventFields(depth: 1)
+            var fields = try reader.eventFields(depth: 1)
             events.append(Result { () throws(TrackingCodec.Rejection) in try fields.event() })
             return true
         }

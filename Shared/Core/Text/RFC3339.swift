@@ -19,6 +19,17 @@ public enum RFC3339 {
 
     /// `format(date)`'s UTF-8, appended.
     public static func append(_ date: Date, to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxLength) { scratch in
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<write(date, to: scratch.baseAddress!)]))
+        }
+    }
+
+    /// The most bytes `write` writes (years outside 0–9999 take more than 24).
+    public static let maxLength = 40
+
+    /// `format(date)`'s UTF-8 written to `out`, which has room for `maxLength` bytes; returns how many
+    /// it wrote.
+    public static func write(_ date: Date, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded())
         let seconds = floorDivide(milliseconds, 1_000)
         let days = floorDivide(seconds, 86_400)
@@ -28,18 +39,19 @@ public enum RFC3339 {
             var time = time_t(seconds)
             var parts = tm()
             gmtime_r(&time, &parts)
-            bytes.append(contentsOf: String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                                            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction).utf8)
-            return
+            var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                              Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction)
+            return text.withUTF8 { utf8 in
+                let count = min(utf8.count, maxLength)
+                out.initialize(from: utf8.baseAddress!, count: count)
+                return count
+            }
         }
-        // Written into 24 bytes on the stack, then appended at once.
-        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &text) { out in
-            writeDateTime(year: year, month: month, day: day, secondOfDay: secondOfDay, to: out)
-            out[19] = UInt8(ascii: ".")
-            writeDigits(fraction, 3, at: 20, to: out); out[23] = UInt8(ascii: "Z")
-            bytes.append(contentsOf: out)
-        }
+        let raw = UnsafeMutableRawBufferPointer(start: out, count: 24)
+        writeDateTime(year: year, month: month, day: day, secondOfDay: secondOfDay, to: raw)
+        raw[19] = UInt8(ascii: ".")
+        writeDigits(fraction, 3, at: 20, to: raw); raw[23] = UInt8(ascii: "Z")
+        return 24
     }
 
     /// `YYYY-MM-DDTHH:MM:SS` into the first 19 bytes of `out`.
