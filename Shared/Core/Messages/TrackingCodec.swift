@@ -152,11 +152,13 @@ private struct MessageWriter: Sendable {
             + room(event.mediaType?.rawValue) + room(event.query) + room(source)
         let capacity = 2 * quoted.count + 4 + strings + 7 * JSONBytes.quotedUUIDCapacity + 2 * JSONBytes.quotedDateCapacity
             + 4 * JSONBytes.numberCapacity
-        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+        // Written on the stack and copied out at its size: the array stays small enough for malloc's
+        // per-thread cache, which a kilobyte-plus bound was not.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
             quoted.withUnsafeBufferPointer { quoted in
-                var out = Output(quoted: quoted, starts: starts, cursor: JSONBytes.Cursor(buffer.baseAddress!))
+                var out = Output(quoted: quoted, starts: starts, cursor: JSONBytes.Cursor(scratch.baseAddress!))
                 write(event, source: source, to: &out)
-                count = out.cursor.position - buffer.baseAddress!
+                return Array(UnsafeBufferPointer(start: scratch.baseAddress, count: out.cursor.position - scratch.baseAddress!))
             }
         }
     }
