@@ -151,10 +151,14 @@ final class EventIngest: Sendable {
         }
 
         // One pass: each valid event is written as its message at once, rather than kept and copied
-        // (a batch refused over a device's allowance wastes that writing; it is the rare case).
+        // (a batch refused over a device's allowance wastes that writing; it is the rare case). Keys and
+        // messages go into one buffer the batch's messages share: two allocations per event fewer, which
+        // mattered most beside a city's worth of heap, where small allocations leave malloc's thread cache.
         var rejected: [Outcome.Rejection] = []
-        var messages: [KafkaOutgoingMessage] = []
-        messages.reserveCapacity(candidates.count)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(candidates.count * 512)
+        var spans: [(key: Range<Int>, value: Range<Int>)] = []
+        spans.reserveCapacity(candidates.count)
         var perDevice: [String: Int] = [:]  // counted only when a limit is set
         let countsDevices = rateLimiter.isLimiting
         for index in candidates.indices {
@@ -169,9 +173,14 @@ final class EventIngest: Sendable {
                 if countsDevices { perDevice[event.deviceId, default: 0] += 1 }
                 // No request-id header per message: nothing downstream reads it, and librdkafka and the broker
                 // paid for one on every event (about a tenth of the batch's cost).
-                messages.append(KafkaOutgoingMessage(topic: topic, key: event.deviceId, value: TrackingCodec.writeMessage(event)))
+                let keyStart = buffer.count
+                buffer.append(contentsOf: event.deviceId.utf8)
+                let valueStart = buffer.count
+                TrackingCodec.appendMessage(event, to: &buffer)
+                spans.append((keyStart..<valueStart, valueStart..<buffer.count))
             }
         }
+        let messages = spans.map { KafkaOutgoingMessage(topic: topic, key: buffer[$0.key], value: buffer[$0.value]) }
 
         do {
             try rateLimiter.take(perDevice)

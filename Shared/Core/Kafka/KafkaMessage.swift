@@ -24,17 +24,23 @@ public struct KafkaTopicId: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A message to produce. `key` picks the partition (same key, same partition, so per-key order holds)
-/// unless `partition` names one.
+/// unless `partition` names one. Key and value may be slices of one buffer that many messages share
+/// (the feed writes a batch of events into one): librdkafka reads them where they are, unchanged, until
+/// the delivery report.
 public struct KafkaOutgoingMessage: Sendable {
     public var topic: String
-    public var key: [UInt8]?
-    public var value: [UInt8]
+    public var key: ArraySlice<UInt8>?
+    public var value: ArraySlice<UInt8>
     public var partition: Int32?
     public var headers: [(String, [UInt8])]
 
     public init(topic: String, key: String?, value: [UInt8], partition: Int32? = nil, headers: [(String, [UInt8])] = []) {
+        self.init(topic: topic, key: key.map { ArraySlice($0.utf8) }, value: value[...], partition: partition, headers: headers)
+    }
+
+    public init(topic: String, key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>, partition: Int32? = nil, headers: [(String, [UInt8])] = []) {
         self.topic = topic
-        self.key = key.map { Array($0.utf8) }
+        self.key = key
         self.value = value
         self.partition = partition
         self.headers = headers

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
@@ -16,9 +17,11 @@ import Synchronization
 /// message the old handle had in fact stored counts once); a send whose messages already failed gets the
 /// error and is sent again by its caller.
 public final class KafkaProducer: Service, Sendable {
-    /// The handle sends go to; replaced by `replaceClient`. Sends hold the lock while they queue, so none
-    /// lands on a handle after it was purged.
-    private let current: Mutex<RDKafkaClient>
+    /// The handle sends go to; replaced by `replaceClient`. A send takes it under the lock and queues
+    /// outside it (two event loops queueing batches of fifty used to wait on each other), counted in
+    /// `Handle.sending`: the replacement waits for those sends before it purges the old handle, so no
+    /// message lands on a handle after its purge.
+    private let current: Mutex<Handle>
     private let context: RDKafkaCallbackContext
     private let health = Mutex<Health>(Health())
     private let pollLoop = Mutex<PollLoop?>(nil)
@@ -44,7 +47,7 @@ public final class KafkaProducer: Service, Sendable {
     public init(configuration: KafkaConfiguration, logger: Logger, stallThreshold: Duration = .seconds(3)) throws {
         let context = RDKafkaCallbackContext(logger: logger)
         self.context = context
-        current = Mutex(try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context))
+        current = Mutex(Handle(try RDKafkaClient(role: .producer, properties: configuration.producerProperties, callbackContext: context)))
         self.configuration = configuration
         self.logger = logger
         self.stallThreshold = stallThreshold
@@ -52,7 +55,21 @@ public final class KafkaProducer: Service, Sendable {
         pollLoop.withLock { $0 = PollLoop(label: "kafka-producer-poll") { [self] in pollOnce() } }
     }
 
-    private var client: RDKafkaClient { current.withLock { $0 } }
+    private var client: RDKafkaClient { current.withLock { $0.client } }
+
+    /// A handle and the sends queueing on it now.
+    private final class Handle: Sendable {
+        let client: RDKafkaClient
+        let sending = Atomic<Int>(0)
+
+        init(_ client: RDKafkaClient) { self.client = client }
+
+        /// Waits (briefly: a send queues in microseconds) until no send is queueing on this handle; once it is
+        /// no longer `current`, none starts.
+        func waitForSends() {
+            while sending.load(ordering: .acquiring) > 0 { sched_yield() }
+        }
+    }
 
     /// Sends one message and returns where the broker stored it.
     @discardableResult
@@ -79,7 +96,13 @@ public final class KafkaProducer: Service, Sendable {
         }
         let pending = PendingDelivery(messages: messages, deadline: .now + .milliseconds(configuration.deliveryTimeoutMilliseconds),
                                       completion: completion)
-        let unsent: (count: Int, error: KafkaError)? = current.withLock { client in
+        let handle = current.withLock { handle in
+            handle.sending.add(1, ordering: .relaxed)
+            return handle
+        }
+        let client = handle.client
+        let unsent: (count: Int, error: KafkaError)? = {
+            defer { handle.sending.subtract(1, ordering: .releasing) }
             for index in messages.indices {
                 let opaque = pending.retainedSlot(index)
                 do {
@@ -95,7 +118,7 @@ public final class KafkaProducer: Service, Sendable {
                 }
             }
             return nil
-        }
+        }()
         // Outside the lock: the completion may send again.
         if let unsent { pending.failUnsent(count: unsent.count, error: unsent.error) }
     }
@@ -154,10 +177,12 @@ public final class KafkaProducer: Service, Sendable {
             logger.error("kafka producer could not be replaced", metadata: ["error": "\(error)"])
             return
         }
-        let old = current.withLock { client in
-            defer { client = fresh }
-            return client
+        let oldHandle = current.withLock { handle in
+            defer { handle = Handle(fresh) }
+            return handle
         }
+        oldHandle.waitForSends()
+        let old = oldHandle.client
         old.purgeAll()
         // Serve the purge reports: each lands in `requeued`. A report never served would leave its send
         // waiting for good, so this waits (boundedly) for all of them.
@@ -193,7 +218,7 @@ public final class KafkaProducer: Service, Sendable {
                 continue
             }
             do {
-                try current.withLock { client in try client.produce(PendingDelivery.message(message.opaque), opaque: message.opaque) }
+                try current.withLock { handle in try handle.client.produce(PendingDelivery.message(message.opaque), opaque: message.opaque) }
             } catch {
                 PendingDelivery.failed(message.opaque, KafkaError(error))
             }

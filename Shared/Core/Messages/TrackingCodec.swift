@@ -65,7 +65,14 @@ public enum TrackingCodec {
     /// The message for `event`: the suite's envelope (`Envelope<TrackingEvent>`, keys sorted) with the event
     /// as `data`. Its id is the event's, so a phone's retry and a broker redelivery dedupe the same way.
     public static func writeMessage(_ event: TrackingEvent, source: String = feedSource) -> [UInt8] {
-        writer.message(event, source: source)
+        var bytes: [UInt8] = []
+        writer.append(event, source: source, to: &bytes)
+        return bytes
+    }
+
+    /// `writeMessage`'s bytes appended to `bytes`, for writing a batch's messages into one buffer.
+    public static func appendMessage(_ event: TrackingEvent, source: String = feedSource, to bytes: inout [UInt8]) {
+        writer.append(event, source: source, to: &bytes)
     }
 
     /// A message analytics can count: its envelope of a schema version this build reads, `type` the event's,
@@ -143,7 +150,7 @@ private struct MessageWriter: Sendable {
         self.starts = starts
     }
 
-    func message(_ event: TrackingEvent, source: String) -> [UInt8] {
+    func append(_ event: TrackingEvent, source: String, to bytes: inout [UInt8]) {
         // Sized once, for the longest the message could be: every key (id, type and occurredAt are written
         // twice), every string escaped at its longest, every other value at its longest.
         func room(_ text: String?) -> Int { JSONBytes.quotedCapacity(utf8Count: text?.utf8.count ?? 0) }
@@ -152,13 +159,13 @@ private struct MessageWriter: Sendable {
             + room(event.mediaType?.rawValue) + room(event.query) + room(source)
         let capacity = 2 * quoted.count + 4 + strings + 7 * JSONBytes.quotedUUIDCapacity + 2 * JSONBytes.quotedDateCapacity
             + 4 * JSONBytes.numberCapacity
-        // Written on the stack and copied out at its size: the array stays small enough for malloc's
-        // per-thread cache, which a kilobyte-plus bound was not.
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+        // Written on the stack and copied out at its size: a message of its own stays small enough for
+        // malloc's per-thread cache, which a kilobyte-plus bound was not.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
             quoted.withUnsafeBufferPointer { quoted in
                 var out = Output(quoted: quoted, starts: starts, cursor: JSONBytes.Cursor(scratch.baseAddress!))
                 write(event, source: source, to: &out)
-                return Array(UnsafeBufferPointer(start: scratch.baseAddress, count: out.cursor.position - scratch.baseAddress!))
+                bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: out.cursor.position - scratch.baseAddress!))
             }
         }
     }

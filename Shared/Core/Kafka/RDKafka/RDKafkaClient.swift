@@ -108,15 +108,15 @@ final class RDKafkaClient: @unchecked Sendable {
 
     /// Queues one message; its delivery report arrives through the `dr_msg_cb` with `opaque` as `_private`.
     ///
-    /// librdkafka is not given a copy: it points at the message's own key and value arrays, so the caller
-    /// must keep `message` (its arrays, unmodified) alive until that delivery report. `KafkaProducer` does:
+    /// librdkafka is not given a copy: it points at the message's key and value bytes where they are, so the
+    /// caller must keep `message` (its buffers, unmodified) alive until that delivery report. `KafkaProducer` does:
     /// the `PendingDelivery` behind `opaque` holds the messages until every report arrived.
     func produce(_ message: KafkaOutgoingMessage, opaque: UnsafeMutableRawPointer) throws {
         try produce(topic: message.topic, partition: message.partition, key: message.key, value: message.value,
                     headers: message.headers, opaque: opaque)
     }
 
-    private func produce(topic: String, partition: Int32?, key: [UInt8]?, value: [UInt8],
+    private func produce(topic: String, partition: Int32?, key: ArraySlice<UInt8>?, value: ArraySlice<UInt8>,
                  headers: [(String, [UInt8])], opaque: UnsafeMutableRawPointer) throws {
         try topic.withCString { topicPointer in
             try value.withUnsafeBytes { valueBytes in
@@ -143,7 +143,7 @@ final class RDKafkaClient: @unchecked Sendable {
                             }
                         }
                         if let partition { add(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition } }
-                        // No RD_KAFKA_MSG_F_COPY: see `produce(_:opaque:)`. The arrays' storage lives on the heap
+                        // No RD_KAFKA_MSG_F_COPY: see `produce(_:opaque:)`. The buffers' storage lives on the heap
                         // and stays where it is while they are alive and unmodified.
                         add(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = 0 }
                         add(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = opaque }
