@@ -2,29 +2,39 @@ import Foundation
 import Shared
 
 /// The feed's per-event CPU outside HTTP and the broker: a phone's batch read, each event checked and
-/// written as its `tracking.events` message, as `POST /v1/events` does; and reading and writing alone.
+/// written as its `tracking.events` message, as `POST /v1/events` does (EventIngest.prepare); and reading,
+/// checking and writing alone.
 /// Foundation's JSONSerialization reading the same bodies and writing each event back is the baseline,
 /// measured in the same run.
 enum TrackingCodecBench {
     static func run(bodiesPath: String, passes: Int) throws {
         let bodies = try String(contentsOfFile: bodiesPath, encoding: .utf8).split(separator: "\n").map { Array($0.utf8) }
         guard !bodies.isEmpty, passes > 0 else { throw BenchError("no bodies in \(bodiesPath), or passes < 1") }
-        let now = Date()
         let read = bodies.map { body in (try? body.withUnsafeBytes { try TrackingCodec.readBatch($0) }) ?? [] }
         let events = read.flatMap { $0.compactMap { try? $0.get() } }
-        guard !events.isEmpty else { throw BenchError("no events in \(bodiesPath)") }
+        guard let latest = events.map(\.occurredAt).max() else { throw BenchError("no events in \(bodiesPath)") }
+        // Checked as of just after the latest event, so an old bodies file measures the same work.
+        let now = latest.addingTimeInterval(1)
         print("tracking codec: \(bodies.count) bodies, \(events.count) events, median of \(passes) passes")
 
         let stages: [(name: String, pass: () -> Int)] = [
             ("read + check + write (POST /v1/events)", {
+                // As EventIngest does: the batch's keys and messages in one buffer, each message a slice of it.
                 var bytes = 0
                 for body in bodies {
                     let batch = (try? body.withUnsafeBytes { try TrackingCodec.readBatch($0) }) ?? []
-                    var messages: [KafkaOutgoingMessage] = []
-                    messages.reserveCapacity(batch.count)
+                    var buffer: [UInt8] = []
+                    buffer.reserveCapacity(batch.count * 640 + 2_048)
+                    var spans: [(key: Range<Int>, value: Range<Int>)] = []
+                    spans.reserveCapacity(batch.count)
                     for case .success(let event) in batch where event.validationError(now: now) == nil {
-                        messages.append(KafkaOutgoingMessage(topic: "tracking.events", key: event.deviceId, value: TrackingCodec.writeMessage(event)))
+                        let keyStart = buffer.count
+                        buffer.append(contentsOf: event.deviceId.utf8)
+                        let valueStart = buffer.count
+                        TrackingCodec.appendMessage(event, to: &buffer)
+                        spans.append((keyStart..<valueStart, valueStart..<buffer.count))
                     }
+                    let messages = spans.map { KafkaOutgoingMessage(topic: "tracking.events", key: buffer[$0.key], value: buffer[$0.value]) }
                     bytes &+= messages.reduce(0) { $0 + $1.value.count }
                 }
                 return bytes

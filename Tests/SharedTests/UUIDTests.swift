@@ -57,22 +57,24 @@ struct UUIDTests {
 
     @Test("UUID(bytes:) reads what the reference reads, and refuses every byte the reference refuses, in every position")
     func readsAsReference() {
-        var generator = SystemRandomNumberGenerator()
-        for round in 0..<200 {
+        var generator = SplitMix64(seed: 36)
+        for round in 0..<12 {
             let id = UUID.random(using: &generator)
             // Upper, lower and mixed case.
             var text = Array(id.uuidString.utf8)
             if round % 3 == 1 { text = Array(id.uuidString.lowercased().utf8) }
             if round % 3 == 2 { text = text.map { $0 >= UInt8(ascii: "A") && Bool.random(using: &generator) ? $0 | 0x20 : $0 } }
             #expect(text.withUnsafeBytes { UUID(bytes: $0) } == id)
-            // One byte changed, to each value in turn, at a random position.
-            let position = Int.random(in: 0..<36, using: &generator)
-            for byte in 0...255 {
-                var changed = text
-                changed[position] = UInt8(byte)
-                let expected = Self.reference(changed)
-                let read = changed.withUnsafeBytes { UUID(bytes: $0) }
-                #expect(read == expected, "\(String(decoding: changed, as: UTF8.self)) at \(position)")
+            // Each position changed to each byte value in turn.
+            for position in 0..<36 {
+                for byte in 0...255 {
+                    var changed = text
+                    changed[position] = UInt8(byte)
+                    let read = changed.withUnsafeBytes { UUID(bytes: $0) }
+                    if read != Self.reference(changed) {
+                        Issue.record("\(String(decoding: changed, as: UTF8.self)): \(String(describing: read)) at \(position)")
+                    }
+                }
             }
         }
         for length in [0, 35, 37] {
@@ -83,7 +85,7 @@ struct UUIDTests {
 
     @Test("UUID.write(to:) spells uuidString")
     func writesUUIDString() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 37)
         let edges = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                      UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
                      UUID(uuid: (0x09, 0x0A, 0x9A, 0xA9, 0xF0, 0x0F, 0x12, 0x34, 0x56, 0x78, 0x9A, 0xBC, 0xDE, 0xF0, 0x01, 0x23))]

@@ -156,7 +156,8 @@ final class EventIngest: Sendable {
         // mattered most beside a city's worth of heap, where small allocations leave malloc's thread cache.
         var rejected: [Outcome.Rejection] = []
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(candidates.count * 512)
+        // About 600 bytes an ordinary event takes, and room for the bound one message is written under.
+        buffer.reserveCapacity(candidates.count * 640 + 2_048)
         var spans: [(key: Range<Int>, value: Range<Int>)] = []
         spans.reserveCapacity(candidates.count)
         var perDevice: [String: Int] = [:]  // counted only when a limit is set

@@ -118,7 +118,7 @@ public struct JSONWriter {
     @inlinable
     public mutating func number(_ value: Int) {
         separate()
-        output.append(contentsOf: String(value).utf8)
+        JSONBytes.append(value, to: &output)
     }
 
     @inlinable

@@ -152,20 +152,19 @@ private struct MessageWriter: Sendable {
 
     func append(_ event: TrackingEvent, source: String, to bytes: inout [UInt8]) {
         // Sized once, for the longest the message could be: every key (id, type and occurredAt are written
-        // twice), every string escaped at its longest, every other value at its longest.
+        // twice), every string escaped at its longest, every other value at its longest. A value `write`
+        // writes and this leaves out trips the cursor's check in debug builds (the round-trip tests).
         func room(_ text: String?) -> Int { JSONBytes.quotedCapacity(utf8Count: text?.utf8.count ?? 0) }
         let strings = 2 * room(event.type.rawValue) + room(event.deviceId) + room(event.touristId) + room(event.platform)
             + room(event.osVersion) + room(event.model) + room(event.appVersion) + room(event.via?.rawValue) + room(event.url)
             + room(event.mediaType?.rawValue) + room(event.query) + room(source)
         let capacity = 2 * quoted.count + 4 + strings + 7 * JSONBytes.quotedUUIDCapacity + 2 * JSONBytes.quotedDateCapacity
             + 4 * JSONBytes.numberCapacity
-        // Written on the stack and copied out at its size: a message of its own stays small enough for
-        // malloc's per-thread cache, which a kilobyte-plus bound was not.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
-            quoted.withUnsafeBufferPointer { quoted in
-                var out = Output(quoted: quoted, starts: starts, cursor: JSONBytes.Cursor(scratch.baseAddress!))
+        quoted.withUnsafeBufferPointer { quoted in
+            JSONBytes.append(capacity: capacity, to: &bytes) { cursor in
+                var out = Output(quoted: quoted, starts: starts, cursor: cursor)
                 write(event, source: source, to: &out)
-                bytes.append(contentsOf: UnsafeBufferPointer(start: scratch.baseAddress, count: out.cursor.position - scratch.baseAddress!))
+                cursor = out.cursor
             }
         }
     }

@@ -57,8 +57,8 @@ extension UUID {
         self = value
     }
 
-    /// The 36-character form as `uuidString` spells it (upper case), written to `out`: four bytes at a time,
-    /// each to eight digits without a branch.
+    /// The 36-character form as `uuidString` spells it (upper case), written to the 36 bytes at `out`: four
+    /// bytes of the UUID at a time, each to eight digits without a branch.
     public func write(to out: UnsafeMutableRawPointer) {
         withUnsafeBytes(of: uuid) { raw in
             func digits(_ offset: Int) -> UInt64 { Self.hexDigits(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }

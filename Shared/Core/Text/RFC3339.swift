@@ -42,9 +42,10 @@ public enum RFC3339 {
             var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
                               Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction)
             return text.withUTF8 { utf8 in
-                let count = min(utf8.count, maxLength)
-                out.initialize(from: utf8.baseAddress!, count: count)
-                return count
+                // Int64 milliseconds bound the year to about ±2.9e8: at most 30 bytes.
+                precondition(utf8.count <= maxLength, "RFC3339.write: \(utf8.count) bytes for one date")
+                out.initialize(from: utf8.baseAddress!, count: utf8.count)
+                return utf8.count
             }
         }
         let raw = UnsafeMutableRawBufferPointer(start: out, count: 24)
