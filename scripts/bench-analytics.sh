@@ -34,8 +34,8 @@ mkdir -p "$log_dir" "$work"
 
 if [[ -z ${ITOUR_BIN_DIR:-} ]]; then
   echo "==> swift build -c release (analytics, itour-bench, catalog, feed)"
-  for product in analytics itour-bench; do swift build -c release --product "$product" 2>&1 | grep -E "error|Compiling|Build" | tail -n 2; done
-  for product in catalog feed; do swift build -c release --product "$product" 2>&1 | grep -E "error|Build" | tail -n 2 || true; done
+  # build_summary (common.sh) succeeds when an up-to-date build prints nothing it shows; a failed build fails here.
+  for product in analytics itour-bench catalog feed; do swift build -c release --product "$product" 2>&1 | build_summary; done
   ITOUR_BIN_DIR=$PWD/.build/release
 fi
 bin=$ITOUR_BIN_DIR

@@ -161,7 +161,8 @@ for ((rebuild = 1; rebuild <= rebuild_count; rebuild++)); do
   rebuild_rss+=("$(rss_mib "$feed_pid")")
   # The feed says it is ready a moment before it logs the publication's figures.
   for _ in $(seq 1 100); do (($(grep -c '"projection published"' "$work/feed.log" || true) > logged)) && break; sleep 0.05; done
-  published=$(grep '"projection published"' "$work/feed.log" | tail -1)
+  # No such line yet is no reason to stop the run (set -e with pipefail would): the phases then read nan.
+  published=$({ grep '"projection published"' "$work/feed.log" || true; } | tail -1)
   phases+=("$(echo "$published" | "$python" -c 'import json,sys; d=json.loads(sys.stdin.read() or "{}"); print("%.1f+%.1f" % (float(d.get("loadSeconds", "nan")), float(d.get("renderSeconds", "nan"))))')")
   echo "rebuild $rebuild: ready after ${rebuilds[-1]} s (consume+render ${phases[-1]} s), RSS ${rebuild_rss[-1]} MiB" >&2
   [[ -n ${BASELINE_FEED:-} ]] && ((rebuild % 2 == 0)) && rebuild_baseline "$rebuild"

@@ -15,7 +15,7 @@ mkdir -p "$log_dir"
 
 if [[ -z ${ITOUR_BIN_DIR:-} ]]; then
   echo "==> swift build -c release"
-  swift build -c release 2>&1 | grep -E "error|warning: unre|Build" | tail -n 3
+  swift build -c release 2>&1 | build_summary
   ITOUR_BIN_DIR=$(swift build -c release --show-bin-path)
 fi
 export ITOUR_BIN_DIR

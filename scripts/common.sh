@@ -42,6 +42,15 @@ live_pid() {
   echo "$pid"
 }
 
+# build_summary: the lines of `swift build` output worth showing (errors, unused-code warnings, what was
+# compiled, the result line), the last 3 of them, from stdin. Succeeds when none is there: an up-to-date
+# build prints none of them, and a bare `grep | tail` under pipefail then failed the script (issue 49).
+# A failing build still fails the pipeline (pipefail sees swift's status); only grep's "no match" (1) is
+# not a failure, its real errors (2) are.
+build_summary() {
+  { grep -E -- 'error|warning: unre|Compiling|Build complete|Build of product' || (($? == 1)); } | tail -n 3
+}
+
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # stop_pid NAME PID [GRACE]: SIGTERM, wait up to GRACE seconds (15), then SIGKILL.

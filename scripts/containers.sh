@@ -89,7 +89,8 @@ stage() {
   local scratch=${RELEASE_SCRATCH_PATH:-$root/.build-release}
   local build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch")
   echo "swift build -c release --static-swift-stdlib ($scratch)"
-  for s in "${services[@]}"; do "${build[@]}" --product "$s" 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | tail -n 3; done
+  # build_summary (common.sh): an up-to-date build prints no line it shows, and that is no failure (issue 49).
+  for s in "${services[@]}"; do "${build[@]}" --product "$s" 2>&1 | build_summary; done
   local bin; bin=$("${build[@]}" --show-bin-path)
   rm -rf "$ctx"; mkdir -p "$ctx/lib" "$ctx/services"
   for s in "${services[@]}"; do
