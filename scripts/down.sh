@@ -62,6 +62,8 @@ else
     # analytics stored in Postgres (scripts/backlog.py); else its lag gauge on /metrics.
     [[ -x .venv/bin/python ]] && export DRAIN_BROKERS=127.0.0.1:$broker_port DRAIN_PG_PORT=$pg_port \
       DRAIN_PG_DB=${POSTGRES_DB:-itour} DRAIN_TOPIC_PREFIX=${KAFKA_TOPIC_PREFIX:-}
+    # backlog.py's psql logs in as itour: make up's cluster asks for its password (scripts/postgres.sh).
+    [[ -r $run_dir/secrets/postgres-password ]] && PGPASSWORD=$(<"$run_dir/secrets/postgres-password") && export PGPASSWORD
     scripts/drain.sh "${args[@]}" | grep -v '^drain: result '
     if ((PIPESTATUS[0] != 0)); then
       status=1

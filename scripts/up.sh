@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make up: the whole suite on this machine, in demo mode, from a clean clone.
 #
-# Installs what is missing, starts Postgres (.run/pg, port 5433) and the broker (port 9092),
+# Installs what is missing, starts Postgres (.run/pg, port 5433; passwords only, made once into .run/secrets:
+# scripts/postgres.sh) and the broker (port 9092),
 # builds the release binaries, starts catalog, feed, analytics and admin in the background
 # (pid files in .run/pids, logs in .run/logs), waits until every /ready answers 200, loads the
 # demo content once and prints where everything is. Idempotent: a second run starts only what
@@ -22,6 +23,9 @@ source scripts/common.sh
 t0=$(now)
 pg_dir=$run_dir/pg
 pg_port=${POSTGRES_PORT:-5433}
+# The cluster's passwords (scripts/postgres.sh makes them once, mode 0600): the services' role itour, the admin's.
+secrets_dir=$run_dir/secrets
+pg_password_file=$secrets_dir/postgres-password
 broker_port=${BROKER_PORT:-9092}
 ready_timeout=${READY_TIMEOUT:-90}
 demo_file=deploy/demo/uncw-itour.json
@@ -50,7 +54,10 @@ scripts/install.sh
 
 echo "==> postgres and broker"
 t=$(now)
-scripts/postgres.sh start "$pg_dir" "$pg_port"
+POSTGRES_SECRETS_DIR=$secrets_dir scripts/postgres.sh start "$pg_dir" "$pg_port"
+# The services (and load-demo below) log in as itour, not a superuser, with its password.
+POSTGRES_PASSWORD=$(<"$pg_password_file")
+export POSTGRES_USER=itour POSTGRES_PASSWORD
 # A tansu on our port that no pid file names (its pid file was lost): adopt it (stopping it would
 # lose what it holds; the services are talking to it).
 if ! live_pid "$run_dir/broker.pid" tansu >/dev/null; then
@@ -182,7 +189,9 @@ iTour is up (all ready $(since "$t_services") after starting; $(since "$t0") in 
                      curl -H 'Authorization: Bearer $reports_token' 'http://localhost:$analytics/v1/reports/summary?from=$month_ago&to=$today'
   Metrics            http://localhost:$feed/metrics  http://localhost:$admin/metrics
                      http://localhost:$catalog/metrics  http://localhost:$analytics/metrics
-  Postgres           postgresql://itour@127.0.0.1:$pg_port/itour
+  Postgres           postgresql://itour@127.0.0.1:$pg_port/itour   password in ${pg_password_file#"$PWD"/}
+                     PGPASSWORD=\$(cat ${pg_password_file#"$PWD"/}) psql -h 127.0.0.1 -p $pg_port -U itour itour
+                     superuser itour_admin: password in ${secrets_dir#"$PWD"/}/postgres-admin-password
   Broker             127.0.0.1:$broker_port (tansu, memory-only)
   Logs               .run/logs/
 
