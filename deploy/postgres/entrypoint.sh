@@ -1,6 +1,8 @@
 #!/bin/bash
 # First start: initdb with POSTGRES_USER as the superuser and POSTGRES_PASSWORD (scram-sha-256 for
-# every TCP client), then POSTGRES_DB. Later starts use the existing data directory.
+# every TCP client), then POSTGRES_DB, then the scripts in /docker-entrypoint-initdb.d/*.sh as the
+# official image runs them (docker-compose.yml mounts deploy/postgres/initdb there: the services' own
+# role, not a superuser). Later starts use the existing data directory.
 set -euo pipefail
 : "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}"
 user=${POSTGRES_USER:-postgres}
@@ -17,6 +19,12 @@ if [[ ! -s $PGDATA/PG_VERSION ]]; then
     echo 'CREATE DATABASE :"db";' | psql -X -q -h /var/run/postgresql -U "$user" -d postgres \
       -v ON_ERROR_STOP=1 -v db="$db"
   fi
+  export POSTGRES_USER=$user POSTGRES_DB=$db PGHOST=/var/run/postgresql
+  for script in /docker-entrypoint-initdb.d/*.sh; do
+    [[ -e $script ]] || continue
+    echo "postgres: running $script"
+    bash "$script"
+  done
   pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
   echo "postgres: initialised $PGDATA (user $user, database $db)"
 fi

@@ -335,7 +335,7 @@ def test_checker_notices_broken_manifests(tmp_path, fname, mutate, expected):
 DOCKER_COMPOSE = shutil.which("docker-compose") or "/usr/bin/docker-compose"
 # Variables the compose file reads; cleared so the demo defaults are what gets checked.
 COMPOSE_VARS = (
-    "ADMIN_EMAIL ADMIN_PASSWORD ADMIN_COOKIE_SECURE REPORTS_TOKEN POSTGRES_USER POSTGRES_PASSWORD "
+    "ADMIN_EMAIL ADMIN_PASSWORD ADMIN_COOKIE_SECURE REPORTS_TOKEN POSTGRES_USER POSTGRES_PASSWORD POSTGRES_ADMIN_PASSWORD "
     "POSTGRES_DB KAFKA_TOPIC_PREFIX LOG_LEVEL LOG_FORMAT ITOUR_DEMO ITOUR_VERSION ITOUR_BIND ITOUR_IMAGE_PREFIX "
     "FEED_EVENTS_PER_MINUTE_PER_DEVICE SITE_TIME_ZONE SITE_PUBLIC_HOLIDAYS KAFKA_CLUSTER_ID KAFKA_HOST_PORT POSTGRES_HOST_PORT KAFKA_IMAGE "
     "POSTGRES_IMAGE FEED_HOST_PORT ADMIN_HOST_PORT CATALOG_HOST_PORT ANALYTICS_HOST_PORT "
@@ -372,6 +372,18 @@ def check_compose(cfg: dict) -> list[str]:
     for svc in ("kafka", "postgres"):
         if not services.get(svc, {}).get("healthcheck", {}).get("test"):
             problems.append(f"compose: {svc} has no healthcheck")
+        # Issue 43: whoever reaches the broker writes catalog.commands; the database is the services' alone.
+        if services.get(svc, {}).get("ports"):
+            problems.append(f"compose: {svc} publishes a host port by default (deploy/compose/publish.yml is for that)")
+    pg_env = pg.get("environment", {})
+    app_env = services.get("catalog", {}).get("environment", {})
+    if not pg_env.get("ITOUR_DB_USER") or pg_env.get("ITOUR_DB_USER") == pg_env.get("POSTGRES_USER"):
+        problems.append("compose: the services log in to postgres as its superuser")
+    if (pg_env.get("ITOUR_DB_USER"), pg_env.get("ITOUR_DB_PASSWORD")) != (app_env.get("POSTGRES_USER"), app_env.get("POSTGRES_PASSWORD")):
+        problems.append("compose: postgres's ITOUR_DB_USER/ITOUR_DB_PASSWORD are not the services' POSTGRES_USER/POSTGRES_PASSWORD")
+    if not any(str(v).startswith(str(ROOT / "deploy/postgres/initdb") + ":/docker-entrypoint-initdb.d")
+               for v in pg.get("volumes", [])):
+        problems.append("compose: postgres does not mount deploy/postgres/initdb (the services' role) as /docker-entrypoint-initdb.d")
     demo = services.get("demo", {})
     if "load-demo /app/demo/uncw-itour.json" not in " ".join(map(str, demo.get("command", []))):
         problems.append("compose: the demo service does not load the demo content")
@@ -461,6 +473,34 @@ def test_compose_checker_notices_missing_healthcheck_and_open_ports(tmp_path):
     problems = check_compose(yaml.safe_load(result.stdout))
     assert "compose: postgres has no healthcheck" in problems
     assert any(p.startswith("compose: feed publishes") for p in problems), problems
+
+
+def test_compose_checker_notices_a_published_database_and_a_superuser_service(tmp_path):
+    raw = yaml.safe_load(COMPOSE.read_text())
+    raw["services"]["postgres"]["ports"] = ["127.0.0.1:5433:5432"]
+    raw["services"]["postgres"]["environment"]["ITOUR_DB_USER"] = "postgres"
+    broken = ROOT / f".compose-check-{os.getpid()}.yml"   # beside the real one: its relative mounts resolve alike
+    try:
+        broken.write_text(yaml.safe_dump(raw))
+        result = compose_config(broken)
+    finally:
+        broken.unlink(missing_ok=True)
+    assert result.returncode == 0, result.stderr
+    problems = check_compose(yaml.safe_load(result.stdout))
+    assert "compose: postgres publishes a host port by default (deploy/compose/publish.yml is for that)" in problems
+    assert "compose: the services log in to postgres as its superuser" in problems
+
+
+def test_compose_publish_overlay_publishes_postgres_and_the_broker_on_loopback():
+    env = {k: v for k, v in os.environ.items() if k not in COMPOSE_VARS}
+    out = subprocess.run(
+        [DOCKER_COMPOSE, "-f", str(COMPOSE), "-f", str(ROOT / "deploy/compose/publish.yml"), "config"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    services = yaml.safe_load(out.stdout)["services"]
+    assert services["postgres"]["ports"] == ["127.0.0.1:5433:5432/tcp"]
+    assert services["kafka"]["ports"] == ["127.0.0.1:29092:29092/tcp"]
 
 
 def test_compose_config_rejects_an_invalid_file(tmp_path):
