@@ -330,6 +330,151 @@ def test_checker_notices_broken_manifests(tmp_path, fname, mutate, expected):
 
 
 # ---------------------------------------------------------------------------------------------
+# NetworkPolicies (networkpolicy.yaml, issue 43): evaluated here as a cluster would, for the pods that matter.
+
+POSTGRES_POD = ({"app.kubernetes.io/name": "postgres"}, NAMESPACE)
+BROKER_POD = ({"strimzi.io/kind": "Kafka"}, "kafka")   # the brokers behind KAFKA_BROKERS (config.yaml)
+STRANGER_POD = ({"app.kubernetes.io/name": "stranger"}, NAMESPACE)
+
+
+def _selector_matches(selector: dict | None, labels: dict) -> bool:
+    """A Kubernetes label selector ({} or absent selects everything)."""
+    selector = selector or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for e in selector.get("matchExpressions") or []:
+        present, value = e["key"] in labels, labels.get(e["key"])
+        ok = {"In": present and value in e.get("values", []), "NotIn": not present or value not in e.get("values", []),
+              "Exists": present, "DoesNotExist": not present}[e["operator"]]
+        if not ok:
+            return False
+    return True
+
+
+def _peer_matches(peer: dict, pod: tuple[dict, str]) -> bool:
+    labels, namespace = pod
+    if "ipBlock" in peer:
+        return peer["ipBlock"].get("cidr") in ("0.0.0.0/0", "::/0")
+    if "namespaceSelector" in peer:
+        if not _selector_matches(peer["namespaceSelector"], {"kubernetes.io/metadata.name": namespace}):
+            return False
+    elif namespace != NAMESPACE:
+        return False
+    return "podSelector" not in peer or _selector_matches(peer["podSelector"], labels)
+
+
+def _port_matches(rule_ports: list | None, port: int, named: dict) -> bool:
+    if not rule_ports:
+        return True
+    return any(p.get("protocol", "TCP") == "TCP" and (p.get("port") is None or p.get("port") == port or named.get(p.get("port")) == port)
+               for p in rule_ports)
+
+
+def _allowed(docs, pod: tuple[dict, str], direction: str, peer: tuple[dict, str], port: int, named: dict) -> bool:
+    """Whether POD's policies let traffic to (Egress) or from (Ingress) PEER on PORT through."""
+    labels, namespace = pod
+    kind = "egress" if direction == "Egress" else "ingress"
+    field = "to" if kind == "egress" else "from"
+    selecting = [p for p in _of_kind(docs, "NetworkPolicy")
+                 if p["metadata"].get("namespace") == namespace and _selector_matches(p["spec"].get("podSelector"), labels)
+                 and direction in p["spec"].get("policyTypes", ["Ingress"])]
+    if not selecting:
+        return True   # no policy isolates the pod in this direction
+    return any(_port_matches(rule.get("ports"), port, named) and (not rule.get(field) or any(_peer_matches(x, peer) for x in rule[field]))
+               for p in selecting for rule in p["spec"].get(kind) or [])
+
+
+def _service_pod(docs, name: str) -> tuple[tuple[dict, str], dict]:
+    dep = _named(docs, "Deployment", name)
+    tmpl = dep["spec"]["template"]
+    ports = {p["name"]: p["containerPort"] for c in tmpl["spec"]["containers"] for p in c.get("ports", []) if "name" in p}
+    return (tmpl["metadata"]["labels"], NAMESPACE), ports
+
+
+def reaches(docs, source: tuple[dict, str], target: tuple[dict, str], port: int, target_ports: dict | None = None) -> bool:
+    return (_allowed(docs, source, "Egress", target, port, {})
+            and _allowed(docs, target, "Ingress", source, port, target_ports or {}))
+
+
+def _given_postgres_password(docs, name: str) -> bool:
+    dep = _named(docs, "Deployment", name)
+    return any(e.get("name") == "POSTGRES_PASSWORD" for c in dep["spec"]["template"]["spec"]["containers"] for e in c.get("env", []))
+
+
+def check_network_policies(docs) -> list[str]:
+    problems = []
+    if not _of_kind(docs, "NetworkPolicy"):
+        return ["no NetworkPolicy"]
+    pods = {name: _service_pod(docs, name) for name in SERVICES if _named(docs, "Deployment", name)}
+    for name, (pod, ports) in pods.items():
+        # Postgres: exactly the services that are given its password.
+        if reaches(docs, pod, POSTGRES_POD, 5432) != _given_postgres_password(docs, name):
+            problems.append(f"{name}: reaches Postgres {'without' if not _given_postgres_password(docs, name) else 'never, though'} "
+                            "being given its password")
+        if not reaches(docs, pod, BROKER_POD, 9092):
+            problems.append(f"{name}: cannot reach the broker")
+        if not _allowed(docs, pod, "Egress", ({"k8s-app": "kube-dns"}, "kube-system"), 53, {}):
+            problems.append(f"{name}: cannot reach DNS")
+        if _allowed(docs, pod, "Egress", ({}, "elsewhere"), 443, {}):
+            problems.append(f"{name}: may connect anywhere (no default deny)")
+        if not reaches(docs, ({}, "ingress-nginx"), pod, SERVICES[name], ports):
+            problems.append(f"{name}: its HTTP port {SERVICES[name]} is not reachable")
+        if reaches(docs, ({}, "ingress-nginx"), pod, 9999, ports):
+            problems.append(f"{name}: takes connections on ports other than its HTTP port")
+    if "admin" in pods:
+        for other in ("catalog", "feed", "analytics"):
+            if other in pods and not reaches(docs, pods["admin"][0], pods[other][0], SERVICES[other], pods[other][1]):
+                problems.append(f"admin: cannot reach {other} (System Status, reports)")
+    for stranger, where in ((STRANGER_POD, "another pod of the namespace"), (({}, "default"), "a pod of another namespace")):
+        if reaches(docs, stranger, POSTGRES_POD, 5432):
+            problems.append(f"Postgres: {where} reaches it")
+    return problems
+
+
+def test_network_policies(manifests):
+    assert check_network_policies(manifests) == []
+
+
+def test_the_feed_reaches_postgres_only_for_the_media_store(manifests):
+    """Issue 43 wants the feed to reach no database; it reads the media store in Postgres (DESIGN.md, "Media
+    library"), so it does, through policies of their own that go once the media store leaves Postgres."""
+    feed, _ = _service_pod(manifests, "feed")
+    without = [(f, d) for f, d in manifests if not d.get("metadata", {}).get("name", "").endswith("feed-media-store")]
+    assert reaches(manifests, feed, POSTGRES_POD, 5432)
+    assert not reaches(without, feed, POSTGRES_POD, 5432)
+
+
+def _policy(docs, name):
+    return next(d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == name)
+
+
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda ds: _policy(ds, "itour-dns-and-broker")["spec"]["egress"].append({}), "may connect anywhere"),
+        (lambda ds: _policy(ds, "postgres-from-itour")["spec"]["ingress"].append({}), "Postgres: a pod of another namespace reaches it"),
+        (lambda ds: _policy(ds, "itour-to-postgres")["spec"]["podSelector"]["matchExpressions"][0]["values"].remove("analytics"),
+         "analytics: reaches Postgres never"),
+        (lambda ds: _policy(ds, "itour-dns-and-broker")["spec"]["egress"].pop(), "catalog: cannot reach the broker"),
+        (lambda ds: _policy(ds, "itour-http-in")["spec"]["ingress"][0].pop("ports"), "takes connections on ports other"),
+        (lambda ds: ds.remove(_policy(ds, "admin-to-services")), "admin: cannot reach catalog"),
+    ],
+    ids=["egress-anywhere", "postgres-open", "analytics-cut-off", "no-broker", "every-port", "admin-alone"],
+)  # fmt: skip
+def test_policy_checker_notices_broken_policies(tmp_path, mutate, expected):
+    problems = check_network_policies(_broken_copy(tmp_path, "networkpolicy.yaml", mutate))
+    assert any(expected in p for p in problems), problems
+
+
+def test_policy_checker_notices_a_database_reached_without_its_password(tmp_path):
+    def no_password(docs):
+        env = _container(docs)["env"]
+        env[:] = [e for e in env if e.get("name") != "POSTGRES_PASSWORD"]
+    problems = check_network_policies(_broken_copy(tmp_path, "analytics.yaml", no_password))
+    assert "analytics: reaches Postgres without being given its password" in problems, problems
+
+
+# ---------------------------------------------------------------------------------------------
 # docker-compose.yml
 
 DOCKER_COMPOSE = shutil.which("docker-compose") or "/usr/bin/docker-compose"
