@@ -144,13 +144,24 @@ enum BenchProgram: Program {
     static let name = "itour-bench"
     static let variables = ConfigVariable.unique([
         .feedURL, .adminURL, .analyticsURL, .kafkaBrokers, .kafkaTopicPrefix, .benchAdminEmail, .benchAdminPassword, .benchReportsToken, .version,
+        .benchCommandKey,
     ])
+
+    /// Kafka settings of the benchmarks' command clients, their commands signed as the admin's are.
+    static func commandsKafka(_ environment: Environment, clientId: String) throws -> KafkaConfiguration {
+        var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: clientId)
+        kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
+        kafka.commandSignature = try CommandSignature(key: environment.string(.benchCommandKey))
+        return kafka
+    }
 }
 
 extension ConfigVariable {
     static let adminURL = optional("ADMIN_URL", default: "http://127.0.0.1:8081", "where the admin site answers")
     static let benchAdminEmail = optional("ADMIN_EMAIL", default: "admin@example.edu", "the owner admin-path logs in as")
     static let benchAdminPassword = optional("ADMIN_PASSWORD", default: "itour-demo", secret: true, "that owner's password")
+    static let benchCommandKey = optional("CATALOG_COMMAND_KEY", default: "itour-demo-command-key", secret: true,
+                                          "the key catalog checks commands against (make up's demo key by default)")
     static let benchReportsToken = optional("REPORTS_TOKEN", default: "itour-demo-token", secret: true, "bearer token of the Reports API")
 }
 
@@ -181,8 +192,7 @@ enum ThinPathBenchmark {
         let logger = Logger(label: "bench")
         let environment = Environment()
         let feedURL = environment.string(.feedURL)
-        var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-bench")
-        kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
+        let kafka = try BenchProgram.commandsKafka(environment, clientId: "itour-bench")
         let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let startup = StartupBarrier()
         let commands = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "bench", logger: logger)

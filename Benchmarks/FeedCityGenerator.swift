@@ -33,8 +33,7 @@ enum FeedCityGenerator {
         LoggingSetup.bootstrap(format: .text, level: .warning)
         let logger = Logger(label: "generate-city")
         let environment = Environment()
-        var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-bench-city")
-        kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
+        var kafka = try BenchProgram.commandsKafka(environment, clientId: "itour-bench-city")
         kafka.lingerMilliseconds = 5
         kafka.deliveryTimeoutMilliseconds = 60_000
         let producer = try KafkaProducer(configuration: kafka, logger: logger)

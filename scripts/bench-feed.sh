@@ -98,6 +98,8 @@ scripts/broker.sh start "$work/broker.pid" "$broker_port" "$work/broker.log" >&2
 
 export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_DB=itour KAFKA_BROKERS=127.0.0.1:$broker_port KAFKA_TOPIC_PREFIX=bench.
 export LOG_FORMAT=json LOG_LEVEL=info HTTP_HOST=127.0.0.1 FEED_URL=$feed_url
+# catalog checks, and itour-bench signs, every command with it (DESIGN.md "Signed commands").
+export CATALOG_COMMAND_KEY=bench-command-key-$RANDOM$RANDOM$RANDOM
 # Many devices post in this benchmark; the per-device limit is not what it measures.
 export FEED_EVENTS_PER_MINUTE_PER_DEVICE=0
 export FEED_EVENTS_PER_MINUTE_PER_CLIENT=0

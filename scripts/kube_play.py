@@ -155,7 +155,8 @@ def main() -> None:
     print(f"podman cannot run, checked by schema only: {', '.join(skipped)}")
 
     secrets = {"POSTGRES_PASSWORD": args.postgres_password, "ADMIN_EMAIL": "owner@example.edu",
-               "ADMIN_PASSWORD": "kube-play-password", "REPORTS_TOKEN": "kube-play-reports-token"}
+               "ADMIN_PASSWORD": "kube-play-password", "REPORTS_TOKEN": "kube-play-reports-token", "METRICS_TOKEN": "",
+               "CATALOG_COMMAND_KEY": "kube-play-command-key"}
     for template in (d for d in docs if d["kind"] == "Secret"):
         make_secret(template, secrets)
     PLAY.parent.mkdir(parents=True, exist_ok=True)

@@ -58,6 +58,14 @@ POSTGRES_SECRETS_DIR=$secrets_dir scripts/postgres.sh start "$pg_dir" "$pg_port"
 # The services (and load-demo below) log in as itour, not a superuser, with its password.
 POSTGRES_PASSWORD=$(<"$pg_password_file")
 export POSTGRES_USER=itour POSTGRES_PASSWORD
+# The key catalog checks every command against and the admin signs them with (DESIGN.md "Signed commands"):
+# made once, like the passwords, so the broker on 9092 is no side door even in demo mode.
+command_key_file=$secrets_dir/catalog-command-key
+if [[ ! -s $command_key_file ]]; then
+  (umask 077 && openssl rand -hex 32 >"$command_key_file")
+fi
+CATALOG_COMMAND_KEY=$(<"$command_key_file")
+export CATALOG_COMMAND_KEY
 # A tansu on our port that no pid file names (its pid file was lost): adopt it (stopping it would
 # lose what it holds; the services are talking to it).
 if ! live_pid "$run_dir/broker.pid" tansu >/dev/null; then
@@ -192,7 +200,7 @@ iTour is up (all ready $(since "$t_services") after starting; $(since "$t0") in 
   Postgres           postgresql://itour@127.0.0.1:$pg_port/itour   password in ${pg_password_file#"$PWD"/}
                      PGPASSWORD=\$(cat ${pg_password_file#"$PWD"/}) psql -h 127.0.0.1 -p $pg_port -U itour itour
                      superuser itour_admin: password in ${secrets_dir#"$PWD"/}/postgres-admin-password
-  Broker             127.0.0.1:$broker_port (tansu, memory-only)
+  Broker             127.0.0.1:$broker_port (tansu, memory-only); commands signed with ${command_key_file#"$PWD"/}
   Logs               .run/logs/
 
 make down stops everything.

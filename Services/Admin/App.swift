@@ -12,11 +12,13 @@ struct AdminMain: AsyncParsableCommand {
 enum AdminProgram: ServiceProgram {
     static let name = "admin"
     static let port = 8081
-    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + AdminSettings.variables + StatusTargets.variables)
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + AdminSettings.variables + StatusTargets.variables
+                                                 + CommandSignature.variables)
     static let abstract = "The iTour admin site: staff edit tours and POIs (through catalog's commands), read reports, see system status."
 
     static func serve(environment: Shared.Environment) async throws {
-        let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
+        var settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
+        settings.kafka.commandSignature = try CommandSignature(environment: environment)
         try await buildApplication(settings: settings, admin: try AdminSettings(environment: environment)).runService()
     }
 }

@@ -16,7 +16,8 @@ struct CatalogMain: AsyncParsableCommand {
 
         func run(_ command: String) async throws {
             try await CatalogProgram.runTool(command) { environment in
-                let settings = try ServiceSettings(serviceName: CatalogProgram.name, defaultPort: CatalogProgram.port, environment: environment)
+                var settings = try ServiceSettings(serviceName: CatalogProgram.name, defaultPort: CatalogProgram.port, environment: environment)
+                settings.kafka.commandSignature = try CommandSignature(environment: environment)
                 try await ContentImport.run(file: file, skipBadRows: skipBadRows, settings: settings)
             }
         }
@@ -51,11 +52,12 @@ struct CatalogMain: AsyncParsableCommand {
 enum CatalogProgram: ServiceProgram {
     static let name = "catalog"
     static let port = 8082
-    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port))
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + CommandSignature.variables + [.demo])
     static let abstract = "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events."
 
     static func serve(environment: Shared.Environment) async throws {
-        let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
+        var settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
+        settings.kafka.commandSignature = try CommandSignature(environment: environment)
         try await buildApplication(settings: settings).runService()
     }
 }

@@ -19,7 +19,10 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
         repository: repository, topics: settings.kafka,
         eventPartitions: { try await producer.partitionCounts(topics: [eventsTopic])[eventsTopic] ?? 1 },
         producer: producer, logger: logger)
-    let commands = CommandConsumer(makeConsumer: {
+    guard let signature = settings.kafka.commandSignature else {
+        throw ConfigurationError(name: ConfigVariable.catalogCommandKey.name, message: "is required: catalog applies only signed commands")
+    }
+    let commands = CommandConsumer(signature: signature, makeConsumer: {
                                        try await KafkaConsumer.open(configuration: settings.kafka,
                                                                     subscription: .group(id: settings.kafka.topic("catalog"),
                                                                                          topics: [settings.kafka.topic(Topic.catalogCommands)]),

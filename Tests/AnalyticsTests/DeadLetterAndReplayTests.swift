@@ -52,6 +52,75 @@ struct DeadLetterAndReplayTests {
         }
     }
 
+    @Test("hostile messages written straight to tracking.events (a deviceId, touristId or query of 4 000 combining marks) are set aside with their field named, and an ordinary event after them is counted within 5 s")
+    func hostileMessages() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 31, count: 200)
+        try await harness.produce(workload.events)
+        try await harness.app().test(.router) { client in
+            try await harness.waitUntilCounted(workload.events.count)
+            let now = Date()
+            let marks = String(repeating: "\u{0301}", count: 4_000)
+            var search = TrackingEvent(type: .searchPerformed, deviceId: "d", occurredAt: now)
+            search.query = marks
+            search.resultCount = 0
+            let hostile = [TrackingEvent(type: .tourStarted, deviceId: "R" + marks, occurredAt: now, tourId: UUID()),
+                           TrackingEvent(type: .tourStarted, deviceId: "d", touristId: "T" + marks, occurredAt: now, tourId: UUID()), search]
+            // As an attacker with access to the broker would write them: the feed never let them through.
+            try await harness.produceRaw(try hostile.map { String(decoding: try Envelope(id: $0.id, type: $0.type.rawValue, source: "feed", data: $0).encoded(),
+                                                                                as: UTF8.self) })
+            let ordinary = TrackingEvent(type: .poiViewed, deviceId: "after-the-hostile-ones", occurredAt: Date(), poiId: workload.pois[0], via: .list)
+            let sent = ContinuousClock.now
+            try await harness.produce([ordinary])
+            try await harness.waitUntilCounted(workload.events.count + 1)
+            let elapsed = ContinuousClock.now - sent
+            #expect(elapsed < .seconds(5), "the next event was counted \(elapsed) after it was sent")
+            let letters = try await TestServices.deadLetters(harness.kafka, count: 3)
+            #expect(Set(letters.map(\.data.reason)) == ["deviceId must be 1 to 128 bytes (UTF-8)", "touristId must be 1 to 128 bytes (UTF-8)",
+                                                        "query must be 1 to 800 bytes (UTF-8)"])
+            // The figure docs/FAULTS.md quotes ("Hostile messages").
+            print("hostile messages: \(letters.count) set aside; the next event counted \(elapsed) after it was sent")
+            let truth = Truth(events: workload.events + [ordinary])
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 32, count: 2))
+        }
+    }
+
+    @Test("an event the database refuses is found in its batch by halving and set aside with the reason; every other event of the batch is counted once")
+    func eventTheDatabaseRefuses() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 41, count: 1_000)
+        let poison = TrackingEvent(type: .poiViewed, deviceId: "poison", occurredAt: Date(), poiId: workload.pois[0], via: .list)
+        // A rule the codec knows nothing of, as an index limit or a constraint added later would be: Postgres alone refuses it.
+        try await harness.withLiveStore { client, _ in
+            try await client.query(PostgresQuery(unsafeSQL: """
+                ALTER TABLE analytics.processed_events ADD CONSTRAINT refuse_one CHECK (event_id <> '\(poison.id.uuidString.lowercased())')
+                """), logger: TestServices.logger)
+        }
+        var mixed = workload.events
+        mixed.insert(poison, at: 617)
+        let events = mixed
+        // One batch holds them all: the halving, not batch boundaries, must find the poison.
+        try await harness.produce(events)
+        try await harness.app().test(.router) { client in
+            let started = ContinuousClock.now
+            try await harness.waitUntilCounted(workload.events.count)
+            print("refused event: \(events.count) events with one the database refuses counted in \(ContinuousClock.now - started) from the service's start")
+            let letters = try await TestServices.deadLetters(harness.kafka, count: 1)
+            #expect(letters.count == 1)
+            #expect(letters.first?.data.reason.hasPrefix("analytics could not store this event: ") == true)
+            #expect(letters.first?.data.reason.hasSuffix("(SQLSTATE 23514)") == true, "\(letters.map(\.data.reason))")
+            #expect(letters.first?.data.value.lowercased().contains(poison.id.uuidString.lowercased()) == true)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains("itour_analytics_events_rejected_total{reason=\"refused\"} 1"))
+            // Later events still flow, and nothing was counted twice or lost.
+            let later = Workload(seed: 42, count: 100)
+            try await harness.produce(later.events)
+            try await harness.waitUntilCounted(workload.events.count + later.events.count)
+            let truth = Truth(events: workload.events + later.events)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 43, count: 2))
+        }
+    }
+
     @Test("replay rebuilds every report from the topic's beginning and from a file into fresh tables; activating it swaps them in under a running service")
     func replay() async throws {
         let harness = try await AnalyticsHarness.make()

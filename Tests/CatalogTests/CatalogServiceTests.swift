@@ -106,7 +106,9 @@ struct CatalogServiceTests {
             let second = CatalogCommand(action: .createTour, actor: "t", tour: TourContent(name: "Second"))
             func message(_ bytes: [UInt8]) -> KafkaOutgoingMessage { KafkaOutgoingMessage(topic: topic, key: "batch", value: bytes, partition: 0) }
             func message(_ command: CatalogCommand) -> KafkaOutgoingMessage {
-                message(CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "test", data: command)))
+                var message = message(CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "test", data: command)))
+                message.headers = [TestServices.commandSignature.header(for: Array(message.value))]
+                return message
             }
             let unreadable = ["{\"type\":\"tour.create\",", "[1,2,3]"]
             let batch = [message(Array(unreadable[0].utf8)), message(first), message(Array(unreadable[1].utf8)), message(second)]
@@ -120,6 +122,52 @@ struct CatalogServiceTests {
             #expect(letters.map(\.data.value) == unreadable)
             #expect(letters.allSatisfy { !$0.data.reason.isEmpty }, "\(letters.map(\.data.reason))")
         }
+    }
+
+    @Test("a command written straight to the broker is applied only with a valid signature: unsigned, forged or tampered ones are set aside and audited nowhere")
+    func signedCommands() async throws {
+        try await withCatalog { commands, _, database, kafka in
+            let producer = try KafkaProducer(configuration: kafka, logger: logger)
+            let topic = kafka.topic(Topic.catalogCommands)
+            let tour = try await commands.executeInTest(CatalogCommand(action: .createTour, actor: "editor@example.edu", tour: TourContent(name: "Ours")))
+            try #require(tour.outcome == .applied)
+            func update(_ name: String) -> CatalogCommand {
+                CatalogCommand(action: .updateTour, actor: "admin@example.edu", entityId: tour.entityId, tour: TourContent(name: name))
+            }
+            func send(_ command: CatalogCommand, signedWith key: String?, tamper: Bool = false) -> KafkaOutgoingMessage {
+                var value = CatalogEventCodec.write(Envelope(type: command.action.rawValue, source: "attacker", data: command))
+                let headers = try! key.map { [try CommandSignature(key: $0).header(for: value)] } ?? []
+                if tamper { value = Array(String(decoding: value, as: UTF8.self).replacingOccurrences(of: "Forged 3", with: "Forged 4").utf8) }
+                return KafkaOutgoingMessage(topic: topic, key: command.key, value: value, partition: 0, headers: headers)
+            }
+            let forged = [send(update("Forged 1"), signedWith: nil), send(update("Forged 2"), signedWith: "a-key-of-the-attackers-own"),
+                          send(update("Forged 3"), signedWith: TestServices.commandKey, tamper: true)]
+            try await TestServices.withServices([producer]) { _ = try await producer.send(forged) }
+            let letters = try await TestServices.deadLetters(kafka, count: 3)
+            #expect(letters.count == 3 && letters.allSatisfy { $0.data.reason.hasPrefix("unsigned") }, "\(letters.map(\.data.reason))")
+            // A signed command after them is applied: nothing of the forged ones was.
+            let signed = try await commands.executeInTest(CatalogCommand(action: .updateTour, actor: "editor@example.edu", entityId: tour.entityId,
+                                                                       expectedVersion: tour.version, tour: TourContent(name: "Ours, renamed")))
+            #expect(signed.outcome == .applied, "the forged updates changed nothing, so the version is still the one we read")
+            let audit = try await TestServices.withPostgres(database) { client in
+                try await client.fetch("SELECT actor FROM catalog.audit_log WHERE entity_id = \(tour.entityId) ORDER BY id", as: String.self, logger: logger)
+            }
+            #expect(audit == ["editor@example.edu", "editor@example.edu"], "the forged actor appears nowhere")
+        }
+    }
+
+    @Test("the previous command key is accepted while the key is rotated; a key too short is refused at start")
+    func keyRotation() throws {
+        let previous = try CommandSignature(key: "the-old-command-key")
+        let rotating = try CommandSignature(key: "the-new-command-key", previousKey: "the-old-command-key")
+        let value = Array("{\"a\":1}".utf8)
+        let (_, oldSignature) = previous.header(for: value)
+        #expect(rotating.isValid(String(decoding: oldSignature, as: UTF8.self), for: value))
+        #expect(!(try CommandSignature(key: "the-new-command-key")).isValid(String(decoding: oldSignature, as: UTF8.self), for: value))
+        #expect(!rotating.isValid(String(decoding: oldSignature, as: UTF8.self), for: value + [0x20]))
+        #expect(throws: ConfigurationError.self) { try CommandSignature(key: "short") }
+        #expect(throws: ConfigurationError.self) { try CommandSignature(environment: Environment([:])) }
+        #expect((try? CommandSignature(environment: Environment(["ITOUR_DEMO": "1"]))) != nil)
     }
 
     @Test("a bulk import over the broker: its result carries the per-row report")

@@ -55,15 +55,20 @@ struct CommandValidationTests {
         #expect(expected[0] == urls[0] && expected[1].contains("%20") && expected[2].contains("%C3%A9"))
     }
 
-    @Test("limits count characters, not bytes: 200 accented or emoji characters are a name, 201 are not")
-    func limitsCountCharacters() {
+    @Test("limits count characters and bytes: 200 accented, CJK or single emoji characters are a name, 201 are not; a character of many scalars meets the byte limit (4 a character)")
+    func limitsCountCharactersAndBytes() {
         func nameError(_ name: String) -> String? {
             CommandValidation.validate(PoiContent(name: name, latitude: 0, longitude: 0)).first { $0.field == "name" }?.message
         }
-        for character in ["a", "é", "e\u{301}", "日", "👩‍👩‍👧"] {
+        for character in ["a", "é", "e\u{301}", "日", "😀"] {
             #expect(nameError(String(repeating: character, count: 200)) == nil, "\(character)")
             #expect(nameError(String(repeating: character, count: 201)) == "Name must be at most 200 characters", "\(character)")
         }
+        // 18 bytes each: 44 fit in 800 bytes, 45 do not.
+        #expect(nameError(String(repeating: "👩‍👩‍👧", count: 44)) == nil)
+        #expect(nameError(String(repeating: "👩‍👩‍👧", count: 45)) == "Name must be at most 200 characters (800 bytes)")
+        // One character to a person, 8 001 bytes to Postgres (issue 43).
+        #expect(nameError("R" + String(repeating: "\u{301}", count: 4_000)) == "Name must be at most 200 characters (800 bytes)")
         let category = String(repeating: "é", count: 100) + "/" + String(repeating: "日", count: 99)
         #expect(CommandValidation.validate(PoiContent(name: "P", latitude: 0, longitude: 0, category: category)).isEmpty)
         #expect(CommandValidation.validate(PoiContent(name: "P", latitude: 0, longitude: 0, category: category + "x")).first?.field == "category")

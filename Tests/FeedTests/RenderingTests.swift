@@ -10,6 +10,29 @@ import Testing
 
 @Suite("Rendering")
 struct RenderingTests {
+    @Test("an injected calendar link (stored before catalog refused it) writes no extra property; TEXT values are escaped and no raw control character is written")
+    func calendarFileInjection() {
+        let injected = "https://ok.example/\r\nATTACH:https://evil.example/x.exe\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nEND:VALARM"
+        var content = CalendarEntryContent(title: "Open\r\nATTACH:https://evil.example/t\u{7}", summary: "a;b,c\\d", startsAt: "2026-12-05T09:00",
+                                           endsAt: "2026-12-05T10:00", timeZone: "America/New_York")
+        content.url = injected
+        content.registrationUrl = "https://ok.example/register\nX-EVIL:1"
+        let entry = CalendarEntryState(id: UUID(), version: 1, status: .published, content: content, updatedAt: Date())
+        let ics = String(decoding: CalendarFile.render([entry], placeName: { _ in nil }), as: UTF8.self)
+        let lines = ics.components(separatedBy: "\r\n").dropLast()
+        #expect(!lines.contains { $0.hasPrefix("ATTACH") || $0.hasPrefix("BEGIN:VALARM") || $0.hasPrefix("X-EVIL") || $0.hasPrefix("URL") })
+        #expect(!lines.contains { $0.hasPrefix("X-ITOUR-REGISTRATION-URL") })
+        #expect(lines.contains("SUMMARY:Open\\nATTACH:https://evil.example/t"))
+        #expect(lines.contains("DESCRIPTION:a\\;b\\,c\\\\d"))
+        #expect(!ics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\r" && $0 != "\n" || $0.value == 0x7F })
+        #expect(!ics.replacingOccurrences(of: "\r\n", with: "").contains("\n") && !ics.replacingOccurrences(of: "\r\n", with: "").contains("\r"))
+        // Catalog refuses such links now: whitespace or a control character anywhere.
+        #expect(CalendarSchedule.problems(content).map(\.field) == ["url", "registrationUrl"])
+        content.url = "https://ok.example/a b"
+        content.registrationUrl = "https://ok.example/\u{2028}"
+        #expect(CalendarSchedule.problems(content).map(\.field) == ["url", "registrationUrl"])
+    }
+
 
     // MARK: content members
 

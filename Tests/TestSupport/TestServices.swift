@@ -36,8 +36,13 @@ public enum TestServices {
         var configuration = KafkaConfiguration(brokers: brokers, clientId: clientId)
         configuration.topicPrefix = uniqueName("t") + "."
         configuration.deliveryTimeoutMilliseconds = deliveryTimeoutMilliseconds
+        configuration.commandSignature = commandSignature
         return configuration
     }
+
+    /// The command key of the tests' catalogs and command clients (the services read CATALOG_COMMAND_KEY).
+    public static let commandKey = "itour-test-command-key"
+    public static let commandSignature = try! CommandSignature(key: commandKey)
 
     /// Creates an empty database for one test and returns its settings.
     public static func freshDatabase() async throws -> DatabaseSettings {

@@ -116,7 +116,11 @@ def test_every_type_is_accepted_when_complete_and_rejected_per_missing_field(fee
     ({"occurredAt": stamp(timedelta(hours=2))}, "occurredAt is more than 5 minutes in the future"),  # computed at collection: leave room
     ({"occurredAt": "last tuesday"}, "occurredAt must be an RFC 3339 date-time"),
     ({"id": "123"}, "id must be a UUID"),
-    ({"deviceId": ""}, "deviceId must be 1 to 128 characters"),
+    ({"deviceId": ""}, "deviceId must be 1 to 128 bytes (UTF-8)"),
+    # One character to a person, 8 001 bytes to Postgres (issue 43): limits are in bytes.
+    ({"deviceId": "R" + "\u0301" * 4000}, "deviceId must be 1 to 128 bytes (UTF-8)"),
+    ({"touristId": "T" + "\u0301" * 4000}, "touristId must be 1 to 128 bytes (UTF-8)"),
+    ({"deviceId": "é" * 65}, "deviceId must be 1 to 128 bytes (UTF-8)"),
     ({"poiId": None}, "missing field poiId for poi.arrived"),
 ])
 def test_rejections_name_their_reason(feed, fields, reason):
@@ -145,3 +149,13 @@ def test_a_device_over_its_rate_gets_429_with_retry_after(feed):
     assert int(answer.headers["Retry-After"]) >= 1
     assert post(feed, {"events": [event(device="modest")]}).status == 202
     expect_problem(post(feed, {"events": [event(device="burst") for _ in range(LIMIT + 1)]}), 429)
+
+
+def test_a_search_query_is_limited_in_bytes(feed):
+    """4 000 combining marks are one character: refused by their bytes; 200 four-byte characters still fit."""
+    def search(query):
+        return event("search.performed", device="bytes", query=query, resultCount=0)
+    answer = post(feed, {"events": [search("\u0301" * 4000), search("\U0001F600" * 200)]})
+    assert answer.status == 202
+    assert answer.json()["accepted"] == 1
+    assert [r["reason"] for r in answer.json()["rejected"]] == ["query must be 1 to 800 bytes (UTF-8)"]

@@ -35,6 +35,8 @@ struct ServiceStatus: Sendable {
     var requestsPerSecond: Double?
     var consumerLag: Double?
     var outboxBacklog: Double?
+    /// Messages this process set aside in `dead-letters` since it started (itour_dead_letters_total).
+    var deadLetters: Double?
     var problem: String?
 }
 
@@ -120,6 +122,7 @@ final class SystemStatusProbe: Sendable {
         return status
     }
 }
+            status.deadLetters = samples.filter { $0.name == "itour_dead_letters_total" }.reduce(0) { $0 + $1.value }
 
 /// Reads the Prometheus text format: name, labels and value per sample line.
 enum PrometheusText {

@@ -57,6 +57,7 @@ struct SystemStatusController {
                 <td class="num">\(number(service.requestsPerSecond, digits: 1))</td>
                 <td class="num">\(number(service.consumerLag))</td>
                 <td class="num">\(number(service.outboxBacklog))</td>
+                <td class="num">\(number(service.deadLetters))</td>
                 <td>\(yesNo(service.checks["postgres"]))</td>
                 <td>\(yesNo(service.checks["broker"]))</td>
                 <td class="notes">\(notes(service))</td>
@@ -68,12 +69,13 @@ struct SystemStatusController {
             <p class="summary">\(upCount) of \(services.count) services ready\(degraded.isEmpty ? "" : ", \(degraded.count) degraded (\(degraded.joined(separator: ", ")))") · checked \(RFC3339.format(date)) · refreshes every 2 s</p>
             <table class="status">
             <thead><tr><th scope="col">Service</th><th scope="col">State</th><th scope="col">Version</th><th scope="col">Uptime</th>
-            <th scope="col">Requests/s</th><th scope="col">Consumer lag</th><th scope="col">Outbox backlog</th>
+            <th scope="col">Requests/s</th><th scope="col">Consumer lag</th><th scope="col">Outbox backlog</th><th scope="col">Set aside</th>
             <th scope="col">Postgres</th><th scope="col">Broker</th><th scope="col">Notes</th></tr></thead>
             <tbody>\(rows)</tbody>
             </table>
             <p class="hint">Postgres and broker show whether that service reaches them (only services that use Postgres say so).
-            Consumer lag is messages waiting to be handled; outbox backlog is catalog changes not yet published.
+            Consumer lag is messages waiting to be handled; outbox backlog is catalog changes not yet published; set aside is
+            messages the service could not process since it started, each kept with its reason in the dead-letters topic.
             Degraded: the service answers, but a consumer's lag has not shrunk for a while (the reason is in Notes).</p>
             """
     }

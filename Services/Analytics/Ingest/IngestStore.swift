@@ -40,6 +40,15 @@ struct IngestBatch: Sendable {
     }
 }
 
+extension IngestBatch {
+    /// The same batch (topic, offsets) with other events: a part of it, when its events are applied in halves.
+    func with(events: [TrackingEvent]) -> IngestBatch {
+        var part = IngestBatch(events: events, topic: topic, nextOffsets: nextOffsets, expectedOffsets: expectedOffsets)
+        part.resetOffsets = resetOffsets
+        return part
+    }
+}
+
 enum ApplyOutcome: Sendable, Equatable {
     /// The batch is counted and its offsets stored. `new` events were counted; `duplicates` had been before.
     case applied(new: Int, duplicates: Int)

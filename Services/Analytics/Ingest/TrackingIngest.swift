@@ -128,7 +128,12 @@ final class TrackingIngest: Service, Sendable {
         // A reset partition's stored offset belongs to the old log: nothing to compare with.
         batch.expectedOffsets = expected.withLock { held in held.filter { partitions[$0.key] != nil && resetOffsets[$0.key] == nil } }
         batch.resetOffsets = resetOffsets
-        let outcome = try await Self.apply(batch, to: store, logger: logger) { self.stopping.load(ordering: .acquiring) }
+        let outcome = try await Self.applySettingAside(batch, to: store, logger: logger, stopping: { self.stopping.load(ordering: .acquiring) }) {
+            event, reason in
+            self.metrics.refused.increment()
+            guard let message = decoded.message(of: event.id) else { return }
+            await self.deadLetters.send(message, reason: reason)
+        }
         switch outcome {
         case .applied(let new, let duplicates):
             expected.withLock { held in
@@ -145,9 +150,55 @@ final class TrackingIngest: Service, Sendable {
         }
     }
 
-    /// Applies a batch, retrying while Postgres fails: a batch is never skipped. Gives up only when
-    /// `stopping` says so, or `shutdownGrace` after the ingest is cancelled, leaving the batch to be read again
-    /// after the restart.
+    /// Applies a batch as `apply` does; when the database refuses the content of some of its events (a value
+    /// no index can hold, say), finds them by halving the batch and counts everything else, so one bad event
+    /// never stops the ingest (DESIGN.md "When a message fails"). Halves before the last carry no offsets:
+    /// if the process dies between them, the events counted already are recognised by their ids when read
+    /// again. `setAside` is called for each refused event before the batch's offsets are stored.
+    static func applySettingAside(_ batch: IngestBatch, to store: any IngestStore, logger: Logger,
+                                  stopping: @escaping @Sendable () -> Bool = { false },
+                                  setAside: @escaping @Sendable (TrackingEvent, String) async -> Void) async throws -> ApplyOutcome {
+        let outcome = try await applyHalving(batch, to: store, logger: logger, stopping: stopping, setAside: setAside)
+        guard case .applied(let new, let duplicates) = outcome, batch.received > batch.events.count else { return outcome }
+        // Repeats within the batch were dropped when it was made; halves do not see them.
+        return .applied(new: new, duplicates: max(duplicates, batch.received - new))
+    }
+
+    private static func applyHalving(_ batch: IngestBatch, to store: any IngestStore, logger: Logger, stopping: @escaping @Sendable () -> Bool,
+                                     setAside: @escaping @Sendable (TrackingEvent, String) async -> Void) async throws -> ApplyOutcome {
+        let reason: String
+        do {
+            return try await apply(batch, to: store, logger: logger, stopping: stopping)
+        } catch let refusal as ContentRefused {
+            reason = refusal.reason
+        }
+        if batch.events.count == 1 {
+            logger.error("event refused by the database; set aside", metadata: ["eventId": "\(batch.events[0].id)", "reason": "\(reason)"])
+            await setAside(batch.events[0], "analytics could not store this event: \(reason)")
+            return try await applyHalving(batch.with(events: []), to: store, logger: logger, stopping: stopping, setAside: setAside)
+        }
+        let middle = batch.events.count / 2
+        var first = batch.with(events: Array(batch.events[..<middle]))
+        first.nextOffsets = [:]
+        first.resetOffsets = [:]
+        let firstOutcome = try await applyHalving(first, to: store, logger: logger, stopping: stopping, setAside: setAside)
+        guard case .applied(let newBefore, let duplicatesBefore) = firstOutcome else { return firstOutcome }
+        let secondOutcome = try await applyHalving(batch.with(events: Array(batch.events[middle...])), to: store, logger: logger,
+                                                   stopping: stopping, setAside: setAside)
+        guard case .applied(let new, let duplicates) = secondOutcome else { return secondOutcome }
+        return .applied(new: newBefore + new, duplicates: duplicatesBefore + duplicates)
+    }
+
+    /// The database refused the content of an event of the batch (`DatabaseFailure.content`): retrying the
+    /// same batch would fail the same way.
+    struct ContentRefused: Error {
+        let reason: String
+    }
+
+    /// Applies a batch, retrying while Postgres fails for a reason that is not the batch's content: a batch is
+    /// never skipped. Throws `ContentRefused` at once when the database refuses the events' content. Gives up
+    /// only when `stopping` says so, or `shutdownGrace` after the ingest is cancelled, leaving the batch to be
+    /// read again after the restart.
     static func apply(_ batch: IngestBatch, to store: any IngestStore, logger: Logger,
                       stopping: @Sendable () -> Bool = { false }) async throws -> ApplyOutcome {
         var attempt = 0
@@ -159,6 +210,9 @@ final class TrackingIngest: Service, Sendable {
             } catch is CancellationError {
                 logger.warning("stopped while counting a batch; it is read again after the restart")
                 throw CancellationError()
+            } catch let error where !batch.events.isEmpty && DatabaseFailure(error).contentReason != nil {
+                // Only events can be refused for their content; a batch of offsets alone is retried like any failure.
+                throw ContentRefused(reason: DatabaseFailure(error).contentReason!)
             } catch {
                 attempt += 1
                 logger.error("counting a batch failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
@@ -295,13 +349,23 @@ struct DecodedBatch: Sendable {
     /// Rejected messages (nil when read from a file) and why.
     var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)]
     var messageCount: Int
+    /// The messages read (none when read from a file), to find a refused event's message.
+    private var messages: [KafkaMessage]
 
     var isEmpty: Bool { messageCount == 0 }
 
-    init(batch: IngestBatch, rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)], messageCount: Int) {
+    init(batch: IngestBatch, rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)], messageCount: Int, messages: [KafkaMessage] = []) {
         self.batch = batch
         self.rejected = rejected
         self.messageCount = messageCount
+        self.messages = messages
+    }
+
+    /// The message that carried event `id` (decoded again: only a refused event, a rare case, asks).
+    func message(of id: UUID) -> KafkaMessage? {
+        messages.first { message in
+            if case .event(let event) = TrackingCodec.readMessage(message.value) { event.id == id } else { false }
+        }
     }
 
     init(_ messages: [KafkaMessage], topic: String) {
@@ -316,7 +380,8 @@ struct DecodedBatch: Sendable {
             case .rejected(let rejection): rejected.append((message, rejection))
             }
         }
-        self.init(batch: IngestBatch(events: events, topic: topic, nextOffsets: nextOffsets), rejected: rejected, messageCount: messages.count)
+        self.init(batch: IngestBatch(events: events, topic: topic, nextOffsets: nextOffsets), rejected: rejected, messageCount: messages.count,
+                  messages: messages)
     }
 
     /// Polls and decodes; run beside the previous batch's transaction.
@@ -332,7 +397,9 @@ struct IngestMetrics: Sendable {
     let batchDuration = Metrics.Timer(label: "itour_analytics_batch_duration_seconds", help: "Time to count one batch of tracking events into Postgres.")
     private let undecodable = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "undecodable")], help: Self.rejectedHelp)
     private let invalid = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "invalid")], help: Self.rejectedHelp)
-    private static let rejectedHelp = "Tracking messages not counted and sent to dead-letters, by reason (undecodable or invalid)."
+    /// Valid events the database refused to store (DatabaseFailure.content), set aside by halving their batch.
+    let refused = Counter(label: "itour_analytics_events_rejected_total", dimensions: [("reason", "refused")], help: Self.rejectedHelp)
+    private static let rejectedHelp = "Tracking messages not counted and sent to dead-letters, by reason (undecodable, invalid, or refused by the database)."
 
     func rejected(_ kind: TrackingCodec.MessageRejection.Kind) -> Counter {
         kind == .undecodable ? undecodable : invalid

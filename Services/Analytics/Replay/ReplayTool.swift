@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Shared
+import Synchronization
 
 /// `analytics replay`: rebuilds every aggregate into fresh tables, for when report definitions change.
 ///
@@ -29,6 +30,16 @@ struct ReplayTool {
             var text = "read \(read), counted \(counted), duplicates \(duplicates), rejected \(rejected.values.reduce(0, +))"
             for (reason, count) in rejected.sorted(by: { $0.value > $1.value }).prefix(10) { text += "\n  \(count) × \(reason)" }
             return text
+        }
+
+        /// Counts the batch into `store`; events the database refuses are not counted, and listed with their reason.
+        mutating func count(_ batch: DecodedBatch, into store: PostgresIngestStore, logger: Logger) async throws {
+            let refused = Mutex<[String]>([])
+            let outcome = try await TrackingIngest.applySettingAside(batch.batch, to: store, logger: logger) { _, reason in
+                refused.withLock { $0.append(reason) }
+            }
+            add(batch, outcome)
+            for reason in refused.withLock({ $0 }) { rejected[reason, default: 0] += 1 }
         }
 
         mutating func add(_ batch: DecodedBatch, _ outcome: ApplyOutcome) {
@@ -89,8 +100,7 @@ struct ReplayTool {
                 if try await consumer.lag().values.allSatisfy({ $0 == 0 }) { break }
                 continue
             }
-            let outcome = try await TrackingIngest.apply(batch.batch, to: store, logger: logger)
-            summary.add(batch, outcome)
+            try await summary.count(batch, into: store, logger: logger)
             FileHandle.standardError.write(Data("\rreplay: \(summary.read) messages".utf8))
         }
         FileHandle.standardError.write(Data("\n".utf8))
@@ -108,8 +118,7 @@ struct ReplayTool {
         func flush() async throws {
             guard !lines.isEmpty else { return }
             let batch = DecodedBatch(lines: lines)
-            let outcome = try await TrackingIngest.apply(batch.batch, to: store, logger: logger)
-            summary.add(batch, outcome)
+            try await summary.count(batch, into: store, logger: logger)
             lines.removeAll(keepingCapacity: true)
         }
         while let chunk = try handle.read(upToCount: 1 << 22), !chunk.isEmpty {

@@ -134,12 +134,7 @@ enum CommandValidation {
         poi.website = poi.website.map(encoded)
     }
 
-    static func isWebURL(_ text: String) -> Bool {
-        guard !isLonger(text, than: 2_048), !hasControlCharacters(text), let components = URLComponents(string: text),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty else { return false }
-        return true
-    }
+    static func isWebURL(_ text: String) -> Bool { TextRules.isWebURL(text) }
 
     static func requireText(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
         if isBlank(value) {
@@ -151,7 +146,7 @@ enum CommandValidation {
 
     static func limit(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
         if isLonger(value, than: max) {
-            errors.append(FieldError(field: field, message: "\(label) must be at most \(max) characters"))
+            errors.append(FieldError(field: field, message: TextRules.tooLong(label, characters: max, value)))
         } else if hasControlCharacters(value) {
             errors.append(FieldError(field: field, message: "\(label) must not contain control characters"))
         }
@@ -170,10 +165,9 @@ enum CommandValidation {
         }
     }
 
-    /// Whether the text has more than `max` characters. A character takes at least one UTF-8 byte, so a text of
-    /// at most `max` bytes (nearly every one) is not counted: counting characters walks grapheme breaks.
+    /// Whether the text is over `max` characters or their bytes (TextRules.exceeds).
     static func isLonger(_ value: some StringProtocol, than max: Int) -> Bool {
-        value.utf8.count > max && value.count > max
+        TextRules.exceeds(value, characters: max)
     }
 
     /// NUL and the other C0 controls but tab and line breaks: Postgres cannot store NUL in text or jsonb,

@@ -151,7 +151,8 @@ extension PersonContent: StoredRecord {
         if let email = content.email, !isEmail(email) {
             errors.append(FieldError(field: "email", message: "Email must be an address such as name@example.edu"))
         }
-        if content.interests.count > 30 || content.interests.contains(where: { $0.count > 100 || CommandValidation.hasControlCharacters($0) }) {
+        if content.interests.count > 30
+            || content.interests.contains(where: { CommandValidation.isLonger($0, than: 100) || CommandValidation.hasControlCharacters($0) }) {
             errors.append(FieldError(field: "interests", message: "Interests: at most 30, each at most 100 characters"))
         }
         for (field, url) in [("profileUrl", content.profileUrl), ("photoUrl", content.photoUrl)] {
@@ -192,8 +193,8 @@ extension PageContent: StoredRecord {
         }
         CommandValidation.requireText(content.title, field: "title", label: "Title", max: 200, into: &errors)
         CommandValidation.limit(content.summary, field: "summary", label: "Summary", max: 1_000, into: &errors)
-        if content.body.count > 100_000 {
-            errors.append(FieldError(field: "body", message: "Text must be at most 100000 characters"))
+        if CommandValidation.isLonger(content.body, than: 100_000) {
+            errors.append(FieldError(field: "body", message: TextRules.tooLong("Text", characters: 100_000, content.body)))
         } else if content.body.unicodeScalars.contains(where: { $0.value == 0 }) {
             errors.append(FieldError(field: "body", message: "Text must not contain NUL characters"))
         }

@@ -21,10 +21,15 @@ final class CommandConsumer: Service, Sendable {
     let relay: OutboxRelay
     let deadLetters: DeadLetterSink
     let logger: Logger
+    /// What a command's `signature` header must prove (DESIGN.md "Signed commands").
+    let signature: CommandSignature
     private let handled = Counter(label: "itour_commands_handled_total", help: "Catalog commands read from catalog.commands and handled.")
+    private let unsigned = Counter(label: "itour_commands_unsigned_total",
+                                   help: "Messages on catalog.commands without a valid signature, set aside in dead-letters and not applied.")
 
-    init(makeConsumer: @escaping @Sendable () async throws -> KafkaConsumer, handler: CatalogCommandHandler, relay: OutboxRelay,
-         deadLetters: DeadLetterSink, logger: Logger) {
+    init(signature: CommandSignature, makeConsumer: @escaping @Sendable () async throws -> KafkaConsumer, handler: CatalogCommandHandler,
+         relay: OutboxRelay, deadLetters: DeadLetterSink, logger: Logger) {
+        self.signature = signature
         self.makeConsumer = makeConsumer
         self.handler = handler
         self.relay = relay
@@ -76,14 +81,6 @@ final class CommandConsumer: Service, Sendable {
         await consumer.close()
     }
 
-    /// Data exceptions (class 22) and integrity violations (class 23) fail again on every retry; connection
-    /// losses and the like do not, and are retried.
-    static func deterministicError(_ error: any Error) -> PSQLError? {
-        let psql = (error as? PSQLError) ?? ((error as? PostgresTransactionError)?.closureError as? PSQLError)
-        guard let psql, let state = psql.serverInfo?[.sqlState], state.hasPrefix("22") || state.hasPrefix("23") else { return nil }
-        return psql
-    }
-
     /// Reads a message's command off the caller's path.
     private static func reading(_ message: KafkaMessage) -> Task<Result<Envelope<CatalogCommand>, EnvelopeError>, Never> {
         Task {
@@ -91,7 +88,8 @@ final class CommandConsumer: Service, Sendable {
         }
     }
 
-    /// Handles one message, read as `command`. Bad messages are dead-lettered; a database failure is retried, never skipped.
+    /// Handles one message, read as `command`. Bad messages are dead-lettered; a command the database refuses for its content is
+    /// refused (DatabaseFailure); any other failure is retried, never skipped.
     private func process(_ message: KafkaMessage, command: Result<Envelope<CatalogCommand>, EnvelopeError>) async throws {
         let envelope: Envelope<CatalogCommand>
         switch command {
@@ -102,6 +100,14 @@ final class CommandConsumer: Service, Sendable {
         }
         guard envelope.type == envelope.data.action.rawValue else {
             await deadLetters.send(message, reason: "envelope type \(envelope.type) does not match action \(envelope.data.action.rawValue)")
+            return
+        }
+        // Anyone who reaches the broker can write this topic: only a key holder's commands, and the actor they name, are
+        // applied. A snapshot request changes nothing, and the feed and analytics, which hold no key, send them.
+        guard envelope.data.action == .snapshot || signature.isValid(message.header(MessageHeader.signature), for: message.value) else {
+            unsigned.increment()
+            logger.error("unsigned command set aside", metadata: ["commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)"])
+            await deadLetters.send(message, reason: "unsigned: no valid signature for this command (CATALOG_COMMAND_KEY)")
             return
         }
         var attempt = 0
@@ -117,11 +123,10 @@ final class CommandConsumer: Service, Sendable {
                     "seconds": "\(String(format: "%.3f", elapsed.seconds))",
                 ])
                 return
-            } catch let failure where Self.deterministicError(failure) != nil {
-                let error = Self.deterministicError(failure)!
+            } catch let failure where DatabaseFailure(failure).contentReason != nil {
                 // The same command would fail the same way forever and hold up its partition: refuse it instead.
-                logger.error("command refused by the database", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))"])
-                let reason = "catalog could not store this command (\(error.serverInfo?[.message] ?? "database error"))"
+                logger.error("command refused by the database", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: failure))"])
+                let reason = "catalog could not store this command (\(DatabaseFailure(failure).contentReason!))"
                 if (try? await handler.refuse(envelope.data, reason: reason, requestId: message.header(MessageHeader.requestId))) == nil {
                     await deadLetters.send(message, reason: reason)
                 }

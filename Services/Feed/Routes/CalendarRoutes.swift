@@ -38,10 +38,11 @@ enum CalendarRoutes {
             writeTimes(occurrence, of: entry, to: &json)
             json.key("eventId"); json.uuid(entry.id)
             writePlace(snapshot.placeName(of: entry.content), to: &json)
-            json.key("registrationUrl"); json.string(entry.content.registrationUrl)
+            // Links that are not plain web URLs (stored before catalog refused them) are given as null.
+            json.key("registrationUrl"); json.string(entry.content.registrationUrl.flatMap { TextRules.isWebURL($0) ? $0 : nil })
             json.key("timeZone"); json.string(entry.content.timeZone)
             json.key("title"); json.string(entry.content.title)
-            json.key("url"); json.string(entry.content.url)
+            json.key("url"); json.string(entry.content.url.flatMap { TextRules.isWebURL($0) ? $0 : nil })
         }
         json.key("to"); json.string(dateText(to, calendar))
         json.endObject()

@@ -66,9 +66,11 @@ public struct CalendarSchedule: Sendable {
         var errors: [FieldError] = []
         func error(_ field: String, _ message: String) { errors.append(FieldError(field: field, message: message)) }
         if content.title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { error("title", "Title is required") }
-        if content.title.count > 200 { error("title", "Title must be at most 200 characters") }
-        if content.summary.count > 1_000 { error("summary", "Summary must be at most 1000 characters") }
-        if content.description.count > 20_000 { error("description", "Description must be at most 20000 characters") }
+        for (field, label, value, max) in [("title", "Title", content.title, 200), ("summary", "Summary", content.summary, 1_000),
+                                           ("description", "Description", content.description, 20_000), ("placeText", "Place", content.placeText ?? "", 500)]
+        where TextRules.exceeds(value, characters: max) {
+            error(field, TextRules.tooLong(label, characters: max, value))
+        }
         let written = content.allDay ? "a date such as 2026-12-05" : "a local time such as 2026-12-05T10:00"
         if TimeZone(identifier: content.timeZone) == nil { error("timeZone", "Time zone must be an IANA zone such as America/New_York") }
         let start = local(content.startsAt, allDay: content.allDay), end = local(content.endsAt, allDay: content.allDay)
@@ -77,12 +79,8 @@ public struct CalendarSchedule: Sendable {
         if start != nil, end != nil, errors.isEmpty, CalendarSchedule(content) == nil { error("endsAt", "Ends must not be before Starts") }
         for (field, value) in [("url", content.url), ("registrationUrl", content.registrationUrl)] {
             guard let value, !value.isEmpty else { continue }
-            guard let url = URL(string: value), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil, value.count <= 2_000 else {
-                error(field, "\(field == "url" ? "Link" : "Registration link") must be an http or https URL")
-                continue
-            }
+            if !TextRules.isWebURL(value) { error(field, "\(field == "url" ? "Link" : "Registration link") must be an http or https URL") }
         }
-        if (content.placeText ?? "").count > 500 { error("placeText", "Place must be at most 500 characters") }
         if let recurrence = content.recurrence {
             if let interval = recurrence.interval, !(1...99).contains(interval) { error("recurrence", "Repeat every must be 1 to 99") }
             if let count = recurrence.count, !(1...maximumOccurrences).contains(count) { error("recurrence", "Occurrences must be 1 to \(maximumOccurrences)") }

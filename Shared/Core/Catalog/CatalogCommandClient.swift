@@ -51,9 +51,11 @@ public final class CatalogCommandClient: Service, Sendable {
     public func send(_ command: CatalogCommand, requestId: String? = nil) async throws {
         try await listening.wait()
         let envelope = Envelope(type: command.action.rawValue, source: source, data: command)
-        let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
+        var headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
+        let value = CatalogEventCodec.write(envelope)
+        if let signature = configuration.commandSignature { headers.append(signature.header(for: value)) }
         try await producer.send(KafkaOutgoingMessage(topic: producer.configuration.topic(Topic.catalogCommands),
-                                                     key: command.key, value: CatalogEventCodec.write(envelope), headers: headers))
+                                                     key: command.key, value: value, headers: headers))
     }
 
     /// Waits for the result of a command sent earlier.

@@ -129,7 +129,8 @@ public final class CatalogEventFeed: Service, Sendable {
             // Category events (CatalogCategories.swift) go to the category handler; consumers without one skip them.
             guard let categoryHandler else { return }
             do {
-                try await categoryHandler(try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value))
+                let event = try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value)
+                try await DatabaseFailure.retryingTransient(logger: logger, "category event") { try await categoryHandler(event) }
             } catch {
                 await deadLetters.send(message, reason: "category event: \(error)")
             }
@@ -138,7 +139,7 @@ public final class CatalogEventFeed: Service, Sendable {
             // Record events (CatalogRecords.swift) likewise, to the handler of their kind.
             guard let handler = recordHandlers[CatalogRecordHandler.kind(of: type)] else { return }
             do {
-                try await handler.handle(message.value)
+                try await DatabaseFailure.retryingTransient(logger: logger, "\(handler.kind) event") { try await handler.handle(message.value) }
             } catch {
                 await deadLetters.send(message, reason: "\(handler.kind) event: \(error)")
             }
@@ -180,8 +181,9 @@ public final class CatalogEventFeed: Service, Sendable {
             await handle(event.entityEvents, of: envelope, message)
         default:
             do {
-                try await handler([event])
+                try await DatabaseFailure.retryingTransient(logger: logger, "catalog event") { try await handler([event]) }
             } catch {
+                if error is CancellationError || Task.isCancelled { return }
                 await deadLetters.send(message, reason: "handler failed: \(error)")
             }
         }
@@ -192,7 +194,7 @@ public final class CatalogEventFeed: Service, Sendable {
     private func handle(_ events: [CatalogEvent], of chunk: Envelope<CatalogEvent>, _ message: KafkaMessage) async {
         guard !events.isEmpty else { return }
         do {
-            try await handler(events)
+            try await DatabaseFailure.retryingTransient(logger: logger, "snapshot chunk") { try await handler(events) }
             return
         } catch {
             // Stopping: the next start asks for a snapshot again.
@@ -204,8 +206,9 @@ public final class CatalogEventFeed: Service, Sendable {
         }
         for event in events {
             do {
-                try await handler([event])
+                try await DatabaseFailure.retryingTransient(logger: logger, "snapshot chunk entity") { try await handler([event]) }
             } catch {
+                if error is CancellationError || Task.isCancelled { return }
                 await deadLetter(event, of: chunk, message, error)
             }
         }

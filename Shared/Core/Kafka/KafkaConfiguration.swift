@@ -20,6 +20,10 @@ public struct KafkaConfiguration: Sendable {
     public var fetchWaitMaxMilliseconds: Int = 20
     /// Prefix added to every topic name, so tests can share one broker without sharing topics.
     public var topicPrefix: String = ""
+    /// Signs what this process sends to `catalog.commands`, and is what catalog checks commands against
+    /// (CommandSignature; catalog and the admin hold it). Nil: commands go unsigned, and catalog applies only
+    /// snapshot requests without a signature (the feed and analytics ask for snapshots and hold no key).
+    public var commandSignature: CommandSignature?
     /// Extra librdkafka properties, for settings this struct does not name.
     public var additional: [String: String] = [:]
 

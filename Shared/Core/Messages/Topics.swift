@@ -21,4 +21,6 @@ public enum Topic {
 public enum MessageHeader {
     /// The request id of the HTTP request that caused the message; follows a command through the topics.
     public static let requestId = "request-id"
+    /// A command's HMAC-SHA-256 over its value, lower-case hex (CommandSignature).
+    public static let signature = "signature"
 }

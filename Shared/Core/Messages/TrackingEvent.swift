@@ -144,7 +144,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
             return "missing field \(field.name) for \(type.rawValue)"
         }
         if let reason = Self.seconds(.durationSeconds, durationSeconds) ?? Self.seconds(.dwellSeconds, dwellSeconds) { return reason }
-        if let query, query.isEmpty || query.utf8.count > 200 && query.count > 200 { return "\(Key.query.name) must be 1 to 200 characters" }
+        if let query, query.isEmpty || query.utf8.count > Self.maxQueryBytes { return "\(Key.query.name) must be 1 to \(Self.maxQueryBytes) bytes (UTF-8)" }
         if let resultCount, resultCount < 0 || resultCount > 1_000_000_000 { return "\(Key.resultCount.name) must be between 0 and 1000000000" }
         return Self.text(.platform, platform) ?? Self.text(.osVersion, osVersion) ?? Self.text(.model, model)
             ?? Self.text(.appVersion, appVersion) ?? Self.text(.url, url)
@@ -174,9 +174,15 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         }
     }
 
+    /// Limits in UTF-8 bytes (DESIGN.md "Tracking events"), well below what a Postgres index row holds (about
+    /// 2 700 bytes): a "character" can be one letter and thousands of combining marks.
+    public static let maxIdentifierBytes = 128
+    public static let maxQueryBytes = 800
+    public static let maxTextBytes = 2_048
+
     private static func identifier(_ key: Key, _ value: String?) -> String? {
-        guard let value, value.isEmpty || value.utf8.count > 128 && value.count > 128 else { return nil }
-        return "\(key.name) must be 1 to 128 characters"
+        guard let value, value.isEmpty || value.utf8.count > maxIdentifierBytes else { return nil }
+        return "\(key.name) must be 1 to \(maxIdentifierBytes) bytes (UTF-8)"
     }
 
     private static func seconds(_ key: Key, _ value: Double?) -> String? {
@@ -185,7 +191,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     }
 
     private static func text(_ key: Key, _ value: String?) -> String? {
-        guard let value, value.isEmpty || value.utf8.count > 2_048 && value.count > 2_048 else { return nil }
-        return "\(key.name) must be 1 to 2048 characters"
+        guard let value, value.isEmpty || value.utf8.count > maxTextBytes else { return nil }
+        return "\(key.name) must be 1 to \(maxTextBytes) bytes (UTF-8)"
     }
 }

@@ -34,7 +34,7 @@ public enum PoiPage {
     public static func render(_ poi: PoiState, tourNames: [String], media: PoiMedia? = nil) -> [UInt8] {
         let content = poi.content
         var html = documentStart(title: content.name, summary: content.summary)
-        for (index, picture) in content.pictures.enumerated() where isWebURL(picture) {
+        for (index, picture) in content.pictures.enumerated() where TextRules.isWebURL(picture) {
             let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) ?? content.name
             html += "<img src=\"\(escape(picture))\" alt=\"\(escape(alt))\" loading=\"lazy\">\n"
         }
@@ -70,7 +70,7 @@ public enum PoiPage {
             details.append(("Price", level == 0 ? "Free" : String(repeating: "$", count: level)))
         }
         if let access = content.accessibility, !access.isEmpty { details.append(("Accessibility", escape(access))) }
-        if let website = content.website, isWebURL(website) {
+        if let website = content.website, TextRules.isWebURL(website) {
             details.append(("Website", "<a href=\"\(escape(website))\">\(escape(website))</a>"))
         }
         if !details.isEmpty {
@@ -78,7 +78,7 @@ public enum PoiPage {
             for (term, value) in details { html += "<dt>\(term)</dt><dd>\(value)</dd>" }
             html += "</dl>\n"
         }
-        let links = content.links.filter { isWebURL($0.url) }
+        let links = content.links.filter { TextRules.isWebURL($0.url) }
         if !links.isEmpty {
             html += "<h2>More</h2><ul>"
             for link in links {
@@ -125,11 +125,5 @@ public enum PoiPage {
         let blocks = normalized.components(separatedBy: "\n\n")
         let parts = blocks.count > 1 ? blocks : normalized.components(separatedBy: "\n")
         return parts.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
-    }
-
-    public static func isWebURL(_ text: String) -> Bool {
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else { return false }
-        return true
     }
 }

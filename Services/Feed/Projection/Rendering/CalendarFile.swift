@@ -22,7 +22,7 @@ enum CalendarFile {
             lines += eventLines(entry, place: placeName(entry.content)?.name)
         }
         lines.append("END:VCALENDAR")
-        return Array(lines.map(fold).joined(separator: "\r\n").appending("\r\n").utf8)
+        return Array(lines.map { fold(withoutControls($0)) }.joined(separator: "\r\n").appending("\r\n").utf8)
     }
 
     private static func eventLines(_ entry: CalendarEntryState, place: String?) -> [String] {
@@ -41,7 +41,8 @@ enum CalendarFile {
         let description = [content.summary, content.description].filter { !$0.isEmpty }.joined(separator: "\n\n")
         if !description.isEmpty { lines.append("DESCRIPTION:" + escape(description)) }
         if let place { lines.append("LOCATION:" + escape(place)) }
-        if let url = content.url, !url.isEmpty { lines.append("URL:" + url) }
+        // URI values are not TEXT: a link that is not a plain web URL (stored before catalog refused them) is left out.
+        if let url = content.url, TextRules.isWebURL(url) { lines.append("URL:" + url) }
         if !content.categories.isEmpty { lines.append("CATEGORIES:" + content.categories.map(escape).joined(separator: ",")) }
         if let recurrence = content.recurrence {
             var rule = "FREQ=" + recurrence.frequency.rawValue.uppercased()
@@ -52,7 +53,7 @@ enum CalendarFile {
             lines.append("RRULE:" + rule)
         }
         for skipped in content.exceptionDates { lines.append("EXDATE\(zoneParameter):" + local(skipped)) }
-        if let registration = content.registrationUrl, !registration.isEmpty { lines.append("X-ITOUR-REGISTRATION-URL:" + registration) }
+        if let registration = content.registrationUrl, TextRules.isWebURL(registration) { lines.append("X-ITOUR-REGISTRATION-URL:" + registration) }
         lines.append("END:VEVENT")
         return lines
     }
@@ -140,6 +141,13 @@ enum CalendarFile {
             }
         }
         return out
+    }
+
+    /// The line without control characters: every value was escaped or checked, and this keeps any that was not
+    /// (a zone name, a rule's day code, a content line added later) from ending its line and starting another.
+    static func withoutControls(_ line: String) -> String {
+        guard line.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return line }
+        return String(String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
     }
 
     /// Lines of at most 75 octets, continued with a space (RFC 5545 3.1), never splitting a character.

@@ -112,7 +112,7 @@ enum PageMarkdown {
             } else if depth < maximumDepth, character == "[" || (character == "!" && rest > 1 && characters[index + 1] == "["),
                       let (label, url, end) = link(characters, at: character == "!" ? index + 1 : index, reach: closerReach) {
                 if character == "!" {
-                    emit(PoiPage.isWebURL(url) && isSafeURL(url)
+                    emit(TextRules.isWebURL(url) && isSafeURL(url)
                          ? "<img src=\"\(PoiPage.escape(url))\" alt=\"\(PoiPage.escape(label))\" loading=\"lazy\">" : "")
                 } else {
                     let inner = inline(label, depth: depth + 1)
@@ -150,7 +150,7 @@ enum PageMarkdown {
         guard isSafeURL(url) else { return false }
         if url.hasPrefix("#") { return true }
         if url.lowercased().hasPrefix("mailto:") { return url.dropFirst(7).contains("@") }
-        return PoiPage.isWebURL(url)
+        return TextRules.isWebURL(url)
     }
 }
 
