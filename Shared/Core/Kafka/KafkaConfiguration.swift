@@ -24,6 +24,9 @@ public struct KafkaConfiguration: Sendable {
     /// (CommandSignature; catalog and the admin hold it). Nil: commands go unsigned, and catalog applies only
     /// snapshot requests without a signature (the feed and analytics ask for snapshots and hold no key).
     public var commandSignature: CommandSignature?
+    /// `security.protocol` with its TLS (`ssl.*`) and SASL (`sasl.*`) settings (`KAFKA_SECURITY_PROTOCOL` and the
+    /// variables beside it). Every client of this configuration, producer or consumer, uses them.
+    public var security: KafkaSecurity = .plaintext
     /// Extra librdkafka properties, for settings this struct does not name.
     public var additional: [String: String] = [:]
 
@@ -36,7 +39,7 @@ public struct KafkaConfiguration: Sendable {
     public func topic(_ name: String) -> String { topicPrefix + name }
 
     var common: [String: String] {
-        var properties = additional
+        var properties = additional.merging(security.properties) { _, security in security }
         properties["bootstrap.servers"] = brokers
         properties["client.id"] = clientId
         properties["socket.keepalive.enable"] = "true"

@@ -117,6 +117,7 @@ public struct ServiceSettings: Sendable {
             + (usesPostgres ? DatabaseSettings.variables : [])
             + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .kafkaFetchWaitMilliseconds,
                .consumerStallSeconds, .logLevel, .logFormat, .version]
+            + KafkaSecurity.variables
     }
 
     public init(serviceName: String, defaultPort: Int, usesPostgres: Bool = true, environment: Environment = Environment()) throws {
@@ -126,6 +127,7 @@ public struct ServiceSettings: Sendable {
         database = usesPostgres ? try DatabaseSettings(environment: environment) : DatabaseSettings()
         kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-\(serviceName)")
         kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
+        kafka.security = try KafkaSecurity(environment: environment)
         kafka.deliveryTimeoutMilliseconds = try environment.int(.kafkaDeliveryTimeoutMilliseconds)
         // What librdkafka would refuse only when a client opens, named by the variable rather than by its property:
         // a linger past its range; a fetch wait not well under its socket timeout (60 s).

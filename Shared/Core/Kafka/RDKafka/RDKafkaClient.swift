@@ -21,7 +21,9 @@ final class RDKafkaClient: @unchecked Sendable {
             var errstr = [CChar](repeating: 0, count: 512)
             if rd_kafka_conf_set(conf, key, value, &errstr, errstr.count) != RD_KAFKA_CONF_OK {
                 rd_kafka_conf_destroy(conf)
-                throw KafkaError(.configuration, "\(key)=\(value): \(String(cString: errstr))")
+                // A refused password (sasl.password, ssl.key.password) is named, never shown.
+                let shown = key.hasSuffix(".password") ? "(hidden)" : value
+                throw KafkaError(.configuration, "\(key)=\(shown): \(String(cString: errstr))")
             }
         }
         if let callbackContext {
