@@ -201,7 +201,9 @@ public struct CalendarSchedule: Sendable {
         case .weekly:
             let weekday = (utc.component(.weekday, from: origin) + 5) % 7 // Monday 0
             let days = (recurrence.byDay ?? [Self.weekdayCodes[weekday]]).compactMap { Self.weekdayCodes.firstIndex(of: $0) }.sorted()
-            guard let monday = utc.date(byAdding: .day, value: -weekday, to: origin) else { return }
+            // No valid day code (validation refuses such a rule; one read from the topic may still have it): no occurrence,
+            // rather than weeks counted forever without one.
+            guard !days.isEmpty, let monday = utc.date(byAdding: .day, value: -weekday, to: origin) else { return }
             var week = 0
             weeks: while true {
                 for offset in days {

@@ -53,10 +53,13 @@ public struct OperationalRoutes: Sendable {
     let checks: [ReadinessCheck]
     /// Refreshes gauges that are read, not pushed (consumer lag, outbox backlog), before each scrape.
     let beforeScrape: @Sendable () async -> Void
+    /// `METRICS_TOKEN`: when set, `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise).
+    let metricsToken: String?
 
-    public init(serviceName: String, checks: [ReadinessCheck], beforeScrape: @escaping @Sendable () async -> Void = {}) {
+    public init(serviceName: String, checks: [ReadinessCheck], metricsToken: String? = nil, beforeScrape: @escaping @Sendable () async -> Void = {}) {
         self.serviceName = serviceName
         self.checks = checks
+        self.metricsToken = metricsToken
         self.beforeScrape = beforeScrape
         _ = ProcessStart.date // where /proc is missing, at least from start-up rather than from the first /health
     }
@@ -101,11 +104,38 @@ public struct OperationalRoutes: Sendable {
             return Response(status: ready ? .ok : .serviceUnavailable, headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
-        router.get("/metrics") { _, _ -> Response in
+        router.get("/metrics") { request, _ -> Response in
+            if let metricsToken, !BearerToken.matches(request.headers[.authorization], metricsToken) {
+                throw Problem(.unauthorized, "send the metrics token as Authorization: Bearer <token>",
+                              headers: [.wwwAuthenticate: "Bearer realm=\"itour-metrics\""])
+            }
             await beforeScrape()
             let bytes = MetricsSetup.registry.emitToBuffer()
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+    }
+}
+
+/// Bearer tokens (RFC 6750) compared without stopping at the first difference, so timing does not tell how much of a
+/// guess matched.
+public enum BearerToken {
+    /// Whether `header` (an `Authorization` value) is `Bearer <expected>`; the scheme in any case.
+    public static func matches(_ header: String?, _ expected: String) -> Bool {
+        guard let given = token(header) else { return false }
+        return constantTimeEqual(Array(given.utf8), Array(expected.utf8))
+    }
+
+    /// The token of `Bearer <token>`, nil for another scheme or none.
+    public static func token(_ header: String?) -> Substring? {
+        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return header.dropFirst(7)
+    }
+
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count, !a.isEmpty else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOHTTP1
 
 /// An RFC 9457 problem: every error the suite's HTTP APIs answer is one of these, as
 /// `application/problem+json`, with a `detail` a client developer can act on.
@@ -19,6 +20,14 @@ public struct Problem: HTTPResponseError, Sendable {
 
     public static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail) }
     public static func notFound(_ detail: String) -> Problem { Problem(.notFound, detail) }
+
+    /// A request body the HTTP decoder could not read (an invalid chunk-size line, a body cut short): the client's
+    /// mistake, answered 400 and closed, never a 500 with an error in the log.
+    public static func isUnreadableRequest(_ error: any Error) -> Bool { error is HTTPParserError }
+
+    public static var unreadableRequest: Problem {
+        Problem(.badRequest, "the request could not be read as HTTP/1.1 (a malformed chunk or body)", headers: [.connection: "close"])
+    }
 
     public static func unavailable(_ detail: String, retryAfterSeconds: Int) -> Problem {
         Problem(.serviceUnavailable, detail, headers: [.retryAfter: String(retryAfterSeconds)])
@@ -66,6 +75,9 @@ public struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Problem(error.status, error.status.reasonPhrase)
         } catch is DecodingError {
             throw Problem.badRequest("malformed request body")
+        } catch where Problem.isUnreadableRequest(error) {
+            context.logger.debug("unreadable request", metadata: ["error": "\(error)"])
+            throw Problem.unreadableRequest
         } catch {
             context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             throw Problem(.internalServerError, "internal error; see the service log")

@@ -69,6 +69,10 @@ extension ConfigVariable {
     public static let feedURL = optional("FEED_URL", default: "http://127.0.0.1:8080", "where the feed answers")
     public static let analyticsURL = optional("ANALYTICS_URL", default: "http://127.0.0.1:8083", "where analytics answers (reports)")
 
+    /// Prometheus scrapes with it (`authorization: {credentials: …}`); the admin's System Status sends it.
+    public static let metricsToken = optional(
+        "METRICS_TOKEN", default: nil, secret: true, "when set, GET /metrics needs Authorization: Bearer <this token>; unset: /metrics is open")
+
     /// The Reports API's bearer token: analytics checks it, the admin's reports pages send it.
     public static let reportsToken = required("REPORTS_TOKEN", demoValue: "itour-demo-token", secret: true,
                                               "bearer token of analytics' Reports API")

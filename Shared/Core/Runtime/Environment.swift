@@ -108,6 +108,8 @@ public struct ServiceSettings: Sendable {
     /// `HTTP_IDLE_TIMEOUT_SECONDS` (30): how long a connection may stay open with no request part
     /// arriving and nothing being answered; a request head sent only in part counts as nothing arriving.
     public var httpIdleTimeoutSeconds: Int
+    /// `METRICS_TOKEN`: when set, `/metrics` needs `Authorization: Bearer <token>` (and the admin's System Status sends it).
+    public var metricsToken: String?
 
     /// The variables read here (and by every service's lag watches and build info), for a service
     /// listening on `defaultPort` (`usesPostgres: false` leaves Postgres's out). `ITOUR_DEMO`
@@ -116,7 +118,7 @@ public struct ServiceSettings: Sendable {
         [.httpHost, .httpPort(defaultPort), .httpIdleTimeoutSeconds]
             + (usesPostgres ? DatabaseSettings.variables : [])
             + [.kafkaBrokers, .kafkaTopicPrefix, .kafkaDeliveryTimeoutMilliseconds, .kafkaLingerMilliseconds, .kafkaFetchWaitMilliseconds,
-               .consumerStallSeconds, .logLevel, .logFormat, .version]
+               .consumerStallSeconds, .logLevel, .logFormat, .version, .metricsToken]
             + KafkaSecurity.variables
     }
 
@@ -141,6 +143,7 @@ public struct ServiceSettings: Sendable {
         logFormat = try environment.choice(.logFormat)
         httpIdleTimeoutSeconds = try environment.int(.httpIdleTimeoutSeconds)
         guard httpIdleTimeoutSeconds > 0 else { throw ConfigurationError(name: "HTTP_IDLE_TIMEOUT_SECONDS", message: "must be 1 or more") }
+        metricsToken = environment.optionalString(.metricsToken)
     }
 }
 

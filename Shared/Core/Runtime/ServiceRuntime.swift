@@ -92,7 +92,8 @@ public struct ServiceRuntime: Sendable {
         router.add(middleware: RequestIdMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware())
-        OperationalRoutes(serviceName: settings.serviceName, checks: checks, beforeScrape: beforeScrape).register(on: router)
+        OperationalRoutes(serviceName: settings.serviceName, checks: checks, metricsToken: settings.metricsToken, beforeScrape: beforeScrape)
+            .register(on: router)
         return router
     }
 
