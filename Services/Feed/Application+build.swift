@@ -45,15 +45,17 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let mediaDatabase = settings.database.makeClient(logger: logger)
     let mediaCache = MediaCache(store: PostgresMediaStore(client: mediaDatabase, logger: logger), budgetBytes: feed.mediaCacheBytes)
     FeedAPI.register(on: router, projection: projection, ingest: ingest, media: MediaRoutes(cache: mediaCache, logger: logger),
-                     bundles: BundleRoutes(cache: mediaCache, logger: logger), site: feed.site)
+                     bundles: BundleRoutes(cache: mediaCache, logger: logger), site: feed.site, proxies: feed.trustedProxies)
 
     // The stored GETs and the common batches are answered in the connection pipeline, ahead of the router, from
     // the same table (PipelineResponder); it keeps the connection's idle timeout too: Hummingbird's would not
     // see the requests answered there.
     let http = runtime.httpConfiguration
-    let routes = PipelineRoutes(FeedAPI.routes, projection: projection, ingest: ingest, mediaCache: mediaCache, serverName: http.serverName ?? "itour-feed")
+    let routes = PipelineRoutes(FeedAPI.routes, projection: projection, ingest: ingest, mediaCache: mediaCache, serverName: http.serverName ?? "itour-feed",
+                                proxies: feed.trustedProxies)
+    let connections = ConnectionLimiter(perClient: feed.maxConnectionsPerClient, proxies: feed.trustedProxies)
     var app = Application(router: router,
-                          server: .feedHTTP1(configuration: .init()) { PipelineResponder(routes: routes, idleTimeout: http.idleTimeout) },
+                          server: .feedHTTP1(configuration: .init(), connections: connections) { PipelineResponder(routes: routes, idleTimeout: http.idleTimeout) },
                           configuration: http.application, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(mediaDatabase)

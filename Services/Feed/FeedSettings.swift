@@ -18,6 +18,13 @@ struct FeedSettings: Sendable {
 
     static let defaultEventsPerMinutePerClient = 60_000
 
+    /// `TRUSTED_PROXIES`: the proxies whose `X-Forwarded-For` names the client the rate limits count by.
+    var trustedProxies = TrustedProxies.none
+    /// `FEED_MAX_CONNECTIONS_PER_CLIENT`: open connections one TCP peer may hold (0 = no limit); a trusted proxy's
+    /// connections are not counted (behind an ingress every connection comes from it).
+    var maxConnectionsPerClient = FeedSettings.defaultMaxConnectionsPerClient
+    static let defaultMaxConnectionsPerClient = 256
+
     init(eventsPerMinutePerDevice: Int, eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient, site: FeedSite = FeedSite()) {
         self.eventsPerMinutePerDevice = eventsPerMinutePerDevice
         self.eventsPerMinutePerClient = eventsPerMinutePerClient
@@ -26,7 +33,7 @@ struct FeedSettings: Sendable {
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays,
-                                              .feedPublicURL, .feedMediaCacheBytes]
+                                              .feedPublicURL, .feedMediaCacheBytes, .feedMaxConnectionsPerClient] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
         eventsPerMinutePerDevice = try environment.int(.feedEventsPerMinutePerDevice)
@@ -37,6 +44,8 @@ struct FeedSettings: Sendable {
         guard eventsPerMinutePerClient >= 0 else {
             throw FeedSettingsError(description: "configuration: FEED_EVENTS_PER_MINUTE_PER_CLIENT must be 0 (no limit) or more")
         }
+        trustedProxies = try TrustedProxies(environment: environment)
+        maxConnectionsPerClient = try environment.int(.feedMaxConnectionsPerClient, in: 0...1_000_000, unit: "connections")
         let zone = try environment.string(.siteTimeZone)
         guard let timeZone = TimeZone(identifier: zone) else {
             throw FeedSettingsError(description: "configuration: SITE_TIME_ZONE must be an IANA time zone such as America/New_York, got \"\(zone)\"")
@@ -92,6 +101,9 @@ extension ConfigVariable {
     static let feedEventsPerMinutePerClient = optional(
         "FEED_EVENTS_PER_MINUTE_PER_CLIENT", default: String(FeedSettings.defaultEventsPerMinutePerClient),
         "events one client address may send per minute, whatever device ids they carry (0: no limit)")
+    static let feedMaxConnectionsPerClient = optional(
+        "FEED_MAX_CONNECTIONS_PER_CLIENT", default: String(FeedSettings.defaultMaxConnectionsPerClient),
+        "open connections one address may hold; more are answered 503 and closed (0: no limit; a trusted proxy's are not counted)")
 }
 
 extension ConfigVariable {

@@ -24,13 +24,15 @@ struct FeedHTTPTests {
     static func withFeed(content: [CatalogEvent] = FeedHTTPTests.content, eventsPerMinute: Int = 600,
                          eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient, idleTimeoutSeconds: Int? = nil,
                          kafka: KafkaConfiguration = TestServices.kafka(), testing: TestingSetup = .router,
+                         configure: (inout FeedSettings) -> Void = { _ in },
                          _ body: @escaping @Sendable (CatalogStandIn, any TestClientProtocol) async throws -> Void) async throws {
         let standIn = try CatalogStandIn(configuration: kafka, content: content)
         try await standIn.prepare()
         var settings = try TestServices.serviceSettings(name: "feed", database: DatabaseSettings(port: TestServices.postgresPort), kafka: kafka)
         if let idleTimeoutSeconds { settings.httpIdleTimeoutSeconds = idleTimeoutSeconds }
-        let app = try Feed.buildApplication(settings: settings, feed: FeedSettings(eventsPerMinutePerDevice: eventsPerMinute,
-                                                                                   eventsPerMinutePerClient: eventsPerMinutePerClient))
+        var feed = FeedSettings(eventsPerMinutePerDevice: eventsPerMinute, eventsPerMinutePerClient: eventsPerMinutePerClient)
+        configure(&feed)
+        let app = try Feed.buildApplication(settings: settings, feed: feed)
         try await TestServices.withServices([standIn.producer, standIn]) {
             try await app.test(testing) { client in
                 let ready = try await TestServices.eventually(timeout: .seconds(45), interval: .milliseconds(100)) {

@@ -10,6 +10,8 @@ import Shared
 /// the route answers the rest (chunked bodies, a wrong content type or size, pipelined behind another).
 struct EventRoutes<Context: RemoteAddressRequestContext> {
     let ingest: EventIngest
+    /// Who the client is (`TRUSTED_PROXIES`): the rate limits count by it.
+    var proxies = TrustedProxies.none
 
     /// `route`: its entry in `FeedAPI.routes`.
     func register(_ route: FeedRoute, on router: Router<Context>) {
@@ -25,7 +27,7 @@ struct EventRoutes<Context: RemoteAddressRequestContext> {
             } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
                 throw EventsEndpoint.tooLarge
             }
-            let outcome = try await ingest.ingest(body, client: EventIngest.clientKey(context.remoteAddress))
+            let outcome = try await ingest.ingest(body, client: proxies.clientKey(peer: context.remoteAddress, request: request))
             return Response(status: .accepted, headers: EventsEndpoint.acceptedHeaders, body: ResponseBody(byteBuffer: EventsEndpoint.body(outcome)))
         }
     }

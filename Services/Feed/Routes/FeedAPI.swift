@@ -210,7 +210,7 @@ enum FeedAPI {
     /// Registers every route the feed itself answers on the router (the operational ones come with
     /// `ServiceRuntime.makeRouter`), and `405` for a known path asked with another method.
     static func register(on router: Router<FeedRequestContext>, projection: CatalogProjection, ingest: EventIngest, media: MediaRoutes,
-                         bundles: BundleRoutes, site: FeedSite) {
+                         bundles: BundleRoutes, site: FeedSite, proxies: TrustedProxies = .none) {
         router.add(middleware: MethodNotAllowedMiddleware(routes))
         for route in routes {
             switch route.handler {
@@ -227,7 +227,7 @@ enum FeedAPI {
             case .bundle:
                 bundles.register(route, on: router, projection: projection)
             case .events:
-                EventRoutes(ingest: ingest).register(route, on: router)
+                EventRoutes(ingest: ingest, proxies: proxies).register(route, on: router)
             case .operational:
                 break
             }

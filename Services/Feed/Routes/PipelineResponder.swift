@@ -57,7 +57,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     private var resuming = false
     /// The handler next to the socket, through which answers made here are written already encoded.
     private var socket: SocketWriter?
-    /// The peer's `EventIngest.clientKey`, made at the connection's first batch.
+    /// The peer's client key (`IPAddress.clientKey`), made at the connection's first batch; nil too while the peer is a
+    /// trusted proxy, whose requests each name their client (`TrustedProxies`).
     private var client: String?
     /// When a request part last arrived or an answer was last finished (uptime nanoseconds).
     private var lastActive = DispatchTime.now().uptimeNanoseconds
@@ -268,8 +269,19 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         let started = DispatchTime.now().uptimeNanoseconds
         let loop = context.eventLoop
         let handler = NIOLoopBound((self, context), eventLoop: loop)
-        if client == nil { client = EventIngest.clientKey(context.channel.remoteAddress) }
-        routes.ingest.submit(body, client: client!) { result in
+        let key: String
+        if let client {
+            key = client
+        } else {
+            let peer = IPAddress(context.channel.remoteAddress)
+            if routes.proxies.trusts(peer) {
+                key = routes.proxies.client(peer: peer, forwardedFor: request.headers["x-forwarded-for"])?.clientKey ?? "unknown"
+            } else {
+                key = peer?.clientKey ?? "unknown"
+                client = key
+            }
+        }
+        routes.ingest.submit(body, client: key) { result in
             loop.execute {
                 let (self_, context) = handler.value
                 self_.answered(context: context, route: route, request: request, result: result, started: started)
@@ -459,10 +471,13 @@ final class PipelineRoutes: Sendable {
     let projection: CatalogProjection
     let ingest: EventIngest
     let serverName: String
+    /// Who a batch's client is (`TRUSTED_PROXIES`).
+    let proxies: TrustedProxies
     let answered = Counter(label: "itour_feed_stored_responses_total",
                            help: "GETs the feed answered from its stored responses in the connection's pipeline, ahead of the router.")
 
-    init(_ table: [FeedRoute], projection: CatalogProjection, ingest: EventIngest, mediaCache: MediaCache? = nil, serverName: String) {
+    init(_ table: [FeedRoute], projection: CatalogProjection, ingest: EventIngest, mediaCache: MediaCache? = nil, serverName: String,
+         proxies: TrustedProxies = .none) {
         stored = table.compactMap { route in
             guard case .stored(let lookup) = route.handler, route.method == .get else { return nil }
             return Route(route, usual: .ok, lookup: lookup)
@@ -473,6 +488,7 @@ final class PipelineRoutes: Sendable {
         self.projection = projection
         self.ingest = ingest
         self.serverName = serverName
+        self.proxies = proxies
     }
 
     /// The stored route and response for a GET of `path` (query ignored and a trailing slash, as the router
@@ -521,16 +537,24 @@ struct FeedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
     private let http1: HTTP1Channel
     private let makeResponder: @Sendable () -> PipelineResponder
+    private let connections: ConnectionLimiter?
     var responder: HTTPChannelHandler.Responder { http1.responder }
 
-    init(http1: HTTP1Channel, responder makeResponder: @escaping @Sendable () -> PipelineResponder) {
+    init(http1: HTTP1Channel, connections: ConnectionLimiter? = nil, responder makeResponder: @escaping @Sendable () -> PipelineResponder) {
         self.http1 = http1
+        self.connections = connections
         self.makeResponder = makeResponder
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        http1.setup(channel: channel, logger: logger).flatMapThrowing { [makeResponder] value in
+        let admitted = connections?.admit(channel) ?? true
+        return http1.setup(channel: channel, logger: logger).flatMapThrowing { [makeResponder] value in
             let pipeline = channel.pipeline.syncOperations
+            if !admitted {
+                // Over its address's connections: told so and closed, before any of its bytes are read.
+                try pipeline.addHandler(ConnectionRefuser(), position: .first)
+                return value
+            }
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(makeResponder(), position: .after(decoder))
             return value
@@ -544,8 +568,11 @@ struct FeedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// `.http1(configuration:)` with the feed's `PipelineResponder` in each connection's pipeline.
-    static func feedHTTP1(configuration: HTTP1Channel.Configuration, responder: @escaping @Sendable () -> PipelineResponder) -> HTTPServerBuilder {
-        .init { router in FeedHTTP1Channel(http1: HTTP1Channel(responder: router, configuration: configuration), responder: responder) }
+    static func feedHTTP1(configuration: HTTP1Channel.Configuration, connections: ConnectionLimiter? = nil,
+                          responder: @escaping @Sendable () -> PipelineResponder) -> HTTPServerBuilder {
+        .init { router in
+            FeedHTTP1Channel(http1: HTTP1Channel(responder: router, configuration: configuration), connections: connections, responder: responder)
+        }
     }
 }
 
