@@ -30,14 +30,21 @@ struct AdminSettings: Sendable {
     var feedPublicURL: String
     /// `MEDIA_MAX_BYTES`: the largest file the media library takes.
     var mediaMaxBytes: Int
+    /// `MEDIA_MAX_PIXELS`: the largest picture, width × height, the media library takes (read from the file's header).
+    var mediaMaxPixels = AdminSettings.defaultMediaMaxPixels
+    static let defaultMediaMaxPixels = 64_000_000
+    /// The host names the site answers for (`ADMIN_PUBLIC_URL`'s, and the loopback names in demo mode); 421 for others.
+    var allowedHosts: AllowedHosts
+    /// `TRUSTED_PROXIES`: whose `X-Forwarded-For` names the client the log-in throttle counts by.
+    var trustedProxies: TrustedProxies
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
         .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
         .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory, .feedPublicURL,
-        .mediaMaxBytes,
-    ]
+        .mediaMaxBytes, .mediaMaxPixels, .adminPublicURL,
+    ] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
         // Outside demo mode both are needed only while no owner exists (checked at start-up); a deployment sets them.
@@ -85,6 +92,13 @@ struct AdminSettings: Sendable {
         guard (1_024...(1 << 30)).contains(mediaMaxBytes) else {
             throw ConfigurationError(name: "MEDIA_MAX_BYTES", message: "must be between 1024 and 1073741824 (1 GiB)")
         }
+        mediaMaxPixels = try environment.int(.mediaMaxPixels, in: 1_000_000...1_000_000_000, unit: "pixels")
+        let publicURL = try environment.required(.adminPublicURL)
+        guard let hosts = AllowedHosts(publicURL: publicURL, demo: try environment.bool(.demo)) else {
+            throw ConfigurationError(name: "ADMIN_PUBLIC_URL", message: "must be the http(s) address staff reach the admin at, such as https://admin.tours.example.edu")
+        }
+        allowedHosts = hosts
+        trustedProxies = try TrustedProxies(environment: environment)
     }
 }
 
@@ -93,6 +107,12 @@ extension ConfigVariable {
                                      "e-mail of the first owner, made at start while the site has no owner")
     static let adminPassword = required("ADMIN_PASSWORD", demoValue: "itour-demo", secret: true,
                                         "password of the first owner (8 characters or more)")
+    static let adminPublicURL = required(
+        "ADMIN_PUBLIC_URL", demoValue: "http://localhost:8081", secret: false,
+        "the address staff reach the admin at: it answers only for this host name (and, in demo mode, localhost, 127.0.0.1 and [::1]); 421 otherwise")
+    static let mediaMaxPixels = optional(
+        "MEDIA_MAX_PIXELS", default: String(AdminSettings.defaultMediaMaxPixels),
+        "the largest picture, width × height in pixels, the media library takes (read from the file's header before it is decoded)")
     static let mediaMaxBytes = optional("MEDIA_MAX_BYTES", default: String(50 << 20), "the largest file the media library takes, in bytes")
     static let adminCookieSecure = optional("ADMIN_COOKIE_SECURE", default: "0", "1 when served over HTTPS: session cookies get Secure")
     static let adminSessionHours = optional("ADMIN_SESSION_HOURS", default: "12", "a session's lifetime in hours")

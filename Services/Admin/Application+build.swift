@@ -33,10 +33,13 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     let router = runtime.makeRouter(context: AdminRequestContext.self,
                                     checks: runtime.readinessChecks([ReadinessCheck("projection") { events.isLoaded }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
-    // Every page: security headers, the session, HTML error pages, and the CSRF check of every POST (which reads
-    // multipart bodies only on the upload routes, after the session is known).
+    // Every page: only for the site's own host names (421 otherwise: DNS rebinding; /health, /ready and /metrics answer
+    // any, for probes by pod address), the client's address, security headers, the session, HTML error pages, and the
+    // CSRF check of every POST (which reads multipart bodies only on the upload routes, after the session is known).
     // Routes check the role themselves (Auth/Access.swift).
     let pages = router.group()
+        .add(middleware: HostCheckMiddleware(allowed: admin.allowedHosts))
+        .add(middleware: ClientAddressMiddleware(proxies: admin.trustedProxies))
         .add(middleware: SecurityHeadersMiddleware())
         .add(middleware: SessionMiddleware(sessions: repository))
         .add(middleware: AdminErrorMiddleware())
@@ -61,11 +64,11 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
-                    feedPublicURL: admin.feedPublicURL, images: ImageVariants()).register(on: pages)
+                    feedPublicURL: admin.feedPublicURL, images: ImageVariants(), maxPixels: admin.mediaMaxPixels).register(on: pages)
     if !ImageVariants.isAvailable {
         logger.warning("libvips's tools (vipsthumbnail, vipsheader) are not installed: image uploads will be refused")
     }
-    SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort)), editors: repository).register(on: pages)
+    SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort), metricsToken: settings.metricsToken), editors: repository).register(on: pages)
     ReportsController(analytics: try AnalyticsClient(url: admin.analyticsURL, token: admin.reportsToken), projection: projection).register(on: pages)
     pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }
 

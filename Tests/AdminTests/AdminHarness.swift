@@ -17,19 +17,21 @@ enum AdminHarness {
     static func settings(_ extra: [String: String] = [:]) throws -> AdminSettings {
         try AdminSettings(environment: Environment([
             "ADMIN_EMAIL": ownerEmail, "ADMIN_PASSWORD": ownerPassword, "ADMIN_BCRYPT_COST": "4", "ADMIN_COMMAND_TIMEOUT_SECONDS": "10",
+            // HummingbirdTesting sends Host: localhost.
+            "ADMIN_PUBLIC_URL": "http://localhost",
         ].merging(extra) { $1 }))
     }
 
     /// Runs admin (and catalog when `withCatalog`) until `body` returns. With catalog, waits until admin is
     /// ready (its projection loaded from catalog's snapshot).
-    static func run(withCatalog: Bool = true, settings extra: [String: String] = [:],
+    static func run(withCatalog: Bool = true, settings extra: [String: String] = [:], testing: TestingSetup = .router,
                     _ body: @Sendable (WebClient, DatabaseSettings) async throws -> Void) async throws {
         let database = try await TestServices.freshDatabase()
         let kafka = TestServices.kafka()
         let admin = try Admin.buildApplication(settings: TestServices.serviceSettings(name: "admin", database: database, kafka: kafka),
                                                admin: settings(extra))
         guard withCatalog else {
-            try await admin.test(.router) { client in
+            try await admin.test(testing) { client in
                 let web = WebClient(client: client)
                 let started = try await TestServices.eventually(timeout: .seconds(30)) {
                     try await web.get("/login").status == .ok
@@ -41,7 +43,7 @@ enum AdminHarness {
         }
         let catalog = try Catalog.buildApplication(settings: TestServices.serviceSettings(name: "catalog", database: database, kafka: kafka))
         try await catalog.test(.router) { _ in
-            try await admin.test(.router) { client in
+            try await admin.test(testing) { client in
                 try await TestServices.waitUntilReady(client, "admin", timeout: .seconds(60))
                 try await body(WebClient(client: client), database)
             }

@@ -164,8 +164,9 @@ struct AdminSiteTests {
         let demo = try AdminSettings(environment: Environment(["ITOUR_DEMO": "1"]))
         #expect(demo.bootstrapOwner?.email == "admin@example.edu")
         #expect(demo.bootstrapOwner?.password == "itour-demo")
-        #expect(try AdminSettings(environment: Environment([:])).bootstrapOwner == nil)
-        #expect(throws: ConfigurationError.self) { try AdminSettings(environment: Environment(["ADMIN_EMAIL": "x@example.edu"])) }
+        let site = ["ADMIN_PUBLIC_URL": "https://admin.example.edu"]
+        #expect(try AdminSettings(environment: Environment(site)).bootstrapOwner == nil)
+        #expect(throws: ConfigurationError.self) { try AdminSettings(environment: Environment(site.merging(["ADMIN_EMAIL": "x@example.edu"]) { $1 })) }
     }
 
     @Test("when catalog does not answer, a save says so (503), keeps what was typed, and names the timeout")

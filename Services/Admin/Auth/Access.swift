@@ -53,6 +53,15 @@ struct Access: Sendable {
         }
     }
 
+    /// Adding an existing POI to a tour: owners any; an editor only a POI that one of their tours already stops at and
+    /// that no one else's tour does. A POI in no tour (a place of its own, published or not) is not theirs to take: once
+    /// a stop of their tour, they could edit and delete it.
+    func canAttach(poi id: UUID, in content: AdminCatalogProjection.Content) -> Bool {
+        if isOwner { return true }
+        let tours = content.tours(stoppingAt: id)
+        return user.role == .editor && !tours.isEmpty && tours.allSatisfy { canEdit(tour: $0.id) }
+    }
+
     /// Deleting a POI takes it out of every tour, so an editor needs to be an editor of all of them.
     func canDelete(poi id: UUID, in content: AdminCatalogProjection.Content) -> Bool {
         if isOwner { return true }

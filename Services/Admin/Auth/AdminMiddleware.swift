@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import Shared
 
 /// Cookie names; the session cookie is HttpOnly and SameSite=Lax (and Secure when configured).
 enum AdminCookie {
@@ -186,6 +187,12 @@ struct AdminErrorMiddleware: RouterMiddleware {
             return ErrorPage.response(error.status, error.status.reasonPhrase, message, context: context)
         } catch let error as any HTTPResponseError {
             return ErrorPage.response(error.status, error.status.reasonPhrase, error.status.reasonPhrase, context: context)
+        } catch where Problem.isUnreadableRequest(error) {
+            // A body the HTTP decoder could not read (an invalid chunk-size line): the sender's mistake, not the page's.
+            context.logger.debug("unreadable request", metadata: ["error": "\(error)"])
+            var response = ErrorPage.response(.badRequest, "Bad request", "The request could not be read.", context: context)
+            response.headers[.connection] = "close"
+            return response
         } catch {
             context.logger.error("page failed", metadata: ["error": "\(String(reflecting: error))"])
             return ErrorPage.response(.internalServerError, "Something went wrong",

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import Shared
 
 /// The admin's request context: who is signed in (SessionMiddleware) and the posted form (CSRFMiddleware
 /// reads the body once, checks its token, and leaves the fields here for the route).
@@ -10,14 +11,17 @@ struct AdminRequestContext: RequestContext {
     var session: AdminSession?
     /// The fields of a POSTed form (url-encoded or multipart).
     var form = FormData()
-    /// The client's address, for log-in throttling.
-    let remoteAddress: String
+    /// The TCP peer.
+    let peer: SocketAddress?
+    /// The client's address (`TrustedProxies.clientKey`), for log-in throttling; set by `ClientAddressMiddleware`.
+    var clientAddress: String
     /// A CSRF token for forms shown before log-in (double-submit cookie), set by CSRFMiddleware.
     var anonymousCSRFToken: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        peer = source.channel.remoteAddress
+        clientAddress = IPAddress(peer)?.clientKey ?? "unknown"
     }
 
     /// Whether the signed-in user is an owner (pages that differ by role only in a link or two).

@@ -20,15 +20,15 @@ struct ReportsController {
     }
 
     @Sendable func dashboard(_ request: Request, context: AdminRequestContext) async throws -> Response {
-        _ = try context.require([.owner, .viewer])
+        let user = try context.require([.owner, .viewer])
         let now = Date()
         let today = Self.day(now)
-        let (selection, problem) = Self.selection(request, now: now)
+        let content = projection.content
+        let (selection, problem) = Self.selection(request, now: now, role: user.role, content: content)
         var data: Reports.Dashboard?
         var error = problem
         // Up to when events are counted; the figures still show if only this cannot be read.
         async let freshness = try? analytics.freshness()
-        let content = projection.content
         let shown = { (id: UUID) in Self.shows(id, selection, content) }
         if problem == nil {
             do {
@@ -41,7 +41,7 @@ struct ReportsController {
         let choices = content.sortedTours.filter { shown($0.id) }.map { (id: $0.id.uuidString.lowercased(), name: $0.content.name) }
         let presets = [("Last 7 days", 6), ("Last 30 days", 29), ("Last 90 days", 89)].map { (label: $0.0, from: Self.day(now.addingTimeInterval(Double(-$0.1) * 86_400))) }
         let body = ReportsPages.dashboard(selection, data: data, error: error, tourChoices: choices, today: today, presets: presets,
-                                          freshness: await freshness, now: now)
+                                          freshness: await freshness, now: now, offersAllTours: user.role == .owner)
         let status: HTTPResponse.Status = problem != nil ? .badRequest : (data == nil ? .serviceUnavailable : .ok)
         return AdminPage(title: "Reports", context: context, breadcrumbs: [("Reports", nil)], body: body, status: status).response()
     }
@@ -63,7 +63,9 @@ struct ReportsController {
                                  hours: try await hours, searches: try await searches, views: try await views)
     }
 
-    /// Published tours, unless all are asked for (and the one selected, whatever its status).
+    /// Published tours, unless all are asked for (and the one selected, whatever its status). A viewer's selection never
+    /// asks for all, nor selects a tour that is not published (`selection(_:now:role:content:)`): viewers see only
+    /// published tours' names.
     static func shows(_ id: UUID, _ selection: Reports.Selection, _ content: AdminCatalogProjection.Content) -> Bool {
         selection.allTours || content.tours[id]?.status == .published || id.uuidString.lowercased() == selection.tourId
     }
@@ -86,20 +88,33 @@ struct ReportsController {
     }
 
     func csv(_ name: String, _ request: Request, context: AdminRequestContext) async throws -> Response {
-        _ = try context.require([.owner, .viewer])
-        let (selection, problem) = Self.selection(request, now: Date())
+        let user = try context.require([.owner, .viewer])
+        let content = projection.content
+        let (selection, problem) = Self.selection(request, now: Date(), role: user.role, content: content)
         if let problem { throw AdminError.badRequest(problem) }
         do {
             let answer = try await analytics.csv(name, selection.apiQuery)
             var headers: HTTPFields = [.contentType: "text/csv; charset=utf-8"]
             headers[.contentDisposition] = answer.header("Content-Disposition") ?? "attachment; filename=\"itour-\(name).csv\""
-            let content = projection.content
             let body = name == "tours" ? Self.shownTourRows(answer.body) { Self.shows($0, selection, content) } : answer.body
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         } catch let failure as AnalyticsClient.Failure {
             if case .refused(400, let detail) = failure { throw AdminError.badRequest(detail) }
             return ErrorPage.response(.serviceUnavailable, "Reports unavailable", failure.description, context: context)
         }
+    }
+
+    /// `selection(_:now:)` as `role` may have it: owners anything; viewers published tours only (no `allTours`, and a
+    /// selected tour that is not published is refused like an unknown one).
+    static func selection(_ request: Request, now: Date, role: Role, content: AdminCatalogProjection.Content) -> (Reports.Selection, String?) {
+        var (selection, problem) = selection(request, now: now)
+        guard role != .owner else { return (selection, problem) }
+        selection.allTours = false
+        if problem == nil, let tour = selection.tourId, content.tours[UUID(uuidString: tour) ?? UUID()]?.status != .published {
+            problem = "Choose a tour from the list."
+            selection.tourId = nil
+        }
+        return (selection, problem)
     }
 
     /// The range, tour and chart the request asks for; the last 30 days by default. A second value is the

@@ -77,14 +77,15 @@ enum ReportsPages {
 
     /// The whole dashboard; `error` in place of the figures when analytics could not give them.
     static func dashboard(_ selection: Reports.Selection, data: Reports.Dashboard?, error: String?, tourChoices: [(id: String, name: String)],
-                          today: String, presets: [(label: String, from: String)], freshness: ReportFreshness? = nil, now: Date = Date()) -> HTML {
+                          today: String, presets: [(label: String, from: String)], freshness: ReportFreshness? = nil, now: Date = Date(),
+                          offersAllTours: Bool = true) -> HTML {
         let scope: HTML = selection.tourId.map { id in
             "; only events of the tour <strong>\(tourChoices.first { $0.id == id }?.name ?? id)</strong>"
         } ?? ""
         var body: HTML = """
             <link rel="stylesheet" href="/assets/reports.css">
             <h1>Reports</h1>
-            \(rangeForm(selection, tourChoices: tourChoices, today: today, presets: presets))
+            \(rangeForm(selection, tourChoices: tourChoices, today: today, presets: presets, offersAllTours: offersAllTours))
             <p class="muted" id="report-scope">Whole UTC days from \(selection.from) to \(selection.to), both included\(scope). \
             Each event is counted once, however often a phone sent it.</p>
             \(freshness.map { Self.freshness($0, now: now) } ?? .empty)
@@ -130,8 +131,14 @@ enum ReportsPages {
         return text.prefix(10) == today.prefix(10) ? clock : "\(text.prefix(10)) \(clock)"
     }
 
+    private static func allToursBox(_ selection: Reports.Selection) -> HTML {
+        "<div class=\"field checkbox\"><input type=\"checkbox\" id=\"allTours\" name=\"allTours\" value=\"1\"\(selection.allTours ? " checked" : "")>"
+            + "<label for=\"allTours\">Include draft and archived tours</label></div>"
+    }
+
+    /// `offersAllTours`: the "Include draft and archived tours" box (owners; viewers see published tours only).
     static func rangeForm(_ selection: Reports.Selection, tourChoices: [(id: String, name: String)], today: String,
-                          presets: [(label: String, from: String)]) -> HTML {
+                          presets: [(label: String, from: String)], offersAllTours: Bool = true) -> HTML {
         let tourOptions: [HTML] = ["<option value=\"\"\(selected(selection.tourId == nil))>All tours</option>"]
             + tourChoices.map { "<option value=\"\($0.id)\"\(selected($0.id == selection.tourId))>\($0.name)</option>" }
         let metricOptions: [HTML] = Reports.Metric.allCases.map {
@@ -146,8 +153,7 @@ enum ReportsPages {
             <div class="field"><label for="to">To (UTC day)</label><input type="date" id="to" name="to" value="\(selection.to)" required></div>
             <div class="field"><label for="tourId">Tour</label><select id="tourId" name="tourId">\(tourOptions)</select></div>
             <div class="field"><label for="metric">Daily chart</label><select id="metric" name="metric">\(metricOptions)</select></div>
-            <div class="field checkbox"><input type="checkbox" id="allTours" name="allTours" value="1"\(selection.allTours ? " checked" : "")>\
-            <label for="allTours">Include draft and archived tours</label></div>
+            \(offersAllTours ? allToursBox(selection) : "")
             <div class="field"><button type="submit" class="primary">Show</button></div>
             </form>
             <p class="quick-ranges">Quick ranges: \(quick.joined(separator: " · "))</p>

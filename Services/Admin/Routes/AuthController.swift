@@ -76,7 +76,7 @@ struct AuthController {
         }
         // Counted before the password is checked, so attempts sent at once cannot all pass a check made before any was counted.
         let attempt: LoginThrottle.Attempt
-        switch try await throttle.begin(.logIn, account: email, address: context.remoteAddress) {
+        switch try await throttle.begin(.logIn, account: email, address: context.clientAddress) {
         case .wait(let wait):
             return Self.tooMany(refuse("Too many failed log-ins. Try again in \(wait) seconds.", status: .tooManyRequests), wait: wait)
         case .check(let counted):
@@ -91,7 +91,7 @@ struct AuthController {
             valid = false
         }
         guard valid, let user = found?.user else {
-            context.logger.notice("failed log-in", metadata: ["email": "\(email)", "address": "\(context.remoteAddress)"])
+            context.logger.notice("failed log-in", metadata: ["email": "\(email)", "address": "\(context.clientAddress)"])
             if let wait = attempt.waitIfWrong {
                 return Self.tooMany(refuse("User and password combination is invalid. Too many failed log-ins: try again in \(wait) seconds.",
                                            status: .tooManyRequests), wait: wait)
@@ -120,7 +120,7 @@ struct AuthController {
         }
         // Guessing the current password (with a stolen session, say) is throttled like log-ins.
         let attempt: LoginThrottle.Attempt
-        switch try await throttle.begin(.passwordChange, account: user.email, address: context.remoteAddress) {
+        switch try await throttle.begin(.passwordChange, account: user.email, address: context.clientAddress) {
         case .wait(let wait):
             errors["current"] = "Too many wrong passwords. Try again in \(wait) seconds."
             return Self.tooMany(page(status: .tooManyRequests), wait: wait)
@@ -135,7 +135,7 @@ struct AuthController {
                 errors["repeat"] = "The two new passwords must be the same"
             }
         } else {
-            context.logger.notice("wrong current password", metadata: ["user": "\(user.email)", "address": "\(context.remoteAddress)"])
+            context.logger.notice("wrong current password", metadata: ["user": "\(user.email)", "address": "\(context.clientAddress)"])
             if let wait = attempt.waitIfWrong {
                 errors["current"] = "Current password is not right. Too many wrong passwords: try again in \(wait) seconds."
                 return Self.tooMany(page(status: .tooManyRequests), wait: wait)

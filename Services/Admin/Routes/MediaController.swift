@@ -13,8 +13,15 @@ struct MediaController {
     let maxBytes: Int
     let feedPublicURL: String
     let images: ImageVariants
+    /// `MEDIA_MAX_PIXELS`: the largest picture (width × height, read from its header) the library takes.
+    var maxPixels = AdminSettings.defaultMediaMaxPixels
 
     static let path = "/media"
+
+    /// Pixels as megapixels for people: whole when whole, else to one decimal.
+    static func megapixels(_ pixels: Int) -> String {
+        pixels % 1_000_000 == 0 ? String(pixels / 1_000_000) : String(format: "%.1f", Double(pixels) / 1_000_000)
+    }
 
     /// The upload route and the largest body it reads: the file and the form around it.
     static func uploadPaths(maxBytes: Int) -> [String: Int] { [path: maxBytes + 64 * 1_024] }
@@ -137,10 +144,22 @@ struct MediaController {
         // An image's size and variants first: a file libvips cannot read is refused before anything is stored.
         var made: ImageVariants.Made?
         if upload.format.kind == .image {
+            // Its size from the header alone, before anything decodes it: a small file can describe a huge picture.
+            guard let size = ImageHeader.dimensions(file.data, format: upload.format) else {
+                return page(context, error: "File: \(file.fileName) could not be read as \(upload.format.label); nothing was added.",
+                            status: .unprocessableContent)
+            }
+            guard size.width * size.height <= maxPixels else {
+                return page(context, error: "File: the picture is \(size.width) × \(size.height) pixels; the library takes pictures of at most "
+                                + "\(Self.megapixels(maxPixels)) megapixels. Make it smaller and upload it again; nothing was added.",
+                            status: .unprocessableContent)
+            }
             do {
                 made = try await images.make(file.data, format: upload.format)
             } catch {
-                return page(context, error: "\(file.fileName) could not be read as \(upload.format.label) (\(error)); nothing was added.",
+                // libvips's own words are for the log, not the page.
+                context.logger.warning("image refused by libvips", metadata: ["file": "\(file.fileName)", "error": "\(error)"])
+                return page(context, error: "File: \(file.fileName) could not be read as \(upload.format.label); nothing was added.",
                             status: .unprocessableContent)
             }
         }

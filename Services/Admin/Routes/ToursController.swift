@@ -94,9 +94,9 @@ struct ToursController {
                     access: Access, context: AdminRequestContext, notice: Notice? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         let content = projection.content
         let stops = content.stops(of: tour)
-        // Editors may add POIs that are in no tour or already in one of theirs; owners any POI.
+        // Editors may add POIs that their tours already stop at (and no one else's does); owners any POI.
         let addable = content.sortedPois.filter { poi in
-            !tour.working.stops.contains(poi.id) && (access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy { access.canEdit(tour: $0.id) })
+            !tour.working.stops.contains(poi.id) && access.canAttach(poi: poi.id, in: content)
         }
         var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, problem: problem,
                                           addable: addable, access: access, csrf: context.csrfToken, map: map)
@@ -265,8 +265,10 @@ struct ToursController {
         case "add":
             guard let poi = projection.poi(poiId) else { throw AdminError.notFound("There is no such POI.") }
             let content = projection.content
-            guard access.isOwner || content.tours(stoppingAt: poi.id).allSatisfy({ access.canEdit(tour: $0.id) }) else {
-                throw AdminError.forbidden("That POI belongs to tours you do not edit.")
+            guard access.canAttach(poi: poi.id, in: content) else {
+                throw AdminError.forbidden(content.tours(stoppingAt: poi.id).isEmpty
+                    ? "That POI is in none of your tours; an owner can add it to this tour."
+                    : "That POI belongs to tours you do not edit.")
             }
             if !stops.contains(poiId) { stops.append(poiId) }
         case let move:

@@ -46,11 +46,14 @@ struct ServiceStatus: Sendable {
 final class SystemStatusProbe: Sendable {
     private let targets: StatusTargets
     private let timeout: Duration
+    /// `METRICS_TOKEN`, sent to every service's `/metrics` when set (the suite shares one).
+    private let metricsToken: String?
     private let previous = Mutex<[String: (at: ContinuousClock.Instant, requests: Double)]>([:])
 
-    init(targets: StatusTargets, timeout: Duration = .milliseconds(1_500)) {
+    init(targets: StatusTargets, timeout: Duration = .milliseconds(1_500), metricsToken: String? = nil) {
         self.targets = targets
         self.timeout = timeout
+        self.metricsToken = metricsToken
     }
 
     func probe() async -> [ServiceStatus] {
@@ -98,7 +101,8 @@ final class SystemStatusProbe: Sendable {
             status.checks = decoded.checks
             status.degraded = decoded.degraded ?? [:]
         }
-        if let metrics = try? await HTTPFetch.get(url + "/metrics", timeout: timeout), metrics.status == 200 {
+        let authorization = metricsToken.map { [("Authorization", "Bearer \($0)")] } ?? []
+        if let metrics = try? await HTTPFetch.get(url + "/metrics", headers: authorization, timeout: timeout), metrics.status == 200 {
             let samples = PrometheusText.parse(metrics.text)
             // Every request answered, failed ones and those the feed answers beside its router included.
             let requests = samples.filter { $0.name == "hb_requests_total" }.reduce(0) { $0 + $1.value }
@@ -118,11 +122,11 @@ final class SystemStatusProbe: Sendable {
             let lag = waiting.isEmpty ? samples.filter { $0.name == "itour_consumer_lag" } : waiting
             if !lag.isEmpty { status.consumerLag = lag.reduce(0) { $0 + $1.value } }
             status.outboxBacklog = samples.first { $0.name == "itour_outbox_backlog" }?.value
+            status.deadLetters = samples.filter { $0.name == "itour_dead_letters_total" }.reduce(0) { $0 + $1.value }
         }
         return status
     }
 }
-            status.deadLetters = samples.filter { $0.name == "itour_dead_letters_total" }.reduce(0) { $0 + $1.value }
 
 /// Reads the Prometheus text format: name, labels and value per sample line.
 enum PrometheusText {
