@@ -11,24 +11,35 @@ struct AnalyticsOptions: Sendable {
     var ingest = TrackingIngest.Options()
     /// How long the ingest's lag may wait without shrinking before it is degraded (`CONSUMER_STALL_SECONDS`, 30).
     var stallWindow: Duration = .seconds(30)
+    /// `TRUSTED_PROXIES`: who the client of a report request is, for the wrong-token throttle.
+    var trustedProxies = TrustedProxies.none
+    /// `REPORTS_TOKEN_FAILURES_PER_MINUTE` (10): wrong tokens a client may send in a minute before it waits (0: no limit).
+    var tokenFailuresPerMinute = AnalyticsOptions.defaultTokenFailuresPerMinute
+    static let defaultTokenFailuresPerMinute = 10
 
     init(reportsToken: String) {
         self.reportsToken = reportsToken
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.reportsToken, .demo, .analyticsBatchSize, .consumerStallSeconds]
+    static let variables: [ConfigVariable] = [.reportsToken, .demo, .analyticsBatchSize, .consumerStallSeconds, .reportsTokenFailuresPerMinute]
+        + TrustedProxies.variables
 
     init(environment: Shared.Environment = Shared.Environment()) throws {
         reportsToken = try environment.required(.reportsToken)
         ingest.batchSize = try environment.int(.analyticsBatchSize)
         stallWindow = .seconds(try environment.int(.consumerStallSeconds))
+        trustedProxies = try TrustedProxies(environment: environment)
+        tokenFailuresPerMinute = try environment.int(.reportsTokenFailuresPerMinute, in: 0...1_000_000, unit: "wrong tokens a minute")
     }
 }
 
 extension ConfigVariable {
     static let analyticsBatchSize = optional(
         "ANALYTICS_BATCH_SIZE", default: String(TrackingIngest.Options().batchSize), "tracking events the ingest reads and counts per transaction")
+    static let reportsTokenFailuresPerMinute = optional(
+        "REPORTS_TOKEN_FAILURES_PER_MINUTE", default: String(AnalyticsOptions.defaultTokenFailuresPerMinute),
+        "wrong reports tokens one client may send in a minute before its requests get 429 until the minute is over (0: no limit)")
 }
 
 /// Analytics: folds `tracking.events` into report tables (Ingest/) and serves the Reports API (Reports/).
@@ -76,11 +87,11 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
     let lagWatch = IngestLagWatch.make(ends: trackingEnds, store: store, window: options.stallWindow, logger: logger)
     let namesLag = try LagWatch.watching(names.progress, name: "analytics-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
                                          configuration: settings.kafka, logger: logger)
-    let router = runtime.makeRouter(checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }, lagWatch.readinessCheck,
+    let router = runtime.makeRouter(context: PeerRequestContext.self, checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }, lagWatch.readinessCheck,
                                                                      namesLag.watch.readinessCheck]),
                                     beforeScrape: { await ingest.recordLag() })
     ReportRoutes(repository: PostgresReportRepository(client: postgres, schema: .live, logger: logger), token: options.reportsToken,
-                 freshness: { lagWatch.reportFreshness() })
+                 freshness: { lagWatch.reportFreshness() }, proxies: options.trustedProxies, tokenFailuresPerMinute: options.tokenFailuresPerMinute)
         .register(on: router)
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)

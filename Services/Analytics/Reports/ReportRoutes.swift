@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Shared
+import Synchronization
 
 /// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily,funnel,hours,searches,views}`
 /// with `from`, `to`, optional `tourId`, as JSON or (`format=csv` or `Accept: text/csv`) CSV, and
@@ -11,11 +12,15 @@ struct ReportRoutes<Repository: ReportRepository>: Sendable {
     let token: String
     /// Up to when events are counted (`GET /v1/reports/freshness`); without it that route answers 404.
     var freshness: (@Sendable () -> ReportFreshness)? = nil
+    /// Who the client is (`TRUSTED_PROXIES`), and how many wrong tokens a client may send a minute.
+    var proxies: TrustedProxies = .none
+    var tokenFailuresPerMinute = AnalyticsOptions.defaultTokenFailuresPerMinute
     /// The longest range a report may cover: enough for years of daily rows, not unbounded.
     static var maximumDays: Int { 3_660 }
 
-    func register<Context: RequestContext>(on router: Router<Context>) {
-        let group = router.group("v1/reports").add(middleware: BearerTokenMiddleware(token: token))
+    func register<Context: RemoteAddressRequestContext>(on router: Router<Context>) {
+        let group = router.group("v1/reports")
+            .add(middleware: BearerTokenMiddleware(token: token, proxies: proxies, throttle: FailureThrottle(limit: tokenFailuresPerMinute)))
         group.get("summary") { request, _ in
             let query = try Self.query(request)
             let report = try await repository.summary(query)
@@ -136,30 +141,74 @@ struct ReportResponse<Report: Encodable>: Encodable {
     }
 }
 
-/// Lets a request through only with `Authorization: Bearer <token>`; else 401 problem+json.
-struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
-    let expected: [UInt8]
+/// Lets a request through only with `Authorization: Bearer <token>`; else 401 problem+json. Wrong tokens are counted per
+/// client (`TrustedProxies`): once a client has sent `throttle.limit` wrong ones within a minute, its requests get 429
+/// with `Retry-After` until the minute is over, without their token being checked (a right guess must not tell itself
+/// apart from a refused one).
+struct BearerTokenMiddleware<Context: RemoteAddressRequestContext>: RouterMiddleware {
+    let expected: String
+    let proxies: TrustedProxies
+    let throttle: FailureThrottle
 
-    init(token: String) { expected = Array(token.utf8) }
+    init(token: String, proxies: TrustedProxies = .none, throttle: FailureThrottle = FailureThrottle(limit: 10)) {
+        expected = token
+        self.proxies = proxies
+        self.throttle = throttle
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let header = request.headers[.authorization] ?? ""
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+        let client = proxies.clientKey(peer: context.remoteAddress, request: request)
+        if let wait = throttle.wait(client) {
+            throw Problem(.tooManyRequests, "too many wrong reports tokens from this client; try again in \(wait) s",
+                          headers: [.retryAfter: String(wait)])
+        }
+        let header = request.headers[.authorization]
+        guard BearerToken.token(header) != nil else {
             throw Problem(.unauthorized, "send the reports token as Authorization: Bearer <token>",
                           headers: [.wwwAuthenticate: "Bearer realm=\"itour-reports\""])
         }
-        guard Self.constantTimeEqual(Array(header.dropFirst(7).utf8), expected) else {
+        guard BearerToken.matches(header, expected) else {
+            throttle.failed(client)
             throw Problem(.unauthorized, "the reports token is not valid",
                           headers: [.wwwAuthenticate: "Bearer realm=\"itour-reports\", error=\"invalid_token\""])
         }
         return try await next(request, context)
     }
+}
 
-    /// Compares without stopping at the first difference, so timing does not tell how much of a guess matched.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
+/// Failures per client key in fixed one-minute windows, in this process's memory: `limit` failures in a window, and the
+/// client waits for the window's end. Windows that ended are forgotten once many keys are held.
+final class FailureThrottle: Sendable {
+    let limit: Int
+    let window: TimeInterval
+    private struct Count { var started: Date; var failures: Int }
+    private let counts = Mutex<[String: Count]>([:])
+
+    /// `limit` 0: no throttle.
+    init(limit: Int, window: TimeInterval = 60) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Whole seconds `client` must wait, or nil when it may try.
+    func wait(_ client: String, now: Date = Date()) -> Int? {
+        guard limit > 0 else { return nil }
+        return counts.withLock { counts -> Int? in
+            guard let count = counts[client], count.failures >= limit else { return nil }
+            let left = count.started.addingTimeInterval(window).timeIntervalSince(now)
+            return left > 0 ? max(1, Int(left.rounded(.up))) : nil
+        }
+    }
+
+    func failed(_ client: String, now: Date = Date()) {
+        guard limit > 0 else { return }
+        counts.withLock { counts in
+            if counts.count > 10_000 { counts = counts.filter { now.timeIntervalSince($0.value.started) < window } }
+            if let count = counts[client], now.timeIntervalSince(count.started) < window {
+                counts[client]!.failures = count.failures + 1
+            } else {
+                counts[client] = Count(started: now, failures: 1)
+            }
+        }
     }
 }
