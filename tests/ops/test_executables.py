@@ -17,27 +17,29 @@ EXECUTABLES = SERVICES + ("itour-bench",)
 CRASH_MARKS = ("Fatal error", "Stack dump", "Current stack trace", "Backtrace", "💣", "Error raised at top level")
 LEVELS = ("trace", "debug", "info", "notice", "warning", "error", "critical")
 SHARED = {"HTTP_HOST", "HTTP_PORT", "HTTP_IDLE_TIMEOUT_SECONDS", "KAFKA_BROKERS", "KAFKA_TOPIC_PREFIX", "KAFKA_DELIVERY_TIMEOUT_MS",
-          "KAFKA_LINGER_MS", "KAFKA_FETCH_WAIT_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION"}
+          "KAFKA_LINGER_MS", "KAFKA_FETCH_WAIT_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION", "METRICS_TOKEN"}
 POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS"}
 EXPECTED = {
     "catalog": SHARED | POSTGRES,
     # The feed reads media files from the media store in Postgres (DESIGN.md, "Media library").
     "feed": SHARED | POSTGRES | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT", "SITE_TIME_ZONE",
-                                 "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES"},
-    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE"},
+                                 "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES", "FEED_MAX_CONNECTIONS_PER_CLIENT",
+                                 "TRUSTED_PROXIES"},
+    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES"},
     "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
                                   "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
                                   "ADMIN_LOGIN_MAX_DELAY_SECONDS", "ADMIN_MAP_TILES_URL", "ADMIN_MAP_ATTRIBUTION", "ADMIN_LEAFLET_DIR",
-                                  "FEED_PUBLIC_URL", "MEDIA_MAX_BYTES"},
+                                  "FEED_PUBLIC_URL", "MEDIA_MAX_BYTES", "MEDIA_MAX_PIXELS", "ADMIN_PUBLIC_URL", "TRUSTED_PROXIES"},
 }
-SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN"}
-REQUIRED = {"analytics": {"REPORTS_TOKEN"}, "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN"}}
+SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN"}
+REQUIRED = {"analytics": {"REPORTS_TOKEN"}, "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "ADMIN_PUBLIC_URL"}}
 
 
 def clean_env(**extra: str) -> dict:
     """This process's environment without any setting a service reads, plus `extra`."""
-    prefixes = ("POSTGRES_", "KAFKA_", "LOG_", "ITOUR_", "ADMIN_", "HTTP_", "REPORTS_", "FEED_", "CATALOG_", "ANALYTICS_", "CONSUMER_", "SITE_")
+    prefixes = ("POSTGRES_", "KAFKA_", "LOG_", "ITOUR_", "ADMIN_", "HTTP_", "REPORTS_", "FEED_", "CATALOG_", "ANALYTICS_", "CONSUMER_", "SITE_",
+                "METRICS_", "TRUSTED_", "MEDIA_")
     env = {key: value for key, value in os.environ.items() if not key.startswith(prefixes)}
     lib = str(ROOT / ".local" / "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
