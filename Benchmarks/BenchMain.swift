@@ -75,9 +75,11 @@ struct BenchMain: AsyncParsableCommand {
         @Option(help: "Events per body.") var batchSize = 50
         @Option(help: ArgumentHelp("The bodies' file.", valueName: "FILE")) var out: String
         @Option(help: ArgumentHelp("The messages' file.", valueName: "FILE")) var envelopes: String?
+        @Option(help: "POIs of the generated city the events name (the feed refuses ids it does not know).") var pois = 100_000
+        @Option(help: "Tours of the generated city the events name.") var tours = 1_000
         func run() async throws {
             try await BenchProgram.runTool("feed-event-bodies") { _ in
-                try FeedEventBodies.write(batches: batches, batchSize: batchSize, to: out, envelopes: envelopes)
+                try FeedEventBodies.write(batches: batches, batchSize: batchSize, pois: pois, tours: tours, to: out, envelopes: envelopes)
             }
         }
     }

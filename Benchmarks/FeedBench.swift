@@ -172,7 +172,7 @@ final class KeepAliveClient {
 /// Bodies for `POST /v1/events` (batches of realistic visit events from many devices) and the same
 /// events as `tracking.events` messages for the raw producer it is compared with.
 enum FeedEventBodies {
-    static func write(batches: Int, batchSize: Int, to path: String, envelopes: String?) throws {
+    static func write(batches: Int, batchSize: Int, pois: Int, tours: Int, to path: String, envelopes: String?) throws {
         var random = CityRandom(seed: 5)
         let now = Date()
         var bodies: [String] = []
@@ -181,7 +181,7 @@ enum FeedEventBodies {
             let device = "bench-device-\(batch)"
             var events: [String] = []
             for index in 0..<batchSize {
-                let poi = FeedCityGenerator.poiId(random.index(100_000)), tour = FeedCityGenerator.tourId(random.index(1_000))
+                let poi = FeedCityGenerator.poiId(random.index(max(1, pois))), tour = FeedCityGenerator.tourId(random.index(max(1, tours)))
                 let event = TrackingEvent(type: [.poiViewed, .poiArrived, .poiLeft][index % 3], deviceId: device,
                                           occurredAt: now.addingTimeInterval(-Double(random.index(3_600))), tourId: tour, poiId: poi,
                                           dwellSeconds: index % 3 == 2 ? Double(30 + random.index(600)) : nil,

@@ -102,7 +102,7 @@ export LOG_FORMAT=json LOG_LEVEL=info HTTP_HOST=127.0.0.1 FEED_URL=$feed_url
 export CATALOG_COMMAND_KEY=bench-command-key-$RANDOM$RANDOM$RANDOM
 # Many devices post in this benchmark; the per-device limit is not what it measures.
 export FEED_EVENTS_PER_MINUTE_PER_DEVICE=0
-export FEED_EVENTS_PER_MINUTE_PER_CLIENT=0
+export FEED_EVENTS_PER_MINUTE_PER_CLIENT=0 FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT=0
 
 start_service() { # NAME PORT: starts the release binary, records its pid in $started_pid
   HTTP_PORT=$2 "$bin/$1" >>"$work/$1.log" 2>&1 &
@@ -386,7 +386,7 @@ fi
 
 if wants events; then
 log "POST /v1/events, batches of 50"
-"$bin/itour-bench" feed-event-bodies --batches 4000 --batch-size 50 --out "$work/bodies.txt" --envelopes "$work/envelopes.txt" >&2
+"$bin/itour-bench" feed-event-bodies --batches 4000 --batch-size 50 --pois "$POIS" --tours "$TOURS" --out "$work/bodies.txt" --envelopes "$work/envelopes.txt" >&2
 : >"$work/events.wrk"; : >"$work/events.raw"
 events_feed() { wrk_run "$feed_url" "$work/post.lua" "$work/bodies.txt" >>"$work/events.wrk"; }
 events_raw() {

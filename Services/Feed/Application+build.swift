@@ -33,7 +33,10 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
                              rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),
-                             clientRateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerClient))
+                             clientRateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerClient),
+                             newDevices: NewDeviceLimiter(devicesPerHour: feed.newDevicesPerHourPerClient),
+                             // Before the first snapshot nothing is known yet; the feed is not ready then either.
+                             unknownReference: { event in events.isLoaded ? projection.unknownReference(in: event) : nil })
 
     let eventsLag = try LagWatch.watching(events.progress, name: "feed-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
                                           configuration: settings.kafka, logger: logger)

@@ -24,6 +24,9 @@ struct FeedSettings: Sendable {
     /// connections are not counted (behind an ingress every connection comes from it).
     var maxConnectionsPerClient = FeedSettings.defaultMaxConnectionsPerClient
     static let defaultMaxConnectionsPerClient = 256
+    /// `FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT`: different device ids one client address may bring an hour (0 = no cap).
+    var newDevicesPerHourPerClient = FeedSettings.defaultNewDevicesPerHourPerClient
+    static let defaultNewDevicesPerHourPerClient = 2_000
 
     init(eventsPerMinutePerDevice: Int, eventsPerMinutePerClient: Int = FeedSettings.defaultEventsPerMinutePerClient, site: FeedSite = FeedSite()) {
         self.eventsPerMinutePerDevice = eventsPerMinutePerDevice
@@ -33,7 +36,7 @@ struct FeedSettings: Sendable {
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays,
-                                              .feedPublicURL, .feedMediaCacheBytes, .feedMaxConnectionsPerClient] + TrustedProxies.variables
+                                              .feedPublicURL, .feedMediaCacheBytes, .feedMaxConnectionsPerClient, .feedNewDevicesPerHourPerClient] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
         eventsPerMinutePerDevice = try environment.int(.feedEventsPerMinutePerDevice)
@@ -46,6 +49,7 @@ struct FeedSettings: Sendable {
         }
         trustedProxies = try TrustedProxies(environment: environment)
         maxConnectionsPerClient = try environment.int(.feedMaxConnectionsPerClient, in: 0...1_000_000, unit: "connections")
+        newDevicesPerHourPerClient = try environment.int(.feedNewDevicesPerHourPerClient, in: 0...10_000_000, unit: "device ids")
         let zone = try environment.string(.siteTimeZone)
         guard let timeZone = TimeZone(identifier: zone) else {
             throw FeedSettingsError(description: "configuration: SITE_TIME_ZONE must be an IANA time zone such as America/New_York, got \"\(zone)\"")
@@ -104,6 +108,9 @@ extension ConfigVariable {
     static let feedMaxConnectionsPerClient = optional(
         "FEED_MAX_CONNECTIONS_PER_CLIENT", default: String(FeedSettings.defaultMaxConnectionsPerClient),
         "open connections one address may hold; more are answered 503 and closed (0: no limit; a trusted proxy's are not counted)")
+    static let feedNewDevicesPerHourPerClient = optional(
+        "FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT", default: String(FeedSettings.defaultNewDevicesPerHourPerClient),
+        "different device ids one client address may send events for in an hour; events of more are rejected (0: no cap)")
 }
 
 extension ConfigVariable {

@@ -37,6 +37,37 @@ struct EventHTTPTests {
         return messages
     }
 
+    @Test("events naming a tour, POI or record the catalog does not have are rejected one by one; one client address brings at most its cap of new device ids an hour (issue 43)",
+          arguments: [false, true])
+    func unknownContentAndNewDevices(live: Bool) async throws {
+        try await FeedHTTPTests.withFeed(testing: live ? .live : .router, configure: { $0.newDevicesPerHourPerClient = 3 }) { _, client in
+            let tour = ", \"tourId\": \"\(DemoContent.tourId)\""
+            let body = """
+                {"events": [\(Self.event(deviceId: "known-1", extra: tour)),
+                            \(Self.event(type: "tour.started", deviceId: "known-1", extra: ", \"tourId\": \"\(UUID())\"")),
+                            {"id": "\(UUID())", "type": "poi.arrived", "deviceId": "known-1", "occurredAt": "\(RFC3339.format(Date()))", "poiId": "\(UUID())"},
+                            {"id": "\(UUID())", "type": "page.viewed", "deviceId": "known-1", "occurredAt": "\(RFC3339.format(Date()))", "pageId": "\(UUID())"},
+                            {"id": "\(UUID())", "type": "person.viewed", "deviceId": "known-1", "occurredAt": "\(RFC3339.format(Date()))", "personId": "\(UUID())"},
+                            {"id": "\(UUID())", "type": "event.viewed", "deviceId": "known-1", "occurredAt": "\(RFC3339.format(Date()))", "eventId": "\(UUID())"}]}
+                """
+            let outcome = try FeedHTTPTests.json(try await Self.post(client, body))
+            #expect(outcome["accepted"] as? Int == 1)
+            #expect((outcome["rejected"] as? [[String: Any]])?.compactMap { $0["reason"] as? String } == [
+                "tourId names no tour of this site", "poiId names no place of this site", "pageId names no page of this site",
+                "personId names no person of this site", "eventId names no calendar event of this site",
+            ])
+
+            // known-1 was the first device of this address; two more fit, the fourth and fifth do not, known ones still do.
+            let devices = (2...5).map { "known-\($0)" } + ["known-1", "known-2"]
+            let many = "{\"events\": [" + devices.map { Self.event(deviceId: $0) }.joined(separator: ",") + "]}"
+            let capped = try FeedHTTPTests.json(try await Self.post(client, many))
+            #expect(capped["accepted"] as? Int == 4)
+            let refused = try #require(capped["rejected"] as? [[String: Any]])
+            #expect(refused.compactMap { $0["index"] as? Int } == [2, 3])
+            #expect(refused.allSatisfy { $0["reason"] as? String == "this client address brought more than 3 device ids this hour" })
+        }
+    }
+
     /// Live (a real socket), batches are answered by `PipelineResponder` ahead of the router; through the
     /// router otherwise. Both must answer the same.
     @Test("good events are produced keyed by deviceId before the 202; bad ones are rejected one by one with their reason",

@@ -153,8 +153,15 @@ def test_draft_tours_are_left_out_unless_asked_for(suite, browser, reports_world
     tour = site.create_tour(name)  # a draft: never published
     today = reports_world["today"]
     now = datetime.now(timezone.utc)
-    post_events(suite.feed_url, [{"id": str(uuid.uuid4()), "type": "tour.started", "deviceId": "draft-tester", "tourId": tour,
-                                  "occurredAt": now.strftime("%Y-%m-%dT%H:%M:%S.000Z")}])
+    started = {"id": str(uuid.uuid4()), "type": "tour.started", "deviceId": "draft-tester", "tourId": tour,
+               "occurredAt": now.strftime("%Y-%m-%dT%H:%M:%S.000Z")}
+
+    def accepted():
+        # The feed refuses ids catalog does not have (issue 43); a tour made a moment ago reaches it within a second.
+        answer = requests.post(suite.feed_url + "/v1/events", json={"events": [started]}, timeout=15).json()
+        assert answer["accepted"] == 1 or answer["rejected"][0]["reason"] == "tourId names no tour of this site", answer
+        return answer["accepted"] == 1
+    assert wait_until(accepted, timeout=30)
     assert wait_until(lambda: any(t["tourId"] == tour for t in report(suite.analytics_url, "tours", today, today)["tours"]), timeout=30)
 
     site.open(f"/reports?from={today.isoformat()}&to={today.isoformat()}")

@@ -40,11 +40,20 @@ final class EventIngest: Sendable {
     /// Seconds a phone is asked to wait when the broker is unreachable.
     static let brokerRetryAfterSeconds = 5
 
-    init(producer: KafkaProducer, topic: String, rateLimiter: EventRateLimiter, clientRateLimiter: EventRateLimiter) {
+    /// Per client address: how many different device ids it may bring an hour.
+    let newDevices: NewDeviceLimiter
+    /// Nil when the tours, POIs and records an event names exist; else why not (the projection's
+    /// `unknownReference`, once it has loaded). Nil: not checked.
+    private let unknownReference: (@Sendable (TrackingEvent) -> String?)?
+
+    init(producer: KafkaProducer, topic: String, rateLimiter: EventRateLimiter, clientRateLimiter: EventRateLimiter,
+         newDevices: NewDeviceLimiter = NewDeviceLimiter(devicesPerHour: 0), unknownReference: (@Sendable (TrackingEvent) -> String?)? = nil) {
         self.producer = producer
         self.topic = topic
         self.rateLimiter = rateLimiter
         self.clientRateLimiter = clientRateLimiter
+        self.newDevices = newDevices
+        self.unknownReference = unknownReference
     }
 
     /// What a client address is limited by, for the route and the pipeline alike: an IPv4 address; an IPv6
@@ -167,8 +176,12 @@ final class EventIngest: Sendable {
             case .failure(let rejection):
                 rejected.append(.init(index: index, reason: rejection.reason))
             case .success(let event):
-                if let reason = event.validationError(now: now) {
+                if let reason = event.validationError(now: now) ?? unknownReference?(event) {
                     rejected.append(.init(index: index, reason: reason))
+                    continue
+                }
+                guard newDevices.admits(event.deviceId, client: client) else {
+                    rejected.append(.init(index: index, reason: "this client address brought more than \(newDevices.devicesPerHour) device ids this hour"))
                     continue
                 }
                 if countsDevices { perDevice[event.deviceId, default: 0] += 1 }

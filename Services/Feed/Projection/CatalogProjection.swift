@@ -66,6 +66,21 @@ final class CatalogProjection: Sendable {
     @discardableResult
     func apply(_ event: CatalogEvent) -> Bool { apply([event]) }
 
+    /// Nil when every tour, POI, calendar entry, page and person `event` names is one catalog has, in any status (a
+    /// phone may report on a tour unpublished since it downloaded it); else the reason to reject the event
+    /// (DESIGN.md "Tracking events"): made-up ids would mint report rows for things that never existed.
+    func unknownReference(in event: TrackingEvent) -> String? {
+        guard event.tourId != nil || event.poiId != nil || event.eventId != nil || event.pageId != nil || event.personId != nil else { return nil }
+        return entities.withLock { entities in
+            if let id = event.tourId, entities.tours[id] == nil { return "tourId names no tour of this site" }
+            if let id = event.poiId, entities.pois[id] == nil { return "poiId names no place of this site" }
+            if let id = event.eventId, entities.calendar.byId[id] == nil { return "eventId names no calendar event of this site" }
+            if let id = event.pageId, entities.pages.byId[id] == nil { return "pageId names no page of this site" }
+            if let id = event.personId, entities.people.byId[id] == nil { return "personId names no person of this site" }
+            return nil
+        }
+    }
+
     /// Takes a category event in (the tree `GET /v1/categories` shows) if it is newer than what is held.
     @discardableResult
     func apply(_ event: CategoryEvent) -> Bool {
