@@ -130,6 +130,30 @@ struct AdminHardeningTests {
         }
     }
 
+    // MARK: forms safe to repeat, not to redirect
+
+    @Test("the same formId and values posted to another tour change that tour: a repeat is per tour, not per form")
+    func formIdPerTour() async throws {
+        try await AdminHarness.run { owner, _ in
+            #expect(try await owner.login().status == .seeOther)
+            func tour(_ name: String) async throws -> String {
+                let created = try await owner.submit("/tours", ["name": name, "purpose": "p"], from: "/tours/new")
+                return try AdminRoleTests.uuid(in: created.location, after: "/tours/")
+            }
+            let first = try await tour("First tour"), second = try await tour("Second tour")
+            let fields = ["name": "Renamed by one form", "purpose": "p", "version": "1", "formId": UUID().uuidString.lowercased()]
+            let token = try #require(try await owner.get("/tours/\(first)").csrfToken)
+            #expect(try await owner.post("/tours/\(first)", fields, csrf: token).status == .seeOther)
+            let again = try await owner.post("/tours/\(second)", fields, csrf: token)
+            #expect(again.status == .seeOther)
+            #expect(try await owner.get("/tours/\(second)").contains(#"value="Renamed by one form""#), "the second tour changed too")
+            // A double click on the first is still one command.
+            let repeated = try await owner.post("/tours/\(first)", fields, csrf: token)
+            #expect(repeated.status == .seeOther)
+            #expect(try await owner.get(try #require(repeated.location)).contains("Already saved"))
+        }
+    }
+
     // MARK: viewers and draft tours
 
     @Test("a viewer's reports list published tours only, whatever allTours or tourId say; an owner's may list drafts")

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 import Testing
 @testable import Admin
 
@@ -32,6 +33,18 @@ struct FormSubmissionTests {
         #expect(FormSubmission.commandId(form: form([("formId", formId), ("name", "ab"), ("summary", "")]), userId: UUID()) != base)
         #expect(FormSubmission.commandId(form: form([("formId", UUID().uuidString), ("name", "ab"), ("summary", "")]), userId: user) != base)
         #expect(FormSubmission.commandId(form: form([("formId", formId), ("name", "ab"), ("name", ""), ("summary", "")]), userId: user) != base)
+    }
+
+    @Test("the same submission for another entity or action is another command; a create's new entity id is not part of it")
+    func scoped() throws {
+        let fields = form([("formId", formId), ("name", "Open Day")])
+        let tour = UUID(), other = UUID()
+        func command(_ action: CatalogAction, _ entity: UUID) -> CatalogCommand { CatalogCommand(action: action, actor: "a@example.edu", entityId: entity) }
+        let base = FormSubmission.commandId(form: fields, userId: user, scope: FormSubmission.scope(of: command(.updateTour, tour)))
+        #expect(base != nil)
+        #expect(FormSubmission.commandId(form: fields, userId: user, scope: FormSubmission.scope(of: command(.updateTour, other))) != base)
+        #expect(FormSubmission.commandId(form: fields, userId: user, scope: FormSubmission.scope(of: command(.setTourStops, tour))) != base)
+        #expect(FormSubmission.scope(of: command(.createTour, tour)) == FormSubmission.scope(of: command(.createTour, other)))
     }
 
     @Test("a form without an id (a script's POST) has no submission id; a malformed id counts as none")

@@ -100,3 +100,39 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     site.open(f"/tours/{tour}")
     assert "Viewer was here" not in site.text
     assert "Editor's stop" in site.text
+
+
+def test_an_editor_cannot_take_over_a_place_and_a_viewer_sees_no_draft_tour(suite, browser, world):
+    """Issue 43: a POI in none of the editor's tours (a place of its own) is not offered to them nor accepted from them;
+    a viewer's reports name published tours only, whatever the address asks for."""
+    site = AdminSite(suite, browser)
+    site.login()
+    name = f"Lonely place {uuid.uuid4().hex[:6]}"
+    site.open("/pois/new")
+    site.fill("Name", name)
+    site.fill("Latitude", "34.2281")
+    site.fill("Longitude", "-77.8731")
+    site.click_button("Save")
+    assert "Created." in site.text, site.text
+    place = re.search(UUID_RE, site.path).group(0)
+    site.open(f"/tours/{world['mine']}")
+    assert name in site.text, "offered to the owner"
+    site.logout()
+
+    site.login(*world["editor"])
+    site.open(f"/tours/{world['mine']}")
+    assert name not in site.text, "not offered to the editor"
+    token, version = site.csrf_token(), site.browser.find_element(By.NAME, "version").get_attribute("value")
+    response = site.http().post(f"{site.base}/tours/{world['mine']}/stops",
+                                data={"csrf_token": token, "poi": place, "move": "add", "version": version}, allow_redirects=False)
+    assert response.status_code == 403 and "in none of your tours" in response.text
+    site.open(f"/pois/{place}")
+    assert site.heading == "Not allowed"
+    site.logout()
+
+    site.login(*world["viewer"])
+    for path in ["/reports?allTours=1", f"/reports?tourId={world['other']}"]:
+        site.open(path)
+        assert "Someone else's tour" not in site.text and "Editor's tour" not in site.text, path
+    assert not site.browser.find_elements(By.NAME, "allTours"), "no 'Include draft and archived tours' for viewers"
+    site.logout()

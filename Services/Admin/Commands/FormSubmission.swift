@@ -15,9 +15,9 @@ enum FormSubmission {
     /// empty), never a `type=hidden` input's: so Back + Save sends the first page's id.
     static let field = "formId"
 
-    /// The command id of a submission of `form` by `userId`; nil when the form has no `formId` (a script's POST),
-    /// which then gets a fresh id per request, as before.
-    static func commandId(form: FormData, userId: UUID) -> UUID? {
+    /// The command id of a submission of `form` by `userId` for `scope` (what the command acts on: `scope(of:)`); nil
+    /// when the form has no `formId` (a script's POST), which then gets a fresh id per request, as before.
+    static func commandId(form: FormData, userId: UUID, scope: String = "") -> UUID? {
         guard let formId = form.uuid(field) ?? form.uuid(renderedField) else { return nil }
         var hasher = SHA256()
         func add(_ text: String) {
@@ -27,6 +27,9 @@ enum FormSubmission {
         }
         add(userId.uuidString)
         add(formId.uuidString)
+        // The same form id and values sent for another tour (a form posted to another address) is another command, not
+        // a repeat of the first (issue 43: it was answered "Already saved" and changed nothing).
+        add(scope)
         // Field order is the page's; sorting by name makes it irrelevant. The CSRF token is left out: it is the
         // session's, and a repeat after logging in again is still a repeat.
         for (name, values) in form.fields.sorted(by: { $0.key < $1.key }) where ![AdminCookie.csrfField, field, renderedField].contains(name) {
@@ -46,12 +49,22 @@ enum FormSubmission {
     }
 }
 
+extension FormSubmission {
+    /// What a command acts on: its action, and its entity unless it makes one (a create's entity id is new each
+    /// request, and a double click must stay one command).
+    static func scope(of command: CatalogCommand) -> String {
+        let action = command.action.rawValue
+        guard !action.hasSuffix(".create"), let entity = command.entityId else { return action }
+        return "\(action) \(entity.uuidString.lowercased())"
+    }
+}
+
 extension CatalogWriter {
     /// Sends `command` for the form posted in `context`: named by the submission (`FormSubmission`) when the
     /// form has an id, with the request's id for the logs.
     func execute(_ command: CatalogCommand, for context: AdminRequestContext) async throws(CatalogWriteError) -> CatalogCommandResult {
         var command = command
-        if let user = context.session?.user, let id = FormSubmission.commandId(form: context.form, userId: user.id) {
+        if let user = context.session?.user, let id = FormSubmission.commandId(form: context.form, userId: user.id, scope: FormSubmission.scope(of: command)) {
             command.commandId = id
         }
         return try await execute(command, requestId: RequestIdMiddleware.id(of: context))
