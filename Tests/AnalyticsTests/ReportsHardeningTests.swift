@@ -54,7 +54,7 @@ struct ReportsHardeningTests {
             let url = "http://127.0.0.1:\(try #require(client.port))"
             let targets = StatusTargets(environment: Environment(["ANALYTICS_URL": url]), ownPort: 1)
             func requestRate(token: String?) async throws -> Double? {
-                let probe = SystemStatusProbe(targets: targets, metricsToken: token)
+                let probe = SystemStatusProbe(targets: targets, timeout: .seconds(10), metricsToken: token)
                 _ = await probe.probe()
                 try await Task.sleep(for: .milliseconds(400))
                 return await probe.probe().first { $0.name == "analytics" }?.requestsPerSecond

@@ -56,7 +56,7 @@ public final class TCPConnection: @unchecked Sendable {
     }
 
     /// One request on a connection of its own; what the server answered until it closed or `timeout` passed.
-    public static func exchange(port: Int, _ text: String, timeout: Duration = .seconds(10)) async throws -> String {
+    public static func exchange(port: Int, _ text: String, timeout: Duration = .seconds(30)) async throws -> String {
         let connection = try TCPConnection(port: port)
         try connection.send(text)
         return await connection.receive(timeout: timeout).text
