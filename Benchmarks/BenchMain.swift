@@ -146,14 +146,14 @@ enum BenchProgram: Program {
     static let name = "itour-bench"
     static let variables = ConfigVariable.unique([
         .feedURL, .adminURL, .analyticsURL, .kafkaBrokers, .kafkaTopicPrefix, .benchAdminEmail, .benchAdminPassword, .benchReportsToken, .version,
-        .benchCommandKey,
-    ])
+    ] + CommandSignature.variables + [.demo])
 
-    /// Kafka settings of the benchmarks' command clients, their commands signed as the admin's are.
+    /// Kafka settings of the benchmarks' command clients, their commands signed as the admin's are (`CATALOG_COMMAND_KEY`:
+    /// make up's is in .run/secrets/catalog-command-key; bench-feed.sh sets its own).
     static func commandsKafka(_ environment: Environment, clientId: String) throws -> KafkaConfiguration {
         var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: clientId)
         kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
-        kafka.commandSignature = try CommandSignature(key: environment.string(.benchCommandKey))
+        kafka.commandSignature = try CommandSignature(environment: environment)
         return kafka
     }
 }
@@ -162,8 +162,6 @@ extension ConfigVariable {
     static let adminURL = optional("ADMIN_URL", default: "http://127.0.0.1:8081", "where the admin site answers")
     static let benchAdminEmail = optional("ADMIN_EMAIL", default: "admin@example.edu", "the owner admin-path logs in as")
     static let benchAdminPassword = optional("ADMIN_PASSWORD", default: "itour-demo", secret: true, "that owner's password")
-    static let benchCommandKey = optional("CATALOG_COMMAND_KEY", default: "itour-demo-command-key", secret: true,
-                                          "the key catalog checks commands against (make up's demo key by default)")
     static let benchReportsToken = optional("REPORTS_TOKEN", default: "itour-demo-token", secret: true, "bearer token of the Reports API")
 }
 

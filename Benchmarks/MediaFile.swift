@@ -21,8 +21,7 @@ enum MediaFile {
         try await PostgresMediaStore.migrations.run(on: database, logger: logger)
         try await PostgresMediaStore(client: database, logger: logger).put(MediaBlob(sha256: sha256, contentType: "image/jpeg", bytes: bytes))
 
-        var kafka = KafkaConfiguration(brokers: environment.string(.kafkaBrokers), clientId: "itour-bench-media")
-        kafka.topicPrefix = environment.string(.kafkaTopicPrefix)
+        let kafka = try BenchProgram.commandsKafka(environment, clientId: "itour-bench-media")
         let producer = try KafkaProducer(configuration: kafka, logger: logger)
         let startup = StartupBarrier()
         let client = CatalogCommandClient(producer: producer, configuration: kafka, startup: startup, source: "itour-bench", logger: logger)

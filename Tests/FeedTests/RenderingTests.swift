@@ -13,7 +13,8 @@ struct RenderingTests {
     @Test("an injected calendar link (stored before catalog refused it) writes no extra property; TEXT values are escaped and no raw control character is written")
     func calendarFileInjection() {
         let injected = "https://ok.example/\r\nATTACH:https://evil.example/x.exe\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nEND:VALARM"
-        var content = CalendarEntryContent(title: "Open\r\nATTACH:https://evil.example/t\u{7}", summary: "a;b,c\\d", startsAt: "2026-12-05T09:00",
+        var content = CalendarEntryContent(title: "Open\r\nATTACH:https://evil.example/t\u{7}", summary: "a;b,c\\d\u{2028}X-A:1\u{85}\u{9B}",
+                                           description: "", startsAt: "2026-12-05T09:00",
                                            endsAt: "2026-12-05T10:00", timeZone: "America/New_York")
         content.url = injected
         content.registrationUrl = "https://ok.example/register\nX-EVIL:1"
@@ -23,8 +24,8 @@ struct RenderingTests {
         #expect(!lines.contains { $0.hasPrefix("ATTACH") || $0.hasPrefix("BEGIN:VALARM") || $0.hasPrefix("X-EVIL") || $0.hasPrefix("URL") })
         #expect(!lines.contains { $0.hasPrefix("X-ITOUR-REGISTRATION-URL") })
         #expect(lines.contains("SUMMARY:Open\\nATTACH:https://evil.example/t"))
-        #expect(lines.contains("DESCRIPTION:a\\;b\\,c\\\\d"))
-        #expect(!ics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\r" && $0 != "\n" || $0.value == 0x7F })
+        #expect(lines.contains("DESCRIPTION:a\\;b\\,c\\\\d\\nX-A:1\\n"))
+        #expect(!ics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\r" && $0 != "\n" || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 })
         #expect(!ics.replacingOccurrences(of: "\r\n", with: "").contains("\n") && !ics.replacingOccurrences(of: "\r\n", with: "").contains("\r"))
         // Catalog refuses such links now: whitespace or a control character anywhere.
         #expect(CalendarSchedule.problems(content).map(\.field) == ["url", "registrationUrl"])

@@ -17,23 +17,31 @@ EXECUTABLES = SERVICES + ("itour-bench",)
 CRASH_MARKS = ("Fatal error", "Stack dump", "Current stack trace", "Backtrace", "💣", "Error raised at top level")
 LEVELS = ("trace", "debug", "info", "notice", "warning", "error", "critical")
 SHARED = {"HTTP_HOST", "HTTP_PORT", "HTTP_IDLE_TIMEOUT_SECONDS", "KAFKA_BROKERS", "KAFKA_TOPIC_PREFIX", "KAFKA_DELIVERY_TIMEOUT_MS",
-          "KAFKA_LINGER_MS", "KAFKA_FETCH_WAIT_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION", "METRICS_TOKEN"}
-POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS"}
+          "KAFKA_LINGER_MS", "KAFKA_FETCH_WAIT_MS", "CONSUMER_STALL_SECONDS", "LOG_LEVEL", "LOG_FORMAT", "ITOUR_VERSION", "METRICS_TOKEN",
+          # Kafka TLS and SASL (issue 43)
+          "KAFKA_SECURITY_PROTOCOL", "KAFKA_SASL_MECHANISM", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD", "KAFKA_SSL_CA_LOCATION",
+          "KAFKA_SSL_CERTIFICATE_LOCATION", "KAFKA_SSL_KEY_LOCATION"}
+POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_MAX_CONNECTIONS",
+            "POSTGRES_SSLMODE", "POSTGRES_SSL_ROOT_CERT"}
+# Signed commands (issue 43): catalog checks them, the admin signs them.
+COMMAND_KEYS = {"CATALOG_COMMAND_KEY", "CATALOG_COMMAND_KEY_PREVIOUS"}
 EXPECTED = {
-    "catalog": SHARED | POSTGRES,
+    "catalog": SHARED | POSTGRES | COMMAND_KEYS | {"ITOUR_DEMO"},
     # The feed reads media files from the media store in Postgres (DESIGN.md, "Media library").
     "feed": SHARED | POSTGRES | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT", "SITE_TIME_ZONE",
                                  "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES", "FEED_MAX_CONNECTIONS_PER_CLIENT",
-                                 "TRUSTED_PROXIES"},
+                                 "TRUSTED_PROXIES", "FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT"},
     "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES"},
     "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
                                   "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
                                   "ADMIN_LOGIN_MAX_DELAY_SECONDS", "ADMIN_MAP_TILES_URL", "ADMIN_MAP_ATTRIBUTION", "ADMIN_LEAFLET_DIR",
-                                  "FEED_PUBLIC_URL", "MEDIA_MAX_BYTES", "MEDIA_MAX_PIXELS", "ADMIN_PUBLIC_URL", "TRUSTED_PROXIES"},
+                                  "FEED_PUBLIC_URL", "MEDIA_MAX_BYTES", "MEDIA_MAX_PIXELS", "ADMIN_PUBLIC_URL", "TRUSTED_PROXIES"}
+             | COMMAND_KEYS,
 }
-SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN"}
-REQUIRED = {"analytics": {"REPORTS_TOKEN"}, "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "ADMIN_PUBLIC_URL"}}
+SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"} | COMMAND_KEYS
+REQUIRED = {"catalog": {"CATALOG_COMMAND_KEY"}, "analytics": {"REPORTS_TOKEN"},
+            "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "ADMIN_PUBLIC_URL", "CATALOG_COMMAND_KEY"}}
 
 
 def clean_env(**extra: str) -> dict:
@@ -144,7 +152,7 @@ def test_a_missing_required_secret_is_refused_at_start_naming_it():
 def test_unreachable_postgres_ends_the_start_with_one_log_line_and_exit_1(tmp_path):
     """The broker is up (make test's), Postgres is not: catalog retries its migrations (a compose start waits for
     Postgres this way), then gives up with one line that says where it looked."""
-    result = run("catalog", timeout=180, POSTGRES_HOST="127.0.0.1", POSTGRES_PORT="1", HTTP_PORT="0",
+    result = run("catalog", timeout=180, POSTGRES_HOST="127.0.0.1", POSTGRES_PORT="1", HTTP_PORT="0", CATALOG_COMMAND_KEY="a-test-command-key",
                  KAFKA_BROKERS=os.environ.get("ITOUR_TEST_KAFKA_BROKERS", "127.0.0.1:9094"), KAFKA_TOPIC_PREFIX=f"{tmp_path.name}.")
     message = assert_one_line_failure(result)
     assert "Postgres (127.0.0.1:1)" in message, message

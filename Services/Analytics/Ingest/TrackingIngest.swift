@@ -33,6 +33,10 @@ final class TrackingIngest: Service, Sendable {
     /// Partitions whose log was replaced under the reader, and the new log's start: stored with the next batch.
     private let resets = Mutex<[Int32: Int64]>([:])
     private let metrics = IngestMetrics()
+    /// Events this process set aside (the database refused them), at most `refusedMemory`: each assignment reads up to
+    /// `assignmentRewind` messages again, which would halve their batch and dead-letter them again. A restart forgets.
+    private let refused = Mutex<Set<UUID>>([])
+    private static let refusedMemory = 10_000
 
     init(configuration: KafkaConfiguration, store: any IngestStore, deadLetters: DeadLetterSink, options: Options = Options(),
          logger: Logger) {
@@ -124,6 +128,10 @@ final class TrackingIngest: Service, Sendable {
             }
         }
         var batch = decoded.batch
+        let setAsideBefore = refused.withLock { $0 }
+        if !setAsideBefore.isEmpty, batch.events.contains(where: { setAsideBefore.contains($0.id) }) {
+            batch = batch.with(events: batch.events.filter { !setAsideBefore.contains($0.id) })
+        }
         let partitions = batch.nextOffsets
         // A reset partition's stored offset belongs to the old log: nothing to compare with.
         batch.expectedOffsets = expected.withLock { held in held.filter { partitions[$0.key] != nil && resetOffsets[$0.key] == nil } }
@@ -131,6 +139,7 @@ final class TrackingIngest: Service, Sendable {
         let outcome = try await Self.applySettingAside(batch, to: store, logger: logger, stopping: { self.stopping.load(ordering: .acquiring) }) {
             event, reason in
             self.metrics.refused.increment()
+            self.refused.withLock { if $0.count < Self.refusedMemory { $0.insert(event.id) } }
             guard let message = decoded.message(of: event.id) else { return }
             await self.deadLetters.send(message, reason: reason)
         }
@@ -158,35 +167,46 @@ final class TrackingIngest: Service, Sendable {
     static func applySettingAside(_ batch: IngestBatch, to store: any IngestStore, logger: Logger,
                                   stopping: @escaping @Sendable () -> Bool = { false },
                                   setAside: @escaping @Sendable (TrackingEvent, String) async -> Void) async throws -> ApplyOutcome {
-        let outcome = try await applyHalving(batch, to: store, logger: logger, stopping: stopping, setAside: setAside)
-        guard case .applied(let new, let duplicates) = outcome, batch.received > batch.events.count else { return outcome }
-        // Repeats within the batch were dropped when it was made; halves do not see them.
-        return .applied(new: new, duplicates: max(duplicates, batch.received - new))
-    }
-
-    private static func applyHalving(_ batch: IngestBatch, to store: any IngestStore, logger: Logger, stopping: @escaping @Sendable () -> Bool,
-                                     setAside: @escaping @Sendable (TrackingEvent, String) async -> Void) async throws -> ApplyOutcome {
-        let reason: String
         do {
             return try await apply(batch, to: store, logger: logger, stopping: stopping)
         } catch let refusal as ContentRefused {
-            reason = refusal.reason
+            let outcome = try await applyHalving(batch, refused: refusal.reason, to: store, logger: logger, stopping: stopping, setAside: setAside)
+            guard case .applied(let new, let duplicates) = outcome else { return outcome }
+            // Repeats within the batch were dropped when it was made; its halves do not see them.
+            return .applied(new: new, duplicates: duplicates + batch.received - batch.events.count)
         }
+    }
+
+    /// `batch`, which the database refused for `reason`, in halves.
+    private static func applyHalving(_ batch: IngestBatch, refused reason: String, to store: any IngestStore, logger: Logger,
+                                     stopping: @escaping @Sendable () -> Bool,
+                                     setAside: @escaping @Sendable (TrackingEvent, String) async -> Void) async throws -> ApplyOutcome {
         if batch.events.count == 1 {
             logger.error("event refused by the database; set aside", metadata: ["eventId": "\(batch.events[0].id)", "reason": "\(reason)"])
             await setAside(batch.events[0], "analytics could not store this event: \(reason)")
-            return try await applyHalving(batch.with(events: []), to: store, logger: logger, stopping: stopping, setAside: setAside)
+            // Offsets alone: the database has nothing of the content to refuse.
+            return try await apply(batch.with(events: []), to: store, logger: logger, stopping: stopping)
         }
         let middle = batch.events.count / 2
         var first = batch.with(events: Array(batch.events[..<middle]))
         first.nextOffsets = [:]
         first.resetOffsets = [:]
-        let firstOutcome = try await applyHalving(first, to: store, logger: logger, stopping: stopping, setAside: setAside)
+        let firstOutcome = try await applyHalf(first, to: store, logger: logger, stopping: stopping, setAside: setAside)
         guard case .applied(let newBefore, let duplicatesBefore) = firstOutcome else { return firstOutcome }
-        let secondOutcome = try await applyHalving(batch.with(events: Array(batch.events[middle...])), to: store, logger: logger,
-                                                   stopping: stopping, setAside: setAside)
+        let secondOutcome = try await applyHalf(batch.with(events: Array(batch.events[middle...])), to: store, logger: logger,
+                                                stopping: stopping, setAside: setAside)
         guard case .applied(let new, let duplicates) = secondOutcome else { return secondOutcome }
         return .applied(new: newBefore + new, duplicates: duplicatesBefore + duplicates)
+    }
+
+    /// One half: applied whole, or halved again when the database refuses it.
+    private static func applyHalf(_ half: IngestBatch, to store: any IngestStore, logger: Logger, stopping: @escaping @Sendable () -> Bool,
+                                  setAside: @escaping @Sendable (TrackingEvent, String) async -> Void) async throws -> ApplyOutcome {
+        do {
+            return try await apply(half, to: store, logger: logger, stopping: stopping)
+        } catch let refusal as ContentRefused {
+            return try await applyHalving(half, refused: refusal.reason, to: store, logger: logger, stopping: stopping, setAside: setAside)
+        }
     }
 
     /// The database refused the content of an event of the batch (`DatabaseFailure.content`): retrying the
@@ -210,10 +230,9 @@ final class TrackingIngest: Service, Sendable {
             } catch is CancellationError {
                 logger.warning("stopped while counting a batch; it is read again after the restart")
                 throw CancellationError()
-            } catch let error where !batch.events.isEmpty && DatabaseFailure(error).contentReason != nil {
-                // Only events can be refused for their content; a batch of offsets alone is retried like any failure.
-                throw ContentRefused(reason: DatabaseFailure(error).contentReason!)
             } catch {
+                // Only events can be refused for their content; a batch of offsets alone is retried like any failure.
+                if !batch.events.isEmpty, case .content(let reason) = DatabaseFailure(error) { throw ContentRefused(reason: reason) }
                 attempt += 1
                 logger.error("counting a batch failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
                 if stopping() || Task.isCancelled { throw error }

@@ -123,10 +123,10 @@ final class CommandConsumer: Service, Sendable {
                     "seconds": "\(String(format: "%.3f", elapsed.seconds))",
                 ])
                 return
-            } catch let failure where DatabaseFailure(failure).contentReason != nil {
+            } catch let failure where DatabaseFailure(failure) != .transient {
                 // The same command would fail the same way forever and hold up its partition: refuse it instead.
                 logger.error("command refused by the database", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: failure))"])
-                let reason = "catalog could not store this command (\(DatabaseFailure(failure).contentReason!))"
+                let reason = "catalog could not store this command (\(DatabaseFailure(failure).contentReason ?? "refused by the database"))"
                 if (try? await handler.refuse(envelope.data, reason: reason, requestId: message.header(MessageHeader.requestId))) == nil {
                     await deadLetters.send(message, reason: reason)
                 }

@@ -128,20 +128,15 @@ public final class CatalogEventFeed: Service, Sendable {
         case .success(.other(let type)) where CategoryEvent.isCategoryEvent(type: type):
             // Category events (CatalogCategories.swift) go to the category handler; consumers without one skip them.
             guard let categoryHandler else { return }
-            do {
-                let event = try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value)
-                try await DatabaseFailure.retryingTransient(logger: logger, "category event") { try await categoryHandler(event) }
-            } catch {
-                await deadLetters.send(message, reason: "category event: \(error)")
-            }
+            await running("category event") {
+                try await categoryHandler(try EnvelopeDecoder.decode(CategoryEvent.self, from: message.value))
+            } setAside: { error in await self.deadLetters.send(message, reason: "category event: \(error)") }
             return
         case .success(.other(let type)) where CatalogRecordHandler.isRecordEvent(type: type):
             // Record events (CatalogRecords.swift) likewise, to the handler of their kind.
             guard let handler = recordHandlers[CatalogRecordHandler.kind(of: type)] else { return }
-            do {
-                try await DatabaseFailure.retryingTransient(logger: logger, "\(handler.kind) event") { try await handler.handle(message.value) }
-            } catch {
-                await deadLetters.send(message, reason: "\(handler.kind) event: \(error)")
+            await running("\(handler.kind) event") { try await handler.handle(message.value) } setAside: { error in
+                await self.deadLetters.send(message, reason: "\(handler.kind) event: \(error)")
             }
             return
         case .success(.other(let type)):
@@ -180,12 +175,21 @@ public final class CatalogEventFeed: Service, Sendable {
         case .snapshotChunk:
             await handle(event.entityEvents, of: envelope, message)
         default:
-            do {
-                try await DatabaseFailure.retryingTransient(logger: logger, "catalog event") { try await handler([event]) }
-            } catch {
-                if error is CancellationError || Task.isCancelled { return }
-                await deadLetters.send(message, reason: "handler failed: \(error)")
+            await running("catalog event") { try await self.handler([event]) } setAside: { error in
+                await self.deadLetters.send(message, reason: "handler failed: \(error)")
             }
+        }
+    }
+
+    /// Runs a handler (DESIGN.md "When a message fails"): again while the database is briefly unwell; on any other
+    /// failure `setAside` gets the error; nothing while stopping (the next start reads the message again).
+    private func running(_ what: String, _ body: () async throws -> Void,
+                         setAside: (any Error) async -> Void) async {
+        do {
+            try await DatabaseFailure.retryingTransient(logger: logger, what, body)
+        } catch {
+            if error is CancellationError || Task.isCancelled { return }
+            await setAside(error)
         }
     }
 
@@ -205,11 +209,8 @@ public final class CatalogEventFeed: Service, Sendable {
             ])
         }
         for event in events {
-            do {
-                try await DatabaseFailure.retryingTransient(logger: logger, "snapshot chunk entity") { try await handler([event]) }
-            } catch {
-                if error is CancellationError || Task.isCancelled { return }
-                await deadLetter(event, of: chunk, message, error)
+            await running("snapshot chunk entity") { try await self.handler([event]) } setAside: { error in
+                await self.deadLetter(event, of: chunk, message, error)
             }
         }
     }

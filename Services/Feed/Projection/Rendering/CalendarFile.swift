@@ -126,7 +126,7 @@ enum CalendarFile {
         return String(format: "%@%02d%02d", sign, minutes / 60, minutes % 60)
     }
 
-    /// TEXT values: backslash, semicolon, comma and line breaks escaped (RFC 5545 3.3.11); control characters dropped.
+    /// TEXT values: backslash, semicolon, comma and line breaks (Unicode's too) escaped (RFC 5545 3.3.11); control characters dropped.
     static func escape(_ text: String) -> String {
         var out = ""
         for scalar in text.replacingOccurrences(of: "\r\n", with: "\n").unicodeScalars {
@@ -134,9 +134,9 @@ enum CalendarFile {
             case "\\": out += "\\\\"
             case ";": out += "\\;"
             case ",": out += "\\,"
-            case "\n", "\r": out += "\\n"
+            case "\n", "\r", "\u{2028}", "\u{2029}", "\u{85}": out += "\\n"
             default:
-                if scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F { continue }
+                if isControl(scalar) { continue }
                 out.unicodeScalars.append(scalar)
             }
         }
@@ -146,8 +146,14 @@ enum CalendarFile {
     /// The line without control characters: every value was escaped or checked, and this keeps any that was not
     /// (a zone name, a rule's day code, a content line added later) from ending its line and starting another.
     static func withoutControls(_ line: String) -> String {
-        guard line.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return line }
-        return String(String.UnicodeScalarView(line.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        guard line.unicodeScalars.contains(where: isControl) else { return line }
+        return String(String.UnicodeScalarView(line.unicodeScalars.filter { !isControl($0) }))
+    }
+
+    /// C0 (tab too: no value here needs one), DEL, C1 (NEL among them) and the Unicode line and paragraph separators:
+    /// what some reader could take for the end of a line.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     /// Lines of at most 75 octets, continued with a space (RFC 5545 3.1), never splitting a character.
