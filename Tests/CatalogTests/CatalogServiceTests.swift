@@ -156,6 +156,15 @@ struct CatalogServiceTests {
         }
     }
 
+    @Test("unsigned snapshot requests are answered in a burst of 16, then one per 30 s")
+    func unsignedSnapshotAllowance() {
+        let allowance = UnsignedSnapshotAllowance()
+        let start = ContinuousClock.now
+        #expect((0..<16).allSatisfy { _ in allowance.take(now: start) })
+        #expect(!allowance.take(now: start))
+        #expect(allowance.take(now: start + .seconds(30)) && !allowance.take(now: start + .seconds(30)))
+    }
+
     @Test("the previous command key is accepted while the key is rotated; a key too short is refused at start")
     func keyRotation() throws {
         let previous = try CommandSignature(key: "the-old-command-key")

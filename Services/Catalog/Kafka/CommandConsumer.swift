@@ -24,6 +24,7 @@ final class CommandConsumer: Service, Sendable {
     /// What a command's `signature` header must prove (DESIGN.md "Signed commands").
     let signature: CommandSignature
     private let handled = Counter(label: "itour_commands_handled_total", help: "Catalog commands read from catalog.commands and handled.")
+    private let unsignedSnapshots = UnsignedSnapshotAllowance()
     private let unsigned = Counter(label: "itour_commands_unsigned_total",
                                    help: "Messages on catalog.commands without a valid signature, set aside in dead-letters and not applied.")
 
@@ -103,12 +104,18 @@ final class CommandConsumer: Service, Sendable {
             return
         }
         // Anyone who reaches the broker can write this topic: only a key holder's commands, and the actor they name, are
-        // applied. A snapshot request changes nothing, and the feed and analytics, which hold no key, send them.
-        guard envelope.data.action == .snapshot || signature.isValid(message.header(MessageHeader.signature), for: message.value) else {
-            unsigned.increment()
-            logger.error("unsigned command set aside", metadata: ["commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)"])
-            await deadLetters.send(message, reason: "unsigned: no valid signature for this command (CATALOG_COMMAND_KEY)")
-            return
+        // applied. A snapshot request changes nothing, and the feed and analytics, which hold no key, send them: unsigned
+        // ones are let through at a bounded rate, as each republishes the whole catalog.
+        if !signature.isValid(message.header(MessageHeader.signature), for: message.value) {
+            let reason: String? = envelope.data.action != .snapshot ? "unsigned: no valid signature for this command (CATALOG_COMMAND_KEY)"
+                : unsignedSnapshots.take() ? nil
+                : "unsigned: snapshot requests without a signature are over their rate (\(UnsignedSnapshotAllowance.burst), then one per \(UnsignedSnapshotAllowance.interval))"
+            if let reason {
+                unsigned.increment()
+                logger.error("unsigned command set aside", metadata: ["commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)"])
+                await deadLetters.send(message, reason: reason)
+                return
+            }
         }
         var attempt = 0
         while true {
@@ -137,6 +144,26 @@ final class CommandConsumer: Service, Sendable {
                 if Task.isCancelled { throw CancellationError() }
                 try await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
             }
+        }
+    }
+}
+
+/// How many snapshot requests without a signature catalog answers: a burst (every feed and analytics replica asking
+/// at once after the broker lost its log), then one per interval. Each answer republishes the whole catalog, so an
+/// unbounded rate would let anyone who reaches the broker keep catalog and every reader busy.
+final class UnsignedSnapshotAllowance: Sendable {
+    static let burst = 16
+    static let interval: Duration = .seconds(30)
+    private let state = Mutex((tokens: Double(UnsignedSnapshotAllowance.burst), at: ContinuousClock.now))
+
+    /// Takes one request's allowance; false when none is left.
+    func take(now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in
+            let refill = (now - state.at) / Self.interval
+            state = (min(Double(Self.burst), state.tokens + refill), now)
+            guard state.tokens >= 1 else { return false }
+            state.tokens -= 1
+            return true
         }
     }
 }

@@ -11,9 +11,14 @@ final class NewDeviceLimiter: Sendable {
         var devices: Set<UInt64>
     }
 
+    private struct State {
+        var windows: [String: Window] = [:]
+        var prunedAt: Double = 0
+    }
+
     let devicesPerHour: Int
-    private let windows = Mutex<[String: Window]>([:])
-    /// Above this many addresses, windows that have ended are dropped.
+    private let state = Mutex(State())
+    /// Above this many addresses, windows that have ended are dropped, at most once a minute (a walk of them all).
     private let pruneThreshold = 10_000
 
     /// `devicesPerHour` 0: no cap.
@@ -27,11 +32,14 @@ final class NewDeviceLimiter: Sendable {
     func admits(_ deviceId: String, client: String, now: Double = EventRateLimiter.now()) -> Bool {
         guard isLimiting else { return true }
         let hash = UInt64(bitPattern: Int64(deviceId.hashValue))
-        return windows.withLock { windows in
-            var window = windows[client].flatMap { now - $0.start < 3_600 ? $0 : nil } ?? Window(start: now, devices: [])
+        return state.withLock { state in
+            var window = state.windows[client].flatMap { now - $0.start < 3_600 ? $0 : nil } ?? Window(start: now, devices: [])
             defer {
-                windows[client] = window
-                if windows.count > pruneThreshold { windows = windows.filter { now - $0.value.start < 3_600 } }
+                state.windows[client] = window
+                if state.windows.count > pruneThreshold, now - state.prunedAt > 60 {
+                    state.windows = state.windows.filter { now - $0.value.start < 3_600 }
+                    state.prunedAt = now
+                }
             }
             if window.devices.contains(hash) { return true }
             guard window.devices.count < devicesPerHour else { return false }
