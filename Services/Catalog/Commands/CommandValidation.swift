@@ -41,7 +41,7 @@ enum CommandValidation {
             || poi.buildings.contains(where: { isBlank($0, newlinesAreBlank: false) || isLonger($0, than: maxNameLength) || hasControlCharacters($0) }) {
             errors.append(FieldError(field: "buildings", message: "Buildings must be at most 100 non-empty names of at most 200 characters"))
         }
-        for (index, picture) in poi.pictures.enumerated() where !isWebURL(picture) {
+        for (index, picture) in poi.pictures.enumerated() where !TextRules.isWebURL(picture) {
             errors.append(FieldError(field: "pictures[\(index)]", message: "Picture must be an http or https URL"))
         }
         if poi.links.count > 100 {
@@ -49,11 +49,11 @@ enum CommandValidation {
         }
         for (index, link) in poi.links.enumerated() {
             requireText(link.name, field: "links[\(index)].name", label: "Link Name", max: maxNameLength, into: &errors)
-            if !isWebURL(link.url) {
+            if !TextRules.isWebURL(link.url) {
                 errors.append(FieldError(field: "links[\(index)].url", message: "URL must be an http or https URL"))
             }
         }
-        if let website = poi.website, !website.isEmpty, !isWebURL(website) {
+        if let website = poi.website, !website.isEmpty, !TextRules.isWebURL(website) {
             errors.append(FieldError(field: "website", message: "Website must be an http or https URL"))
         }
         limit(poi.address ?? "", field: "address", label: "Address", max: 500, into: &errors)
@@ -133,8 +133,6 @@ enum CommandValidation {
         poi.pictures = poi.pictures.map(encoded)
         poi.website = poi.website.map(encoded)
     }
-
-    static func isWebURL(_ text: String) -> Bool { TextRules.isWebURL(text) }
 
     static func requireText(_ value: String, field: String, label: String, max: Int, into errors: inout [FieldError]) {
         if isBlank(value) {

@@ -156,7 +156,7 @@ extension PersonContent: StoredRecord {
             errors.append(FieldError(field: "interests", message: "Interests: at most 30, each at most 100 characters"))
         }
         for (field, url) in [("profileUrl", content.profileUrl), ("photoUrl", content.photoUrl)] {
-            if let url, !url.isEmpty, !CommandValidation.isWebURL(url) {
+            if let url, !url.isEmpty, !TextRules.isWebURL(url) {
                 errors.append(FieldError(field: field, message: "\(field == "photoUrl" ? "Photo" : "Profile") link must be an http or https URL"))
             }
         }
@@ -228,7 +228,7 @@ extension FeaturedContent: StoredRecord {
             errors.append(FieldError(field: "targetId", message: "Featured must be an existing \(content.targetKind == .poi ? "point of interest" : content.targetKind == .event ? "calendar event" : content.targetKind.rawValue)"))
         }
         CommandValidation.limit(content.title ?? "", field: "title", label: "Title", max: 200, into: &errors)
-        if !CommandValidation.isWebURL(content.imageUrl) {
+        if !TextRules.isWebURL(content.imageUrl) {
             errors.append(FieldError(field: "imageUrl", message: "Image must be an http or https URL"))
         }
         CommandValidation.requireText(content.imageAlt, field: "imageAlt", label: "Image description", max: 300, into: &errors)
