@@ -208,9 +208,13 @@ struct FeedHTTPTests {
             @Sendable func tree() async throws -> [[String: Any]] {
                 try #require(try Self.json(try await client.execute(uri: "/v1/categories", method: .get))["categories"] as? [[String: Any]])
             }
-            // Until the parents arrive, their children stand as roots of their own: wait for the whole tree.
+            // Until the parents arrive, their children stand as roots of their own, and a child may also
+            // arrive after its parent (each goes to its own partition): wait for the whole tree, children included.
+            @Sendable func paths(_ nodes: [[String: Any]]) -> [String] {
+                nodes.flatMap { node in [node["path"] as? String ?? "?"] + paths(node["children"] as? [[String: Any]] ?? []) }
+            }
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
-                try await tree().compactMap { $0["name"] as? String } == ["Eat", "See", "Shop"]
+                try await paths(tree()) == ["Eat", "Eat/Café", "See", "See/Museums", "Shop", "Shop/Old"]
             })
             let roots = try await tree()
             #expect(roots.compactMap { $0["name"] as? String } == ["Eat", "See", "Shop"])
