@@ -19,6 +19,6 @@ enum AdminProgram: ServiceProgram {
     static func serve(environment: Shared.Environment) async throws {
         var settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         settings.kafka.commandSignature = try CommandSignature(environment: environment)
-        try await buildApplication(settings: settings, admin: try AdminSettings(environment: environment)).runService()
+        try await buildApplication(settings: settings, admin: try AdminSettings(environment: environment)).runService(drain: .process)
     }
 }

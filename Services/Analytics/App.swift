@@ -57,6 +57,6 @@ enum AnalyticsProgram: ServiceProgram {
 
     static func serve(environment: Shared.Environment) async throws {
         let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
-        try await buildApplication(settings: settings, options: try AnalyticsOptions(environment: environment)).runService()
+        try await buildApplication(settings: settings, options: try AnalyticsOptions(environment: environment)).runService(drain: .process)
     }
 }

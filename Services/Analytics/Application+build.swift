@@ -39,7 +39,7 @@ extension ConfigVariable {
         "ANALYTICS_BATCH_SIZE", default: String(TrackingIngest.Options().batchSize), "tracking events the ingest reads and counts per transaction")
     static let reportsTokenFailuresPerMinute = optional(
         "REPORTS_TOKEN_FAILURES_PER_MINUTE", default: String(AnalyticsOptions.defaultTokenFailuresPerMinute),
-        "wrong reports tokens one client may send in a minute before its requests get 429 until the minute is over (0: no limit)")
+        "wrong reports tokens one client may send in a minute, per analytics replica, before its requests get 429 until the minute is over (0: no limit)")
 }
 
 /// Analytics: folds `tracking.events` into report tables (Ingest/) and serves the Reports API (Reports/).

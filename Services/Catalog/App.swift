@@ -58,6 +58,6 @@ enum CatalogProgram: ServiceProgram {
     static func serve(environment: Shared.Environment) async throws {
         var settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         settings.kafka.commandSignature = try CommandSignature(environment: environment)
-        try await buildApplication(settings: settings).runService()
+        try await buildApplication(settings: settings).runService(drain: .process)
     }
 }

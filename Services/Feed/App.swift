@@ -25,6 +25,6 @@ enum FeedProgram: ServiceProgram {
         // Nothing in the feed blocks a task: librdkafka calls and rendering run on Dispatch threads.
         _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
-        try await buildApplication(settings: settings, feed: try FeedSettings(environment: environment)).runService()
+        try await buildApplication(settings: settings, feed: try FeedSettings(environment: environment)).runService(drain: .process)
     }
 }

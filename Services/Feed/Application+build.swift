@@ -44,8 +44,12 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
                                     checks: runtime.readinessChecks([ReadinessCheck("projection") { publisher.isReady }, eventsLag.watch.readinessCheck]),
                                     beforeScrape: { await events.recordLag() })
     // Media bytes come from the media store (DESIGN.md, "Media library"): a Postgres client of its own, not part of
-    // readiness, as every other answer comes from memory.
-    let mediaDatabase = settings.database.makeClient(logger: logger)
+    // readiness, as every other answer comes from memory. Its only queries are the cache's reads, at most
+    // `MediaCache.defaultMaximumReads` at once, so its pool never needs more connections than that, whatever
+    // POSTGRES_MAX_CONNECTIONS says (the fleet's sum of pools: deploy/kubernetes/README.md).
+    var mediaDatabaseSettings = settings.database
+    mediaDatabaseSettings.maximumConnections = min(mediaDatabaseSettings.maximumConnections, MediaCache.defaultMaximumReads)
+    let mediaDatabase = mediaDatabaseSettings.makeClient(logger: logger)
     let mediaCache = MediaCache(store: PostgresMediaStore(client: mediaDatabase, logger: logger), budgetBytes: feed.mediaCacheBytes)
     FeedAPI.register(on: router, projection: projection, ingest: ingest, media: MediaRoutes(cache: mediaCache, logger: logger),
                      bundles: BundleRoutes(cache: mediaCache, logger: logger), site: feed.site, proxies: feed.trustedProxies)

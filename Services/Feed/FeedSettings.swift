@@ -98,19 +98,19 @@ struct FeedSite: Sendable {
 
 extension ConfigVariable {
     static let feedEventsPerMinutePerDevice = optional(
-        "FEED_EVENTS_PER_MINUTE_PER_DEVICE", default: "600", "events one device may send per minute to POST /v1/events (0: no limit)")
+        "FEED_EVENTS_PER_MINUTE_PER_DEVICE", default: "600", "events one device may send per minute to POST /v1/events, per feed replica (0: no limit)")
     static let feedMediaCacheBytes = optional(
         "FEED_MEDIA_CACHE_BYTES", default: String(FeedSettings.defaultMediaCacheBytes),
         "bytes of media library files the feed keeps in memory, least recently used given up first")
     static let feedEventsPerMinutePerClient = optional(
         "FEED_EVENTS_PER_MINUTE_PER_CLIENT", default: String(FeedSettings.defaultEventsPerMinutePerClient),
-        "events one client address may send per minute, whatever device ids they carry (0: no limit)")
+        "events one client address may send per minute, whatever device ids they carry, per feed replica (0: no limit)")
     static let feedMaxConnectionsPerClient = optional(
         "FEED_MAX_CONNECTIONS_PER_CLIENT", default: String(FeedSettings.defaultMaxConnectionsPerClient),
-        "open connections one address may hold; more are answered 503 and closed (0: no limit; a trusted proxy's are not counted)")
+        "open connections one address may hold on a feed replica; more are answered 503 and closed (0: no limit; a trusted proxy's are not counted)")
     static let feedNewDevicesPerHourPerClient = optional(
         "FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT", default: String(FeedSettings.defaultNewDevicesPerHourPerClient),
-        "different device ids one client address may send events for in an hour; events of more are rejected (0: no cap)")
+        "different device ids one client address may send events for in an hour, per feed replica; events of more are rejected (0: no cap)")
 }
 
 extension ConfigVariable {

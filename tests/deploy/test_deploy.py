@@ -214,6 +214,101 @@ def check_hpa(docs) -> list[str]:
 
 
 
+# Rollouts and the fleet (issue 44): every Deployment rolls without a gap and its pods leave quietly, and the
+# Postgres pools of every pod that can run at once, at the HPA's maximum plus a rollout's surge, fit Postgres.
+
+POSTGRES_SERVER_MAX_CONNECTIONS = 100   # Postgres' default max_connections
+POOL_HEADROOM = 25                      # superuser_reserved_connections (3), psql, `analytics replay`, replication, monitoring
+FLEET_MIN_REPLICAS = 2                  # operators run at least two of every service (issue 44), whatever replicas says
+FEED_MEDIA_READS = 4                    # the feed caps its pool at its media reads at once (MediaCache.defaultMaximumReads)
+# What SIGTERM may take after preStop: ShutdownDrain's 2 s of /ready 503, a request in flight (an event waits up to
+# KAFKA_DELIVERY_TIMEOUT_MS, 10 s), consumers closing (5 s) and the producer's flush (10 s).
+SHUTDOWN_SECONDS = 2 + 10 + 5 + 10
+
+
+def _surge(strategy: dict, replicas: int) -> int:
+    value = (strategy.get("rollingUpdate") or {}).get("maxSurge", "25%")
+    if isinstance(value, str) and value.endswith("%"):
+        return -(-replicas * int(value[:-1]) // 100)   # Kubernetes rounds a surge percentage up
+    return int(value)
+
+
+def _env_value(docs, container: dict, variable: str) -> str | None:
+    for e in container.get("env", []):
+        if e.get("name") == variable:
+            return e.get("value")
+    for source in container.get("envFrom", []):
+        config_map = _named(docs, "ConfigMap", (source.get("configMapRef") or {}).get("name"))
+        if config_map and variable in config_map.get("data", {}):
+            return config_map["data"][variable]
+    return None
+
+
+def pool_budget(docs) -> tuple[list[dict], list[str]]:
+    """Per Deployment: the pods that can run at once (the HPA's maximum, or replicas, at least FLEET_MIN_REPLICAS,
+    plus maxSurge), its pool (POSTGRES_MAX_CONNECTIONS) and their product; and the problems found."""
+    rows, problems = [], []
+    for name in SERVICES:
+        dep = _named(docs, "Deployment", name)
+        if dep is None:
+            continue
+        spec = dep.get("spec", {})
+        hpa = next((h for h in _of_kind(docs, "HorizontalPodAutoscaler")
+                    if h.get("spec", {}).get("scaleTargetRef", {}).get("name") == name), None)
+        replicas = hpa["spec"].get("maxReplicas", 1) if hpa else spec.get("replicas", 1)
+        replicas = max(replicas, FLEET_MIN_REPLICAS)
+        pods = replicas + _surge(spec.get("strategy", {}), replicas)
+        container = spec.get("template", {}).get("spec", {}).get("containers", [{}])[0]
+        value = _env_value(docs, container, "POSTGRES_MAX_CONNECTIONS")
+        if value is None or not str(value).isdigit() or int(value) < 1:
+            problems.append(f"{name}: POSTGRES_MAX_CONNECTIONS is not set to a pool size ({value!r}); the default 10 per pod "
+                            "does not fit a fleet")
+            continue
+        pool = min(int(value), FEED_MEDIA_READS) if name == "feed" else int(value)
+        rows.append({"name": name, "pods": pods, "pool": pool, "total": pods * pool, "hpa": hpa is not None})
+    total = sum(r["total"] for r in rows)
+    budget = POSTGRES_SERVER_MAX_CONNECTIONS - POOL_HEADROOM
+    if total > budget:
+        problems.append(f"Postgres pools: {total} connections at the HPA maximum plus surge "
+                        f"({' + '.join('%s %d x %d' % (r['name'], r['pods'], r['pool']) for r in rows)}), more than {budget} "
+                        f"(max_connections {POSTGRES_SERVER_MAX_CONNECTIONS} less {POOL_HEADROOM} headroom)")
+    return rows, problems
+
+
+def check_rollout(docs, name: str) -> list[str]:
+    """Rolls with no pod missing, leaves the endpoints before SIGTERM, has time to drain, and a PDB guards it."""
+    dep = _named(docs, "Deployment", name)
+    if dep is None:
+        return [f"{name}: no Deployment"]
+    problems = []
+    spec = dep.get("spec", {})
+    strategy = spec.get("strategy", {})
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        problems.append(f"{name}: strategy is {strategy.get('type')}, not RollingUpdate")
+    rolling = strategy.get("rollingUpdate") or {}
+    if rolling.get("maxUnavailable") not in (0, "0%"):
+        problems.append(f"{name}: rollingUpdate.maxUnavailable is {rolling.get('maxUnavailable')!r}, expected 0 (start the new pod first)")
+    if _surge(strategy, 1) < 1:
+        problems.append(f"{name}: rollingUpdate.maxSurge is 0: with maxUnavailable 0 the rollout cannot start")
+    pod = spec.get("template", {}).get("spec", {})
+    container = next((c for c in pod.get("containers", []) if c.get("name") == name), (pod.get("containers") or [{}])[0])
+    command = (((container.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}).get("command") or []
+    sleep = int(command[1]) if len(command) == 2 and command[0] == "sleep" and str(command[1]).isdigit() else None
+    if not sleep:
+        problems.append(f"{name}: no preStop sleep (endpoints must drop the pod before SIGTERM), got {command!r}")
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    if sleep and grace < sleep + SHUTDOWN_SECONDS:
+        problems.append(f"{name}: terminationGracePeriodSeconds {grace} is less than preStop {sleep} s + {SHUTDOWN_SECONDS} s to shut down")
+    readiness = (container.get("readinessProbe") or {}).get("httpGet", {}).get("path")
+    if readiness != "/ready":
+        problems.append(f"{name}: readinessProbe is on {readiness!r}, not /ready")
+    labels = spec.get("template", {}).get("metadata", {}).get("labels", {})
+    if not any(_selects(p.get("spec", {}).get("selector", {}).get("matchLabels"), labels)
+               for p in _of_kind(docs, "PodDisruptionBudget")):
+        problems.append(f"{name}: no PodDisruptionBudget selecting its pods")
+    return problems
+
+
 def check_common(docs) -> list[str]:
     problems = []
     for fname, d in docs:
@@ -237,6 +332,9 @@ def check_kubernetes(docs) -> list[str]:
     for name, port in SERVICES.items():
         problems += check_service(docs, name, port)
     problems += check_hpa(docs)
+    for name in SERVICES:
+        problems += check_rollout(docs, name)
+    problems += pool_budget(docs)[1]
     return problems
 
 
@@ -265,6 +363,24 @@ def test_each_service_has_deployment_service_pdb(manifests, name):
 def test_feed_hpa(manifests):
     assert check_hpa(manifests) == []
 
+
+
+@pytest.mark.parametrize("name", sorted(SERVICES))
+def test_each_deployment_rolls_without_a_gap(manifests, name):
+    assert check_rollout(manifests, name) == []
+
+
+def test_postgres_pools_fit_at_the_hpa_maximum_plus_surge(manifests):
+    rows, problems = pool_budget(manifests)
+    assert problems == []
+    assert {r["name"] for r in rows} == set(SERVICES)
+    total = sum(r["total"] for r in rows)
+    assert total < POSTGRES_SERVER_MAX_CONNECTIONS
+    # The table in deploy/kubernetes/README.md ("Fleet") shows the same figures.
+    readme = (K8S / "README.md").read_text()
+    for r in rows:
+        assert f"| {r['name']} | {r['pods']} | {r['pool']} | {r['total']} |" in readme, f"README's fleet table lacks {r}"
+    assert f"| total | | | **{total}** |" in readme
 
 
 def test_kustomization_lists_every_manifest_but_the_secret_template():
@@ -321,9 +437,22 @@ def _container(docs):
         ("catalog.yaml", lambda ds: _deployment(ds)["spec"]["template"]["spec"]["securityContext"].update(
             runAsNonRoot=False) or _container(ds)["securityContext"].pop("runAsNonRoot"),
          "catalog: container catalog may run as root"),
+        ("analytics.yaml", lambda ds: _container(ds).pop("lifecycle"), "analytics: no preStop sleep"),
+        ("catalog.yaml", lambda ds: _deployment(ds)["spec"]["strategy"]["rollingUpdate"].update(maxUnavailable=1),
+         "catalog: rollingUpdate.maxUnavailable is 1"),
+        ("admin.yaml", lambda ds: _deployment(ds)["spec"]["template"]["spec"].update(terminationGracePeriodSeconds=30),
+         "admin: terminationGracePeriodSeconds 30 is less than"),
+        ("feed.yaml", lambda ds: _container(ds)["env"].__setitem__(
+            slice(None), [e for e in _container(ds)["env"] if e["name"] != "POSTGRES_MAX_CONNECTIONS"]),
+         "feed: POSTGRES_MAX_CONNECTIONS is not set"),
+        ("analytics.yaml", lambda ds: next(e for e in _container(ds)["env"] if e["name"] == "POSTGRES_MAX_CONNECTIONS")
+         .update(value="20"), "Postgres pools: 106 connections"),
+        ("feed.yaml", lambda ds: ds[3]["spec"].update(maxReplicas=30), "Postgres pools: 110 connections"),
+        ("catalog.yaml", lambda ds: ds.pop(2), "catalog: no PodDisruptionBudget"),
     ],
     ids=["no-readiness", "liveness-path", "no-limits", "every-secret", "service-selector",
-         "no-pdb", "no-hpa", "root"],
+         "no-pdb", "no-hpa", "root", "no-prestop", "max-unavailable", "short-grace", "no-pool-size", "pools-too-big",
+         "hpa-too-big", "catalog-no-pdb"],
 )  # fmt: skip
 def test_checker_notices_broken_manifests(tmp_path, fname, mutate, expected):
     problems = check_kubernetes(_broken_copy(tmp_path, fname, mutate))

@@ -131,3 +131,19 @@ def test_the_checks_notice_a_missing_a_stray_and_a_leaked_variable(contract):
     problems = check_compose(cfg, contract)
     assert "compose: feed sets SESSION_SECRET, which it does not read" in problems
     assert "compose: analytics does not set REPORTS_TOKEN, which it requires" in problems
+
+
+def test_each_service_gets_a_pool_size_of_its_own(contract):
+    """Issue 44: every replica opens its own pool, so each Deployment (and each compose service) sets the size its
+    service needs rather than the default 10; compose and Kubernetes agree (the budget: test_deploy.pool_budget)."""
+    docs = load_manifests(K8S)
+    result = compose_config(COMPOSE)
+    assert result.returncode == 0, result.stderr
+    compose = yaml.safe_load(result.stdout)
+    for service in SERVICES:
+        assert "POSTGRES_MAX_CONNECTIONS" in contract[service], f"{service} does not read POSTGRES_MAX_CONNECTIONS"
+        container = _named(docs, "Deployment", service)["spec"]["template"]["spec"]["containers"][0]
+        own = {e["name"]: e.get("value") for e in container.get("env", [])}
+        assert str(own.get("POSTGRES_MAX_CONNECTIONS", "")).isdigit(), f"kubernetes: {service} sets no pool size of its own"
+        in_compose = compose["services"][service]["environment"].get("POSTGRES_MAX_CONNECTIONS")
+        assert str(in_compose) == own["POSTGRES_MAX_CONNECTIONS"], f"compose and kubernetes give {service} different pools"

@@ -58,7 +58,10 @@ final class MediaCache: Sendable {
     /// (opening a file and corking cost more than the copy saves), so a copy would be written for nothing.
     static let sendfileBytes = 64 * 1_024
 
-    init(store: any MediaStore, budgetBytes: Int, maximumReads: Int = 4, directory: String? = MediaCache.defaultDirectory) {
+    /// Files read from the store at once (and so the feed's Postgres connections at most).
+    static let defaultMaximumReads = 4
+
+    init(store: any MediaStore, budgetBytes: Int, maximumReads: Int = MediaCache.defaultMaximumReads, directory: String? = MediaCache.defaultDirectory) {
         self.store = store
         self.budgetBytes = budgetBytes
         self.maximumReads = maximumReads

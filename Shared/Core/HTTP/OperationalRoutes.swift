@@ -1,5 +1,8 @@
 import Foundation
 import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
 
 /// One readiness check: a name and whether the dependency answers. A check may also pass while degraded
 /// (working, but a consumer is stuck or slow): `/ready` then stays 200 and says why (DESIGN.md
@@ -47,18 +50,73 @@ public enum ProcessStart {
     }
 }
 
+/// Graceful shutdown in two steps (issue 44): when it begins (SIGTERM), `/ready` answers 503 at once while the
+/// server keeps serving everything for `delay`; only then does the HTTP server stop accepting and drain, and the
+/// rest of the service after it. A load balancer or proxy that routes by `/ready` stops sending new work before the
+/// port closes. In Kubernetes the pod's preStop sleep comes before SIGTERM (endpoints are removed meanwhile), so
+/// this adds `delay` to the stop, within `terminationGracePeriodSeconds` (deploy/kubernetes/README.md).
+///
+/// It runs in the group that runs the application, after it (`runService(drain:)`): a ServiceGroup shuts its
+/// services down in reverse order, so this one is told first and the application (its server first) only once this
+/// returned.
+public final class ShutdownDrain: Service, Sendable {
+    /// This process's: a signal stops the process, so its one drain is what every router reads (`OperationalRoutes`'
+    /// default) and what `runService(drain: .process)` runs.
+    public static let process = ShutdownDrain()
+    /// Two seconds: a load balancer probing `/ready` every second sees it fail before the server stops accepting.
+    public static let standardDelay: Duration = .seconds(2)
+
+    public let delay: Duration
+    private let draining = Atomic<Bool>(false)
+
+    public init(delay: Duration = ShutdownDrain.standardDelay) {
+        self.delay = delay
+    }
+
+    /// True from the start of graceful shutdown: `/ready` answers 503.
+    public var isDraining: Bool { draining.load(ordering: .acquiring) }
+
+    public func run() async throws {
+        // Returns once graceful shutdown begins; throws when the group is cancelled instead (then nothing to drain).
+        do { try await gracefulShutdown() } catch { return }
+        draining.store(true, ordering: .releasing)
+        try? await Task.sleep(for: delay)
+    }
+
+    /// The group `runService(drain:)` runs: the application, then the drain (told first on shutdown). It shuts down
+    /// gracefully on SIGTERM and SIGINT, as Hummingbird's `runService()` does, unless `trappingSignals` is false (a
+    /// test calls `triggerGracefulShutdown()` instead).
+    public static func serviceGroup(running application: some ApplicationProtocol, drain: ShutdownDrain, trappingSignals: Bool = true,
+                                    logger: Logger) -> ServiceGroup {
+        ServiceGroup(configuration: .init(services: [application, drain], gracefulShutdownSignals: trappingSignals ? [.sigterm, .sigint] : [],
+                                          logger: logger))
+    }
+}
+
+extension ApplicationProtocol {
+    /// Hummingbird's `runService()` with the drain in front: on SIGTERM or SIGINT `/ready` answers 503 for
+    /// `drain.delay` while everything is still served, then the application shuts down gracefully.
+    public func runService(drain: ShutdownDrain) async throws {
+        try await ShutdownDrain.serviceGroup(running: self, drain: drain, logger: logger).run()
+    }
+}
+
 /// `GET /health` (the process is alive), `GET /ready` (its dependencies answer) and `GET /metrics`.
 public struct OperationalRoutes: Sendable {
     let serviceName: String
     let checks: [ReadinessCheck]
+    /// Once it drains (graceful shutdown began), `/ready` answers 503 without running the checks.
+    let drain: ShutdownDrain
     /// Refreshes gauges that are read, not pushed (consumer lag, outbox backlog), before each scrape.
     let beforeScrape: @Sendable () async -> Void
     /// `METRICS_TOKEN`: when set, `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise).
     let metricsToken: String?
 
-    public init(serviceName: String, checks: [ReadinessCheck], metricsToken: String? = nil, beforeScrape: @escaping @Sendable () async -> Void = {}) {
+    public init(serviceName: String, checks: [ReadinessCheck], metricsToken: String? = nil, drain: ShutdownDrain = .process,
+                beforeScrape: @escaping @Sendable () async -> Void = {}) {
         self.serviceName = serviceName
         self.checks = checks
+        self.drain = drain
         self.metricsToken = metricsToken
         self.beforeScrape = beforeScrape
         _ = ProcessStart.date // where /proc is missing, at least from start-up rather than from the first /health
@@ -75,7 +133,7 @@ public struct OperationalRoutes: Sendable {
         let ready: Bool
         let service: String
         let checks: [String: Bool]
-        /// "ready", "degraded" (every check passes, some degraded) or "not ready".
+        /// "ready", "degraded" (every check passes, some degraded), "not ready" or "shutting down".
         let status: String
         /// Check name → why it is degraded.
         let degraded: [String: String]
@@ -87,6 +145,13 @@ public struct OperationalRoutes: Sendable {
                    uptimeSeconds: max(0, Int(Date().timeIntervalSince(ProcessStart.date))))
         }
         router.get("/ready") { _, _ -> Response in
+            if drain.isDraining {
+                // Shutting down: out of every load balancer's rotation now, while the server still answers.
+                let body = try JSONEncoder().encode(Readiness(ready: false, service: serviceName, checks: ["shutdown": false],
+                                                              status: "shutting down", degraded: [:]))
+                return Response(status: .serviceUnavailable, headers: [.contentType: "application/json"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            }
             let outcomes = await withTaskGroup(of: (String, ReadinessCheck.Outcome).self) { group in
                 for check in checks { group.addTask { (check.name, await check.evaluate()) } }
                 var outcomes: [String: ReadinessCheck.Outcome] = [:]

@@ -61,7 +61,7 @@ public struct DatabaseSettings: Sendable {
             user: environment.string(.postgresUser),
             password: environment.optionalString(.postgresPassword),
             database: environment.string(.postgresDatabase),
-            maximumConnections: try environment.int(.postgresMaxConnections),
+            maximumConnections: try environment.int(.postgresMaxConnections, in: 1...1_000, unit: "connections"),
             sslMode: sslMode,
             sslRootCertificate: rootCertificate
         )

@@ -43,7 +43,9 @@ extension ConfigVariable {
     public static let postgresUser = optional("POSTGRES_USER", default: "itour", "Postgres user")
     public static let postgresPassword = optional("POSTGRES_PASSWORD", default: nil, secret: true, "Postgres password (none when unset)")
     public static let postgresDatabase = optional("POSTGRES_DB", default: "itour", "Postgres database")
-    public static let postgresMaxConnections = optional("POSTGRES_MAX_CONNECTIONS", default: "10", "Postgres connection pool size")
+    public static let postgresMaxConnections = optional(
+        "POSTGRES_MAX_CONNECTIONS", default: "10",
+        "Postgres connections this process may open (its pool; the feed opens at most 4); every replica has its own")
 
     public static let kafkaBrokers = optional("KAFKA_BROKERS", default: "127.0.0.1:9092", "broker bootstrap servers, host:port[,host:port]")
     public static let kafkaTopicPrefix = optional(
