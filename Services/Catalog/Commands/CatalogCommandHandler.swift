@@ -31,6 +31,7 @@ struct CatalogCommandHandler: Sendable {
         if command.action == .history { return try await history(command, requestId: requestId) }
         let partitions = command.action == .snapshot ? try await eventPartitions() : 0
         let result = try await repository.withTransaction { transaction in
+            try await transaction.lock(CommandLock.locks(for: command))
             if var previous = try await transaction.processedResult(of: command.commandId) {
                 // Applied before: change nothing, but answer again, since the sender may be waiting for it, saying
                 // it is a repeat (the admin shows "already saved").
@@ -158,6 +159,7 @@ struct Work {
     }
 
     /// A `catalog.events` message, written by its codec.
+            try await transaction.lock(CommandLock.locks(for: command))
     static func payload(_ event: CatalogEvent) -> String {
         String(decoding: CatalogEventCodec.write(Envelope(type: event.kind.rawValue, source: "catalog", data: event)), as: UTF8.self)
     }

@@ -19,6 +19,9 @@ struct Stored<State: Sendable>: Sendable {
 }
 
 protocol CatalogTransaction: Sendable {
+    /// Takes these advisory locks, in order, until the transaction ends (`CommandLock`).
+    func lock(_ locks: [CommandLock]) async throws
+
     /// The result recorded for a command already applied, if any.
     func processedResult(of commandId: UUID) async throws -> CatalogCommandResult?
     func recordProcessed(_ result: CatalogCommandResult) async throws

@@ -60,6 +60,16 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     let connection: PostgresConnection
     let logger: Logger
 
+    func lock(_ locks: [CommandLock]) async throws {
+        for lock in locks {
+            if lock.shared {
+                try await connection.query("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(lock.key), 0))", logger: logger).collect()
+            } else {
+                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lock.key), 0))", logger: logger).collect()
+            }
+        }
+    }
+
     func processedResult(of commandId: UUID) async throws -> CatalogCommandResult? {
         let rows = try await connection.fetch(
             "SELECT result FROM catalog.processed_commands WHERE command_id = \(commandId)", as: String.self, logger: logger)

@@ -194,6 +194,10 @@ final class StagedCatalogTransaction: CatalogTransaction {
 
     // MARK: reads (an id not loaded up front is read through, e.g. a create without an entityId)
 
+    func lock(_ locks: [CommandLock]) async throws {
+        try await base.lock(locks)
+    }
+
     func processedResult(of commandId: UUID) async throws -> CatalogCommandResult? {
         try await loadProcessed([commandId])
         return state.withLock { $0.processed[commandId] }
