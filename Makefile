@@ -1,6 +1,6 @@
 # iTour suite. `make up` runs everything locally in demo mode; `make test` runs every test
 # against a private Postgres and broker. See scripts/*.sh for what each target does.
-.PHONY: up down test containers bench faults proof clean help
+.PHONY: up down test containers bench faults fleet proof clean help
 .DEFAULT_GOAL := help
 
 # Arguments for `swift test`, e.g. make test ARGS='--filter FeedTests'.
@@ -14,6 +14,7 @@ help:
 	@echo "make containers  build the images and run the suite from them (compose, kube play)"
 	@echo "make bench   load test (scripts/bench.sh)"
 	@echo "make faults  fault-injection runs (scripts/faults.sh)"
+	@echo "make fleet   two of every service under load, replicas killed, restarted and scaled in (scripts/fleet.sh)"
 	@echo "make proof   end-to-end proof run (scripts/proof.sh)"
 	@echo "make clean   remove .run/ (databases, logs, pid files); keeps .venv, .local, .build"
 
@@ -29,7 +30,7 @@ test:
 containers:
 	@scripts/containers.sh
 
-bench faults proof:
+bench faults fleet proof:
 	@if [ -x scripts/$@.sh ]; then scripts/$@.sh; else echo "make $@: not yet (scripts/$@.sh does not exist)"; fi
 
 # Stops what is running first: removing a live cluster's files would leave orphans behind.

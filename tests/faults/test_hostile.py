@@ -24,7 +24,7 @@ import pytest
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from workload import ROOT, iso  # noqa: E402
+from workload import ROOT, csrf_of, iso, login  # noqa: E402
 from conftest import ADMIN_EMAIL, ADMIN_PASSWORD, start_suite  # noqa: E402
 
 EXAMPLES = int(os.environ.get("HOSTILE_EXAMPLES", "25"))
@@ -350,19 +350,6 @@ def forms_of(page: str) -> list[dict]:
     parser = FormParser()
     parser.feed(page)
     return parser.forms
-
-
-def csrf_of(page: str) -> str:
-    match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page) or re.search(r'value="([^"]+)"[^>]*name="csrf_token"', page)
-    return match.group(1) if match else ""
-
-
-def login(base: str, email: str, password: str) -> tuple[requests.Session, requests.Response]:
-    session = requests.Session()
-    page = session.get(base + "/login", timeout=TIMEOUT).text
-    response = session.post(base + "/login", data={"email": email, "password": password, "csrf_token": csrf_of(page), "next": "/"},
-                            timeout=TIMEOUT, allow_redirects=False)
-    return session, response
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,14 @@
-"""Helpers shared by the fault run and the hostile-input suite: plain HTTP, tracking events, import files.
+"""Helpers shared by the fault run, the hostile-input suite and the fleet tests: plain HTTP, tracking events,
+import files, an admin session.
 
-Standard library only (urllib, http.client), so the fault run needs nothing beyond the project's venv.
+The standard library and `requests` (in the project's venv), so the fault run needs nothing beyond that venv.
 """
 from __future__ import annotations
 
 import http.client
 import json
 import random
+import re
 import sys
 import time
 import urllib.error
@@ -19,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import REPORTS_TOKEN  # noqa: E402  (after the path insert on purpose)
+import requests  # noqa: E402
 
 # The event types whose counts the summary report carries, and the summary field for each.
 COUNTED_TYPES = {
@@ -125,3 +128,18 @@ def import_file(number: int) -> dict:
 
 def now_monotonic() -> float:
     return time.monotonic()
+
+
+def csrf_of(page: str) -> str:
+    """The CSRF token of an admin page's first form, or "" when it has none."""
+    match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page) or re.search(r'value="([^"]+)"[^>]*name="csrf_token"', page)
+    return match.group(1) if match else ""
+
+
+def login(base: str, email: str, password: str, timeout: float = 15.0) -> tuple[requests.Session, requests.Response]:
+    """An admin session logged in as `email` (the response to the log-in form, a 303 when it worked)."""
+    session = requests.Session()
+    page = session.get(base + "/login", timeout=timeout).text
+    response = session.post(base + "/login", data={"email": email, "password": password, "csrf_token": csrf_of(page), "next": "/"},
+                            timeout=timeout, allow_redirects=False)
+    return session, response
