@@ -37,13 +37,17 @@ struct AdminSettings: Sendable {
     var allowedHosts: AllowedHosts
     /// `TRUSTED_PROXIES`: whose `X-Forwarded-For` names the client the log-in throttle counts by.
     var trustedProxies: TrustedProxies
+    /// `ADMIN_IMPORT_LEASE_SECONDS` (30) and `ADMIN_IMPORT_HEARTBEAT_SECONDS` (5): how long an import stays claimed by
+    /// the admin running it without a renewal, and how often each admin renews its own and fails expired ones (issue 44).
+    var importLease: Duration = .seconds(30)
+    var importHeartbeat: Duration = .seconds(5)
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
         .adminEmail, .adminPassword, .adminCookieSecure, .adminSessionHours, .adminBcryptCost, .adminCommandTimeoutSeconds,
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
         .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory, .feedPublicURL,
-        .mediaMaxBytes, .mediaMaxPixels, .adminPublicURL,
+        .mediaMaxBytes, .mediaMaxPixels, .adminPublicURL, .adminImportLeaseSeconds, .adminImportHeartbeatSeconds,
     ] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
@@ -99,6 +103,14 @@ struct AdminSettings: Sendable {
         }
         allowedHosts = hosts
         trustedProxies = try TrustedProxies(environment: environment)
+        let lease = try environment.int(.adminImportLeaseSeconds, in: 2...3_600, unit: "seconds")
+        let heartbeat = try environment.int(.adminImportHeartbeatSeconds, in: 1...1_800, unit: "seconds")
+        // A claim must outlive a late renewal or two, or a busy admin would lose imports it is still running.
+        guard lease >= 2 * heartbeat else {
+            throw ConfigurationError(name: "ADMIN_IMPORT_LEASE_SECONDS / ADMIN_IMPORT_HEARTBEAT_SECONDS",
+                                     message: "the lease must be at least twice the heartbeat, got \(lease) and \(heartbeat)")
+        }
+        (importLease, importHeartbeat) = (.seconds(lease), .seconds(heartbeat))
     }
 }
 
@@ -130,6 +142,12 @@ extension ConfigVariable {
                                            "the admin map's tile URL template; none for pins and routes without tiles")
     static let adminMapAttribution = optional("ADMIN_MAP_ATTRIBUTION", default: "© OpenStreetMap contributors",
                                               "the credit the tile provider asks for, shown on the map")
+    static let adminImportLeaseSeconds = optional(
+        "ADMIN_IMPORT_LEASE_SECONDS", default: "30",
+        "how long an import stays claimed by the admin running it without a renewal; once expired any admin fails it as interrupted")
+    static let adminImportHeartbeatSeconds = optional(
+        "ADMIN_IMPORT_HEARTBEAT_SECONDS", default: "5",
+        "how often each admin renews its imports' claims and fails expired ones; at most half the lease")
     static let adminLeafletDirectory = optional("ADMIN_LEAFLET_DIR", default: "/usr/share/javascript/leaflet",
                                                 "where Leaflet is installed (Debian's libjs-leaflet); the admin serves it itself")
 }

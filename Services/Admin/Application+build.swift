@@ -26,7 +26,9 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                                    .of(MediaContent.self) { envelope in projection.apply(envelope.data, into: \.media) }])
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
-    let imports = ImportRunner(jobs: repository, writer: writer, logger: logger)
+    let lease = ImportLease(owner: ImportLease.ownerId(), duration: admin.importLease, heartbeat: admin.importHeartbeat)
+    let imports = ImportRunner(jobs: repository, writer: writer, lease: lease, logger: logger)
+    let leases = ImportLeaseKeeper(jobs: repository, lease: lease, logger: logger)
 
     let eventsLag = try LagWatch.watching(events.progress, name: "admin-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
                                           configuration: settings.kafka, logger: logger)
@@ -74,12 +76,14 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
 
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, events, AfterStartup(runtime.startup, imports), AfterStartup(runtime.startup, eventsLag.ends),
+    app.addServices(commands, events, AfterStartup(runtime.startup, imports), AfterStartup(runtime.startup, leases),
+                    AfterStartup(runtime.startup, eventsLag.ends),
                     AfterStartup(runtime.startup, eventsLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: [AdminMigrations.runner, PostgresMediaStore.migrations])
         try await OwnerBootstrap(users: repository, hasher: hasher, owner: admin.bootstrapOwner, logger: logger).run()
-        try await repository.failUnfinishedJobs(message: "Interrupted by a restart of the admin service; check the content before importing again.")
+        // Only imports whose admin is gone (lease expired); other replicas' running imports keep going (issue 44).
+        try await leases.sweep()
     }
     return app
 }

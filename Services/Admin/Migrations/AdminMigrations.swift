@@ -52,5 +52,15 @@ enum AdminMigrations {
                 updated_at timestamptz NOT NULL DEFAULT now()
             );
             """),
+        Migration(3, "import job leases", """
+            -- Issue 44: an import belongs to the admin process running it (owner: host name and a random id made at
+            -- its start), which pushes lease_expires_at forward while the import runs. Any admin fails an unfinished
+            -- import only once its lease has expired, so one replica's start no longer fails another's imports.
+            -- Rows without a lease (made before this, or by an admin of the previous version during a rolling
+            -- upgrade) count as leased until a while after their last change (PostgresAdminRepository).
+            ALTER TABLE import_jobs ADD COLUMN owner text, ADD COLUMN lease_expires_at timestamptz;
+            -- The few unfinished rows: what the heartbeat renews (by owner) and the sweep reads.
+            CREATE INDEX import_jobs_unfinished ON import_jobs (owner) WHERE phase NOT IN ('done', 'failed');
+            """),
     ])
 }

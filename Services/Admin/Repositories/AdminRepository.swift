@@ -102,13 +102,39 @@ struct ImportJob: Sendable {
     var createdAt: Date
 }
 
+/// The claim of the admin process that runs an import (issue 44): renewed while it runs, and once expired
+/// any admin may fail the import. Times are Postgres's clock, so replicas' clocks need not agree.
+struct ImportLease: Sendable {
+    /// This process: its host name and a random id made at start (two processes on one host differ).
+    var owner: String
+    /// How long an import stays claimed without a renewal (`ADMIN_IMPORT_LEASE_SECONDS`).
+    var duration: Duration
+    /// How often this process renews its claims and fails expired ones (`ADMIN_IMPORT_HEARTBEAT_SECONDS`).
+    var heartbeat: Duration
+
+    /// `host/uuid`: the host (the pod's name in Kubernetes) tells operators which replica held an import.
+    static func ownerId() -> String {
+        // gethostname, not ProcessInfo.hostName, which may ask DNS.
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count - 1) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let id = UUID.random().uuidString.lowercased()
+        return host.isEmpty ? id : "\(host)/\(id)"
+    }
+}
+
 protocol ImportJobRepository: Sendable {
-    func createJob(_ job: ImportJob) async throws
+    /// Creates the job claimed by `owner` for `lease` from now.
+    func createJob(_ job: ImportJob, owner: String, lease: Duration) async throws
     func updateJob(id: UUID, phase: ImportJob.Phase, message: String?, report: [CatalogBatchRowResult]?) async throws
     func job(id: UUID) async throws -> ImportJob?
     func recentJobs(limit: Int) async throws -> [ImportJob]
-    /// Marks imports left unfinished by a restart as failed (their command may or may not have been applied).
-    func failUnfinishedJobs(message: String) async throws
+    /// Extends the claim on every unfinished import `owner` holds to `lease` from now; returns how many.
+    @discardableResult
+    func renewLeases(owner: String, lease: Duration) async throws -> Int
+    /// Fails the unfinished imports whose lease has expired (their admin stopped, or lost Postgres), with
+    /// `notSent` when the import had not yet been sent to catalog and `maybeApplied` when it had; returns their ids.
+    @discardableResult
+    func failExpiredJobs(notSent: String, maybeApplied: String) async throws -> [UUID]
 }
 
 /// Everything the admin keeps in its own schema.

@@ -167,12 +167,13 @@ struct PostgresAdminRepository: AdminRepository {
 
     // MARK: import jobs
 
-    func createJob(_ job: ImportJob) async throws {
+    func createJob(_ job: ImportJob, owner: String, lease: Duration) async throws {
         let report = try String(decoding: JSONCoding.encoder.encode(job.report), as: UTF8.self)
         try await client.query("""
-            INSERT INTO admin.import_jobs (id, user_id, file_name, skip_bad_rows, phase, total_rows, message, report, created_at, updated_at)
+            INSERT INTO admin.import_jobs (id, user_id, file_name, skip_bad_rows, phase, total_rows, message, report, created_at, updated_at,
+                                           owner, lease_expires_at)
             VALUES (\(job.id), \(job.userId), \(job.fileName), \(job.skipBadRows), \(job.phase.rawValue), \(job.totalRows), \(job.message),
-                    \(report)::jsonb, \(job.createdAt), \(job.createdAt))
+                    \(report)::jsonb, \(job.createdAt), \(job.createdAt), \(owner), now() + make_interval(secs => \(lease.seconds)))
             """, logger: logger)
     }
 
@@ -199,10 +200,25 @@ struct PostgresAdminRepository: AdminRepository {
             """)
     }
 
-    func failUnfinishedJobs(message: String) async throws {
-        try await client.query("""
-            UPDATE admin.import_jobs SET phase = 'failed', message = \(message), updated_at = now() WHERE phase NOT IN ('done', 'failed')
-            """, logger: logger)
+    func renewLeases(owner: String, lease: Duration) async throws -> Int {
+        try await client.fetch("""
+            UPDATE admin.import_jobs SET lease_expires_at = now() + make_interval(secs => \(lease.seconds))
+            WHERE owner = \(owner) AND phase NOT IN ('done', 'failed') RETURNING id
+            """, as: UUID.self, logger: logger).count
+    }
+
+    func failExpiredJobs(notSent: String, maybeApplied: String) async throws -> [UUID] {
+        // Postgres's clock decides, for every replica alike. An UPDATE re-reads a row it waited for, so a renewal
+        // that commits first keeps the import, and two replicas sweeping at once fail it once. A row without a
+        // lease (an admin of the previous version, mid-upgrade) is left 5 minutes after its last change: such an
+        // admin waits up to 2 minutes for catalog's answer and never renews. The owner's own later update still wins
+        // (updateJob): what it learned from catalog is better than this guess.
+        try await client.fetch("""
+            UPDATE admin.import_jobs
+            SET phase = 'failed', message = CASE WHEN phase = 'applying' THEN \(maybeApplied) ELSE \(notSent) END, updated_at = now()
+            WHERE phase NOT IN ('done', 'failed') AND COALESCE(lease_expires_at, updated_at + interval '5 minutes') < now()
+            RETURNING id
+            """, as: UUID.self, logger: logger)
     }
 
     private func jobs(_ query: PostgresQuery) async throws -> [ImportJob] {

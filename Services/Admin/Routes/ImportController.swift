@@ -58,7 +58,7 @@ struct ImportController {
         }
         let job = ImportJob(id: UUID.random(), userId: access.user.id, fileName: fileName, skipBadRows: skipBadRows, phase: .reading,
                             totalRows: plan.fileRows, message: nil, report: plan.unreadable, createdAt: Date())
-        try await jobs.createJob(job)
+        try await jobs.createJob(job, owner: runner.lease.owner, lease: runner.lease.duration)
         runner.enqueue(ImportRunner.Work(job: job, plan: plan, actor: access.user.email, requestId: RequestIdMiddleware.id(of: context)))
         return .redirect(to: "/import/\(job.id.uuidString.lowercased())")
     }
@@ -73,6 +73,7 @@ struct ImportController {
 }
 
 /// Runs imports one at a time in the background, recording each phase so the import's page can show it.
+/// Its imports, queued ones too, are claimed by `lease.owner`; ImportLeaseKeeper renews the claims.
 final class ImportRunner: Service, Sendable {
     struct Work: Sendable {
         let job: ImportJob
@@ -81,15 +82,17 @@ final class ImportRunner: Service, Sendable {
         let requestId: String?
     }
 
+    let lease: ImportLease
     private let jobs: any ImportJobRepository
     private let writer: any CatalogWriter
     private let logger: Logger
     private let queue: AsyncStream<Work>
     private let input: AsyncStream<Work>.Continuation
 
-    init(jobs: any ImportJobRepository, writer: any CatalogWriter, logger: Logger) {
+    init(jobs: any ImportJobRepository, writer: any CatalogWriter, lease: ImportLease, logger: Logger) {
         self.jobs = jobs
         self.writer = writer
+        self.lease = lease
         self.logger = logger
         (queue, input) = AsyncStream.makeStream(of: Work.self)
     }
@@ -132,6 +135,52 @@ final class ImportRunner: Service, Sendable {
         } catch {
             logger.error("import failed", metadata: ["job": "\(job.id)", "error": "\(error)"])
             try? await jobs.updateJob(id: job.id, phase: .failed, message: "The import failed: \(error)", report: nil)
+        }
+    }
+}
+
+/// Imports across admin replicas (issue 44). Every `lease.heartbeat` this renews the claim of each unfinished
+/// import this process holds, then fails the unfinished imports whose claim has expired: their admin stopped
+/// (or lost Postgres) mid-import, and nothing will finish them. So an admin that starts fails only the imports
+/// of admins that are gone, never those another replica is running.
+struct ImportLeaseKeeper: Service {
+    let jobs: any ImportJobRepository
+    let lease: ImportLease
+    let logger: Logger
+
+    /// What the import's page says. Imports are not resumed: the file is read, and the command kept, in the
+    /// memory of the admin that stopped. Catalog applies an import's command in one transaction.
+    static let notSent = "Interrupted: the admin server running this import stopped before sending it to catalog, so nothing was "
+        + "imported. Imports are not resumed; import the file again."
+    static let maybeApplied = "Interrupted: the admin server running this import stopped while catalog was applying it, and imports "
+        + "are not resumed. Catalog applies an import whole or not at all, so check the content before importing again "
+        + "(importing the same file again applies nothing twice)."
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await beat()
+                } catch {
+                    if Task.isCancelled { return }
+                    logger.warning("renewing import leases failed; trying again", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: lease.heartbeat)
+            }
+        }
+    }
+
+    /// Renews first, so that after a stall this process's own imports are claimed again before it sweeps.
+    func beat() async throws {
+        try await jobs.renewLeases(owner: lease.owner, lease: lease.duration)
+        try await sweep()
+    }
+
+    func sweep() async throws {
+        let failed = try await jobs.failExpiredJobs(notSent: Self.notSent, maybeApplied: Self.maybeApplied)
+        if !failed.isEmpty {
+            logger.warning("failed imports whose admin stopped before finishing them (lease expired)",
+                           metadata: ["jobs": "\(failed.map { $0.uuidString.lowercased() })"])
         }
     }
 }
