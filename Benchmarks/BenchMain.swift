@@ -14,7 +14,7 @@ struct BenchMain: AsyncParsableCommand {
         abstract: "Benchmarks against a running iTour suite (make up); prints figures, medians and percentiles.",
         discussion: BenchProgram.environmentHelp,
         version: BuildInfo.version,
-        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, FeedQueries.self, EventBodies.self, TrackingCodecCommand.self, MediaFileCommand.self, Analytics.self,
+        subcommands: [ThinPath.self, AdminPath.self, GenerateCity.self, SnapshotReaders.self, FeedQueries.self, EventBodies.self, TrackingCodecCommand.self, MediaFileCommand.self, Analytics.self,
                       ConfigCommand<BenchProgram>.self])
 
     struct ThinPath: AsyncParsableCommand {
@@ -43,6 +43,19 @@ struct BenchMain: AsyncParsableCommand {
         func run() async throws {
             try await BenchProgram.runTool("generate-city") { _ in
                 try await FeedCityGenerator.run(pois: pois, tours: tours, events: events, people: people, seed: seed, window: window)
+            }
+        }
+    }
+
+    struct SnapshotReaders: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "snapshot-readers",
+            abstract: "N catalog.events readers started together: the snapshots catalog published for them and the bytes each read (issue 44).")
+        @Option(help: "Readers started together.") var readers = 10
+        @Option(help: "Seconds to wait for every reader to be loaded.") var timeout = 600
+        func run() async throws {
+            try await BenchProgram.runTool("snapshot-readers") { _ in
+                try await SnapshotReadersBench.run(readers: readers, timeout: .seconds(timeout))
             }
         }
     }

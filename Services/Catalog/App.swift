@@ -52,12 +52,21 @@ struct CatalogMain: AsyncParsableCommand {
 enum CatalogProgram: ServiceProgram {
     static let name = "catalog"
     static let port = 8082
-    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + CommandSignature.variables + [.demo])
+    static let variables = ConfigVariable.unique(ServiceSettings.variables(defaultPort: port) + CommandSignature.variables
+                                                 + [.demo, .catalogSnapshotWindowMs])
     static let abstract = "The iTour catalog: applies catalog.commands to tours, POIs and categories and publishes catalog.events."
 
     static func serve(environment: Shared.Environment) async throws {
         var settings = try ServiceSettings(serviceName: name, defaultPort: port, environment: environment)
         settings.kafka.commandSignature = try CommandSignature(environment: environment)
-        try await buildApplication(settings: settings).runService(drain: .process)
+        let window = try environment.int(.catalogSnapshotWindowMs, in: 0...60_000, unit: "milliseconds")
+        try await buildApplication(settings: settings, snapshotWindow: .milliseconds(window)).runService(drain: .process)
     }
+}
+
+extension ConfigVariable {
+    /// DESIGN.md "One snapshot for many readers".
+    static let catalogSnapshotWindowMs = optional(
+        "CATALOG_SNAPSHOT_WINDOW_MS", default: "1000",
+        "how long catalog gathers readers' snapshot requests to answer them with one snapshot, 0 to 60000 (0: each request its own)")
 }

@@ -7,7 +7,8 @@ import Shared
 /// Catalog: the system of record for content. It consumes `catalog.commands`, applies each in one
 /// Postgres transaction with its outbox rows, and relays the outbox to `catalog.events` and
 /// `catalog.command-results`. HTTP only for health, readiness and metrics.
-func buildApplication(settings: ServiceSettings) throws -> some ApplicationProtocol {
+/// `snapshotWindow`: how long catalog gathers snapshot requests to answer them with one snapshot (`CATALOG_SNAPSHOT_WINDOW_MS`).
+func buildApplication(settings: ServiceSettings, snapshotWindow: Duration = CommandConsumer.defaultSnapshotWindow) throws -> some ApplicationProtocol {
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: true)
     let postgres = runtime.postgres!
     let logger = runtime.logger
@@ -29,7 +30,7 @@ func buildApplication(settings: ServiceSettings) throws -> some ApplicationProto
                                                                     logger: logger, name: "catalog-commands")
                                    }, handler: handler, relay: relay,
                                    deadLetters: DeadLetterSink(producer: runtime.producer, consumerName: "catalog", logger: logger),
-                                   logger: logger)
+                                   logger: logger, snapshotWindow: snapshotWindow)
 
     let commandsLag = try LagWatch.watching(commands.progress, name: "catalog-commands", topic: settings.kafka.topic(Topic.catalogCommands),
                                             configuration: settings.kafka, logger: logger)

@@ -26,7 +26,7 @@ POSTGRES = {"POSTGRES_HOST", "POSTGRES_PORT", "POSTGRES_USER", "POSTGRES_PASSWOR
 # Signed commands (issue 43): catalog checks them, the admin signs them.
 COMMAND_KEYS = {"CATALOG_COMMAND_KEY", "CATALOG_COMMAND_KEY_PREVIOUS"}
 EXPECTED = {
-    "catalog": SHARED | POSTGRES | COMMAND_KEYS | {"ITOUR_DEMO"},
+    "catalog": SHARED | POSTGRES | COMMAND_KEYS | {"ITOUR_DEMO", "CATALOG_SNAPSHOT_WINDOW_MS"},
     # The feed reads media files from the media store in Postgres (DESIGN.md, "Media library").
     "feed": SHARED | POSTGRES | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT", "SITE_TIME_ZONE",
                                  "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES", "FEED_MAX_CONNECTIONS_PER_CLIENT",

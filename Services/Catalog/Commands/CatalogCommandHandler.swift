@@ -59,6 +59,61 @@ struct CatalogCommandHandler: Sendable {
         return result
     }
 
+    /// Answers several `catalog.snapshot` requests with one snapshot (DESIGN.md "One snapshot for many readers"): its
+    /// `snapshotId` is the first new request's id and its markers name every new request in `answers`. Each request is
+    /// recorded and answered on its own; one seen before is answered again as a repeat and left out. Returns the
+    /// results, the repeats' first (a request given twice is answered once).
+    @discardableResult
+    func handleSnapshot(answering requests: [(command: CatalogCommand, requestId: String?)], now: Date = Date()) async throws -> [CatalogCommandResult] {
+        var seen = Set<UUID>()
+        let requests = requests.filter { $0.command.action == .snapshot && seen.insert($0.command.commandId).inserted }
+        if requests.count <= 1, let only = requests.first { return [try await handle(only.command, requestId: only.requestId, now: now)] }
+        guard !requests.isEmpty else { return [] }
+        return try await snapshotCache.handlingCommand { try await snapshotNow(answering: requests, now: now) }
+    }
+
+    private func snapshotNow(answering requests: [(command: CatalogCommand, requestId: String?)], now: Date) async throws -> [CatalogCommandResult] {
+        let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
+        let partitions = try await eventPartitions()
+        return try await repository.withTransaction { transaction in
+            // Each request's id, as `handleNow` takes it (a request handled by two catalogs at a hand-over), in one order
+            // for every group, so two groups sharing requests never wait for each other in a circle.
+            try await transaction.lock(requests.flatMap { CommandLock.locks(for: $0.command) }.sorted { $0.key < $1.key })
+            var results: [CatalogCommandResult] = [], repeats: [OutboxEntry] = []
+            var fresh: [(command: CatalogCommand, requestId: String?)] = []
+            for request in requests {
+                if var previous = try await transaction.processedResult(of: request.command.commandId) {
+                    previous.repeated = true
+                    repeats.append(try resultEntry(previous, requestId: request.requestId))
+                    results.append(previous)
+                } else {
+                    fresh.append(request)
+                }
+            }
+            guard let first = fresh.first else {
+                try await transaction.appendOutbox(repeats)
+                return results
+            }
+            let directSends = DirectSends(producer: producer)
+            var work = Work(command: first.command, transaction: transaction, topics: topics, requestId: first.requestId, now: now,
+                            directSends: directSends)
+            work.snapshotCache = snapshotCache
+            work.answers = fresh.count > 1 ? fresh.map(\.command.commandId) : nil
+            let applied = try await work.apply(eventPartitions: partitions)
+            try await directSends.delivered()
+            for request in fresh {
+                var answer = applied
+                answer.commandId = request.command.commandId
+                let result = try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(CatalogEventCodec.text(answer).utf8))
+                try await transaction.recordProcessed(result)
+                work.outbox.append(try resultEntry(result, requestId: request.requestId))
+                results.append(result)
+            }
+            try await transaction.appendOutbox(repeats + work.outbox)
+            return results
+        }
+    }
+
     /// Brings the snapshot cache up to date (`SnapshotCacheWarmer`); returns how many buckets it encoded.
     @discardableResult
     func warmSnapshotCache() async throws -> Int {
@@ -107,6 +162,7 @@ extension CatalogCommandHandler {
         let result = CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .rejected, entityId: command.entityId,
                                           message: reason)
         try await repository.withTransaction { transaction in
+            try await transaction.lock(CommandLock.locks(for: command))
             guard try await transaction.processedResult(of: command.commandId) == nil else { return }
             try await transaction.recordProcessed(result)
             try await transaction.appendOutbox([try resultEntry(result, requestId: requestId)])
@@ -133,6 +189,8 @@ struct Work {
     let directSends: DirectSends
     /// Catalog's snapshot chunks, reused by the next snapshot; nil: encode every chunk afresh.
     var snapshotCache: SnapshotCache?
+    /// A snapshot answering several requests: their ids, for its markers (`CatalogCommandHandler.handleSnapshot`).
+    var answers: [UUID]?
     /// Stops whose drafts a tour's publish published, for the result (so the admin shows them at once).
     var publishedStops: [PoiState] = []
     /// A row of an import: publishing skips the accessibility check, whose fields the import formats do not carry
@@ -159,7 +217,6 @@ struct Work {
     }
 
     /// A `catalog.events` message, written by its codec.
-            try await transaction.lock(CommandLock.locks(for: command))
     static func payload(_ event: CatalogEvent) -> String {
         String(decoding: CatalogEventCodec.write(Envelope(type: event.kind.rawValue, source: "catalog", data: event)), as: UTF8.self)
     }
@@ -780,7 +837,7 @@ struct Work {
             }
         }
         for partition in 0..<Int32(partitions) {
-            publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
+            publish(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions, answers: answers),
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,

@@ -28,8 +28,16 @@ final class CommandConsumer: Service, Sendable {
     private let unsigned = Counter(label: "itour_commands_unsigned_total",
                                    help: "Messages on catalog.commands without a valid signature, set aside in dead-letters and not applied.")
 
+    /// How long a shared snapshot request waits for others to answer with it (DESIGN.md "One snapshot for many readers");
+    /// zero: each request is answered alone.
+    let snapshotWindow: Duration
+    static let defaultSnapshotWindow: Duration = .seconds(1)
+    /// Most requests one snapshot answers (its markers list them all).
+    static let snapshotGroupLimit = 256
+
     init(signature: CommandSignature, makeConsumer: @escaping @Sendable () async throws -> KafkaConsumer, handler: CatalogCommandHandler,
-         relay: OutboxRelay, deadLetters: DeadLetterSink, logger: Logger) {
+         relay: OutboxRelay, deadLetters: DeadLetterSink, logger: Logger, snapshotWindow: Duration = CommandConsumer.defaultSnapshotWindow) {
+        self.snapshotWindow = snapshotWindow
         self.signature = signature
         self.makeConsumer = makeConsumer
         self.handler = handler
@@ -49,24 +57,40 @@ final class CommandConsumer: Service, Sendable {
         progress.attach(consumer)
         do {
             try await cancelWhenGracefulShutdown {
+                var offsets: [KafkaTopicPartition: Int64] = [:]
+                // Shared snapshot requests waiting to be answered by one snapshot; while any wait, offsets are not
+                // committed (a catalog stopped meanwhile leaves them to be read again).
+                var group: SnapshotGroup?
                 while !Task.isCancelled {
-                    let messages = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(500))
-                    guard !messages.isEmpty else { continue }
-                    var offsets: [KafkaTopicPartition: Int64] = [:]
+                    let wait = group.map { max(.milliseconds(1), min(.milliseconds(500), $0.deadline - .now)) } ?? .milliseconds(500)
+                    let messages = try await consumer.poll(maxMessages: 100, timeout: wait)
                     // A poll's commands after its first are each read while the one before it is handled: an import's is a
                     // megabyte of JSON (about 10 ms). One ahead only: a poll's hundred import commands read at once would
                     // hold several hundred megabytes.
-                    var next = Self.reading(messages[0])
+                    var next = messages.first.map(Self.reading)
                     for (index, message) in messages.enumerated() {
-                        let command = await next.value
+                        let command = await next!.value
                         if index + 1 < messages.count { next = Self.reading(messages[index + 1]) }
-                        try await self.process(message, command: command)
+                        if let request = try await self.process(message, command: command) {
+                            if group == nil { group = SnapshotGroup(deadline: .now + self.snapshotWindow) }
+                            group!.requests.append(request)
+                            if group!.requests.count >= Self.snapshotGroupLimit {
+                                try await self.answer(group!)
+                                group = nil
+                            }
+                        }
                         // Each command's answer goes out while the next is handled: a sender keeping a few
                         // commands in flight (an import) sends its next as soon as it hears of one.
                         self.relay.notify()
                         self.progress.handled(message)
                         offsets[message.topicPartition] = message.offset + 1
                     }
+                    if let waiting = group, waiting.deadline <= .now {
+                        try await self.answer(waiting)
+                        group = nil
+                        self.relay.notify()
+                    }
+                    guard group == nil, !offsets.isEmpty else { continue }
                     do {
                         try await consumer.commit(offsets: offsets)
                     } catch let error as KafkaError {
@@ -74,6 +98,7 @@ final class CommandConsumer: Service, Sendable {
                         // the commands are applied; uncommitted, they are redelivered and change nothing.
                         self.logger.warning("committing command offsets failed; they will be redelivered", metadata: ["error": "\(error)"])
                     }
+                    offsets = [:]
                 }
             }
         } catch is CancellationError {
@@ -90,31 +115,35 @@ final class CommandConsumer: Service, Sendable {
     }
 
     /// Handles one message, read as `command`. Bad messages are dead-lettered; a command the database refuses for its content is
-    /// refused (DatabaseFailure); any other failure is retried, never skipped.
-    private func process(_ message: KafkaMessage, command: Result<Envelope<CatalogCommand>, EnvelopeError>) async throws {
+    /// refused (DatabaseFailure); any other failure is retried, never skipped. A snapshot request that can share its
+    /// snapshot is returned instead, for the caller's group (`answer`).
+    private func process(_ message: KafkaMessage, command: Result<Envelope<CatalogCommand>, EnvelopeError>) async throws -> SnapshotRequest? {
         let envelope: Envelope<CatalogCommand>
         switch command {
         case .success(let read): envelope = read
         case .failure(let error):
             await deadLetters.send(message, reason: error.description)
-            return
+            return nil
         }
         guard envelope.type == envelope.data.action.rawValue else {
             await deadLetters.send(message, reason: "envelope type \(envelope.type) does not match action \(envelope.data.action.rawValue)")
-            return
+            return nil
         }
         // Anyone who reaches the broker can write this topic: only a key holder's commands, and the actor they name, are
         // applied. A snapshot request changes nothing, and the feed and analytics, which hold no key, send them: unsigned
         // ones are let through at a bounded rate, as each republishes the whole catalog.
-        if !signature.isValid(message.header(MessageHeader.signature), for: message.value) {
-            let reason: String? = envelope.data.action != .snapshot ? "unsigned: no valid signature for this command (CATALOG_COMMAND_KEY)"
-                : unsignedSnapshots.take() ? nil
-                : "unsigned: snapshot requests without a signature are over their rate (\(UnsignedSnapshotAllowance.burst), then one per \(UnsignedSnapshotAllowance.interval))"
+        let signed = signature.isValid(message.header(MessageHeader.signature), for: message.value)
+        let request = envelope.data
+        if snapshotWindow > .zero, request.action == .snapshot, request.chunkedSnapshot == true, request.sharedSnapshot == true {
+            // Its allowance is taken by the snapshot that answers it, once for all the requests it answers.
+            return SnapshotRequest(command: request, requestId: message.header(MessageHeader.requestId), message: message, signed: signed)
+        }
+        if !signed {
+            let reason: String? = request.action != .snapshot ? "unsigned: no valid signature for this command (CATALOG_COMMAND_KEY)"
+                : unsignedSnapshots.take() ? nil : Self.overRate
             if let reason {
-                unsigned.increment()
-                logger.error("unsigned command set aside", metadata: ["commandId": "\(envelope.data.commandId)", "action": "\(envelope.data.action.rawValue)"])
-                await deadLetters.send(message, reason: reason)
-                return
+                await setAside(message, request, reason: reason)
+                return nil
             }
         }
         var attempt = 0
@@ -129,7 +158,7 @@ final class CommandConsumer: Service, Sendable {
                     "outcome": "\(result.outcome.rawValue)", "request_id": "\(message.header(MessageHeader.requestId) ?? "-")",
                     "seconds": "\(String(format: "%.3f", elapsed.seconds))",
                 ])
-                return
+                return nil
             } catch let failure where DatabaseFailure(failure) != .transient {
                 // The same command would fail the same way forever and hold up its partition: refuse it instead.
                 logger.error("command refused by the database", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: failure))"])
@@ -137,10 +166,72 @@ final class CommandConsumer: Service, Sendable {
                 if (try? await handler.refuse(envelope.data, reason: reason, requestId: message.header(MessageHeader.requestId))) == nil {
                     await deadLetters.send(message, reason: reason)
                 }
-                return
+                return nil
             } catch {
                 attempt += 1
                 logger.error("command failed; retrying", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
+                if Task.isCancelled { throw CancellationError() }
+                try await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
+            }
+        }
+    }
+}
+
+extension CommandConsumer {
+    static let overRate = "unsigned: snapshot requests without a signature are over their rate (\(UnsignedSnapshotAllowance.burst), then one per \(UnsignedSnapshotAllowance.interval))"
+
+    /// A snapshot request that takes a snapshot answering others too (`sharedSnapshot`).
+    struct SnapshotRequest: Sendable {
+        let command: CatalogCommand
+        let requestId: String?
+        let message: KafkaMessage
+        let signed: Bool
+    }
+
+    /// Shared snapshot requests gathered until `deadline`, to be answered by one snapshot.
+    struct SnapshotGroup: Sendable {
+        let deadline: ContinuousClock.Instant
+        var requests: [SnapshotRequest] = []
+    }
+
+    private func setAside(_ message: KafkaMessage, _ command: CatalogCommand, reason: String) async {
+        unsigned.increment()
+        logger.error("unsigned command set aside", metadata: ["commandId": "\(command.commandId)", "action": "\(command.action.rawValue)"])
+        await deadLetters.send(message, reason: reason)
+    }
+
+    /// Answers a group of shared snapshot requests with one snapshot (DESIGN.md "One snapshot for many readers"). Unless
+    /// one of them is signed, the snapshot takes one unsigned snapshot allowance; with none left, the group is set aside.
+    /// Retried like any command while the failure is transient; refused request by request when the database refuses it.
+    func answer(_ group: SnapshotGroup) async throws {
+        guard !group.requests.isEmpty else { return }
+        if !group.requests.contains(where: \.signed), !unsignedSnapshots.take() {
+            for request in group.requests { await setAside(request.message, request.command, reason: Self.overRate) }
+            return
+        }
+        let requests = group.requests.map { (command: $0.command, requestId: $0.requestId) }
+        var attempt = 0
+        while true {
+            do {
+                let started = ContinuousClock.now
+                let results = try await handler.handleSnapshot(answering: requests)
+                handled.increment(by: group.requests.count)
+                logger.info("snapshot requests answered by one snapshot", metadata: [
+                    "requests": "\(group.requests.count)", "snapshot": "\(results.first { $0.repeated != true }?.commandId.description ?? "-")",
+                    "commandIds": "\(group.requests.map { $0.command.commandId.uuidString.lowercased() }.joined(separator: ","))",
+                    "seconds": "\(String(format: "%.3f", (ContinuousClock.now - started).seconds))",
+                ])
+                return
+            } catch let failure where DatabaseFailure(failure) != .transient {
+                logger.error("snapshot refused by the database", metadata: ["requests": "\(group.requests.count)", "error": "\(String(reflecting: failure))"])
+                let reason = "catalog could not store this command (\(DatabaseFailure(failure).contentReason ?? "refused by the database"))"
+                for request in group.requests where (try? await handler.refuse(request.command, reason: reason, requestId: request.requestId)) == nil {
+                    await deadLetters.send(request.message, reason: reason)
+                }
+                return
+            } catch {
+                attempt += 1
+                logger.error("snapshot failed; retrying", metadata: ["requests": "\(group.requests.count)", "error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
                 if Task.isCancelled { throw CancellationError() }
                 try await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
             }

@@ -5,7 +5,8 @@ import Synchronization
 
 /// Feeds a service's projection from `catalog.events`: it reads every partition from the current end,
 /// asks catalog for a snapshot, and reports itself loaded once the snapshot's marker has arrived on
-/// every partition. Used by the feed, the admin site and analytics.
+/// every partition (a snapshot catalog sends for several readers names each of their requests). Used by the feed, the
+/// admin site and analytics.
 public final class CatalogEventFeed: Service, Sendable {
     /// Takes the tour and POI events of one message: one event, or a snapshot chunk's entities in one call (a city's
     /// snapshot is a hundred thousand of them). When a call throws, its events are given again one at a time, so only
@@ -95,7 +96,10 @@ public final class CatalogEventFeed: Service, Sendable {
         for await id in snapshotRequests.stream {
             while !Task.isCancelled, snapshotId.withLock({ $0 }) == id {
                 do {
-                    try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source, chunkedSnapshot: true))
+                    // Shared: catalog may answer it with the snapshot it sends for other readers' requests of the moment, whose
+                    // markers then name this request in `answers` (DESIGN.md "One snapshot for many readers").
+                    try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source, chunkedSnapshot: true,
+                                                           sharedSnapshot: true))
                     logger.info("asked catalog for a snapshot", metadata: ["snapshot": "\(id)"])
                     break
                 } catch {
@@ -162,7 +166,8 @@ public final class CatalogEventFeed: Service, Sendable {
         let event = envelope.data
         switch event.kind {
         case .snapshotMarker:
-            guard event.snapshotId == snapshotId.withLock({ $0 }), let partitionCount = event.partitionCount, let partition = event.partition else { return }
+            // Its own snapshot's, or one that answers its request together with others'.
+            guard event.answers(snapshotId.withLock({ $0 })), let partitionCount = event.partitionCount, let partition = event.partition else { return }
             let (complete, completedNow) = markersSeen.withLock { seen in
                 let before = seen.count >= partitionCount
                 seen.insert(partition)

@@ -224,6 +224,7 @@ public enum CatalogEventCodec {
 extension JSONWriter {
     mutating func event(_ event: CatalogEvent) {
         beginObject()
+        if let answers = event.answers { key("answers"); uuids(answers) }
         if let entityId = event.entityId { key("entityId"); uuid(entityId) }
         key("kind"); string(event.kind.rawValue)
         if let partition = event.partition { key("partition"); number(Int(partition)) }
@@ -343,6 +344,7 @@ extension JSONWriter {
             endArray()
         }
         if let scheduleAt = command.scheduleAt { key("scheduleAt"); date(scheduleAt) }
+        if let sharedSnapshot = command.sharedSnapshot { key("sharedSnapshot"); bool(sharedSnapshot) }
         if let skipInvalidRows = command.skipInvalidRows { key("skipInvalidRows"); bool(skipInvalidRows) }
         if let status = command.status { key("status"); string(status.rawValue) }
         if let stops = command.stops { key("stops"); uuids(stops) }
@@ -583,9 +585,10 @@ extension JSONReader {
         var poi: PoiContent?, stops: [UUID]?, status: ContentStatus?, category: CategoryContent?, rows: [CatalogBatchRow]?
         var skipInvalidRows: Bool?, chunkedSnapshot: Bool?, revertToVersion: Int?, confirmFarStops: Bool?, asDraft: Bool?, scheduleAt: Date?
         var calendarEntry: CalendarEntryContent?, person: PersonContent?, page: PageContent?, featured: FeaturedContent?, media: MediaContent?
+        var sharedSnapshot: Bool?
         let keys: [StaticString] = ["commandId", "action", "actor", "entityId", "expectedVersion", "tour", "poi", "stops", "status", "category",
                                     "rows", "skipInvalidRows", "chunkedSnapshot", "revertToVersion", "confirmFarStops", "asDraft", "scheduleAt",
-                                    "calendarEntry", "person", "page", "featured", "media"]
+                                    "calendarEntry", "person", "page", "featured", "media", "sharedSnapshot"]
         try object(depth: depth, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: commandId = try reader.uuid()
@@ -615,12 +618,14 @@ extension JSONReader {
             case 18: person = try reader.optional { r throws(Failure) in try PersonContent.read(from: &r, depth: depth + 1) }
             case 19: page = try reader.optional { r throws(Failure) in try PageContent.read(from: &r, depth: depth + 1) }
             case 20: featured = try reader.optional { r throws(Failure) in try FeaturedContent.read(from: &r, depth: depth + 1) }
-            default: media = try reader.optional { r throws(Failure) in try MediaContent.read(from: &r, depth: depth + 1) }
+            case 21: media = try reader.optional { r throws(Failure) in try MediaContent.read(from: &r, depth: depth + 1) }
+            default: sharedSnapshot = try reader.optional { r throws(Failure) in try r.boolean() }
             }
         }
         return CatalogCommand(commandId: try Self.required(commandId), action: try Self.required(action), actor: try Self.required(actor),
                               entityId: entityId, expectedVersion: expectedVersion, tour: tour, poi: poi, stops: stops, status: status,
                               category: category, rows: rows, skipInvalidRows: skipInvalidRows, chunkedSnapshot: chunkedSnapshot,
+                              sharedSnapshot: sharedSnapshot,
                               revertToVersion: revertToVersion, confirmFarStops: confirmFarStops, asDraft: asDraft,
                               scheduleAt: scheduleAt, calendarEntry: calendarEntry, person: person, page: page, featured: featured, media: media)
     }
@@ -655,8 +660,9 @@ extension JSONReader {
 
     private mutating func event() throws(Failure) -> CatalogEvent {
         var kind: CatalogEvent.Kind?, entityId: UUID?, version: Int?, tour: TourState?, poi: PoiState?, snapshotId: UUID?
-        var partition: Int32?, partitionCount: Int?, pois: [PoiState]?, tours: [TourState]?
-        let keys: [StaticString] = ["kind", "entityId", "version", "poi", "pois", "tour", "tours", "snapshotId", "partition", "partitionCount"]
+        var partition: Int32?, partitionCount: Int?, pois: [PoiState]?, tours: [TourState]?, answers: [UUID]?
+        let keys: [StaticString] = ["kind", "entityId", "version", "poi", "pois", "tour", "tours", "snapshotId", "partition", "partitionCount",
+                                    "answers"]
         try object(depth: 1, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0:
@@ -675,11 +681,12 @@ extension JSONReader {
                     guard let narrow = Int32(exactly: value) else { throw r.malformed("partition out of range") }
                     return narrow
                 }
-            default: partitionCount = try reader.optional { r throws(Failure) in try r.int() }
+            case 9: partitionCount = try reader.optional { r throws(Failure) in try r.int() }
+            default: answers = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.uuid() } }
             }
         }
         return CatalogEvent(kind: try Self.required(kind), entityId: entityId, version: version, tour: tour, poi: poi, snapshotId: snapshotId,
-                            partition: partition, partitionCount: partitionCount, pois: pois, tours: tours)
+                            partition: partition, partitionCount: partitionCount, pois: pois, tours: tours, answers: answers)
     }
 
     private mutating func poiState() throws(Failure) -> PoiState {

@@ -251,6 +251,9 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     /// For `catalog.snapshot`: the asker reads `catalog.snapshot-chunk` events. Without it catalog republishes
     /// one event per entity, which every reader understands (a reader built before chunks asks that way).
     public var chunkedSnapshot: Bool?
+    /// For `catalog.snapshot`: the asker takes a snapshot that answers other requests too, whose markers name its id in
+    /// `answers` (DESIGN.md "One snapshot for many readers"). Without it catalog answers the request with a snapshot of its own.
+    public var sharedSnapshot: Bool?
     /// For `tour.revert` and `poi.revert`: the version whose content comes back.
     public var revertToVersion: Int?
     /// For publishing a tour: publish although a stop is far from the others (the editor confirmed it).
@@ -274,7 +277,8 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
     public init(commandId: UUID = UUID.random(), action: CatalogAction, actor: String, entityId: UUID? = nil,
                 expectedVersion: Int? = nil, tour: TourContent? = nil, poi: PoiContent? = nil,
                 stops: [UUID]? = nil, status: ContentStatus? = nil, category: CategoryContent? = nil,
-                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, revertToVersion: Int? = nil,
+                rows: [CatalogBatchRow]? = nil, skipInvalidRows: Bool? = nil, chunkedSnapshot: Bool? = nil, sharedSnapshot: Bool? = nil,
+                revertToVersion: Int? = nil,
                 confirmFarStops: Bool? = nil, asDraft: Bool? = nil, scheduleAt: Date? = nil, calendarEntry: CalendarEntryContent? = nil,
                 person: PersonContent? = nil, page: PageContent? = nil, featured: FeaturedContent? = nil,
                 media: MediaContent? = nil) {
@@ -291,6 +295,7 @@ public struct CatalogCommand: Codable, Sendable, Equatable {
         self.rows = rows
         self.skipInvalidRows = skipInvalidRows
         self.chunkedSnapshot = chunkedSnapshot
+        self.sharedSnapshot = sharedSnapshot
         self.revertToVersion = revertToVersion
         self.confirmFarStops = confirmFarStops
         self.asDraft = asDraft
@@ -516,6 +521,9 @@ public struct CatalogEvent: Codable, Sendable, Equatable {
     public var poi: PoiState?
     /// Set on events republished by a snapshot, and on its markers: the snapshot command's id.
     public var snapshotId: UUID?
+    /// On a snapshot's markers, when the snapshot answers several requests: every request id it answers, `snapshotId`
+    /// among them (DESIGN.md "One snapshot for many readers").
+    public var answers: [UUID]?
     public var partition: Int32?
     public var partitionCount: Int?
     /// A snapshot chunk's entities.
@@ -523,18 +531,23 @@ public struct CatalogEvent: Codable, Sendable, Equatable {
     public var tours: [TourState]?
 
     public init(kind: Kind, entityId: UUID? = nil, version: Int? = nil, tour: TourState? = nil, poi: PoiState? = nil,
-                snapshotId: UUID? = nil, partition: Int32? = nil, partitionCount: Int? = nil, pois: [PoiState]? = nil, tours: [TourState]? = nil) {
+                snapshotId: UUID? = nil, partition: Int32? = nil, partitionCount: Int? = nil, pois: [PoiState]? = nil, tours: [TourState]? = nil,
+                answers: [UUID]? = nil) {
         self.kind = kind
         self.entityId = entityId
         self.version = version
         self.tour = tour
         self.poi = poi
         self.snapshotId = snapshotId
+        self.answers = answers
         self.partition = partition
         self.partitionCount = partitionCount
         self.pois = pois
         self.tours = tours
     }
+
+    /// Whether this marker (or event) is of the snapshot that answers request `id`.
+    public func answers(_ id: UUID) -> Bool { snapshotId == id || answers?.contains(id) == true }
 
     /// A chunk of a snapshot: POIs and tours together, the POIs first when read.
     public static func snapshotChunk(pois: [PoiState] = [], tours: [TourState] = [], snapshotId: UUID?) -> CatalogEvent {
