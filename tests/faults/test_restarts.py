@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ sys.path.insert(0, str(HERE))
 import fault_run  # noqa: E402
 import restarts  # noqa: E402
 from conftest import ROOT, SERVICES, free_port, start_suite  # noqa: E402
-from workload import EventFactory, get_json, post_events  # noqa: E402
+from workload import EventFactory, get_json, post_events, request  # noqa: E402
 
 # How long a recovery may take before it counts as a violation. A content edit after the broker came back
 # empty takes ~11 s (consumer groups rejoin the new broker; stop 22's note), and a
@@ -42,6 +43,27 @@ from workload import EventFactory, get_json, post_events  # noqa: E402
 RECOVERY = float(os.environ.get("RESTARTS_RECOVERY", "20"))
 READY = float(os.environ.get("RESTARTS_READY", "30"))
 RESULT = ROOT / ".run" / "restarts-result.json"
+
+
+def positions_after(suite, brokers: str, timeout: float = 20) -> dict:
+    """analytics' stored offsets against the logs (scripts/backlog.py, as make down's drain reads them) and its
+    /ready, once every acknowledged event was counted: nothing waiting, nothing stored beyond a log's end, not
+    degraded. Looked at for up to `timeout` seconds (one poll of each)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        line = subprocess.run([sys.executable, str(ROOT / "scripts" / "backlog.py"), "--brokers", brokers, "--pg-port", suite.env["POSTGRES_PORT"],
+                               "--pg-db", suite.env["POSTGRES_DB"], "--prefix", suite.env["KAFKA_TOPIC_PREFIX"]],
+                              capture_output=True, text=True, timeout=60).stdout.strip()
+        status, _, body = request("GET", suite.analytics_url + "/ready", timeout=5)
+        ready = json.loads(body or b"{}") if status == 200 else {}
+        violations = []
+        if not line.startswith("backlog=0 beyond=0 "):
+            violations.append(f"analytics' stored offsets after the faults: {line}")
+        if status != 200 or ready.get("status") != "ready":
+            violations.append(f"analytics /ready after the faults: {status} {body[:300]!r}")
+        if not violations or time.monotonic() > deadline:
+            return {"backlog": line, "ready": ready.get("status"), "_violations": violations}
+        time.sleep(2)
 
 
 @pytest.fixture()
@@ -130,6 +152,9 @@ def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker
         probe.stop_flag.set()
         result["events_unacked_at_end"] = sum(map(len, truth.pending))
         result.update(fault_run.compare_events(suite, truth, scenarios.exposed))
+        # Everything counted: the stored positions and /ready describe the new log (issue 50), not the one the broker lost.
+        result["analytics_after"] = positions_after(suite, own_broker.brokers)
+        result["violations"] += result["analytics_after"].pop("_violations")
         result.update(fault_run.compare_edits(suite, truth))
         result["violations"] += scenarios.violations + truth.errors
         result["violations"] += result.pop("_violations", []) + result.pop("_edit_violations", [])

@@ -21,10 +21,11 @@ struct IngestBatch: Sendable {
     /// last batch). A stored offset behind it means the tables were replaced under the reader (a replay
     /// was activated): the batch is not applied and the reader starts again from the stored offsets.
     var expectedOffsets: [Int32: Int64] = [:]
-    /// Per partition, an offset stored as is after this batch's own offsets: the start of a log that
-    /// replaced the one the stored offsets were in (see `KafkaConsumer.LogMove`). Stored last, so a batch
-    /// read from the old log cannot push the offset back beyond the new log's end; the worst case is a
-    /// batch read again, which the id dedupe recognises.
+    /// Per partition, the start of a log that replaced the one the stored offsets were in (see
+    /// `KafkaConsumer.LogMove`). Such a partition's offset is stored as is, not only moved forward: the batch's
+    /// own next offset there when it read any of the new log (read after the move, so from the new log), else
+    /// this start. Neither leaves the old log's offset behind, beyond the new log's end (issue 50), nor an
+    /// offset behind what the batch counted (which would show as messages waiting that never drain).
     var resetOffsets: [Int32: Int64] = [:]
 
     init(events: [TrackingEvent], topic: String, nextOffsets: [Int32: Int64], expectedOffsets: [Int32: Int64] = [:]) {

@@ -93,7 +93,7 @@ struct PostgresIngestStore: IngestStore {
             try await write(delta, schema: schema, on: connection)
             let counted = events.count
 
-            let partitions = batch.nextOffsets.keys.sorted()
+            let partitions = batch.nextOffsets.keys.filter { batch.resetOffsets[$0] == nil }.sorted()
             let offsets = partitions.map { batch.nextOffsets[$0]! }
             let topics = Array(repeating: batch.topic, count: partitions.count)
             try await connection.query("""
@@ -103,7 +103,7 @@ struct PostgresIngestStore: IngestStore {
                 """, logger: logger)
             if !batch.resetOffsets.isEmpty {
                 let partitions = batch.resetOffsets.keys.sorted()
-                let offsets = partitions.map { batch.resetOffsets[$0]! }
+                let offsets = partitions.map { batch.nextOffsets[$0] ?? batch.resetOffsets[$0]! }
                 let topics = Array(repeating: batch.topic, count: partitions.count)
                 try await connection.query("""
                     INSERT INTO \(unescaped: schema).consumer_offsets AS o (topic, partition, next_offset)

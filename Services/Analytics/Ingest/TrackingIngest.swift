@@ -97,6 +97,12 @@ final class TrackingIngest: Service, Sendable {
                 return true
             }
             pending = try await following
+            // The moves its own poll found, and only those: a move found while the batch before was read from
+            // the old log must not be stored with that batch's offsets.
+            pending?.batch.resetOffsets = resets.withLock { resets in
+                defer { resets = [:] }
+                return resets
+            }
         }
         // What was read but not counted is read again after a restart: nothing is lost by stopping here.
         return false
@@ -104,8 +110,8 @@ final class TrackingIngest: Service, Sendable {
 
     /// The consumer found partitions whose log no longer holds the stored offsets (the broker lost the topic,
     /// or it was deleted and made again) and now reads them from the start: every event there that was
-    /// counted before is recognised by its id, so counts stay exact. The new start is stored with the next
-    /// batch (`IngestBatch.resetOffsets`), so a restart does not wait beyond the new log's end again.
+    /// counted before is recognised by its id, so counts stay exact. The new start is stored with the batch
+    /// its poll read (`IngestBatch.resetOffsets`), so neither a restart nor the lag watch waits beyond the new log's end.
     private func logMoved(_ check: KafkaConsumer.LogCheck) {
         let moved = check.moves.filter { $0.partition.topic == topic }
         guard !moved.isEmpty else { return }
@@ -114,10 +120,7 @@ final class TrackingIngest: Service, Sendable {
 
     /// Counts one batch; false when the stored offsets moved back under this reader.
     private func count(_ decoded: DecodedBatch) async throws -> Bool {
-        let resetOffsets = resets.withLock { resets in
-            defer { resets = [:] }
-            return resets
-        }
+        let resetOffsets = decoded.batch.resetOffsets
         guard !decoded.isEmpty || !resetOffsets.isEmpty else { return true }
         let started = DispatchTime.now()
         // Dead letters first: once the offsets are stored the bad messages are never read again.
@@ -135,7 +138,6 @@ final class TrackingIngest: Service, Sendable {
         let partitions = batch.nextOffsets
         // A reset partition's stored offset belongs to the old log: nothing to compare with.
         batch.expectedOffsets = expected.withLock { held in held.filter { partitions[$0.key] != nil && resetOffsets[$0.key] == nil } }
-        batch.resetOffsets = resetOffsets
         let outcome = try await Self.applySettingAside(batch, to: store, logger: logger, stopping: { self.stopping.load(ordering: .acquiring) }) {
             event, reason in
             self.metrics.refused.increment()
@@ -146,8 +148,9 @@ final class TrackingIngest: Service, Sendable {
         switch outcome {
         case .applied(let new, let duplicates):
             expected.withLock { held in
-                for (partition, offset) in batch.nextOffsets { held[partition] = offset }
                 for (partition, offset) in resetOffsets { held[partition] = offset }
+                // What the store kept (IngestBatch.resetOffsets): the batch's own offset wins over a reset's start.
+                for (partition, offset) in batch.nextOffsets { held[partition] = offset }
             }
             metrics.counted.increment(by: Int64(new))
             metrics.duplicates.increment(by: Int64(duplicates))
@@ -393,7 +396,9 @@ struct DecodedBatch: Sendable {
         var nextOffsets: [Int32: Int64] = [:]
         var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)] = []
         for message in messages {
-            nextOffsets[message.partition] = max(nextOffsets[message.partition] ?? 0, message.offset + 1)
+            // The last message's, not the highest: across a log that moved under the consumer within one poll,
+            // the old log's offsets come first and may be higher.
+            nextOffsets[message.partition] = message.offset + 1
             switch TrackingCodec.readMessage(message.value) {
             case .event(let event): events.append(event)
             case .rejected(let rejection): rejected.append((message, rejection))
