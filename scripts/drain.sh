@@ -13,7 +13,8 @@
 # With DRAIN_BROKERS (host:port) and DRAIN_PG_PORT set (DRAIN_PG_DB, itour; DRAIN_TOPIC_PREFIX), the
 # analytics figure is exact instead: the broker's high watermarks, asked of the broker, against the
 # offsets analytics stored with its aggregates (scripts/backlog.py); drained when nothing is waiting.
-# That mode also sees stored offsets beyond the end of a log that moved under analytics (never drains).
+# That mode also sees stored offsets beyond the end of a log that moved under analytics: events in such a
+# partition never drain; an empty one holds nothing back (analytics reads it from its start when events come).
 # A service not named is not waited for. Bounded by DRAIN_TIMEOUT seconds (60); prints progress
 # every DRAIN_PROGRESS seconds (5) and, when it gives up, what is left. Last line, for scripts:
 #   drain: result drained=1|0 seconds=S analytics_lag=N commands_lag=N outbox=N first_analytics_lag=N first_outbox=N
@@ -108,7 +109,7 @@ left() {
       unreadable) parts+=("analytics: its backlog could not be read (broker or Postgres did not answer scripts/backlog.py)") ;;
       *) parts+=("analytics: $(fmt "$a_lag") events not yet counted") ;;
     esac
-    if [[ -n $moved ]]; then
+    if [[ -n $moved && $beyond != 0 ]]; then
       parts+=("analytics: $(fmt "$beyond") events in partitions whose stored offset lies beyond the end of the log ($moved): it waits there and will never count them")
     fi
   fi
@@ -146,7 +147,9 @@ while :; do
   sample
   now_s=$(elapsed)
   done_now=1
-  [[ -n $analytics && ($a_lag != 0 || -n $moved) ]] && done_now=0
+  # A stored offset beyond the end of an empty new log holds nothing back: analytics reads that log from its start
+  # when anything arrives (issue 50). Only events in such partitions wait.
+  [[ -n $analytics && ($a_lag != 0 || $beyond != 0) ]] && done_now=0
   [[ -n $catalog && ($c_lag != 0 || $outbox != 0) ]] && done_now=0
   if ((done_now)) && [[ -z $analytics || $a_counted == "$prev_counted" ]]; then
     stable=$((stable + 1))

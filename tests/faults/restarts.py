@@ -122,6 +122,16 @@ def psql(suite, sql: str, timeout: float = 60) -> list[str]:
                           capture_output=True, text=True, timeout=timeout, check=True).stdout.split()
 
 
+def run_drain(suite, brokers: str, timeout: str | None = None) -> subprocess.CompletedProcess:
+    """scripts/drain.sh as make down runs it: analytics' backlog exact (the broker's watermarks against its stored
+    offsets), catalog's commands and outbox."""
+    timeout = timeout or DRAIN_TIMEOUT
+    env = dict(os.environ, DRAIN_TIMEOUT=timeout, DRAIN_PROGRESS="2", DRAIN_BROKERS=brokers, DRAIN_PG_PORT=suite.env["POSTGRES_PORT"],
+               DRAIN_PG_DB=suite.env["POSTGRES_DB"], DRAIN_TOPIC_PREFIX=suite.env["KAFKA_TOPIC_PREFIX"])
+    return subprocess.run([str(ROOT / "scripts" / "drain.sh"), "--analytics", suite.analytics_url, "--catalog", suite.catalog_url],
+                          capture_output=True, text=True, env=env, timeout=float(timeout) + 30)
+
+
 def processed_ids(suite, ids: list[str] | None = None) -> set[str]:
     """Event ids analytics has counted (all, or those among `ids`)."""
     if ids is None:
@@ -304,12 +314,8 @@ class Restarts:
         for p in posters:
             p.join(timeout=30)
         detail = {"load_acked": len(self.truth.acked) - before}
-        # As make down runs it: analytics' backlog exact (the broker's watermarks against its stored offsets).
-        env = dict(os.environ, DRAIN_TIMEOUT=DRAIN_TIMEOUT, DRAIN_PROGRESS="2", DRAIN_BROKERS=self.broker.brokers,
-                   DRAIN_PG_PORT=suite.env["POSTGRES_PORT"], DRAIN_PG_DB=suite.env["POSTGRES_DB"], DRAIN_TOPIC_PREFIX=self.prefix)
         drain_started = time.monotonic()
-        drain = subprocess.run([str(ROOT / "scripts" / "drain.sh"), "--analytics", suite.analytics_url, "--catalog", suite.catalog_url],
-                               capture_output=True, text=True, env=env, timeout=float(DRAIN_TIMEOUT) + 30)
+        drain = run_drain(suite, self.broker.brokers)
         drained_at = time.monotonic()
         for line in (drain.stdout + drain.stderr).splitlines():
             if not line.startswith("drain: result"):

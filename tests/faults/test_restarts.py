@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -48,7 +49,8 @@ RESULT = ROOT / ".run" / "restarts-result.json"
 def positions_after(suite, brokers: str, timeout: float = 20) -> dict:
     """analytics' stored offsets against the logs (scripts/backlog.py, as make down's drain reads them) and its
     /ready, once every acknowledged event was counted: nothing waiting, nothing stored beyond a log's end, not
-    degraded. Looked at for up to `timeout` seconds (one poll of each)."""
+    degraded (looked at for up to `timeout` seconds); then the drain of make down, analytics' and catalog's, which
+    must finish within 15 s."""
     deadline = time.monotonic() + timeout
     while True:
         line = subprocess.run([sys.executable, str(ROOT / "scripts" / "backlog.py"), "--brokers", brokers, "--pg-port", suite.env["POSTGRES_PORT"],
@@ -62,8 +64,15 @@ def positions_after(suite, brokers: str, timeout: float = 20) -> dict:
         if status != 200 or ready.get("status") != "ready":
             violations.append(f"analytics /ready after the faults: {status} {body[:300]!r}")
         if not violations or time.monotonic() > deadline:
-            return {"backlog": line, "ready": ready.get("status"), "_violations": violations}
+            break
         time.sleep(2)
+    # As make down would after these faults: nothing really waits, so it drains in seconds.
+    drain = restarts.run_drain(suite, brokers, timeout="15")
+    if drain.returncode != 0:
+        left = [line for line in drain.stderr.splitlines() if "gave up" in line]
+        violations.append(f"the drain after the faults gave up: {left[-1] if left else drain.stderr.strip()[-300:]}")
+    drained = re.findall(r"seconds=(\S+)", drain.stdout)
+    return {"backlog": line, "ready": ready.get("status"), "drain_s": drained[-1] if drained else None, "_violations": violations}
 
 
 @pytest.fixture()
@@ -178,7 +187,7 @@ def test_restarts_and_broker_loss_lose_nothing_acknowledged(tmp_path, own_broker
     summary = (f"events acked {result.get('events_acked')}, counted {result.get('events_counted')}, "
                f"lost with the broker (allowed) {result.get('events_lost_with_broker')}, lost {result.get('events_lost')}, "
                f"double-counted {result.get('events_double_counted')}; edits acked {result.get('edits_acked')}, "
-               f"applied {result.get('edits_applied')}")
+               f"applied {result.get('edits_applied')}; after them {result.get('analytics_after')}")
     print("\n" + figures + "\n  " + summary)
     assert not result["violations"], (
         "restarts and broker loss (issue 14): " + str(len(result["violations"])) + " violation(s):\n  - "
