@@ -80,6 +80,11 @@ def test_the_same_category_through_two_catalogs_at_once_is_made_once(fleet):
         assert statuses == [303, 422], f"round {round_}: the two saves answered {statuses}, not one saved and one refused"
         refused = next(answer for answer in answers if answer.status_code == 422)
         assert "There is already a category" in refused.text, re.findall(r'class="[^"]*error[^"]*"[^>]*>([^<]*)', refused.text)
+    # Each save's key is a new id, so its partition, and the catalog that owns it, is chance: both catalogs must
+    # have handled some of the races' commands, or the rounds proved nothing about two of them.
+    handled = [sum(1 for line in (suite.log_dir / "catalog.log").read_text().splitlines()
+                   if '"command handled"' in line and '"category.create"' in line) for suite in (first, second)]
+    assert all(handled), f"category.create commands handled by each catalog: {handled}"
 
 
 def test_a_fleet_under_load_loses_nothing_while_replicas_are_killed_restarted_and_scaled_in(fleet):

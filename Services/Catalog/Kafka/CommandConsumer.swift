@@ -91,8 +91,11 @@ final class CommandConsumer: Service, Sendable {
                         self.relay.notify()
                     }
                     guard group == nil, !offsets.isEmpty else { continue }
+                    // Only partitions still this member's: offsets gathered over a window may include one a rebalance gave
+                    // to another catalog since, which may have committed further (moved back, its commands would be read again).
+                    let owned = Set(consumer.assignment)
                     do {
-                        try await consumer.commit(offsets: offsets)
+                        try await consumer.commit(offsets: offsets.filter { owned.contains($0.key) })
                     } catch let error as KafkaError {
                         // The group forgot this member (a broker that came back empty, a topic made again):
                         // the commands are applied; uncommitted, they are redelivered and change nothing.
