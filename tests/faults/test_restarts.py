@@ -48,9 +48,10 @@ RESULT = ROOT / ".run" / "restarts-result.json"
 
 def positions_after(suite, brokers: str, timeout: float = 20) -> dict:
     """analytics' stored offsets against the logs (scripts/backlog.py, as make down's drain reads them) and its
-    /ready, once every acknowledged event was counted: nothing waiting, nothing stored beyond a log's end, not
-    degraded (looked at for up to `timeout` seconds); then the drain of make down, analytics' and catalog's, which
-    must finish within 15 s."""
+    /ready, once every acknowledged event was counted: nothing waiting, no events in a partition whose stored
+    offset lies beyond its log's end, not degraded (looked at for up to `timeout` seconds); then the drain of make
+    down, analytics' and catalog's, which must finish within 15 s. A stored offset beyond the end of an EMPTY new
+    log still passes (it holds nothing back; issue 50 leaves it open: a restart's rewind hides it from the check)."""
     deadline = time.monotonic() + timeout
     while True:
         line = subprocess.run([sys.executable, str(ROOT / "scripts" / "backlog.py"), "--brokers", brokers, "--pg-port", suite.env["POSTGRES_PORT"],
