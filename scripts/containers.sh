@@ -147,6 +147,10 @@ compose_env() {
   export FEED_HOST_PORT=$port_base ADMIN_HOST_PORT=$((port_base + 1))
   export CATALOG_HOST_PORT=$((port_base + 2)) ANALYTICS_HOST_PORT=$((port_base + 3))
   export POSTGRES_HOST_PORT=$((port_base + 10)) KAFKA_HOST_PORT=$((port_base + 11))
+  # podman-compose 1.x fills a service's ${...} from that service's own environment when the shell does not set the
+  # name: postgres' ${POSTGRES_USER:-itour} would read its own POSTGRES_USER (the superuser), and no services' role
+  # would be made. Set here, the shell's values win (docker-compose.yml, postgres).
+  export POSTGRES_USER=${POSTGRES_USER:-itour} POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-itour-demo-db}
 }
 
 compose_up() {
@@ -160,8 +164,12 @@ compose_up() {
                catalog) port=$((port_base + 2)) ;; analytics) port=$((port_base + 3)) ;; esac
     until curl -fsS -o /dev/null -m 2 "http://127.0.0.1:$port/ready" 2>/dev/null; do
       if ((SECONDS > deadline)); then
-        echo "containers.sh: $s not ready; its log:" >&2
-        podman logs --tail 30 "${project}_${s}_1" >&2 || true
+        echo "containers.sh: $s not ready. The services' logs:" >&2
+        local other
+        for other in catalog demo feed analytics admin; do
+          echo "--- $other" >&2
+          podman logs --tail 30 "${project}_${other}_1" >&2 || true
+        done
         exit 1
       fi
       sleep 1
