@@ -204,6 +204,58 @@ struct KafkaRecoveryTests {
         await producer.shutdown()
     }
 
+    /// A group consumer on a new 30-message log whose assignment hook starts at 20, having stored `stored`; what it
+    /// read (by value) and the moves its checks made.
+    private func readRewound(stored: Int64, _ broker: PrivateBroker, name: String) async throws -> (values: Set<String>, moves: [KafkaConsumer.LogMove]) {
+        let configuration = configuration(broker)
+        let topic = configuration.topic(name)
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics([KafkaTopicSpec(name: name, partitions: 1)])
+        for index in 0..<30 {   // one at a time: each its own batch, so the log's end is exact
+            try await producer.send(KafkaOutgoingMessage(topic: topic, key: "k", value: Array("m\(index)".utf8)))
+        }
+        let checks = Mutex<[KafkaConsumer.LogCheck]>([])
+        let consumer = try await KafkaConsumer.open(configuration: configuration, subscription: .group(id: "rewound-\(name)", topics: [topic]),
+                                                    logger: logger, checkInterval: .milliseconds(300), resetUnconfirmedBeyondEnd: true,
+                                                    assignmentOffsets: { partitions in
+                                                        Dictionary(uniqueKeysWithValues: partitions.map { ($0, .init(offset: 20, stored: stored)) })
+                                                    },
+                                                    onLogCheck: { check in checks.withLock { $0.append(check) } })
+        var values: Set<String> = []
+        // Long enough for the group to form (seconds on tansu) and several checks after the first messages.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var quietSince: ContinuousClock.Instant?
+        while ContinuousClock.now < deadline {
+            let messages = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))
+            values.formUnion(messages.map { String(decoding: $0.value, as: UTF8.self) })
+            if values.isEmpty || !messages.isEmpty { quietSince = nil; continue }
+            if quietSince == nil { quietSince = .now }
+            if values.count == 30 || ContinuousClock.now - quietSince! > .seconds(2) { break }
+        }
+        await consumer.close()
+        await producer.shutdown()
+        return (values, checks.withLock { $0 }.flatMap(\.moves))
+    }
+
+    @Test("a reader starting a little before its stored offset, beyond the log's end, reads the log from its start (the log is not the one it stored)")
+    func rewoundStartBeyondEndReadsNewLog() async throws {
+        let broker = try await PrivateBroker.start()
+        defer { broker.stop() }
+        let read = try await readRewound(stored: 50, broker, name: "rewound-beyond")
+        #expect(read.values == Set((0..<30).map { "m\($0)" }), "the head before the rewound start was skipped: read \(read.values.count)")
+        #expect(read.moves.map(\.position) == [50])
+        #expect(read.moves.first?.resetTo == 0)
+    }
+
+    @Test("a reader starting a little before its stored offset, at the log's end, reads from its start and is not reset")
+    func rewoundStartWithinLogIsNotReset() async throws {
+        let broker = try await PrivateBroker.start()
+        defer { broker.stop() }
+        let read = try await readRewound(stored: 30, broker, name: "rewound-within")
+        #expect(read.values == Set((20..<30).map { "m\($0)" }))
+        #expect(read.moves.isEmpty, "\(read.moves)")
+    }
+
     @Test("a consumer caught up with a log of multi-message batches is not reset (tansu's end is its last batch's base + 1)")
     func consumerAtEndIsNotReset() async throws {
         let broker = try await PrivateBroker.start()

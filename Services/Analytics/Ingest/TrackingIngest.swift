@@ -256,7 +256,7 @@ final class TrackingIngest: Service, Sendable {
     /// librdkafka calls it inside a poll and must have the offsets before it returns, so this blocks: on the
     /// consumer's own queue (KafkaConsumer runs its polls there, never on the cooperative pool or an event
     /// loop), while `run`'s child task reads Postgres (`StoredOffsetsRequests`).
-    private func offsetsOnAssignment(_ partitions: [KafkaTopicPartition], _ storedOffsets: StoredOffsetsRequests) -> [KafkaTopicPartition: Int64] {
+    private func offsetsOnAssignment(_ partitions: [KafkaTopicPartition], _ storedOffsets: StoredOffsetsRequests) -> [KafkaTopicPartition: KafkaConsumer.AssignedStart] {
         let answer: [Int32: Int64]?
         if withUnsafeCurrentTask(body: { $0 != nil }) {
             // Called from a task: blocking here could hold the very thread the read needs.
@@ -271,18 +271,22 @@ final class TrackingIngest: Service, Sendable {
             expected.withLock { held in for partition in partitions { held[partition.partition] = nil } }
             return [:]
         }
-        var offsets: [KafkaTopicPartition: Int64] = [:]
+        var offsets: [KafkaTopicPartition: KafkaConsumer.AssignedStart] = [:]
         expected.withLock { held in
             for partition in partitions where partition.topic == topic {
                 held[partition.partition] = stored[partition.partition]
                 // A little before the stored offset: if the topic was made again (or the broker came back
                 // empty) and the new log already holds more than the stored offset, its head is read rather
-                // than skipped; in the same log, what is read again is recognised by its id.
-                if let offset = stored[partition.partition] { offsets[partition] = max(0, offset - Self.assignmentRewind) }
+                // than skipped; in the same log, what is read again is recognised by its id. The consumer checks
+                // the stored offset itself against the log: one beyond its end is a new log, read from its start
+                // and stored anew (`logMoved`).
+                if let offset = stored[partition.partition] {
+                    offsets[partition] = .init(offset: max(0, offset - Self.assignmentRewind), stored: offset)
+                }
             }
         }
         logger.info("starting from stored offsets, less the rewind", metadata: [
-            "offsets": "\(offsets.map { "\($0.key)=\($0.value)" }.sorted())", "rewind": "\(Self.assignmentRewind)",
+            "offsets": "\(offsets.map { "\($0.key)=\($0.value.offset)" }.sorted())", "rewind": "\(Self.assignmentRewind)",
         ])
         return offsets
     }

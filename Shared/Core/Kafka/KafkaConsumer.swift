@@ -38,6 +38,19 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         public var description: String { "\(partition): position \(position) outside [\(low), \(high)], reset to \(resetTo)" }
     }
 
+    /// Where an assignment hook starts a partition: at `offset`, at or before `stored`, the offset its reader
+    /// stored. A start before `stored` (reading a little again) is checked against the log as `stored` until a
+    /// message just before it is read: a log that ends before it is not the log it was stored in.
+    public struct AssignedStart: Sendable, Equatable {
+        public let offset: Int64
+        public let stored: Int64
+
+        public init(offset: Int64, stored: Int64) {
+            self.offset = offset
+            self.stored = stored
+        }
+    }
+
     /// What a position check found: the partitions that moved, and whether every broker had been down
     /// before it (a memory-only broker may have come back empty even where positions still fit).
     public struct LogCheck: Sendable {
@@ -77,7 +90,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     ///     loss of every broker; messages read after it come from the new positions.
     public static func open(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger,
                             name: String? = nil, checkInterval: Duration = .seconds(2), resetUnconfirmedBeyondEnd: Bool = false,
-                            assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil,
+                            assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: AssignedStart])? = nil,
                             onLogCheck: (@Sendable (LogCheck) -> Void)? = nil) async throws -> KafkaConsumer {
         let consumer = try KafkaConsumer(configuration: configuration, subscription: subscription, logger: logger, name: name,
                                          checkInterval: checkInterval, resetUnconfirmedBeyondEnd: resetUnconfirmedBeyondEnd,
@@ -89,7 +102,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
     /// Makes the handle only: no broker is asked.
     private init(configuration: KafkaConfiguration, subscription: Subscription, logger: Logger, name: String?,
                  checkInterval: Duration, resetUnconfirmedBeyondEnd: Bool,
-                 assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])?,
+                 assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: AssignedStart])?,
                  onLogCheck: (@Sendable (LogCheck) -> Void)?) throws {
         let groupId: String? = if case .group(let id, _) = subscription { id } else { nil }
         self.name = name ?? groupId ?? configuration.clientId
@@ -158,8 +171,9 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 }
                 // Per message, not per batch: a rebalance inside the poll replaces the map.
                 let known = context.positions.withLock { positions in
-                    defer { positions[message.topicPartition] = KnownPosition(offset: message.offset + 1, seenInLog: true) }
-                    return positions[message.topicPartition]
+                    let known = positions[message.topicPartition]
+                    positions[message.topicPartition] = known?.reading(message.offset) ?? KnownPosition(offset: message.offset + 1, seenInLog: true)
+                    return known
                 }
                 // A message before the known position: librdkafka itself reset the partition (the broker said
                 // the position was out of range, auto.offset.reset=earliest), so the log was replaced.
@@ -216,11 +230,15 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
             lows[partition] = marks.low
             guard let position = known[partition] else { continue }
             // The end moved back, the position is before the start, or beyond the end of an empty log (or, for
-            // a position from outside, of any log when asked): the log is not the one the position is in.
+            // a position from outside, of any log when asked): the log is not the one the position is in. A rewound
+            // position counts where it was stored once it has read to the end: before, tansu's end (its last batch's
+            // base + 1) may not yet have been read past.
+            let storedBeyondEnd = position.stored.map { $0 > marks.high && position.offset >= marks.high } ?? false
             let moved = marks.high < (lastHighs[partition] ?? 0) || position.offset < marks.low
                 || (position.offset > marks.high && (marks.high == 0 || (!position.seenInLog && resetUnconfirmedBeyondEnd)))
+                || (storedBeyondEnd && (marks.high == 0 || resetUnconfirmedBeyondEnd))
             if moved {
-                moves.append(LogMove(partition: partition, position: position.offset, low: marks.low, high: marks.high, resetTo: marks.low))
+                moves.append(LogMove(partition: partition, position: position.claimed, low: marks.low, high: marks.high, resetTo: marks.low))
             }
         }
         self.lastHighs.withLock { $0 = highs }

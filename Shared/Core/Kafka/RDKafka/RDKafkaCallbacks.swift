@@ -6,7 +6,7 @@ import Synchronization
 /// for consumers, the hook that picks starting offsets when partitions are assigned.
 final class RDKafkaCallbackContext: @unchecked Sendable {
     let logger: Logger
-    let assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])?
+    let assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: KafkaConsumer.AssignedStart])?
     let assignment = Mutex<[KafkaTopicPartition]>([])
     /// Per assigned partition, the next offset the consumer will read as far as it knows: the offset it
     /// was assigned at (when a real one, not BEGINNING/END/STORED), then each message read, then a reset.
@@ -24,7 +24,7 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
     /// pointers, each still holding its batch's retain, to be produced again on a new handle.
     let requeued = Mutex<[RequeuedMessage]>([])
 
-    init(logger: Logger, assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: Int64])? = nil) {
+    init(logger: Logger, assignmentOffsets: (@Sendable ([KafkaTopicPartition]) -> [KafkaTopicPartition: KafkaConsumer.AssignedStart])? = nil) {
         self.logger = logger
         self.assignmentOffsets = assignmentOffsets
     }
@@ -71,13 +71,15 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
             if err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS {
                 let list = RDKafkaTopicPartitionList(borrowing: partitions)
                 let assigned = list.elements.map(\.partition)
-                var offsets: [KafkaTopicPartition: Int64] = [:]
+                var starts: [KafkaTopicPartition: KafkaConsumer.AssignedStart] = [:]
                 if let hook = context.assignmentOffsets {
-                    offsets = hook(assigned)
-                    list.setOffsets(offsets)
+                    starts = hook(assigned)
+                    list.setOffsets(starts.mapValues(\.offset))
                 }
                 context.assignment.withLock { $0 = assigned }
-                context.positions.withLock { $0 = offsets.filter { $0.value >= 0 }.mapValues { KnownPosition(offset: $0, seenInLog: false) } }
+                context.positions.withLock {
+                    $0 = starts.filter { $0.value.offset >= 0 }.mapValues { KnownPosition(offset: $0.offset, seenInLog: false, stored: $0.stored) }
+                }
                 context.logger.info("partitions assigned", metadata: ["partitions": "\(assigned.map(\.description))"])
                 rd_kafka_assign(handle, partitions)
             } else {
@@ -95,6 +97,18 @@ final class RDKafkaCallbackContext: @unchecked Sendable {
 struct KnownPosition: Sendable {
     let offset: Int64
     let seenInLog: Bool
+    /// The offset stored for the partition when the position starts before it (a reader that reads a little again
+    /// at assignment): the log must reach it, or it is not the log it was stored in. Kept until a message just
+    /// before it is read.
+    var stored: Int64? = nil
+
+    /// The position after reading `message`'s offset.
+    func reading(_ offset: Int64) -> KnownPosition {
+        KnownPosition(offset: offset + 1, seenInLog: true, stored: stored.flatMap { $0 > offset + 1 ? $0 : nil })
+    }
+
+    /// The furthest offset this position claims the log holds.
+    var claimed: Int64 { Swift.max(offset, stored ?? offset) }
 }
 
 /// A message's opaque pointer while it waits to be produced again (see `RDKafkaCallbackContext.requeued`).
