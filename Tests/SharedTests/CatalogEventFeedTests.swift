@@ -85,6 +85,58 @@ struct CatalogEventFeedTests {
         _ = await running.result
         await producer.shutdown()
     }
+
+    @Test("a snapshot request nobody answers is asked again under a new id, and the snapshot answering the new one loads the feed")
+    func unansweredSnapshotRequestIsAskedAgain() async throws {
+        let configuration = TestServices.kafka()
+        let producer = try KafkaProducer(configuration: configuration, logger: logger)
+        try await producer.createTopics(Topic.all)
+        let startup = StartupBarrier()
+        startup.open()
+        let source = "patience-\(UUID().uuidString.prefix(8))"
+        // What reaches catalog.commands from this feed, read from the end before it asks.
+        let requests = try await KafkaConsumer.open(configuration: configuration,
+                                                    subscription: .allPartitions(topics: [configuration.topic(Topic.catalogCommands)], from: .end),
+                                                    logger: logger)
+        let commands = CatalogCommandClient(producer: producer, configuration: configuration, startup: startup, source: source, logger: logger)
+        let feed = CatalogEventFeed(configuration: configuration, startup: startup, commands: commands,
+                                    deadLetters: DeadLetterSink(producer: producer, consumerName: source, logger: logger),
+                                    source: source, logger: logger, handler: { _ in }, snapshotPatience: .seconds(3))
+        let client = Task { try await commands.run() }
+        let running = Task { try await feed.run() }
+
+        // No catalog runs: the first request goes unanswered, and a second follows under another id.
+        var asked: [UUID] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while asked.count < 2, ContinuousClock.now < deadline {
+            for message in try await requests.poll(maxMessages: 100, timeout: .milliseconds(200)) {
+                guard let command = try? CatalogEventCodec.readCommand(message.value).data,
+                      command.action == .snapshot, command.actor == source else { continue }
+                asked.append(command.commandId)
+            }
+        }
+        try #require(asked.count == 2, "requests seen: \(asked)")
+        #expect(asked[0] != asked[1])
+        #expect(!feed.isLoaded)
+
+        // A snapshot answering the second request (markers on every partition) loads it.
+        let topic = configuration.topic(Topic.catalogEvents)
+        let partitions = try await producer.partitionCounts(topics: [topic])[topic] ?? 1
+        _ = try await producer.send((0..<Int32(partitions)).map { partition in
+            KafkaOutgoingMessage(topic: topic, key: nil,
+                                 value: CatalogEventCodec.write(Envelope(type: CatalogEvent.Kind.snapshotMarker.rawValue, source: "catalog",
+                                                                         data: CatalogEvent(kind: .snapshotMarker, snapshotId: asked[1],
+                                                                                            partition: partition, partitionCount: partitions))),
+                                 partition: partition)
+        })
+        #expect(try await TestServices.eventually(timeout: .seconds(30)) { feed.isLoaded })
+        running.cancel()
+        client.cancel()
+        _ = await running.result
+        _ = await client.result
+        await requests.close()
+        await producer.shutdown()
+    }
 }
 
 private struct Refused: Error {}

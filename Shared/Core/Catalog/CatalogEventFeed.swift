@@ -28,6 +28,11 @@ public final class CatalogEventFeed: Service, Sendable {
     /// The snapshot this feed waits for: one at start, a new one whenever the log may have lost content.
     private let snapshotId = Mutex(UUID.random())
     private let markersSeen = Mutex<Set<Int32>>([])
+    /// The last request whose snapshot arrived whole.
+    private let answered = Mutex<UUID?>(nil)
+    /// How long a request may go unanswered before it is asked again under a new id (catalog sets aside what it
+    /// cannot answer: unsigned requests over their rate, or a request lost with the broker's log).
+    private let snapshotPatience: Duration
     private let snapshotRequests = AsyncStream<UUID>.makeStream(bufferingPolicy: .bufferingNewest(1))
     private let loaded = Flag(false)
     private let source: String
@@ -38,8 +43,10 @@ public final class CatalogEventFeed: Service, Sendable {
     /// its events were handled: the first, and each one asked for after the log may have lost content.
     public init(configuration: KafkaConfiguration, startup: StartupBarrier, commands: CatalogCommandClient, deadLetters: DeadLetterSink,
                 source: String, logger: Logger, handler: @escaping Handler, categoryHandler: CategoryHandler? = nil,
-                recordHandlers: [CatalogRecordHandler] = [], onSnapshotLoaded: (@Sendable () -> Void)? = nil) {
+                recordHandlers: [CatalogRecordHandler] = [], onSnapshotLoaded: (@Sendable () -> Void)? = nil,
+                snapshotPatience: Duration = .seconds(120)) {
         self.onSnapshotLoaded = onSnapshotLoaded
+        self.snapshotPatience = snapshotPatience
         self.configuration = configuration
         self.startup = startup
         self.commands = commands
@@ -91,9 +98,11 @@ public final class CatalogEventFeed: Service, Sendable {
         await consumer.close()
     }
 
-    /// Sends each snapshot request until catalog took it (the latest one only, if several wait).
+    /// Sends each snapshot request until catalog took it (the latest one only, if several wait), and asks again under a
+    /// new id while none answers it within `snapshotPatience`.
     private func requestSnapshots() async {
-        for await id in snapshotRequests.stream {
+        for await first in snapshotRequests.stream {
+            var id = first
             while !Task.isCancelled, snapshotId.withLock({ $0 }) == id {
                 do {
                     // Shared: catalog may answer it with the snapshot it sends for other readers' requests of the moment, whose
@@ -101,13 +110,37 @@ public final class CatalogEventFeed: Service, Sendable {
                     try await commands.send(CatalogCommand(commandId: id, action: .snapshot, actor: source, chunkedSnapshot: true,
                                                            sharedSnapshot: true))
                     logger.info("asked catalog for a snapshot", metadata: ["snapshot": "\(id)"])
-                    break
                 } catch {
                     logger.warning("snapshot request failed; retrying", metadata: ["error": "\(error)"])
                     try? await Task.sleep(for: .seconds(2))
+                    continue
                 }
+                guard let again = await unanswered(id) else { break }
+                logger.warning("no snapshot answered the request; asking again", metadata: [
+                    "snapshot": "\(id)", "again": "\(again)", "waited_s": "\(snapshotPatience.components.seconds)",
+                ])
+                id = again
             }
         }
+    }
+
+    /// Waits up to `snapshotPatience` for request `id`'s snapshot. Still unanswered and still the one waited for, it is
+    /// replaced by a new request id, returned; nil when answered, replaced meanwhile, or cancelled.
+    private func unanswered(_ id: UUID) async -> UUID? {
+        let deadline = ContinuousClock.now + snapshotPatience
+        while ContinuousClock.now < deadline {
+            if Task.isCancelled || answered.withLock({ $0 }) == id || snapshotId.withLock({ $0 }) != id { return nil }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+        let again = UUID.random()
+        let replaced = snapshotId.withLock { current in
+            guard current == id, answered.withLock({ $0 }) != id else { return false }
+            current = again
+            return true
+        }
+        guard replaced else { return nil }
+        markersSeen.withLock { $0 = [] }
+        return again
     }
 
     /// The log this feed reads may have lost content (it was replaced under the consumer's positions, or
@@ -176,7 +209,11 @@ public final class CatalogEventFeed: Service, Sendable {
             if complete && !loaded.set() {
                 logger.info("catalog projection loaded", metadata: ["snapshot": "\(snapshotId.withLock { $0 })"])
             }
-            if completedNow { onSnapshotLoaded?() }
+            if completedNow {
+                let id = snapshotId.withLock { $0 }
+                answered.withLock { $0 = id }
+                onSnapshotLoaded?()
+            }
         case .snapshotChunk:
             await handle(event.entityEvents, of: envelope, message)
         default:
