@@ -117,7 +117,7 @@ enum AnalyticsBench {
 
     /// The same events as CSV rows for `COPY ... (FORMAT csv)` into a table of the same columns.
     static func writeCSV(_ events: [TrackingEvent], to path: String) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: path) else { throw BenchError("cannot write \(path)") }
         defer { try? handle.close() }
         var text = ""

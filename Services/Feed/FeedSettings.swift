@@ -50,12 +50,12 @@ struct FeedSettings: Sendable {
         trustedProxies = try TrustedProxies(environment: environment)
         maxConnectionsPerClient = try environment.int(.feedMaxConnectionsPerClient, in: 0...1_000_000, unit: "connections")
         newDevicesPerHourPerClient = try environment.int(.feedNewDevicesPerHourPerClient, in: 0...10_000_000, unit: "device ids")
-        let zone = try environment.string(.siteTimeZone)
+        let zone = environment.string(.siteTimeZone)
         guard let timeZone = TimeZone(identifier: zone) else {
             throw FeedSettingsError(description: "configuration: SITE_TIME_ZONE must be an IANA time zone such as America/New_York, got \"\(zone)\"")
         }
         var holidays: Set<String> = []
-        for text in try environment.string(.sitePublicHolidays).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+        for text in environment.string(.sitePublicHolidays).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
         where !text.isEmpty {
             guard FeedSite.isDate(text) else {
                 throw FeedSettingsError(description: "configuration: SITE_PUBLIC_HOLIDAYS must be dates YYYY-MM-DD separated by commas; \"\(text)\" is not one")
@@ -66,7 +66,7 @@ struct FeedSettings: Sendable {
         guard mediaCacheBytes >= 0 else {
             throw FeedSettingsError(description: "configuration: FEED_MEDIA_CACHE_BYTES must be 0 (keep no media in memory) or more")
         }
-        let publicURL = try environment.string(.feedPublicURL)
+        let publicURL = environment.string(.feedPublicURL)
         guard let base = QRLink.publicURL(publicURL) else {
             throw FeedSettingsError(description: "configuration: FEED_PUBLIC_URL must be an http(s) address of at most \(QRLink.maximumPublicURLBytes) bytes such as https://tours.example.edu, got \"\(publicURL)\"")
         }

@@ -133,7 +133,8 @@ final class WebClient: @unchecked Sendable {
     @discardableResult
     func submit(_ path: String, _ fields: [String: String], from formPath: String) async throws -> Page {
         let form = try await get(formPath)
-        return try await post(path, fields, csrf: try #require(form.csrfToken, "no form on \(formPath)"))
+        let token: String = try #require(form.csrfToken, "no form on \(formPath)")
+        return try await post(path, fields, csrf: token)
     }
 
     func login(_ email: String = AdminHarness.ownerEmail, _ password: String = AdminHarness.ownerPassword) async throws -> Page {

@@ -50,7 +50,7 @@ struct AnalyticsHarness: Sendable {
     /// Sends events as the feed does: one envelope per event, its id the event's id, keyed by device.
     func produce(_ events: [TrackingEvent]) async throws {
         for chunk in stride(from: 0, to: events.count, by: 2_000).map({ events[$0..<min($0 + 2_000, events.count)] }) {
-            try await producer.send(try chunk.map { event in
+            _ = try await producer.send(try chunk.map { event in
                 KafkaOutgoingMessage(topic: trackingTopic, key: event.deviceId,
                                      value: try Envelope(id: event.id, type: event.type.rawValue, occurredAt: event.occurredAt,
                                                          source: "feed", data: event).encoded())
@@ -59,7 +59,7 @@ struct AnalyticsHarness: Sendable {
     }
 
     func produceRaw(_ values: [String], key: String = "raw") async throws {
-        try await producer.send(values.map { KafkaOutgoingMessage(topic: trackingTopic, key: key, value: Array($0.utf8)) })
+        _ = try await producer.send(values.map { KafkaOutgoingMessage(topic: trackingTopic, key: key, value: Array($0.utf8)) })
     }
 
     /// Names the workload's tours and stops and gives each tour its stops, as analytics keeps them from

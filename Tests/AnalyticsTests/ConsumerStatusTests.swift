@@ -36,7 +36,7 @@ struct ConsumerStatusTests {
         #expect(watch.status.degraded == nil)
         #expect(watch.status.caughtUpTo != nil)
 
-        try await producer.send((0..<20).map { KafkaOutgoingMessage(topic: topic, key: "k\($0)", value: Array("m\($0)".utf8)) })
+        _ = try await producer.send((0..<20).map { KafkaOutgoingMessage(topic: topic, key: "k\($0)", value: Array("m\($0)".utf8)) })
         let acknowledged = Date()
         // Nobody reads: after the window, degraded with the reason; /ready's check passes degraded.
         let degraded = try await TestServices.eventually(timeout: .seconds(10), interval: .milliseconds(200)) {

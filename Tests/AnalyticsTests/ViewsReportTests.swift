@@ -48,7 +48,7 @@ struct ViewsReportTests {
             let person = PersonEvent.changed(PersonState(id: dean, version: 1, status: .published, content: PersonContent(name: "Émile Durand"),
                                                          updatedAt: today))
             #expect(try await TestServices.eventually(timeout: .seconds(30), interval: .milliseconds(500)) {
-                try await harness.producer.send([
+                _ = try await harness.producer.send([
                     KafkaOutgoingMessage(topic: topic, key: about.uuidString, value: try Envelope(type: page.type, source: "catalog", data: page).encoded()),
                     KafkaOutgoingMessage(topic: topic, key: dean.uuidString, value: try Envelope(type: person.type, source: "catalog", data: person).encoded()),
                 ])

@@ -203,7 +203,7 @@ struct FeedHTTPTests {
                     data: CategoryEvent(kind: .changed, entityId: id, version: version, category: category)).encoded())
             }
             // Out of order on purpose: a child before its parent.
-            try await standIn.producer.send([try changed("Shop"), try changed("See"), try changed("See/Museums"), try changed("Eat"),
+            _ = try await standIn.producer.send([try changed("Shop"), try changed("See"), try changed("See/Museums"), try changed("Eat"),
                                              try changed("Eat/Café"), try changed("Shop/Old")])
             @Sendable func tree() async throws -> [[String: Any]] {
                 try #require(try Self.json(try await client.execute(uri: "/v1/categories", method: .get))["categories"] as? [[String: Any]])
@@ -227,7 +227,7 @@ struct FeedHTTPTests {
             #expect(roots[2]["poiCount"] as? Int == 0 && (roots[2]["children"] as? [[String: Any]])?.first?["name"] as? String == "Old")
 
             let old = try #require(ids["Shop/Old"])
-            try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: old.uuidString.lowercased(), value: try Envelope(
+            _ = try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: old.uuidString.lowercased(), value: try Envelope(
                 type: CategoryEvent.Kind.deleted.rawValue, source: "catalog", data: CategoryEvent(kind: .deleted, entityId: old, version: 2)).encoded())])
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 try await (tree()[2]["children"] as? [[String: Any]])?.isEmpty == true
@@ -362,7 +362,7 @@ struct FeedHTTPTests {
                 KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
                                      value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
             }
-            try await standIn.producer.send([try message(.changed(openDay)), try message(.changed(visit)), try message(.changed(fair)),
+            _ = try await standIn.producer.send([try message(.changed(openDay)), try message(.changed(visit)), try message(.changed(fair)),
                                              try message(.changed(secret))])
             @Sendable func occurrences(_ query: String) async throws -> [[String: Any]] {
                 try #require(try Self.json(try await client.execute(uri: "/v1/calendar?\(query)", method: .get))["occurrences"] as? [[String: Any]])
@@ -423,7 +423,7 @@ struct FeedHTTPTests {
             #expect((try Self.json(try await client.execute(uri: "/v1/search?q=not%20yet", method: .get))["events"] as? [Any])?.isEmpty == true)
 
             // Deleted: gone from the range.
-            try await standIn.producer.send([try message(CalendarEntryEvent(kind: .deleted, entityId: visit.id, version: 2))])
+            _ = try await standIn.producer.send([try message(CalendarEntryEvent(kind: .deleted, entityId: visit.id, version: 2))])
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 try await occurrences(range).compactMap { $0["title"] as? String } == ["Open Day", "Book fair; winter, 2026"]
             })
@@ -449,7 +449,7 @@ struct FeedHTTPTests {
                 KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
                                      value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
             }
-            try await standIn.producer.send([director, counselor, dean, hidden].map { try message(.changed($0)) })
+            _ = try await standIn.producer.send([director, counselor, dean, hidden].map { try message(.changed($0)) })
             @Sendable func names(_ query: String) async throws -> [String] {
                 let people = try #require(try Self.json(try await client.execute(uri: "/v1/people\(query)", method: .get))["people"] as? [[String: Any]])
                 return people.compactMap { $0["name"] as? String }
@@ -487,7 +487,7 @@ struct FeedHTTPTests {
             var unpublished = director
             unpublished.version = 2
             unpublished.status = .draft
-            try await standIn.producer.send([try message(.changed(unpublished)), try message(PersonEvent(kind: .deleted, entityId: dean.id, version: 2))])
+            _ = try await standIn.producer.send([try message(.changed(unpublished)), try message(PersonEvent(kind: .deleted, entityId: dean.id, version: 2))])
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 try await names("") == ["ada byron"]
             })
@@ -521,7 +521,7 @@ struct FeedHTTPTests {
                 KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
                                      value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
             }
-            try await standIn.producer.send([about, history, secret].map { try message(.changed($0)) })
+            _ = try await standIn.producer.send([about, history, secret].map { try message(.changed($0)) })
             @Sendable func slugs() async throws -> [String] {
                 let pages = try #require(try Self.json(try await client.execute(uri: "/v1/pages", method: .get))["pages"] as? [[String: Any]])
                 return pages.compactMap { $0["slug"] as? String }
@@ -550,7 +550,7 @@ struct FeedHTTPTests {
             #expect(found.compactMap { $0["slug"] as? String } == ["history"])
             #expect((try Self.json(try await client.execute(uri: "/v1/search?q=not%20yet", method: .get))["pages"] as? [Any])?.isEmpty == true)
 
-            try await standIn.producer.send([try message(PageEvent(kind: .deleted, entityId: history.id, version: 2))])
+            _ = try await standIn.producer.send([try message(PageEvent(kind: .deleted, entityId: history.id, version: 2))])
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) { try await slugs() == ["about"] })
         }
     }
@@ -576,7 +576,7 @@ struct FeedHTTPTests {
                 KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
                                      value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
             }
-            try await standIn.producer.send([try message(PageEvent.changed(about))] + [tour, poi, page, hidden, draft].map { try message(FeaturedEvent.changed($0)) })
+            _ = try await standIn.producer.send([try message(PageEvent.changed(about))] + [tour, poi, page, hidden, draft].map { try message(FeaturedEvent.changed($0)) })
             @Sendable func items() async throws -> [[String: Any]] {
                 try #require(try Self.json(try await client.execute(uri: "/v1/featured", method: .get))["featured"] as? [[String: Any]])
             }
@@ -592,7 +592,7 @@ struct FeedHTTPTests {
             var unpublished = about
             unpublished.version = 2
             unpublished.status = .draft
-            try await standIn.producer.send([try message(PageEvent.changed(unpublished))])
+            _ = try await standIn.producer.send([try message(PageEvent.changed(unpublished))])
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 try await items().compactMap { $0["kind"] as? String } == ["poi", "tour"]
             })

@@ -14,7 +14,7 @@ struct JSONBytesTests {
     func numbersAsDescription() {
         var generator = SplitMix64(seed: 15)
         let edges: [Double] = [0, -0.0, 1, -1, 0.1, 30, 604_800, 1e15 - 1, -(1e15 - 1), 1e15, 1e15 + 2, 9_007_199_254_740_992,
-                               5e-324, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 123_456_789.5, 1e-7]
+                               .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 123_456_789.5, 1e-7]
         let random = (0..<2_000).map { index -> Double in
             let magnitude = Double(generator.next() % 1_000_000_000_000_000)
             return index % 2 == 0 ? magnitude : -magnitude / 8

@@ -48,7 +48,7 @@ public enum TestServices {
     public static func freshDatabase() async throws -> DatabaseSettings {
         let name = uniqueName("test")
         let admin = DatabaseSettings(port: postgresPort, database: "itour", maximumConnections: 1)
-        try await withPostgres(admin) { client in
+        _ = try await withPostgres(admin) { client in
             // Database names cannot be bound; `name` is generated here from hex digits.
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
         }

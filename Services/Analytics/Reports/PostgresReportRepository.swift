@@ -12,7 +12,7 @@ struct PostgresReportRepository: ReportRepository {
 
     /// Runs a report query. JIT compilation is off for these connections: the planner's guess for
     /// `unnest` of a multirange (100 rows) makes it compile a query for longer than the query runs.
-    private func read<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
+    private func read<each Column: PostgresDecodable & Sendable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
                                                       logger: Logger) async throws -> [(repeat each Column)] {
         try await client.withConnection { connection in
             try await connection.query("SET jit = off", logger: logger)

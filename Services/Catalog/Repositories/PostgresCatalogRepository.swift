@@ -63,9 +63,9 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func lock(_ locks: [CommandLock]) async throws {
         for lock in locks {
             if lock.shared {
-                try await connection.query("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(lock.key), 0))", logger: logger).collect()
+                _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(lock.key), 0))", logger: logger).collect()
             } else {
-                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lock.key), 0))", logger: logger).collect()
+                _ = try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lock.key), 0))", logger: logger).collect()
             }
         }
     }

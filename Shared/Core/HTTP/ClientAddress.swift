@@ -56,7 +56,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil else { return "?" }
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// What throttles and rate limits count by: an IPv4 address whole, an IPv6 address by its /64 (one subscriber's

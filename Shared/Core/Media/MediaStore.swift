@@ -66,7 +66,7 @@ public struct PostgresMediaStore: MediaStore {
             var index = 0
             for start in stride(from: 0, to: blob.bytes.count, by: Self.chunkBytes) {
                 let chunk = ByteBuffer(bytes: blob.bytes[start..<min(start + Self.chunkBytes, blob.bytes.count)])
-                try await connection.query("INSERT INTO media.chunks (sha256, index, bytes) VALUES (\(blob.sha256), \(Int32(index)), \(chunk))",
+                _ = try await connection.query("INSERT INTO media.chunks (sha256, index, bytes) VALUES (\(blob.sha256), \(Int32(index)), \(chunk))",
                                            logger: logger).collect()
                 index += 1
             }

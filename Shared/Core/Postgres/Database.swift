@@ -131,7 +131,7 @@ extension PostgresClient {
 extension PostgresConnection {
     /// Runs a query and decodes every row into a tuple of the given column types. (`PostgresClient` has
     /// the same through `withConnection`.)
-    public func fetch<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
+    public func fetch<each Column: PostgresDecodable & Sendable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
                                                       logger: Logger) async throws -> [(repeat each Column)] {
         let sequence = try await self.query(query, logger: logger)
         var rows: [(repeat each Column)] = []
@@ -142,7 +142,7 @@ extension PostgresConnection {
 
 extension PostgresClient {
     /// Runs a query on a pooled connection and decodes every row into a tuple of the given column types.
-    public func fetch<each Column: PostgresDecodable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
+    public func fetch<each Column: PostgresDecodable & Sendable>(_ query: PostgresQuery, as types: (repeat each Column).Type,
                                                       logger: Logger) async throws -> [(repeat each Column)] {
         try await withConnection { connection in try await connection.fetch(query, as: types, logger: logger) }
     }

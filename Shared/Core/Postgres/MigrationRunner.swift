@@ -32,10 +32,10 @@ public struct MigrationRunner: Sendable {
     public func run(on client: PostgresClient, logger: Logger) async throws -> [Int] {
         try await client.withConnection { connection in
             let lockKey = "itour.migrations.\(schema)"
-            try await connection.query("SELECT pg_advisory_lock(hashtext(\(lockKey)))", logger: logger).collect()
+            _ = try await connection.query("SELECT pg_advisory_lock(hashtext(\(lockKey)))", logger: logger).collect()
             do {
                 let applied = try await apply(on: connection, logger: logger)
-                try await connection.query("SELECT pg_advisory_unlock(hashtext(\(lockKey)))", logger: logger).collect()
+                _ = try await connection.query("SELECT pg_advisory_unlock(hashtext(\(lockKey)))", logger: logger).collect()
                 return applied
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(hashtext(\(lockKey)))", logger: logger).collect()
@@ -68,7 +68,7 @@ public struct MigrationRunner: Sendable {
                 for statement in SQLScript.statements(migration.sql) {
                     try await execute(statement, on: connection, logger: logger)
                 }
-                try await connection.query(
+                _ = try await connection.query(
                     PostgresQuery(unsafeSQL: "INSERT INTO \(schema).schema_migrations (version, name) VALUES ($1, $2)",
                                   binds: try bindings(migration.version, migration.name)),
                     logger: logger).collect()

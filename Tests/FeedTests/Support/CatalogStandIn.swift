@@ -60,9 +60,9 @@ final class CatalogStandIn: Service, Sendable {
         let chunks = !chunked ? pois.map { CatalogEvent.changed($0, snapshotId: snapshotId) } + tours.map { CatalogEvent.changed($0, snapshotId: snapshotId) }
             : stride(from: 0, to: tours.count, by: 3).map { CatalogEvent.snapshotChunk(tours: Array(tours[$0..<min($0 + 3, tours.count)]), snapshotId: snapshotId) }
             + stride(from: 0, to: pois.count, by: 3).map { CatalogEvent.snapshotChunk(pois: Array(pois[$0..<min($0 + 3, pois.count)]), snapshotId: snapshotId) }
-        var messages = try chunks.enumerated().map { number, chunk in try message(chunk, partition: Int32(number % partitions)) }
+        var messages = chunks.enumerated().map { number, chunk in message(chunk, partition: Int32(number % partitions)) }
         for partition in 0..<Int32(partitions) {
-            messages.append(try message(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
+            messages.append(message(CatalogEvent(kind: .snapshotMarker, snapshotId: snapshotId, partition: partition, partitionCount: partitions),
                                         partition: partition))
         }
         _ = try await producer.send(messages)

@@ -23,7 +23,7 @@ final class RDKafkaClient: @unchecked Sendable {
                 rd_kafka_conf_destroy(conf)
                 // A refused password (sasl.password, ssl.key.password) is named, never shown.
                 let shown = key.hasSuffix(".password") ? "(hidden)" : value
-                throw KafkaError(.configuration, "\(key)=\(shown): \(String(cString: errstr))")
+                throw KafkaError(.configuration, "\(key)=\(shown): \(String(cBuffer: errstr))")
             }
         }
         if let callbackContext {
@@ -39,7 +39,7 @@ final class RDKafkaClient: @unchecked Sendable {
         // rd_kafka_new takes ownership of conf only on success.
         guard let handle = rd_kafka_new(type, conf, &errstr, errstr.count) else {
             rd_kafka_conf_destroy(conf)
-            throw KafkaError(.clientCreation, String(cString: errstr))
+            throw KafkaError(.clientCreation, String(cBuffer: errstr))
         }
         // A consumer's callbacks and messages all come through rd_kafka_consumer_poll.
         if role == .consumer { rd_kafka_poll_set_consumer(handle) }
@@ -91,7 +91,7 @@ final class RDKafkaClient: @unchecked Sendable {
         var errstr = [CChar](repeating: 0, count: 512)
         let code = rd_kafka_fatal_error(handle, &errstr, errstr.count)
         guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
-        return KafkaError(.librdkafka(code: code.rawValue), "fatal: \(String(cString: errstr))")
+        return KafkaError(.librdkafka(code: code.rawValue), "fatal: \(String(cBuffer: errstr))")
     }
 
     /// Moves the fetch position of assigned partitions (a consumer's), dropping what was prefetched for them.
@@ -224,7 +224,7 @@ final class RDKafkaClient: @unchecked Sendable {
         for spec in specs {
             var errstr = [CChar](repeating: 0, count: 512)
             guard let topic = rd_kafka_NewTopic_new(spec.name, Int32(spec.partitions), -1, &errstr, errstr.count) else {
-                throw KafkaError(.configuration, "topic \(spec.name): \(String(cString: errstr))")
+                throw KafkaError(.configuration, "topic \(spec.name): \(String(cBuffer: errstr))")
             }
             for (key, value) in spec.config {
                 _ = rd_kafka_NewTopic_set_config(topic, key, value)
@@ -281,5 +281,12 @@ final class RDKafkaClient: @unchecked Sendable {
                 throw KafkaError(.librdkafka(code: err.rawValue), "\(context) \(name): \(text)")
             }
         }
+    }
+}
+
+extension String {
+    /// The text of a NUL-terminated C string buffer (librdkafka's error strings).
+    init(cBuffer: [CChar]) {
+        self.init(decoding: cBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
