@@ -130,6 +130,37 @@ struct AdminHardeningTests {
         }
     }
 
+    @Test("an editor cannot revert their tour to a version that stops at a POI of tours they do not edit; an owner can")
+    func editorsCannotRevertIntoOthersPlaces() async throws {
+        try await AdminHarness.run { owner, database in
+            let world = try await AdminRoleTests.makeWorld(owner, database: database)
+            // The owner adds someone else's stop to the editor's tour, then takes it out again.
+            let before = try await owner.get("/tours/\(world.mine)")
+            let added = try await owner.post("/tours/\(world.mine)/stops", ["poi": world.otherStop, "move": "add", "version": try #require(before.version)],
+                                             csrf: before.csrfToken)
+            #expect(added.status == .seeOther, "\(added.status)")
+            let withStop = try await owner.get("/tours/\(world.mine)")
+            let versionWithStop = try #require(withStop.version)
+            let removed = try await owner.post("/tours/\(world.mine)/stops", ["poi": world.otherStop, "move": "remove", "version": versionWithStop],
+                                               csrf: withStop.csrfToken)
+            #expect(removed.status == .seeOther, "\(removed.status)")
+
+            let editor = owner.fresh()
+            #expect(try await editor.login("editor@example.edu", "editor-password").status == .seeOther)
+            let mine = try await editor.get("/tours/\(world.mine)")
+            let reverted = try await editor.post("/tours/\(world.mine)/revert", ["revertTo": versionWithStop, "version": try #require(mine.version)],
+                                                 csrf: mine.csrfToken)
+            #expect(reverted.status == .forbidden, "\(reverted.status)")
+            #expect(reverted.contains("Someone else&#39;s stop") || reverted.contains("Someone else's stop"), "names the stop")
+            #expect(try await editor.get("/tours/\(world.mine)").version == mine.version, "nothing changed")
+            // An owner may.
+            let page = try await owner.get("/tours/\(world.mine)")
+            let byOwner = try await owner.post("/tours/\(world.mine)/revert", ["revertTo": versionWithStop, "version": try #require(page.version)],
+                                               csrf: page.csrfToken)
+            #expect(byOwner.status == .seeOther, "\(byOwner.status)")
+        }
+    }
+
     // MARK: forms safe to repeat, not to redirect
 
     @Test("the same formId and values posted to another tour change that tour: a repeat is per tour, not per form")

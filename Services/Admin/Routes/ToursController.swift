@@ -309,6 +309,20 @@ struct ToursController {
         return .redirect(to: "\(Self.path(tour.id))?notice=editors")
     }
 
+    /// A revert brings back the stops of that version: an editor may bring back only those they could add now
+    /// (`Access.canAttach`), so a revert is no way around the rule for adding a stop.
+    private func requireAttachable(revertingTo target: Int, of tour: TourState, access: Access, context: AdminRequestContext) async throws {
+        let entries = try await writer.execute(CatalogCommand(action: .history, actor: access.user.email, entityId: tour.id),
+                                               requestId: RequestIdMiddleware.id(of: context)).history ?? []
+        guard let restored = entries.first(where: { $0.tour?.version == target })?.tour else { return }   // catalog says it is unknown
+        let content = projection.content
+        let taken = restored.working.stops.filter { !tour.working.stops.contains($0) && content.pois[$0] != nil && !access.canAttach(poi: $0, in: content) }
+        guard taken.isEmpty else {
+            let names = taken.compactMap { content.pois[$0]?.content.name }.joined(separator: ", ")
+            throw AdminError.forbidden("Version \(target) stops at \(names), which belongs to tours you do not edit (or to none); an owner can revert to it.")
+        }
+    }
+
     @Sendable func history(_ request: Request, context: AdminRequestContext) async throws -> Response {
         let tour = try tour(context)
         let access = try await context.access(editors)
@@ -377,6 +391,7 @@ struct ToursController {
         let access = try await context.access(editors)
         try access.requireEdit(tour: tour.id)
         guard let target = context.form.int("revertTo") else { throw AdminError.badRequest("Choose a version to revert to.") }
+        if !access.isOwner { try await requireAttachable(revertingTo: target, of: tour, access: access, context: context) }
         let command = CatalogCommand(action: .revertTour, actor: access.user.email, entityId: tour.id,
                                      expectedVersion: context.form.int("version") ?? tour.version, revertToVersion: target, asDraft: true)
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "reverted")
