@@ -36,6 +36,11 @@ struct ClientAddressTests {
         #expect(TrustedProxies.none.client(peer: proxy, forwardedFor: ["203.0.113.1"]) == proxy)
         // Behind the proxy: what it appended, not what the client wrote before it.
         #expect(proxies.client(peer: proxy, forwardedFor: ["203.0.113.1, 198.51.100.2"]) == Self.ip("198.51.100.2"))
+        // Entries with a port, as some proxies write them; anything else after a colon is not an address.
+        #expect(proxies.client(peer: proxy, forwardedFor: ["198.51.100.2:52100"]) == Self.ip("198.51.100.2"))
+        #expect(proxies.client(peer: proxy, forwardedFor: ["[2001:db8::7]:443"]) == Self.ip("2001:db8::7"))
+        #expect(proxies.client(peer: proxy, forwardedFor: ["198.51.100.2:http"]) == proxy)
+        #expect(proxies.client(peer: proxy, forwardedFor: ["198.51.100.2:"]) == proxy)
         // Through two proxies, over two field lines.
         #expect(proxies.client(peer: proxy, forwardedFor: ["198.51.100.3", "10.0.0.9"]) == Self.ip("198.51.100.3"))
         #expect(proxies.client(peer: proxy, forwardedFor: ["[2001:db8::5], fd00::1"]) == Self.ip("2001:db8::5"))

@@ -151,12 +151,24 @@ public struct TrustedProxies: Sendable, Hashable {
         guard var client = peer, trusts(client) else { return peer }
         for line in forwardedFor.reversed() {
             for item in line.split(separator: ",").reversed() {
-                guard let hop = IPAddress(item) else { return client }
+                guard let hop = Self.hop(item) else { return client }
                 client = hop
                 if !trusts(hop) { return client }
             }
         }
         return client
+    }
+
+    /// An `X-Forwarded-For` entry's address: an address, or one with a port as some proxies write them (`a.b.c.d:port`,
+    /// `[v6]:port`).
+    static func hop(_ item: Substring) -> IPAddress? {
+        if let address = IPAddress(item) { return address }
+        let text = item.trimmingCharacters(in: .whitespaces)
+        guard let colon = text.lastIndex(of: ":"), !text[text.index(after: colon)...].isEmpty,
+              text[text.index(after: colon)...].allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+        let host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") { return IPAddress(host) }
+        return host.contains(":") ? nil : IPAddress(host)
     }
 
     /// `client(peer:forwardedFor:)` as the key throttles count by (`IPAddress.clientKey`), "unknown" with no address.
