@@ -187,6 +187,29 @@ struct FeedHTTPTests {
 
     /// Live (a real socket), so stored responses come from `PipelineResponder` in the pipeline, and
     /// through the router otherwise.
+    @Test("HEAD on a GET route answers the GET's status and headers (Content-Length, ETag) with no body, over a real connection; HEAD on /health too")
+    func headRequests() async throws {
+        try await Self.withFeed(testing: .live) { _, client in
+            let port = try #require(client.port)
+            for path in ["/v1/tours", "/v1/tours/\(DemoContent.tourId.uuidString.lowercased())", "/v1/legacy/tours.xml", "/health"] {
+                let get = try await client.execute(uri: path, method: .get)
+                #expect(get.status == .ok, "\(path)")
+                let socket = try RawSocket(port: port)
+                try socket.sendAll(Array("HEAD \(path) HTTP/1.1\r\nHost: feed\r\nConnection: close\r\n\r\n".utf8))
+                let answer = try await socket.readUntilClosed(timeout: .seconds(10))
+                let parts = answer.components(separatedBy: "\r\n\r\n")
+                #expect(parts.first?.hasPrefix("HTTP/1.1 200 ") == true, "\(path): \(answer.prefix(200))")
+                #expect(parts.count == 2 && parts[1].isEmpty, "\(path): a body after the head: \(answer.suffix(100))")
+                let fields = Dictionary((parts.first ?? "").split(separator: "\r\n").dropFirst().compactMap { line -> (String, String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                }, uniquingKeysWith: { first, _ in first })
+                #expect(fields["content-length"] == String(get.body.readableBytes), "\(path): \(fields)")
+                #expect(fields["etag"] == get.headers[.eTag], "\(path)")
+            }
+        }
+    }
+
     @Test("the category tree from catalog's category events, each node counting the POIs on the feed in or under it once; a deletion leaves")
     func categoryTree() async throws {
         try await Self.withFeed { standIn, client in

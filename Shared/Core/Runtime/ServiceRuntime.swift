@@ -88,7 +88,8 @@ public struct ServiceRuntime: Sendable {
     /// `/health`, `/ready`, `/metrics`.
     public func makeRouter<Context: RequestContext>(context: Context.Type = BasicRequestContext.self, checks: [ReadinessCheck],
                                                     beforeScrape: @escaping @Sendable () async -> Void = {}) -> Router<Context> {
-        let router = Router(context: Context.self)
+        // HEAD on every GET route (DESIGN.md "Feed API"): download managers and caches ask it before they fetch.
+        let router = Router(context: Context.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIdMiddleware())
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: ProblemMiddleware())
