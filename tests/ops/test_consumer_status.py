@@ -21,6 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "admin"))
 from adminsite import AdminSite  # noqa: E402
 from conftest import REPORTS_TOKEN, start_suite  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "faults"))
+from restarts import run_drain  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def own_suite(tmp_path_factory):
@@ -136,6 +139,13 @@ def test_a_stuck_consumer_is_degraded_on_ready_status_and_reports(own_suite, bro
         assert waiting_text in element_text(browser, "#report-freshness")
         warning = element_text(browser, "#report-behind")
         assert warning is not None and "Counting is" in warning and "behind" in warning and waiting_text in warning, warning
+
+        # make down's drain sees the same stall (issue 50: a real one is still reported): it gives up, saying how many
+        # events analytics has not counted, and exits 1.
+        drain = run_drain(own_suite, own_suite.env["KAFKA_BROKERS"], timeout="6")
+        assert drain.returncode == 1, drain.stdout[-500:] + drain.stderr[-500:]
+        gave_up = [line for line in drain.stderr.splitlines() if "gave up" in line]
+        assert gave_up and "analytics:" in gave_up[-1] and "events not yet counted" in gave_up[-1], drain.stderr[-500:]
     finally:
         lock.stdin.write("ROLLBACK;\n")
         lock.stdin.close()
