@@ -327,7 +327,7 @@ struct FeedHTTPTests {
         }
     }
 
-    @Test("opening hours as a weekly table, price level and access notes on the POI; browsing with openNow=true keeps the places open now")
+    @Test("opening hours as a weekly table, price level and access notes on the POI; browsing or near with openNow=true keeps the places open now")
     func openingHours() async throws {
         var alwaysOpen = Fixture.poi(name: "All-Night Library", latitude: 34.2250, longitude: -77.8750, status: .published)
         alwaysOpen.content.openingHours = "24/7"
@@ -361,6 +361,20 @@ struct FeedHTTPTests {
             let all = try #require(try Self.json(try await client.execute(uri: "/v1/pois?openNow=false&limit=200", method: .get))["pois"] as? [[String: Any]])
             #expect(all.count > 3)
             try Self.expectProblem(try await client.execute(uri: "/v1/pois?openNow=yes", method: .get), .badRequest)
+
+            // Near, too: of the three places side by side (and the demo's around them), only the open one.
+            let near = "/v1/pois?near=34.2251,-77.8751&radius=500&limit=100"
+            let nearOpen = try #require(try Self.json(try await client.execute(uri: near + "&openNow=true", method: .get))["pois"] as? [[String: Any]])
+            #expect(nearOpen.compactMap { $0["name"] as? String } == ["All-Night Library"])
+            let nearAll = try #require(try Self.json(try await client.execute(uri: near, method: .get))["pois"] as? [[String: Any]])
+            #expect(Set(nearAll.compactMap { $0["name"] as? String }).isSuperset(of: ["All-Night Library", "Closed Museum", "Vague Café"]))
+            try Self.expectProblem(try await client.execute(uri: near + "&openNow=banana", method: .get), .badRequest)
+            // A box applies with near as when browsing; a malformed box or cursor is refused.
+            let boxed = try #require(try Self.json(try await client.execute(uri: near + "&bbox=34.22505,-77.87515,34.22515,-77.87505", method: .get))["pois"]
+                                     as? [[String: Any]])
+            #expect(boxed.compactMap { $0["name"] as? String } == ["Closed Museum"])
+            try Self.expectProblem(try await client.execute(uri: near + "&bbox=zzz", method: .get), .badRequest)
+            try Self.expectProblem(try await client.execute(uri: near + "&cursor=%21", method: .get), .badRequest)
         }
     }
 

@@ -73,7 +73,7 @@ enum FeedRoutes {
     /// `GET /v1/pois`: nearby with `near`, else browse.
     static func pois(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        return query["near"] == nil ? try browse(query, request, snapshot, site) : try nearby(query, request, snapshot)
+        return query["near"] == nil ? try browse(query, request, snapshot, site) : try nearby(query, request, snapshot, site)
     }
 
     /// The folded `category` parameter, nil when absent.
@@ -137,17 +137,28 @@ enum FeedRoutes {
                                     extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)])
     }
 
-    /// `GET /v1/pois?near=LAT,LON&radius=M&limit=N&category=C`.
-    static func nearby(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot) throws -> Response {
+    /// `GET /v1/pois?near=LAT,LON&radius=M&limit=N&category=C&bbox=…&openNow=true`: every filter browsing has applies
+    /// here too, none is ignored. Near answers one page (no `nextCursor`); a cursor is checked as browsing checks it and
+    /// changes nothing.
+    static func nearby(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
         let center = try query.coordinate("near")
         let radius = try query.double("radius", in: 0...Self.maxNearbyRadiusMeters, default: 1_000)
         let limit = try query.int("limit", in: 1...Self.maxNearbyLimit, default: 20)
         let category = try category(query)
+        let box = try query.boundingBox("bbox")
+        let openNow = try query.bool("openNow")
+        if let cursor = query["cursor"], BrowseCursor.position(cursor) == nil {
+            throw Problem.badRequest("cursor must be a nextCursor this feed gave, got \"\(QueryParameters.shown(cursor))\"")
+        }
 
         let started = ContinuousClock.now
+        let now = Date()
         let hits = snapshot.spatialIndex.nearest(to: center, radiusMeters: radius, limit: limit) { slot in
-            guard let category else { return true }
-            return snapshot.poi(inSlot: slot)?.isInCategory(category) ?? false
+            guard category != nil || box != nil || openNow else { return true }
+            guard let listing = snapshot.poi(inSlot: slot) else { return false }
+            if let category, !listing.isInCategory(category) { return false }
+            if let box, !box.contains(listing.coordinate) { return false }
+            return !openNow || (listing.openingHours?.isOpen(at: now, in: site.timeZone, publicHolidays: site.publicHolidays) ?? false)
         }
         var json = JSONWriter(capacity: 64 + hits.count * 320)
         json.beginObject()
