@@ -169,6 +169,11 @@ struct FeedHTTPTests {
             #expect((secretSearch["pois"] as? [Any])?.isEmpty == true)
             try Self.expectProblem(try await client.execute(uri: "/v1/search", method: .get), .badRequest)
             try Self.expectProblem(try await client.execute(uri: "/v1/search?q=\(String(repeating: "a", count: 201))", method: .get), .badRequest)
+            // Counted in code points: one letter with 4 000 combining accents is one character, and far over the limit.
+            let accents = "R" + String(repeating: "%CC%81", count: 4_000)
+            try Self.expectProblem(try await client.execute(uri: "/v1/search?q=\(accents)", method: .get), .badRequest)
+            try Self.expectProblem(try await client.execute(uri: "/v1/pois?category=\(accents)", method: .get), .badRequest)
+            #expect(try await client.execute(uri: "/v1/search?q=R" + String(repeating: "%CC%81", count: 199), method: .get).status == .ok)
 
             // The legacy XML feeds: tours.xml's id is the one pois.xml takes.
             let legacy = Self.text(try await client.execute(uri: "/v1/legacy/tours.xml", method: .get))

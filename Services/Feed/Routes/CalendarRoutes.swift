@@ -22,7 +22,7 @@ enum CalendarRoutes {
         let end = calendar.date(byAdding: .day, value: 1, to: to)!
         let category = try query["category"].map { text in
             let folded = TextFolding.fold(text)
-            guard !folded.isEmpty, text.count <= FeedRoutes.maxQueryCharacters else {
+            guard !folded.isEmpty, FeedRoutes.isWithinQueryLimit(text) else {
                 throw Problem.badRequest("category must be a category path such as Visit/Open days (1 to \(FeedRoutes.maxQueryCharacters) characters)")
             }
             return folded

@@ -12,6 +12,10 @@ enum FeedRoutes {
     static var maxBrowseLimit: Int { 200 }
     static var maxQueryCharacters: Int { 200 }
 
+    /// Whether a query text is within `maxQueryCharacters`, counted in code points as the OpenAPI document's `maxLength`
+    /// counts them: counted as characters, one letter with thousands of combining marks would pass as one.
+    static func isWithinQueryLimit(_ text: String) -> Bool { text.unicodeScalars.count <= maxQueryCharacters }
+
     static func tour(_ id: Substring, in snapshot: FeedSnapshot) throws -> TourResources {
         let id = try uuid(id, "tour")
         guard let tour = snapshot.tours[id] else { throw Problem.notFound("no published tour has id \(id.uuidString)") }
@@ -80,7 +84,7 @@ enum FeedRoutes {
     private static func category(_ query: QueryParameters) throws -> [UInt8]? {
         guard let text = query["category"] else { return nil }
         let folded = TextFolding.fold(text)
-        guard !folded.isEmpty, text.count <= Self.maxQueryCharacters else {
+        guard !folded.isEmpty, Self.isWithinQueryLimit(text) else {
             throw Problem.badRequest("category must be a category path such as Shop/Fashion (1 to \(Self.maxQueryCharacters) characters)")
         }
         return folded
@@ -187,7 +191,7 @@ enum FeedRoutes {
         let query = try QueryParameters(request.uri.query)
         let text = query["q"] ?? ""
         let folded = TextFolding.fold(text)
-        guard !folded.isEmpty, text.count <= Self.maxQueryCharacters else {
+        guard !folded.isEmpty, Self.isWithinQueryLimit(text) else {
             throw Problem.badRequest("q is required: the text to look for, 1 to \(Self.maxQueryCharacters) characters")
         }
         let limit = try query.int("limit", in: 1...Self.maxSearchLimit, default: 20)

@@ -62,7 +62,7 @@ enum PeopleRoutes {
     private static func folded(_ query: QueryParameters, _ name: String, _ meaning: String) throws -> [UInt8]? {
         try query[name].map { text in
             let folded = TextFolding.fold(text)
-            guard !folded.isEmpty, text.count <= FeedRoutes.maxQueryCharacters else {
+            guard !folded.isEmpty, FeedRoutes.isWithinQueryLimit(text) else {
                 throw Problem.badRequest("\(meaning), 1 to \(FeedRoutes.maxQueryCharacters) characters")
             }
             return folded
