@@ -73,30 +73,16 @@ cleanup() {
   set +e
   for pid in "${pids[@]}"; do alive "$pid" && stop_pid bench-process "$pid" 15 >/dev/null; done
   [[ -f $work/nginx.pid ]] && kill -QUIT "$(cat "$work/nginx.pid")" 2>/dev/null
-  scripts/broker.sh stop "$work/broker.pid" "$broker_port" "$work/broker.log" >/dev/null
-  scripts/postgres.sh stop "$work/pg" "$pg_port" >/dev/null
+  bench_stores stop
   if [[ ${KEEP:-0} == 1 ]]; then echo "work directory kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
 log() { printf '\n== %s\n' "$*" >&2; }
 
-if [[ -n ${ITOUR_BIN_DIR:-} ]]; then
-  bin=$ITOUR_BIN_DIR
-else
-  log "release build (catalog, feed, itour-bench)"
-  for product in catalog feed itour-bench; do
-    swift build -c release --product "$product" >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; exit 1; }
-    tail -1 "$work/build.log" >&2
-  done
-  bin=$(swift build -c release --show-bin-path)
-fi
+bench_binaries catalog feed itour-bench
 
-log "private Postgres :$pg_port and broker :$broker_port"
-POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off ${BENCH_POSTGRES_OPTS:-}" scripts/postgres.sh start "$work/pg" "$pg_port" >&2
-scripts/broker.sh start "$work/broker.pid" "$broker_port" "$work/broker.log" >&2
-
-export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_DB=itour KAFKA_BROKERS=127.0.0.1:$broker_port KAFKA_TOPIC_PREFIX=bench.
+bench_stores start
 export LOG_FORMAT=json LOG_LEVEL=info HTTP_HOST=127.0.0.1 FEED_URL=$feed_url
 # catalog checks, and itour-bench signs, every command with it (DESIGN.md "Signed commands").
 export CATALOG_COMMAND_KEY=bench-command-key-$RANDOM$RANDOM$RANDOM

@@ -88,3 +88,32 @@ stop_stray_broker() {
   done
   return 0
 }
+
+# For the benchmarks (bench-feed.sh, bench-snapshots.sh), which run in a work folder $work with free ports $pg_port and
+# $broker_port.
+# bench_binaries PRODUCT...: sets `bin`, where the products are: ITOUR_BIN_DIR when set, else a release build of each.
+bench_binaries() {
+  if [[ -n ${ITOUR_BIN_DIR:-} ]]; then bin=$ITOUR_BIN_DIR; return; fi
+  printf '\n== release build (%s)\n' "$*" >&2
+  local product
+  for product in "$@"; do
+    swift build -c release --product "$product" >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; exit 1; }
+    tail -1 "$work/build.log" >&2
+  done
+  bin=$(swift build -c release --show-bin-path)
+}
+
+# bench_stores start|stop: a private Postgres (durability off: a benchmark's data is thrown away; BENCH_POSTGRES_OPTS
+# adds settings) and broker in $work; started, the services' settings to reach them are exported.
+bench_stores() {
+  if [[ $1 == stop ]]; then
+    scripts/broker.sh stop "$work/broker.pid" "$broker_port" "$work/broker.log" >/dev/null
+    scripts/postgres.sh stop "$work/pg" "$pg_port" >/dev/null
+    return 0
+  fi
+  printf '\n== private Postgres :%s and broker :%s\n' "$pg_port" "$broker_port" >&2
+  POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off ${BENCH_POSTGRES_OPTS:-}" \
+    scripts/postgres.sh start "$work/pg" "$pg_port" >&2
+  scripts/broker.sh start "$work/broker.pid" "$broker_port" "$work/broker.log" >&2
+  export POSTGRES_HOST=127.0.0.1 POSTGRES_PORT=$pg_port POSTGRES_DB=itour KAFKA_BROKERS=127.0.0.1:$broker_port KAFKA_TOPIC_PREFIX=bench.
+}
