@@ -170,20 +170,29 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                     continue
                 }
                 // Per message, not per batch: a rebalance inside the poll replaces the map.
+                // A message before the known position: librdkafka itself reset the partition (the broker said
+                // the position was out of range, auto.offset.reset=earliest), so the log was replaced, and the
+                // offset stored for the old one means nothing here.
                 let known = context.positions.withLock { positions in
                     let known = positions[message.topicPartition]
-                    positions[message.topicPartition] = known?.reading(message.offset) ?? KnownPosition(offset: message.offset + 1, seenInLog: true)
+                    let reset = known.map { message.offset < $0.offset } ?? false
+                    positions[message.topicPartition] = reset ? KnownPosition(offset: message.offset + 1, seenInLog: true)
+                        : known?.reading(message.offset) ?? KnownPosition(offset: message.offset + 1, seenInLog: true)
                     return known
                 }
-                // A message before the known position: librdkafka itself reset the partition (the broker said
-                // the position was out of range, auto.offset.reset=earliest), so the log was replaced.
                 if let known, message.offset < known.offset {
-                    movedByLibrary.append(LogMove(partition: message.topicPartition, position: known.offset, low: message.offset,
+                    movedByLibrary.append(LogMove(partition: message.topicPartition, position: known.claimed, low: message.offset,
                                                   high: -1, resetTo: message.offset))
                 }
                 messages.append(message)
             }
             if !movedByLibrary.isEmpty {
+                // The replaced topic's new id, seen now: the next check would otherwise take it for a topic made again
+                // and read these partitions from their start a second time.
+                for topic in Set(movedByLibrary.map(\.partition.topic)) {
+                    guard let id = (try? client.topicId(topic: topic, timeoutMilliseconds: 1_000)) ?? nil else { continue }
+                    seenTopicIds.withLock { _ = $0[topic, default: []].insert(id) }
+                }
                 report(movedByLibrary)
                 onLogCheck?(LogCheck(moves: movedByLibrary, afterBrokerLoss: false))
             }
