@@ -30,6 +30,9 @@ public final class CatalogEventFeed: Service, Sendable {
     private let markersSeen = Mutex<Set<Int32>>([])
     /// The last request whose snapshot arrived whole.
     private let answered = Mutex<UUID?>(nil)
+    /// Requests asked before the current one since the log last moved (each asked again under a new id): a snapshot
+    /// answering any of them still loads the feed, so one slower than `snapshotPatience` is not waited for in vain.
+    private let askedBefore = Mutex<Set<UUID>>([])
     /// How long a request may go unanswered before it is asked again under a new id (catalog sets aside what it
     /// cannot answer: unsigned requests over their rate, or a request lost with the broker's log).
     private let snapshotPatience: Duration
@@ -139,7 +142,7 @@ public final class CatalogEventFeed: Service, Sendable {
             return true
         }
         guard replaced else { return nil }
-        markersSeen.withLock { $0 = [] }
+        askedBefore.withLock { _ = $0.insert(id) }
         return again
     }
 
@@ -151,6 +154,7 @@ public final class CatalogEventFeed: Service, Sendable {
         let id = UUID.random()
         snapshotId.withLock { $0 = id }
         markersSeen.withLock { $0 = [] }
+        askedBefore.withLock { $0 = [] }
         logger.warning("catalog.events may have lost content; asking catalog for a new snapshot", metadata: [
             "moved": "\(check.moves.map(\.description))", "afterBrokerLoss": "\(check.afterBrokerLoss)", "snapshot": "\(id)",
         ])
@@ -200,7 +204,9 @@ public final class CatalogEventFeed: Service, Sendable {
         switch event.kind {
         case .snapshotMarker:
             // Its own snapshot's, or one that answers its request together with others'.
-            guard event.answers(snapshotId.withLock({ $0 })), let partitionCount = event.partitionCount, let partition = event.partition else { return }
+            let current = snapshotId.withLock { $0 }
+            guard event.answers(current) || askedBefore.withLock({ $0.contains(where: event.answers) }),
+                  let partitionCount = event.partitionCount, let partition = event.partition else { return }
             let (complete, completedNow) = markersSeen.withLock { seen in
                 let before = seen.count >= partitionCount
                 seen.insert(partition)
