@@ -153,6 +153,10 @@ struct AdminHardeningTests {
             #expect(reverted.status == .forbidden, "\(reverted.status)")
             #expect(reverted.contains("Someone else&#39;s stop") || reverted.contains("Someone else's stop"), "names the stop")
             #expect(try await editor.get("/tours/\(world.mine)").version == mine.version, "nothing changed")
+            // A version the history does not show cannot be checked: refused.
+            let unknown = try await editor.post("/tours/\(world.mine)/revert", ["revertTo": "9999", "version": try #require(mine.version)],
+                                                csrf: mine.csrfToken)
+            #expect(unknown.status == .forbidden && unknown.contains("not in the history"), "\(unknown.status)")
             // An owner may.
             let page = try await owner.get("/tours/\(world.mine)")
             let byOwner = try await owner.post("/tours/\(world.mine)/revert", ["revertTo": versionWithStop, "version": try #require(page.version)],

@@ -10,6 +10,8 @@ enum AdminError: Error {
     case forbidden(String)
     case notFound(String)
     case badRequest(String)
+    /// Another service did not answer what this page needs (503).
+    case unavailable(String)
     /// A form without its CSRF token, or with another session's.
     case csrf
 }

@@ -166,7 +166,7 @@ struct AdminErrorMiddleware: RouterMiddleware {
         } catch let error as AdminError {
             switch error {
             case .notSignedIn:
-                if request.method == .get {
+                if request.method == .get || request.method == .head {
                     let target = request.uri.path == "/" ? "/login" : "/login?next=\(percentEncoded(request.uri.string))"
                     return Response.redirect(to: target)
                 }
@@ -177,6 +177,8 @@ struct AdminErrorMiddleware: RouterMiddleware {
                 return ErrorPage.response(.notFound, "Not found", message, context: context)
             case .badRequest(let message):
                 return ErrorPage.response(.badRequest, "Bad request", message, context: context)
+            case .unavailable(let message):
+                return ErrorPage.response(.serviceUnavailable, "Not available now", message, context: context)
             case .csrf:
                 return ErrorPage.response(.forbidden, "Form refused",
                                           "This form is missing its security token, or it belongs to an older session. Go back, reload the page and try again.",

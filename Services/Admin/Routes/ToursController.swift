@@ -311,12 +311,22 @@ struct ToursController {
 
     /// A revert brings back the stops of that version: an editor may bring back only those they could add now
     /// (`Access.canAttach`), so a revert is no way around the rule for adding a stop.
+    /// A version the history does not show (older than it goes back) is refused: its stops cannot be checked.
     private func requireAttachable(revertingTo target: Int, of tour: TourState, access: Access, context: AdminRequestContext) async throws {
-        let entries = try await writer.execute(CatalogCommand(action: .history, actor: access.user.email, entityId: tour.id),
+        let entries: [CatalogHistoryEntry]
+        do {
+            entries = try await writer.execute(CatalogCommand(action: .history, actor: access.user.email, entityId: tour.id),
                                                requestId: RequestIdMiddleware.id(of: context)).history ?? []
-        guard let restored = entries.first(where: { $0.tour?.version == target })?.tour else { return }   // catalog says it is unknown
+        } catch {
+            throw AdminError.unavailable("The tour's history could not be read, so it was not reverted: \(error). Try again in a moment.")
+        }
+        guard let restored = entries.first(where: { $0.tour?.version == target })?.tour else {
+            throw AdminError.forbidden("Version \(target) is not in the history this page shows, so its stops cannot be checked; an owner can revert to it.")
+        }
         let content = projection.content
-        let taken = restored.working.stops.filter { !tour.working.stops.contains($0) && content.pois[$0] != nil && !access.canAttach(poi: $0, in: content) }
+        // Its published stops and its draft's: what a revert brings back is one of them.
+        let restoredStops = restored.stops + restored.working.stops
+        let taken = Array(Set(restoredStops.filter { !tour.working.stops.contains($0) && content.pois[$0] != nil && !access.canAttach(poi: $0, in: content) }))
         guard taken.isEmpty else {
             let names = taken.compactMap { content.pois[$0]?.content.name }.joined(separator: ", ")
             throw AdminError.forbidden("Version \(target) stops at \(names), which belongs to tours you do not edit (or to none); an owner can revert to it.")
