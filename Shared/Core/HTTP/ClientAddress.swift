@@ -165,7 +165,7 @@ public struct TrustedProxies: Sendable, Hashable {
         if let address = IPAddress(item) { return address }
         let text = item.trimmingCharacters(in: .whitespaces)
         guard let colon = text.lastIndex(of: ":"), !text[text.index(after: colon)...].isEmpty,
-              text[text.index(after: colon)...].allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+              text[text.index(after: colon)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         let host = text[..<colon]
         if host.hasPrefix("["), host.hasSuffix("]") { return IPAddress(host) }
         return host.contains(":") ? nil : IPAddress(host)
