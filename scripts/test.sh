@@ -116,7 +116,17 @@ phase postgres env POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full
 phase broker scripts/broker.sh start "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker$suffix.log" || exit 1
 
 if phase build swift build --build-tests; then
-  phase swift-test swift test --skip-build "$@"
+  # The suites whose tests hold wall-clock bounds on live connections (idle timeouts, connection caps, leases, a
+  # broker's loss) run on their own after the rest: among ~300 tests at once on two cores their server threads
+  # starved for seconds, and they failed together in fresh-clone CI runs while passing alone. With test arguments,
+  # one run as asked.
+  timing_suites="ConnectionTests|FeedHardeningTests|AdminHardeningTests|EventHTTPTests|ShutdownDrainTests|ImportLeaseTests|KafkaRecoveryTests"
+  if (($# == 0)); then
+    phase swift-test swift test --skip-build --skip "$timing_suites"
+    phase swift-timing swift test --skip-build --filter "$timing_suites"
+  else
+    phase swift-test swift test --skip-build "$@"
+  fi
 
   shopt -s nullglob globstar
   py_tests=(tests/**/test_*.py tests/**/*_test.py)
