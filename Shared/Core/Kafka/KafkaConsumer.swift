@@ -176,7 +176,7 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 let known = context.positions.withLock { positions in
                     let known = positions[message.topicPartition]
                     let reset = known.map { message.offset < $0.offset } ?? false
-                    positions[message.topicPartition] = reset ? KnownPosition(offset: message.offset + 1, seenInLog: true)
+                    positions[message.topicPartition] = reset ? KnownPosition(offset: message.offset + 1, seenInLog: true, resetByLibrary: true)
                         : known?.reading(message.offset) ?? KnownPosition(offset: message.offset + 1, seenInLog: true)
                     return known
                 }
@@ -255,8 +255,13 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
         // was replaced, also those whose new log already reached the old position before this check.
         replacedTopics.formUnion(moves.filter { $0.position > $0.high }.map(\.partition.topic))
         for partition in assigned where replacedTopics.contains(partition.topic) && !moves.contains(where: { $0.partition == partition }) {
-            guard let position = known[partition], let low = lows[partition], let high = highs[partition], position.offset > low else { continue }
+            guard let position = known[partition], !position.resetByLibrary, let low = lows[partition], let high = highs[partition],
+                  position.offset > low else { continue }
             moves.append(LogMove(partition: partition, position: position.offset, low: low, high: high, resetTo: low))
+        }
+        // A library reset exempts its partition from this check only.
+        context.positions.withLock { positions in
+            for (partition, position) in positions where position.resetByLibrary { positions[partition]?.resetByLibrary = false }
         }
         if !moves.isEmpty {
             do {

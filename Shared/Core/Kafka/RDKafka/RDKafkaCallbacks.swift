@@ -101,10 +101,13 @@ struct KnownPosition: Sendable {
     /// at assignment): the log must reach it, or it is not the log it was stored in. Kept until a message just
     /// before it is read.
     var stored: Int64? = nil
+    /// librdkafka moved this partition to its new log's start since the last check: that check must not take the
+    /// replaced topic's new id as a reason to read it from the start once more.
+    var resetByLibrary = false
 
     /// The position after reading `message`'s offset.
     func reading(_ offset: Int64) -> KnownPosition {
-        KnownPosition(offset: offset + 1, seenInLog: true, stored: stored.flatMap { $0 > offset + 1 ? $0 : nil })
+        KnownPosition(offset: offset + 1, seenInLog: true, stored: stored.flatMap { $0 > offset + 1 ? $0 : nil }, resetByLibrary: resetByLibrary)
     }
 
     /// The furthest offset this position claims the log holds.
