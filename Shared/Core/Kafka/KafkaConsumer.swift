@@ -187,12 +187,6 @@ public final class KafkaConsumer: AsyncSequence, Service, Sendable {
                 messages.append(message)
             }
             if !movedByLibrary.isEmpty {
-                // The replaced topic's new id, seen now: the next check would otherwise take it for a topic made again
-                // and read these partitions from their start a second time.
-                for topic in Set(movedByLibrary.map(\.partition.topic)) {
-                    guard let id = (try? client.topicId(topic: topic, timeoutMilliseconds: 1_000)) ?? nil else { continue }
-                    seenTopicIds.withLock { _ = $0[topic, default: []].insert(id) }
-                }
                 report(movedByLibrary)
                 onLogCheck?(LogCheck(moves: movedByLibrary, afterBrokerLoss: false))
             }
