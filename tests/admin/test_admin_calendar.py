@@ -47,7 +47,7 @@ def test_an_event_is_made_refused_where_wrong_published_and_deleted(site):
     assert "Created." in site.text and site.heading == "Manage Event"
     event_id = re.search(r"[0-9a-f-]{36}", site.path).group(0)
     occurrences = site.browser.find_elements(By.CSS_SELECTOR, "ul.occurrences li")
-    assert [li.text for li in occurrences][:3] == ["2030-01-01 10:00", "2030-01-03 10:00", "2030-01-10 10:00"]
+    assert [li.text for li in occurrences][:3] == ["Tue 2030-01-01 10:00", "Thu 2030-01-03 10:00", "Thu 2030-01-10 10:00"]
     assert "Draft:" in site.text
     assert title not in feed_titles(site)
 

@@ -139,6 +139,11 @@ def test_a_schedule_can_be_cancelled_and_a_time_in_the_past_is_refused(site):
     type_local_time(site, -3600)
     site.click_button("Schedule")
     assert site.error_for("When") == "Choose a time in the future", site.text
+    # Issue 48: the refusal is told in the schedule's own box, above When (not "below" over the tour's form).
+    alerts = site.browser.find_elements(By.CSS_SELECTOR, ".error-summary")
+    assert len(alerts) == 1 and "Not scheduled" in alerts[0].text, [alert.text for alert in alerts]
+    assert alerts[0] in site.browser.find_elements(By.CSS_SELECTOR, "section.schedule .error-summary")
+    assert alerts[0].rect["y"] < site.field("When").rect["y"]
     type_local_time(site, 3600)
     site.click_button("Schedule")
     assert "Scheduled to publish at" in site.text

@@ -30,7 +30,7 @@ def test_a_tours_history_shows_each_change_and_a_revert_brings_a_version_back_on
     assert "Edited" in newest and "admin@example.edu" in newest
     assert "First purpose" in newest and "Second purpose" in newest, "each changed field before and after"
     assert "Current" in newest
-    assert "Status changed" in rows[1].text and "Published" in rows[1].text
+    assert rows[1].find_elements(By.TAG_NAME, "strong")[0].text == "Published" and "Status" in rows[1].text
     assert "Stops changed" in rows[2].text and "1. History stop" in rows[2].text
 
     # Back to version 3 (published, one stop, the first name): a new version 5, shown on the feed.

@@ -65,6 +65,18 @@ final class AdminCatalogProjection: Sendable {
             categories.values.sorted { $0.path.lowercased() < $1.path.lowercased() }
         }
 
+        /// A POI phones can see (the feed's rule, DESIGN.md): published as a place, or a stop of a published tour as published.
+        func isOnPhones(_ poiId: UUID) -> Bool {
+            guard let poi = pois[poiId] else { return false }
+            return poi.status == .published || tours.values.contains { $0.status == .published && $0.stops.contains(poiId) }
+        }
+
+        /// POIs to choose as a place (an office, an event's place), each marked when phones cannot see it yet: the feed
+        /// names only a place it shows.
+        var placeOptions: [(value: String, label: String)] {
+            sortedPois.map { (value: $0.id.uuidString.lowercased(), label: $0.content.name + (isOnPhones($0.id) ? "" : " (not on phones yet)")) }
+        }
+
         /// The tours that stop at a POI, as published or in their draft.
         func tours(stoppingAt poiId: UUID) -> [TourState] {
             sortedTours.filter { $0.stops.contains(poiId) || $0.draft?.stops.contains(poiId) == true }

@@ -43,9 +43,12 @@ struct ToursController {
     @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
         let access = try await context.access(editors)
         try access.requireContentRole()
-        let tours = projection.content.sortedTours.filter { access.canEdit(tour: $0.id) }
+        let search = ListSearch(request)
+        let tours = projection.content.sortedTours.filter {
+            access.canEdit(tour: $0.id) && search.matches($0.working.content.name, $0.working.content.summary, $0.working.content.purpose)
+        }
         return AdminPage(title: "Tours Administration", context: context, notice: Notice.from(request),
-                         body: TourPages.list(tours: tours, access: access)).response()
+                         body: TourPages.list(tours: tours, search: search, access: access)).response()
     }
 
     @Sendable func newForm(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -124,7 +127,7 @@ struct ToursController {
     /// Runs a command for this tour's page: a redirect with a notice when applied, else the page again with
     /// the typed values and what went wrong.
     func run(_ command: CatalogCommand, tour: TourState, form: TourForm, access: Access, context: AdminRequestContext,
-             notice: String) async throws -> Response {
+             notice: String, fragment: String = "") async throws -> Response {
         let viewer = access.user.email
         let result: CatalogCommandResult
         do {
@@ -135,7 +138,7 @@ struct ToursController {
         }
         switch result.outcome {
         case .applied:
-            return .redirect(to: "\(Self.path(tour.id))?notice=\(Notice.key(notice, for: result))")
+            return .redirect(to: "\(Self.path(tour.id))?notice=\(Notice.key(notice, for: result))\(fragment)")
         case .rejected:
             var errors = fieldErrors(result.errors)
             let typedAt = command.action == .scheduleTour ? context.form["at"] : ""
@@ -288,7 +291,9 @@ struct ToursController {
         }
         let command = CatalogCommand(action: .setTourStops, actor: access.user.email, entityId: tour.id,
                                      expectedVersion: context.form.int("version") ?? tour.version, stops: stops, asDraft: true)
-        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "stops")
+        // Back where the person was: at the stop moved (or the list, for one added or removed), not the page's top.
+        let fragment = stops.contains(poiId) && context.form["move"] != "add" ? "#stop-\(poiId.uuidString.lowercased())" : "#stops"
+        return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: "stops", fragment: fragment)
     }
 
     @Sendable func changeEditors(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -133,8 +133,9 @@ enum CalendarPages: AdminRecordKind {
         CalendarForm(timeZone: catalog.calendar.values.max { $0.updatedAt < $1.updatedAt }?.content.timeZone ?? "UTC")
     }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, csrf: String) -> HTML {
-        let rows: [HTML] = catalog.sortedCalendar.map { entry in
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+        let entries = catalog.sortedCalendar.filter { search.matches($0.content.title, $0.content.summary, $0.content.placeText ?? "") }
+        let rows: [HTML] = entries.map { entry in
             let path = "/calendar/\(entry.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(entry.content.title)</a></td><td>\(when(entry.content))</td><td>\(repeats(entry.content))</td>
@@ -142,14 +143,15 @@ enum CalendarPages: AdminRecordKind {
                 <td><a href="\(path)">Manage Event</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
-        let table: HTML = rows.isEmpty ? "<p class=\"muted\">No events yet.</p>" : """
+        let table: HTML = search.outcome(rows.count, "event", none: "No events yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Event</th><th scope="col">When</th><th scope="col">Repeats</th><th scope="col">Status</th>
             <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
-            """
+            """ as HTML)
         return """
             <h1>Calendar</h1>
             <p>Events phones show in the calendar and subscribe to (<code>/v1/calendar.ics</code> on the feed), once published.</p>
             <p><a class="button primary" href="/calendar/new">Create New Event</a></p>
+            \(search.form(action: "/calendar", label: "Search events"))
             \(table)
             """
     }
@@ -172,10 +174,11 @@ enum CalendarPages: AdminRecordKind {
     static func form(_ model: RecordFormModel<Self>) -> HTML {
         let form = model.form, errors = model.errors
         let zones = TimeZone.knownTimeZoneIdentifiers.sorted().map { (value: $0, label: $0) }
-        let places = [(value: "", label: "(none: use the text below)")] + model.catalog.sortedPois.map { (value: $0.id.uuidString.lowercased(), label: $0.content.name) }
+        let places = [(value: "", label: "(none: use the text below)")] + model.catalog.placeOptions
         let dayBoxes: [HTML] = zip(CalendarSchedule.weekdayCodes, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]).map { code, name in
             let id = "field-byDay-\(code)"
             let mark: HTML = form.byDay.contains(code) ? " checked" : .empty
+            // The box before its own name, on one line: a block label put each box under the previous day's name.
             return "<span class=\"day\"><input type=\"checkbox\" id=\"\(id)\" name=\"byDay\" value=\"\(code)\"\(mark)><label for=\"\(id)\">\(name)</label></span>"
         }
         let fields: HTML = Forms.text("Title", name: "title", value: form.title, error: errors["title"], required: true)
@@ -197,7 +200,7 @@ enum CalendarPages: AdminRecordKind {
             \(Forms.select("Repeats", name: "frequency", options: [("", "Never"), ("daily", "Daily"), ("weekly", "Weekly"), ("monthly", "Monthly")],
                            selected: form.frequency, error: errors["recurrence"]))
             \(Forms.text("Every", name: "interval", value: form.interval, hint: "1 (every day, week or month), 2 (every other) …", attributes: " inputmode=\"numeric\""))
-            <div class="field"><span class="label">On days (weekly)</span> \(dayBoxes)</div>
+            <fieldset class="days"><legend>On days (weekly)</legend><div class="day-boxes">\(dayBoxes)</div></fieldset>
             \(Forms.text("Occurrences", name: "count", value: form.count, hint: "How many times in all; or give Until.", attributes: " inputmode=\"numeric\""))
             \(Forms.text("Until", name: "until", value: form.until, hint: "The last day it may happen, e.g. 2027-06-30."))
             \(Forms.textarea("Skipped dates", name: "exceptionDates", value: form.exceptionDates, error: errors["exceptionDates"], rows: 2,
@@ -206,8 +209,14 @@ enum CalendarPages: AdminRecordKind {
             """
         var more: HTML = .empty
         if let entry = model.record {
-            let next: [HTML] = (CalendarSchedule(entry.content)?.occurrences(overlapping: Date(), .distantFuture, limit: 5) ?? [])
-                .map { "<li>\($0.localStart.replacingOccurrences(of: "T", with: " "))</li>" }
+            let schedule = CalendarSchedule(entry.content)
+            let weekday = DateFormatter()
+            weekday.locale = Locale(identifier: "en_US_POSIX")
+            weekday.timeZone = schedule?.timeZone
+            weekday.dateFormat = "EEE"
+            // With its weekday: a date alone does not show a rule that picked the wrong days.
+            let next: [HTML] = (schedule?.occurrences(overlapping: Date(), .distantFuture, limit: 5) ?? [])
+                .map { "<li>\(weekday.string(from: $0.start)) \($0.localStart.replacingOccurrences(of: "T", with: " "))</li>" }
             more = RecordPages.statusBox(of: entry, at: "/calendar", csrf: model.csrf,
                                          published: "<strong>Published:</strong> in the phones' calendar and in calendar.ics.",
                                          draft: "<strong>Draft:</strong> not in the phones' calendar yet.")

@@ -10,14 +10,17 @@ enum HistoryPages {
         var at: Date
         var actor: String
         var action: CatalogAction
+        /// What happened, in words (the action, and for a status change or schedule, which).
+        var summary: String
         var fields: [(label: String, value: String)]
         /// The state after this change had unpublished changes (its fields show them).
         var isDraft = false
     }
 
     static func tourVersions(_ entries: [CatalogHistoryEntry], poiNames: (UUID) -> String) -> [Version] {
-        entries.map { entry in
-            Version(number: entry.tour?.version, at: entry.at, actor: entry.actor, action: entry.action, fields: entry.tour.map { tour in
+        entries.enumerated().map { index, entry in
+            Version(number: entry.tour?.version, at: entry.at, actor: entry.actor, action: entry.action,
+                    summary: summary(entry.action, after: entry.tour, before: entries.dropFirst(index + 1).first?.tour), fields: entry.tour.map { tour in
                 fields(TourForm(tour)) + [("Status", CommonPages.statusLabel(tour.status)),
                                           ("Stops", tour.working.stops.enumerated().map { "\($0.offset + 1). \(poiNames($0.element))" }.joined(separator: "\n"))]
             } ?? [], isDraft: entry.tour?.draft != nil)
@@ -27,6 +30,8 @@ enum HistoryPages {
     static func poiVersions(_ entries: [CatalogHistoryEntry]) -> [Version] {
         entries.map { entry in
             Version(number: entry.poi?.version, at: entry.at, actor: entry.actor, action: entry.action,
+                    summary: entry.action == .setPoiStatus
+                        ? entry.poi?.status == .published ? "Published as a place" : "Unpublished as a place" : actionLabel(entry.action),
                     fields: entry.poi.map { fields(PoiForm($0)) + [("Links", $0.working.links.map { "\($0.name): \($0.url)" }.joined(separator: "\n"))] } ?? [],
                     isDraft: entry.poi?.draft != nil)
         }
@@ -36,17 +41,42 @@ enum HistoryPages {
         Form.mergeFields.map { ($0.label, form[keyPath: $0.value]) }
     }
 
+    /// A tour's change in words: a status change says which, a schedule says what and when.
+    static func summary(_ action: CatalogAction, after: TourState?, before: TourState?) -> String {
+        guard let after else { return actionLabel(action) }
+        switch action {
+        case .setTourStatus, .applyTourSchedule:
+            let scheduled = action == .applyTourSchedule ? " (as scheduled)" : ""
+            if action == .applyTourSchedule, let failure = after.schedule?.failure { return "Scheduled change not made: \(failure)" }
+            switch after.status {
+            case .published: return (before?.status == .published ? "Changes published" : "Published") + scheduled
+            case .draft: return (before?.status == .archived ? "Restored as draft" : "Unpublished") + scheduled
+            case .archived: return "Archived"
+            }
+        case .scheduleTour:
+            guard let schedule = after.schedule else { return "Schedule cancelled" }
+            let what = schedule.status == .published ? (after.status == .published ? "Publishing the changes" : "Publishing") : "Unpublishing"
+            return "\(what) scheduled for \(timestamp(schedule.at)) UTC"
+        default:
+            return actionLabel(action)
+        }
+    }
+
     static func actionLabel(_ action: CatalogAction) -> String {
         switch action {
         case .createTour, .createPoi: "Created"
         case .updateTour, .updatePoi: "Edited"
         case .setTourStops: "Stops changed"
-        case .setTourStatus: "Status changed"
+        case .setTourStatus, .setPoiStatus: "Status changed"
         case .deleteTour: "Deleted"
         case .deletePoi: "A stop was deleted"
         case .revertTour, .revertPoi: "Reverted"
         case .importBatch: "Imported"
         case .renameCategory: "Category renamed"
+        case .discardTourDraft, .discardPoiDraft: "Unpublished changes discarded"
+        case .publishPoi: "Changes published"
+        case .scheduleTour: "Schedule changed"
+        case .applyTourSchedule: "Scheduled change made"
         default: action.rawValue
         }
     }
@@ -61,7 +91,11 @@ enum HistoryPages {
                 let was: HTML = before.map { "<del>\($0.isEmpty ? "(empty)" : $0)</del> → " } ?? .empty
                 changes.append("<dt>\(field.label)</dt><dd>\(was)<ins>\(field.value.isEmpty ? "(empty)" : field.value)</ins></dd>")
             }
-            let change: HTML = version.fields.isEmpty ? "<p>Deleted.</p>" : changes.isEmpty ? "<p class=\"muted\">No field changed.</p>" : "<dl class=\"changes\">\(changes)</dl>"
+            // A status change or schedule changes no text: its summary says all.
+            let textual: Set<CatalogAction> = [.updateTour, .updatePoi, .revertTour, .revertPoi, .importBatch, .setTourStops]
+            let change: HTML = version.fields.isEmpty ? "<p>Deleted.</p>"
+                : !changes.isEmpty ? "<dl class=\"changes\">\(changes)</dl>"
+                : textual.contains(version.action) ? "<p class=\"muted\">No field changed.</p>" : .empty
             var revert: HTML = .empty
             if let number = version.number, number != current, !version.fields.isEmpty {
                 revert = Forms.post(revertAction, csrf: csrf, class: "inline",
@@ -72,7 +106,7 @@ enum HistoryPages {
             }
             return """
                 <tr><td>\(version.number.map(String.init) ?? "–")</td><td>\(timestamp(version.at))</td><td>\(version.actor)</td>
-                <td><strong>\(actionLabel(version.action))</strong>\(version.isDraft ? " <span class=\"muted\">(unpublished changes)</span>" as HTML : .empty)\(change)</td>
+                <td><strong>\(version.summary)</strong>\(version.isDraft ? " <span class=\"muted\">(unpublished changes)</span>" as HTML : .empty)\(change)</td>
                 <td>\(revert)</td></tr>
                 """
         }

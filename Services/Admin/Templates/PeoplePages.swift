@@ -87,8 +87,9 @@ enum PeoplePages: AdminRecordKind {
 
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> PersonForm { PersonForm() }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, csrf: String) -> HTML {
-        let rows: [HTML] = catalog.sortedPeople.map { person in
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+        let people = catalog.sortedPeople.filter { search.matches($0.content.name, $0.content.role, $0.content.department) }
+        let rows: [HTML] = people.map { person in
             let path = "/people/\(person.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(person.content.name)</a></td><td>\(person.content.role)</td><td>\(person.content.department)</td>
@@ -96,22 +97,22 @@ enum PeoplePages: AdminRecordKind {
                 <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
-        let table: HTML = rows.isEmpty ? "<p class=\"muted\">No one yet.</p>" : """
+        let table: HTML = search.outcome(rows.count, "person", plural: "people", none: "No one yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Department</th><th scope="col">Status</th>
             <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
-            """
+            """ as HTML)
         return """
             <h1>People</h1>
             <p>The staff directory phones show (<code>/v1/people</code> on the feed), once published.</p>
             <p><a class="button primary" href="/people/new">Add Person</a></p>
+            \(search.form(action: "/people", label: "Search people (name, role or department)"))
             \(table)
             """
     }
 
     static func form(_ model: RecordFormModel<Self>) -> HTML {
         let form = model.form, errors = model.errors
-        let offices = [(value: "", label: "(none: use the text below)")]
-            + model.catalog.sortedPois.map { (value: $0.id.uuidString.lowercased(), label: $0.content.name) }
+        let offices = [(value: "", label: "(none: use the text below)")] + model.catalog.placeOptions
         let fields: HTML = Forms.text("Name", name: "name", value: form.name, error: errors["name"], required: true)
             + Forms.text("Role", name: "role", value: form.role, error: errors["role"], hint: "e.g. Director of Admissions")
             + Forms.text("Department", name: "department", value: form.department, error: errors["department"])
@@ -123,10 +124,19 @@ enum PeoplePages: AdminRecordKind {
             + Forms.textarea("Interests", name: "interests", value: form.interests, error: errors["interests"], rows: 3, hint: "One per line.")
             + Forms.text("Profile link", name: "profileUrl", value: form.profileUrl, error: errors["profileUrl"], type: "url")
             + Forms.text("Photo link", name: "photoUrl", value: form.photoUrl, error: errors["photoUrl"], type: "url")
-        let status: HTML = model.record.map {
+        var status: HTML = model.record.map {
             RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> in the phones' directory.",
                                   draft: "<strong>Draft:</strong> not in the phones' directory yet.")
         } ?? .empty
+        // Why phones show no office: the feed names only a place it shows.
+        if let content = model.record?.content, let office = content.officePoiId, !model.catalog.isOnPhones(office) {
+            let name = model.catalog.pois[office]?.content.name ?? "the chosen point of interest"
+            let instead = (content.officeText ?? "").isEmpty ? "no office" : "“\(content.officeText ?? "")” (Office (text))"
+            status += """
+                <p class="notice warning" role="status">The office, “\(name)”, is not on phones yet (not published as a place, and no \
+                published tour stops there), so phones show \(instead) for this person until it is.</p>
+                """
+        }
         return RecordPages.form(model, top: status, fields: fields, fieldNames: PersonForm.fields)
     }
 

@@ -43,7 +43,7 @@ struct TourForm: MergeableForm {
 
 /// "Tours Administration", "Create New Tour" and "Manage Tour".
 enum TourPages {
-    static func list(tours: [TourState], access: Access) -> HTML {
+    static func list(tours: [TourState], search: ListSearch, access: Access) -> HTML {
         let create: HTML = access.isOwner ? "<p><a class=\"button primary\" href=\"/tours/new\">Create New Tour</a></p>" : .empty
         let rows: [HTML] = tours.map { tour in
             let description = tour.content.summary.isEmpty ? tour.content.purpose : tour.content.summary
@@ -53,15 +53,14 @@ enum TourPages {
                 <td>\(description)</td><td>\(CommonPages.statusBadge(tour.status))</td><td>\(tour.stops.count)</td><td>\(delete)</td></tr>
                 """
         }
-        let table: HTML = rows.isEmpty
-            ? "<p class=\"muted\">\(access.isOwner ? "There are no tours yet." : "No tours are assigned to you yet; an owner can assign you to a tour.")</p>"
-            : """
+        let none = access.isOwner ? "There are no tours yet." : "No tours are assigned to you yet; an owner can assign you to a tour."
+        let table: HTML = rows.isEmpty ? search.outcome(0, "tour", none: none) : search.outcome(rows.count, "tour", none: none) + """
                 <p>Or edit an existing Tour from the table below...</p>
                 <table><thead><tr><th scope="col">Tour's Name</th><th scope="col">Description</th><th scope="col">Status</th>
                 <th scope="col">Stops</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
                 """
-        return "<h1>Tours Administration</h1>\(create)\(table)"
+        return "<h1>Tours Administration</h1>\(create)\(search.form(action: "/tours", label: "Search tours"))\(table)"
     }
 
     static func fields(_ form: TourForm, errors: [String: String]) -> HTML {
@@ -125,8 +124,11 @@ enum TourPages {
         let path = "/tours/\(tour.id.uuidString.lowercased())/schedule"
         guard tour.status != .archived else { return .empty }
         var parts: [HTML] = []
+        // Publishing a published tour publishes its changes and its stops' (catalog's setStatus).
+        let hasChanges = tour.draft != nil || model.stops.contains { $0.draft != nil }
+        let publishLabel = tour.status == .published ? "publish the changes" : "publish"
         if let schedule = tour.schedule {
-            let what = schedule.status == .published ? "publish" : "unpublish"
+            let what = schedule.status == .published ? publishLabel : "unpublish"
             if let failure = schedule.failure {
                 parts.append("""
                     <div class="notice error" role="alert"><p><strong>The scheduled \(what) did not happen</strong> \
@@ -142,8 +144,11 @@ enum TourPages {
                     """)
             }
         }
-        let options: [(value: String, label: String)] = tour.status == .published
-            ? [("draft", "Unpublish")] : [("published", "Publish"), ("draft", "Unpublish")]
+        let options: [(value: String, label: String)] = tour.status != .published ? [("published", "Publish"), ("draft", "Unpublish")]
+            : hasChanges ? [("published", "Publish the changes"), ("draft", "Unpublish")] : [("draft", "Unpublish")]
+        // A refusal is told here, above its field: the page's summary sits below, over the tour's own form.
+        let refused: HTML = model.errors["scheduleAt"] == nil ? .empty
+            : "<div class=\"error-summary\" role=\"alert\"><p><strong>Not scheduled:</strong> please correct When below.</p></div>"
         let form = Forms.post(path, csrf: model.csrf, class: "schedule-form",
                               Forms.hidden("version", String(tour.version))
                                 + Forms.select("What", name: "scheduleStatus", options: options, selected: options[0].value, id: "field-scheduleStatus")
@@ -151,7 +156,7 @@ enum TourPages {
                                              hint: "In your time zone (UTC if your browser runs no script).")
                                 + "<input type=\"hidden\" name=\"utcOffsetMinutes\" value=\"0\" data-utc-offset>"
                                 + Forms.submit("Schedule", class: ""))
-        return "<section class=\"schedule\"><h2>Schedule publishing</h2>\(parts)\(form)</section>"
+        return "<section class=\"schedule\"><h2>Schedule publishing</h2>\(parts)\(refused)\(form)</section>"
     }
 
     /// A time for people: UTC in the HTML, the reader's own zone once admin.js has run.
@@ -194,7 +199,7 @@ enum TourPages {
             \(local)
             <p class="notice no-print" role="status">\(note) Print this page; each code is 4 cm or more across.</p>
             <div class="qr-sheet">\(cards)</div>
-            <p class="no-print"><a href="\(tourPath)">Back to the tour</a></p>
+            <p class="no-print"><button type="button" class="primary" data-print hidden>Print</button> <a href="\(tourPath)">Back to the tour</a></p>
             """
     }
 
@@ -249,16 +254,27 @@ enum TourPages {
         }
         var statusActions: [HTML] = []
         if tour.status != .published { statusActions.append(statusButton(.published, "Publish", "primary")) }
-        let draftStops = model.stops.filter { $0.draft != nil }.count
+        let draftStops = model.stops.filter { $0.draft != nil }
         var drafts: HTML = .empty
-        if tour.status == .published && (tour.draft != nil || draftStops > 0) {
-            let stopsNote = draftStops == 0 ? "" : " (and to \(counted(draftStops, "stop")))"
-            let discard: HTML = tour.draft == nil ? .empty : Forms.post("\(tourPath)/discard", csrf: model.csrf, class: "inline",
-                Forms.hidden("version", String(tour.version)) + Forms.submit("Discard changes to the tour", class: ""))
+        if tour.status == .published && (tour.draft != nil || !draftStops.isEmpty) {
+            // Say what changed (the tour, which stops), and offer to discard each of them.
+            let stopsText = draftStops.isEmpty ? ""
+                : "\(counted(draftStops.count, "stop")) (\(draftStops.map(\.working.name).joined(separator: ", ")))"
+            let changed = tour.draft == nil ? stopsText : stopsText.isEmpty ? "this tour" : "this tour and to \(stopsText)"
+            var discards: [HTML] = []
+            if tour.draft != nil {
+                discards.append(Forms.post("\(tourPath)/discard", csrf: model.csrf, class: "inline",
+                                           Forms.hidden("version", String(tour.version)) + Forms.submit("Discard changes to the tour", class: "")))
+            }
+            for poi in draftStops {
+                discards.append(Forms.post("/pois/\(poi.id.uuidString.lowercased())/draft?tour=\(tour.id.uuidString.lowercased())", csrf: model.csrf,
+                                           class: "inline", Forms.hidden("version", String(poi.version)) + Forms.hidden("draftAction", "discard")
+                                            + Forms.submit("Discard changes to \(poi.working.name)", class: "")))
+            }
             drafts = """
                 <div class="notice warning drafts" role="status"><p><strong>Unpublished changes.</strong> The phones still show the \
-                published version; your changes to this tour\(stopsNote) go live when you publish them.</p>
-                <div class="actions">\(statusButton(.published, "Publish changes", "primary")) \(discard)</div></div>
+                published version; your changes to \(changed) go live when you publish them.</p>
+                <div class="actions">\(statusButton(.published, "Publish changes", "primary")) \(discards)</div></div>
                 """
         }
         let refusal: HTML = model.publishRefusal.map { refusal in
@@ -289,7 +305,7 @@ enum TourPages {
                 "<br><strong class=\"stray\">\(TourMap.distance($0)) from the middle of the tour: check the coordinates</strong>"
             } ?? .empty
             return """
-                <tr><td>\(index + 1)</td>
+                <tr id="stop-\(poiId)"><td>\(index + 1)</td>
                 <td><a href="/pois/\(poiId)?tour=\(tour.id.uuidString.lowercased())">\(poi.content.name)</a></td>
                 <td>\(CommonPages.coordinates(poi.content))\(stray)</td>
                 <td class="row-actions">\(move("up", "Move up", disabled: index == 0)) \(move("down", "Move down", disabled: index == model.stops.count - 1))
@@ -333,9 +349,9 @@ enum TourPages {
             \(drafts)
             \(model.problem.map(CommonPages.unavailableBox))
             \(conflict)
-            \(Forms.errorSummary(model.errors, fields: TourForm.fields.union(["scheduleAt"])))
+            \(Forms.errorSummary(model.errors.filter { $0.key != "scheduleAt" }, fields: TourForm.fields))
             \(details)
-            <h2>Points of Interest</h2>
+            <h2 id="stops">Points of Interest</h2>
             <p><a class="button primary" href="\(tourPath)/pois/new">Add New POI</a></p>
             \(stops)
             \(addExisting)
