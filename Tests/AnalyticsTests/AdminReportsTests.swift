@@ -72,6 +72,17 @@ struct AdminReportsTests {
         #expect(html.contains("href=\"/reports?from=2025-02-25&amp;to=2025-03-03\">Last 7 days</a>"))
     }
 
+    @Test("quick ranges: this week from its Monday and this month from its first, in UTC days, then the last 7, 30 and 90 days")
+    func quickRanges() throws {
+        // Wednesday 5 March 2025, 23:30 UTC (Thursday already in some zones: the reports' days are UTC days).
+        let now = try #require(RFC3339.parse("2025-03-05T23:30:00Z"))
+        let presets = ReportsController.presets(now: now)
+        #expect(presets.map(\.label) == ["This week", "This month", "Last 7 days", "Last 30 days", "Last 90 days"])
+        #expect(presets.map(\.from) == ["2025-03-03", "2025-03-01", "2025-02-27", "2025-02-04", "2024-12-06"])
+        // On a Sunday, this week began six days before.
+        #expect(ReportsController.presets(now: try #require(RFC3339.parse("2025-03-09T00:00:00Z")))[0].from == "2025-03-03")
+    }
+
     @Test("the tours CSV loses the rows of hidden tours whole, a name with line breaks included")
     func hiddenTourRows() {
         let shown = UUID(), hidden = UUID(), last = UUID()

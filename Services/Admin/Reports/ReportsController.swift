@@ -39,7 +39,7 @@ struct ReportsController {
             }
         }
         let choices = content.sortedTours.filter { shown($0.id) }.map { (id: $0.id.uuidString.lowercased(), name: $0.content.name) }
-        let presets = [("Last 7 days", 6), ("Last 30 days", 29), ("Last 90 days", 89)].map { (label: $0.0, from: Self.day(now.addingTimeInterval(Double(-$0.1) * 86_400))) }
+        let presets = Self.presets(now: now)
         let body = ReportsPages.dashboard(selection, data: data, error: error, tourChoices: choices, today: today, presets: presets,
                                           freshness: await freshness, now: now, offersAllTours: user.role == .owner)
         let status: HTTPResponse.Status = problem != nil ? .badRequest : (data == nil ? .serviceUnavailable : .ok)
@@ -145,4 +145,15 @@ struct ReportsController {
 
     /// The UTC day of `date` as YYYY-MM-DD.
     static func day(_ date: Date) -> String { String(RFC3339.format(date).prefix(10)) }
+
+    /// The quick ranges, each up to today: this week (from Monday) and month, then the last 7, 30 and 90 days. Days are
+    /// UTC days, as the reports count them (DESIGN.md, "Reports").
+    static func presets(now: Date) -> [(label: String, from: String)] {
+        var utc = Calendar(identifier: .iso8601)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let week = utc.dateInterval(of: .weekOfYear, for: now)?.start ?? now
+        let month = utc.dateInterval(of: .month, for: now)?.start ?? now
+        return [(label: "This week", from: day(week)), (label: "This month", from: day(month))]
+            + [("Last 7 days", 6), ("Last 30 days", 29), ("Last 90 days", 89)].map { (label: $0.0, from: day(now.addingTimeInterval(Double(-$0.1) * 86_400))) }
+    }
 }

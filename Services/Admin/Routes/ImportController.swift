@@ -16,6 +16,7 @@ struct ImportController {
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/import", use: form)
+        router.get("/import/sample.csv", use: sample)
         router.post("/import", use: start)
         router.get("/import/:id", use: show)
     }
@@ -28,6 +29,13 @@ struct ImportController {
     @Sendable func form(_ request: Request, context: AdminRequestContext) async throws -> Response {
         try await context.access(editors).requireOwner("import content")
         return try await formPage(context: context)
+    }
+
+    /// A file to start from: it imports as it is (a draft tour of two stops), and shows the columns in use.
+    @Sendable func sample(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        try await context.access(editors).requireOwner("import content")
+        return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"itour-sample.csv\""],
+                        body: .init(byteBuffer: ByteBuffer(string: ImportPages.sampleCSV)))
     }
 
     @Sendable func start(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -56,7 +56,7 @@ struct PoisController {
         func field(_ name: String) -> String {
             (request.uri.queryParameters.get(name).map { String($0) } ?? "").replacingOccurrences(of: "+", with: " ")
         }
-        let filter = PoiPages.ListFilter(query: field("q"), category: field("category"))
+        let filter = PoiPages.ListFilter(search: ListSearch(request), category: field("category"))
         return AdminPage(title: "Points of Interest", context: context, notice: Notice.from(request),
                          body: PoiPages.list(pois: content.sortedPois.filter(filter.matches), content: content, filter: filter)).response()
     }

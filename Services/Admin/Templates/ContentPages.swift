@@ -65,8 +65,8 @@ enum ContentPages: AdminRecordKind {
         return form
     }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, csrf: String) -> HTML {
-        let rows: [HTML] = catalog.sortedPages.map { page in
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+        let rows: [HTML] = catalog.sortedPages.filter { search.matches($0.content.title, $0.content.slug) }.map { page in
             let path = "/pages/\(page.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(page.content.title)</a></td><td><code>\(page.content.slug)</code></td><td>\(String(page.content.order))</td>
@@ -74,14 +74,15 @@ enum ContentPages: AdminRecordKind {
                 <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
-        let table: HTML = rows.isEmpty ? "<p class=\"muted\">No pages yet.</p>" : """
+        let table: HTML = search.outcome(rows.count, "page", none: "No pages yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Title</th><th scope="col">Address</th><th scope="col">Order</th><th scope="col">Status</th>
             <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
-            """
+            """ as HTML)
         return """
             <h1>Pages</h1>
             <p>Pages phones show in their menu (<code>/v1/pages</code> on the feed), in order, once published.</p>
             <p><a class="button primary" href="/pages/new">Add Page</a></p>
+            \(search.form(action: "/pages", label: "Search pages"))
             \(table)
             """
     }
@@ -99,7 +100,13 @@ enum ContentPages: AdminRecordKind {
             RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> in the phones' menu of pages.",
                                   draft: "<strong>Draft:</strong> not on phones yet.")
         } ?? .empty
-        return RecordPages.form(model, top: status, fields: fields, fieldNames: PageForm.fields)
+        // The text in the box, rendered by the feed's own Markdown code: what phones will show once it is saved.
+        let preview: HTML = form.body.isEmpty ? .empty : """
+            <h2>Preview</h2>
+            <p class="muted">The text above as phones show it (press Save after a change to see it here).</p>
+            <div class="phone page-preview">\(HTML(trusted: PageMarkdown.html(form.body)))</div>
+            """
+        return RecordPages.form(model, top: status, fields: fields, fieldNames: PageForm.fields, bottom: preview)
     }
 
     static func confirmDelete(_ page: PageState, csrf: String) -> HTML {

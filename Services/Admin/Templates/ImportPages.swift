@@ -3,6 +3,14 @@ import Shared
 
 /// The bulk import form, its progress and its per-row report.
 enum ImportPages {
+    /// The sample CSV (/import/sample.csv): two POIs and a draft tour of them, by legacyId, so importing it twice changes nothing.
+    static let sampleCSV = """
+        kind,legacyId,name,summary,description,purpose,latitude,longitude,category,stops,status
+        poi,90001,Sample Library,Books and study rooms.,Open to visitors on weekdays.,,34.2275,-77.8740,Sample/Buildings,,
+        poi,90002,Sample Hall,Lectures and labs.,"The oldest hall on campus, built in 1961.",,34.2262,-77.8768,Sample/Buildings,,
+        tour,90010,Sample Tour,Two stops to start from.,,Shows how a tour and its stops are imported.,,,,90001;90002,draft
+
+        """
     static func form(recent: [ImportJob], error: String?, csrf: String) -> HTML {
         let rows: [HTML] = recent.map { job in
             "<tr><td><a href=\"/import/\(job.id.uuidString.lowercased())\">\(job.fileName)</a></td><td>\(RFC3339.format(job.createdAt))</td><td>\(phaseLabel(job.phase))</td><td>\(job.message ?? "")</td></tr>"
@@ -22,6 +30,7 @@ enum ImportPages {
                 <div class="actions">\(Forms.submit("Import"))</div>
                 """))
             <h2>CSV columns</h2>
+            <p><a href="/import/sample.csv" download>Download a sample CSV</a> (two stops and a draft tour of them) to start from.</p>
             <p>A header row names the columns, in any order: \(ContentImportFile.csvColumns.joined(separator: ", ")).
             <code>kind</code> is poi (the default), tour, category, event, person, page or featured. POIs need name, latitude and longitude;
             lists in a cell are separated by ";"; a link is <code>name|type|url</code>; a tour's <code>stops</code> are POI legacyIds or ids;

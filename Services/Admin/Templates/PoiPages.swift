@@ -172,21 +172,16 @@ enum PoiPages {
 
     /// The POI list's search: words of the name (case and accents ignored), and a category with its sub-categories.
     struct ListFilter {
-        var query: String
+        var search: ListSearch
         var category: String
 
-        var isEmpty: Bool { query.isEmpty && category.isEmpty }
+        var isEmpty: Bool { search.isEmpty && category.isEmpty }
 
         func matches(_ poi: PoiState) -> Bool {
             if !category.isEmpty {
                 guard poi.content.categories.contains(where: { $0 == category || $0.hasPrefix(category + "/") }) else { return false }
             }
-            let name = Self.fold(poi.content.name)
-            return Self.fold(query).split(separator: " ").allSatisfy { name.contains($0) }
-        }
-
-        static func fold(_ text: String) -> String {
-            text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+            return search.matches(poi.content.name)
         }
     }
 
@@ -200,13 +195,9 @@ enum PoiPages {
                 """
         }
         let categories = [("", "(any)")] + content.sortedCategories.map { ($0.path, $0.path) }
-        let search: HTML = """
-            <form method="get" action="/pois" class="search" role="search">
-            \(Forms.text("Search by name", name: "q", value: filter.query, type: "search"))
-            \(Forms.select("Category", name: "category", options: categories, selected: filter.category))
-            <div class="actions">\(Forms.submit("Search"))\(filter.isEmpty ? "" : "<a href=\"/pois\">Show all</a>" as HTML)</div>
-            </form>
-            """
+        let search = filter.search.form(action: "/pois", label: "Search by name",
+                                        more: Forms.select("Category", name: "category", options: categories, selected: filter.category),
+                                        showAll: !filter.isEmpty)
         let empty: HTML = filter.isEmpty ? "<p class=\"muted\">No POIs yet.</p>" : "<p class=\"muted\">No POI matches.</p>"
         return """
             <h1>Points of Interest</h1>
@@ -337,7 +328,8 @@ enum PoiPages {
             let published = poi.status == .published
             let button = Forms.post("\(path)/draft\(query(model.tour))", csrf: model.csrf, class: "inline",
                                     Forms.hidden("version", String(poi.version)) + Forms.hidden("draftAction", published ? "unlist" : "list")
-                                        + Forms.submit(published ? "Unpublish place" : "Publish as a place", class: published ? "" : "primary"))
+                                        // Secondary: the page's one primary action is its Save (or Publish changes).
+                                        + Forms.submit(published ? "Unpublish place" : "Publish as a place", class: ""))
             let state: HTML = published
                 ? "<strong>Published as a place:</strong> phones find it when they browse places, search or look nearby, with or without a tour."
                 : "<strong>Not published as a place:</strong> phones see it only as a stop of a published tour."

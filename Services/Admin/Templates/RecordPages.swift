@@ -17,7 +17,8 @@ enum RecordPages {
     }
 
     /// A record's form page: its title, `top` (its state), a problem, the errors' summary, and the form posting `fields`.
-    static func form<Kind: AdminRecordKind>(_ model: RecordFormModel<Kind>, top: HTML, fields: HTML, fieldNames: Set<String>) -> HTML {
+    static func form<Kind: AdminRecordKind>(_ model: RecordFormModel<Kind>, top: HTML, fields: HTML, fieldNames: Set<String>,
+                                            bottom: HTML = .empty) -> HTML {
         let action = model.record.map { "\(Kind.path)/\($0.id.uuidString.lowercased())" } ?? Kind.path
         let version: HTML = model.form.version.map { Forms.hidden("version", String($0)) } ?? .empty
         return """
@@ -26,6 +27,7 @@ enum RecordPages {
             \(model.problem.map(CommonPages.unavailableBox))
             \(Forms.errorSummary(model.errors, fields: fieldNames))
             \(Forms.post(action, csrf: model.csrf, version + fields + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"\(Kind.path)\">Cancel</a></div>"))
+            \(bottom)
             """
     }
 

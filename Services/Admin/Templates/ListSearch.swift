@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+import Shared
+
+/// A list page's search (Tours, Points of Interest, Calendar, People, Pages, Featured): every word typed is in the
+/// record's text, case and accents ignored. Sent by a GET form, so a search is a link that can be shared.
+struct ListSearch {
+    var query: String
+
+    init(query: String) { self.query = query }
+
+    /// `q` from the request; a GET form writes spaces as "+", which the query parameters keep.
+    init(_ request: Request) {
+        query = (request.uri.queryParameters.get("q").map { String($0) } ?? "").replacingOccurrences(of: "+", with: " ")
+    }
+
+    var isEmpty: Bool { query.trimmingCharacters(in: .whitespaces).isEmpty }
+
+    func matches(_ texts: String...) -> Bool {
+        let text = Self.fold(texts.joined(separator: " "))
+        return Self.fold(query).split(separator: " ").allSatisfy { text.contains($0) }
+    }
+
+    static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+    }
+
+    /// The search box, with `more` fields (the POI list's category) before its button.
+    func form(action: String, label: String, more: HTML = .empty, showAll: Bool? = nil) -> HTML {
+        let reset: HTML = showAll ?? !isEmpty ? "<a href=\"\(action)\">Show all</a>" : .empty
+        return """
+            <form method="get" action="\(action)" class="search" role="search">
+            \(Forms.text(label, name: "q", value: query, type: "search"))
+            \(more)
+            <div class="actions">\(Forms.submit("Search", class: ""))\(reset)</div>
+            </form>
+            """
+    }
+
+    /// "3 events found." under a search, or what to say when a list is empty (`none`) or nothing matched.
+    func outcome(_ count: Int, _ noun: String, plural: String? = nil, none: String) -> HTML {
+        if isEmpty { return count == 0 ? "<p class=\"muted\">\(none)</p>" : .empty }
+        return count == 0 ? "<p class=\"muted\">Nothing matches “\(query)”.</p>" : "<p>\(counted(count, noun, plural: plural)) found.</p>"
+    }
+}
