@@ -83,6 +83,7 @@ def test_captions_transcript_and_alt_text_gate_publishing_and_reach_the_poi_page
     assert 'alt="The brick front of the hall"' in page.text
     assert f'<track kind="captions" src="{detail["narration"]["captionsUrl"]}" srclang="en" label="English" default>' in page.text
     assert "<summary>Transcript</summary><p>Welcome to the hall. It was built in 1961.</p>" in page.text
+    assert "<figcaption>Narration</figcaption>" in page.text and f"Welcome {tag}" not in page.text, "the library's title stays in the admin"
 
     # The page in the browser: the player holds its captions track, which the browser loads.
     site.browser.get(f"{feed}/v1/pois/{poi}/page")

@@ -30,7 +30,9 @@ struct AuthController {
         router.get("/login") { request, context -> Response in
             if context.session != nil { return .redirect(to: "/") }
             let next = Self.safeNext(request.uri.queryParameters.get("next"))
-            return AdminPage(title: "Log In", context: context, notice: Notice.from(request),
+            // Sent here from a page: say why, rather than show a login form out of nowhere.
+            let why: Notice? = next == "/" ? nil : Notice(kind: .warning, text: "Please log in to see that page.")
+            return AdminPage(title: "Log In", context: context, notice: Notice.from(request) ?? why,
                              body: AdminPages.login(email: "", next: next, error: nil, csrf: context.csrfToken)).response()
         }
         router.post("/login", use: login)

@@ -25,6 +25,33 @@ enum AdminScript {
           if (!isNaN(when)) time.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
         }
 
+        // Pages that follow work in progress (an import, System Status) reload themselves until paused.
+        const refresh = document.querySelector("[data-refresh]");
+        if (refresh) {
+          const toggle = refresh.querySelector("[data-refresh-toggle]");
+          const paused = sessionStorage.getItem("itour-refresh-paused") === "1";
+          let timer = paused ? null : setTimeout(() => location.reload(), Number(refresh.dataset.refresh) * 1000);
+          toggle.hidden = false;
+          toggle.textContent = paused ? "Resume updates" : "Pause updates";
+          toggle.addEventListener("click", () => {
+            if (timer) {
+              clearTimeout(timer);
+              timer = null;
+              sessionStorage.setItem("itour-refresh-paused", "1");
+              toggle.textContent = "Resume updates";
+            } else {
+              sessionStorage.removeItem("itour-refresh-paused");
+              location.reload();
+            }
+          });
+        }
+
+        // Print buttons (the QR sheet): shown only where script runs, which printing needs.
+        for (const button of document.querySelectorAll("button[data-print]")) {
+          button.hidden = false;
+          button.addEventListener("click", () => window.print());
+        }
+
         // The media library's upload (MediaPages): sent by XMLHttpRequest so a large file's progress shows in the
         // form's <progress>. Where the answer redirects, the browser goes; an answer without a redirect (a refusal)
         // replaces this page. Without the script the form posts as any other.

@@ -15,7 +15,8 @@ struct AdminPage {
     var notice: Notice? = nil
     var body: HTML
     var status: HTTPResponse.Status = .ok
-    /// Reloads the page every so many seconds (an import's progress), without script.
+    /// Reloads the page every so many seconds (an import's progress, System Status) through admin.js, with a
+    /// button to pause it (WCAG 2.2.1: a timed refresh the reader cannot stop is an accessibility failure).
     var refreshSeconds: Int? = nil
 
     func render() -> HTML {
@@ -49,17 +50,23 @@ struct AdminPage {
             <title>iTour UNCW – \(title)</title>
             <link rel="stylesheet" href="/assets/admin.css">
             <script src="/assets/admin.js" defer></script>
-            \(refreshSeconds.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" as HTML })
             </head>
             <body>
+            <a class="skip-link" href="#content">Skip to content</a>
             <header class="site">
             <a class="brand" href="/">iTour <span>admin</span></a>
             <nav class="main" aria-label="Main"><ul>\(nav)</ul></nav>
             \(account)
             </header>
-            <main>
+            <main id="content" tabindex="-1">
             \(trail)
             \(notice.map { "<p class=\"notice \($0.kind.rawValue)\" role=\"status\">\($0.text)</p>" as HTML })
+            \(refreshSeconds.map { seconds -> HTML in
+                """
+                <p class="refresh muted" data-refresh="\(seconds)">This page updates itself every \(counted(seconds, "second")). \
+                <button type="button" class="link" data-refresh-toggle hidden>Pause updates</button> <a href="">Refresh now</a></p>
+                """
+            })
             \(body)
             </main>
             </body>

@@ -98,7 +98,8 @@ public enum PoiPage {
     /// An `<audio>` or `<video>` with its captions as a `<track>` and its transcript below.
     static func player(_ item: MediaContent, media: PoiMedia, isNarration: Bool) -> String {
         let element = item.format.kind == .video ? "video" : "audio"
-        var html = "<figure class=\"media\"><figcaption>\(isNarration ? "Narration: " : "")\(escape(item.title))</figcaption>"
+        // A narration is captioned as one: its library title is staff's name for the file ("Arts Walk narration stop 1").
+        var html = "<figure class=\"media\"><figcaption>\(isNarration ? "Narration" : escape(item.title))</figcaption>"
         // Anonymous CORS: the track loads wherever the page was opened from (the feed's media answers allow any origin).
         html += "<\(element) controls preload=\"none\" crossorigin=\"anonymous\" src=\"\(escape(media.url(item.sha256)))\">"
         if let captions = item.captions {
