@@ -138,8 +138,9 @@ if phase build swift build --build-tests; then
     echo
     echo "==> pytest: skipped (swift test arguments given; set PYTEST_ARGS to run it too)"
   else
-    # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
-    phase pytest .venv/bin/python -m pytest tests -q ${PYTEST_ARGS:-}
+    # PYTEST_ARGS is read as shell words, so quotes group: PYTEST_ARGS='-k "first_week or axe"'.
+    eval "pytest_args=(${PYTEST_ARGS:-})"
+    phase pytest .venv/bin/python -m pytest tests -q "${pytest_args[@]}"
   fi
 fi
 

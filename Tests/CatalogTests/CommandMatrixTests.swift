@@ -46,8 +46,10 @@ struct CommandMatrixTests {
         try await HandlerFixture.with { handler, client in
             func applied(_ command: CatalogCommand) async throws -> UUID {
                 let result = try await handler.handle(command)
-                try #require(result.outcome == .applied, "fixture command \(command.action) was \(result.outcome): \(result.message ?? "")")
-                return try #require(result.entityId)
+                guard result.outcome == .applied, let id = result.entityId else {
+                    throw TestFailure("fixture command \(command.action) was \(result.outcome): \(result.message ?? "")")
+                }
+                return id
             }
             let shop = try await applied(CatalogCommand(action: .createCategory, actor: "fixture", category: CategoryContent(name: "Shop")))
             let fashion = try await applied(CatalogCommand(action: .createCategory, actor: "fixture",
@@ -347,7 +349,10 @@ struct CommandMatrixTests {
                 #expect(result.outcome == .conflict)
                 #expect(result.version == current)
                 #expect(result.message?.contains("changed by someone else") == true)
-                #expect([result.tour?.id, result.poi?.id, result.category?.id].contains(id))
+                // The conflict carries the current state of whichever kind the command was for.
+                let states = [result.tour?.id, result.poi?.id, result.category?.id, result.calendarEntry?.id, result.person?.id,
+                              result.page?.id, result.featured?.id, result.media?.id]
+                #expect(states.contains(id), "\(action)")
                 #expect(try await Self.version(of: id, f.client) == current)
                 let written = try await Self.outbox(f.client)
                 #expect(written.dropFirst(seen).map(\.type) == ["command.conflict"])
@@ -434,7 +439,7 @@ struct DraftTests {
         try await HandlerFixture.with { handler, _ in
             func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
                 let result = try await handler.handle(command)
-                try #require(result.outcome == .applied, "\(command.action): \(result.errors) \(result.message ?? "")")
+                guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
                 return result
             }
             let near = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Near", latitude: 34.2261, longitude: -77.8767))).entityId)
@@ -495,7 +500,7 @@ struct DraftTests {
         try await HandlerFixture.with { handler, _ in
             func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
                 let result = try await handler.handle(command)
-                try #require(result.outcome == .applied, "\(command.action): \(result.errors) \(result.message ?? "")")
+                guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
                 return result
             }
             func edit(_ id: UUID, _ name: String) async throws -> PoiState {
@@ -542,7 +547,7 @@ struct DraftTests {
         try await HandlerFixture.with { handler, client in
             func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
                 let result = try await handler.handle(command)
-                try #require(result.outcome == .applied, "\(command.action): \(result.errors) \(result.message ?? "")")
+                guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
                 return result
             }
             let repository = PostgresCatalogRepository(client: client, logger: TestServices.logger)

@@ -26,7 +26,7 @@ struct SnapshotMediaFeedTests {
             try await TestServices.withServices([producer, commands]) {
                 func applied(_ command: CatalogCommand) async throws -> CatalogCommandResult {
                     let result = try await commands.execute(command, timeout: .seconds(30))
-                    try #require(result.outcome == .applied, "\(command.action): \(result.message ?? "") \(result.errors)")
+                    guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.message ?? "") \(result.errors)") }
                     return result
                 }
                 _ = try await applied(CatalogCommand(action: .createMedia, actor: "a", entityId: UUID(), status: .published, media: MediaContent(

@@ -137,3 +137,10 @@ extension CatalogCommandClient {
         try await execute(command, timeout: .seconds(45))
     }
 }
+
+/// A test's precondition that failed, thrown (and so recorded) where `try #require` cannot be used: in a local function
+/// inside a closure, swift-testing's macro expands to code the compiler warns about ("no calls to throwing functions").
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
