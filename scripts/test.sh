@@ -140,7 +140,7 @@ if phase build swift build --build-tests; then
   else
     # PYTEST_ARGS is read as shell words, so quotes group: PYTEST_ARGS='-k "first_week or axe"'.
     eval "pytest_args=(${PYTEST_ARGS:-})"
-    phase pytest .venv/bin/python -m pytest tests -q "${pytest_args[@]}"
+    phase pytest .venv/bin/python -m pytest tests -q ${pytest_args[@]+"${pytest_args[@]}"}
   fi
 fi
 

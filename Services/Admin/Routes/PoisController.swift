@@ -52,11 +52,7 @@ struct PoisController {
     @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
         try await context.access(editors).requireOwner("see every POI")
         let content = projection.content
-        // A GET form writes spaces as "+", which the query parameters keep.
-        func field(_ name: String) -> String {
-            (request.uri.queryParameters.get(name).map { String($0) } ?? "").replacingOccurrences(of: "+", with: " ")
-        }
-        let filter = PoiPages.ListFilter(search: ListSearch(request), category: field("category"))
+        let filter = PoiPages.ListFilter(search: ListSearch(request), category: ListSearch.formValue("category", of: request))
         return AdminPage(title: "Points of Interest", context: context, notice: Notice.from(request),
                          body: PoiPages.list(pois: content.sortedPois.filter(filter.matches), content: content, filter: filter)).response()
     }

@@ -45,7 +45,9 @@ struct ToursController {
         try access.requireContentRole()
         let search = ListSearch(request)
         let tours = projection.content.sortedTours.filter {
-            access.canEdit(tour: $0.id) && search.matches($0.working.content.name, $0.working.content.summary, $0.working.content.purpose)
+            // The list shows the published name; the draft's is found too.
+            access.canEdit(tour: $0.id) && search.matches($0.content.name, $0.content.summary, $0.content.purpose, $0.working.content.name,
+                                                          $0.working.content.summary, $0.working.content.purpose)
         }
         return AdminPage(title: "Tours Administration", context: context, notice: Notice.from(request),
                          body: TourPages.list(tours: tours, search: search, access: access)).response()

@@ -29,7 +29,9 @@ enum AdminScript {
         const refresh = document.querySelector("[data-refresh]");
         if (refresh) {
           const toggle = refresh.querySelector("[data-refresh-toggle]");
-          const paused = sessionStorage.getItem("itour-refresh-paused") === "1";
+          // Paused per page: pausing System Status leaves an import's progress running.
+          const key = "itour-refresh-paused:" + location.pathname;
+          const paused = sessionStorage.getItem(key) === "1";
           let timer = paused ? null : setTimeout(() => location.reload(), Number(refresh.dataset.refresh) * 1000);
           toggle.hidden = false;
           toggle.textContent = paused ? "Resume updates" : "Pause updates";
@@ -37,10 +39,10 @@ enum AdminScript {
             if (timer) {
               clearTimeout(timer);
               timer = null;
-              sessionStorage.setItem("itour-refresh-paused", "1");
+              sessionStorage.setItem(key, "1");
               toggle.textContent = "Resume updates";
             } else {
-              sessionStorage.removeItem("itour-refresh-paused");
+              sessionStorage.removeItem(key);
               location.reload();
             }
           });

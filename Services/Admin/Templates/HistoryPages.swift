@@ -30,8 +30,7 @@ enum HistoryPages {
     static func poiVersions(_ entries: [CatalogHistoryEntry]) -> [Version] {
         entries.map { entry in
             Version(number: entry.poi?.version, at: entry.at, actor: entry.actor, action: entry.action,
-                    summary: entry.action == .setPoiStatus
-                        ? entry.poi?.status == .published ? "Published as a place" : "Unpublished as a place" : actionLabel(entry.action),
+                    summary: poiSummary(entry),
                     fields: entry.poi.map { fields(PoiForm($0)) + [("Links", $0.working.links.map { "\($0.name): \($0.url)" }.joined(separator: "\n"))] } ?? [],
                     isDraft: entry.poi?.draft != nil)
         }
@@ -39,6 +38,15 @@ enum HistoryPages {
 
     private static func fields<Form: MergeableForm>(_ form: Form) -> [(label: String, value: String)] {
         Form.mergeFields.map { ($0.label, form[keyPath: $0.value]) }
+    }
+
+    /// A POI's change in words: its own status, or its changes published by its tour's publish (by hand or schedule).
+    static func poiSummary(_ entry: CatalogHistoryEntry) -> String {
+        switch entry.action {
+        case .setPoiStatus: entry.poi?.status == .published ? "Published as a place" : "Unpublished as a place"
+        case .setTourStatus, .applyTourSchedule: "Changes published with its tour"
+        default: actionLabel(entry.action)
+        }
     }
 
     /// A tour's change in words: a status change says which, a schedule says what and when.

@@ -78,12 +78,10 @@ enum ImportPages {
             }
             return "<tr class=\"\(row.outcome.rawValue)\"><td>\(row.label)</td><td>\(outcome)</td><td>\(problem)</td></tr>"
         }
-        let finished = job.phase == .done || job.phase == .failed
         return """
             <h1>Import of \(job.fileName)</h1>
             <p>\(counted(job.totalRows, "row")) in the file, \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
             <ol class="progress">\(progress)</ol>
-            \(finished ? .empty : "<p class=\"muted\">This page refreshes itself until the import is done.</p>" as HTML)
             \(job.message.map { "<p class=\"notice \(job.phase == .done && failed == 0 ? "success" : "warning")\" role=\"status\">\($0)</p>" as HTML })
             \(rows.isEmpty ? .empty : """
                 <h2>Report</h2>

@@ -16,7 +16,8 @@ struct AdminPage {
     var body: HTML
     var status: HTTPResponse.Status = .ok
     /// Reloads the page every so many seconds (an import's progress, System Status) through admin.js, with a
-    /// button to pause it (WCAG 2.2.1: a timed refresh the reader cannot stop is an accessibility failure).
+    /// button to pause it (WCAG 2.2.1: a timed refresh the reader cannot stop is an accessibility failure); a meta
+    /// refresh only where script does not run.
     var refreshSeconds: Int? = nil
 
     func render() -> HTML {
@@ -50,6 +51,7 @@ struct AdminPage {
             <title>iTour UNCW – \(title)</title>
             <link rel="stylesheet" href="/assets/admin.css">
             <script src="/assets/admin.js" defer></script>
+            \(refreshSeconds.map { "<noscript><meta http-equiv=\"refresh\" content=\"\($0)\"></noscript>" as HTML })
             </head>
             <body>
             <a class="skip-link" href="#content">Skip to content</a>
@@ -63,7 +65,7 @@ struct AdminPage {
             \(notice.map { "<p class=\"notice \($0.kind.rawValue)\" role=\"status\">\($0.text)</p>" as HTML })
             \(refreshSeconds.map { seconds -> HTML in
                 """
-                <p class="refresh muted" data-refresh="\(seconds)">This page updates itself every \(counted(seconds, "second")). \
+                <p class="refresh muted" data-refresh="\(seconds)">This page refreshes itself every \(counted(seconds, "second")). \
                 <button type="button" class="link" data-refresh-toggle hidden>Pause updates</button> <a href="">Refresh now</a></p>
                 """
             })

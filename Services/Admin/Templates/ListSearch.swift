@@ -9,9 +9,18 @@ struct ListSearch {
 
     init(query: String) { self.query = query }
 
-    /// `q` from the request; a GET form writes spaces as "+", which the query parameters keep.
-    init(_ request: Request) {
-        query = (request.uri.queryParameters.get("q").map { String($0) } ?? "").replacingOccurrences(of: "+", with: " ")
+    init(_ request: Request) { query = Self.formValue("q", of: request) }
+
+    /// A GET form's field: "+" is a space and "%2B" a plus, so "+" is replaced before percent-decoding (the query
+    /// parameters decode first, and keep "+").
+    static func formValue(_ name: String, of request: Request) -> String {
+        for pair in (request.uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.first.map(String.init) == name else { continue }
+            let raw = parts.count > 1 ? String(parts[1]) : ""
+            return raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+        }
+        return ""
     }
 
     var isEmpty: Bool { query.trimmingCharacters(in: .whitespaces).isEmpty }

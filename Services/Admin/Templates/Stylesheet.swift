@@ -3,6 +3,7 @@ enum Stylesheet {
     static let css = """
         :root { --teal: #006666; --gold: #c9a227; --ink: #1d2a2a; --muted: #5b6b6b; --line: #d5dede; --error: #b00020; --bg: #f6f8f8; }
         * { box-sizing: border-box; }
+        [hidden] { display: none !important; }
         body { margin: 0; font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
         header.site { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem; padding: .6rem 1.2rem; background: var(--teal); color: #fff; }
         header.site a { color: #fff; }

@@ -148,12 +148,14 @@ enum TourPages {
             : hasChanges ? [("published", "Publish the changes"), ("draft", "Unpublish")] : [("draft", "Unpublish")]
         // A refusal is told here, above its field: the page's summary sits below, over the tour's own form.
         let refused: HTML = model.errors["scheduleAt"] == nil ? .empty
-            : "<div class=\"error-summary\" role=\"alert\"><p><strong>Not scheduled:</strong> please correct When below.</p></div>"
+            : "<div class=\"error-summary\" role=\"alert\"><p><strong>Not scheduled:</strong> please correct <a href=\"#field-at\">When</a> below.</p></div>"
         let form = Forms.post(path, csrf: model.csrf, class: "schedule-form",
                               Forms.hidden("version", String(tour.version))
                                 + Forms.select("What", name: "scheduleStatus", options: options, selected: options[0].value, id: "field-scheduleStatus")
                                 + Forms.text("When", name: "at", value: model.scheduleTyped, error: model.errors["scheduleAt"], type: "datetime-local",
-                                             hint: "In your time zone (UTC if your browser runs no script).")
+                                             hint: hasChanges && tour.status == .published
+                                                ? "In your time zone (UTC if your browser runs no script). The changes are published as they are then."
+                                                : "In your time zone (UTC if your browser runs no script).")
                                 + "<input type=\"hidden\" name=\"utcOffsetMinutes\" value=\"0\" data-utc-offset>"
                                 + Forms.submit("Schedule", class: ""))
         return "<section class=\"schedule\"><h2>Schedule publishing</h2>\(parts)\(refused)\(form)</section>"
