@@ -11,7 +11,7 @@ import TestSupport
 @Suite("Every catalog command", .stopsIfHung)
 struct CommandMatrixTests {
     static let logger = TestServices.logger
-    static let testedApart: Set<CatalogAction> = [.history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule]
+    static let testedApart: Set<CatalogAction> = [.history, .recentlyDeleted, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule]
 
     /// Content every case starts from: categories Shop, Shop/Fashion and Eat; POI A (in Shop/Fashion) and
     /// POI B; a tour (version 2) stopping at A.
@@ -185,7 +185,7 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.media, expectedVersion: 1, status: .published), ["media.changed"])
         case .deleteMedia:
             return (CatalogCommand(action: action, actor: actor, entityId: f.media, expectedVersion: 1), ["media.deleted"])
-        case .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
+        case .history, .recentlyDeleted, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             preconditionFailure("\(action) is tested apart (CatalogHistoryTests, DraftTests)")
         }
     }
@@ -282,7 +282,7 @@ struct CommandMatrixTests {
             return (CatalogCommand(action: action, actor: actor, entityId: f.media, status: .archived), "status", "status must be published or draft")
         case .deleteMedia:
             return (CatalogCommand(action: action, actor: actor, entityId: UUID()), "entityId", "does not exist")
-        case .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
+        case .snapshot, .history, .recentlyDeleted, .discardTourDraft, .publishPoi, .discardPoiDraft, .applyTourSchedule:
             return nil
         case .revertTour:
             return (CatalogCommand(action: action, actor: actor, entityId: f.tour, revertToVersion: 9), "revertToVersion", "is not in this entity's history")
@@ -304,7 +304,7 @@ struct CommandMatrixTests {
         case .deletePoi: (f.poiA, 1)
         case .renameCategory: (f.shop, 1)
         case .deleteCategory: (f.eat, 1)
-        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .createFeatured, .createMedia, .importBatch, .snapshot, .history, .discardTourDraft, .publishPoi, .discardPoiDraft,
+        case .createTour, .createPoi, .createCategory, .createCalendarEntry, .createPerson, .createPage, .createFeatured, .createMedia, .importBatch, .snapshot, .history, .recentlyDeleted, .discardTourDraft, .publishPoi, .discardPoiDraft,
              .applyTourSchedule: nil
         }
     }
@@ -432,65 +432,95 @@ struct CatalogHistoryTests {
     }
 }
 
+@Suite("Undo of a delete", .stopsIfHung)
+struct RestoreTests {
+    @Test("a deleted tour or POI is listed as recently deleted with its last state until a revert restores it, unpublished; the tour keeps the stops that still exist")
+    func deleteListRestore() async throws {
+        try await HandlerFixture.with { handler, _ in
+            func recentlyDeleted() async throws -> [CatalogHistoryEntry] {
+                try #require(try await handler.applied(CatalogCommand(action: .recentlyDeleted, actor: "a")).history)
+            }
+            let kept = try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Kept", latitude: 34.2261, longitude: -77.8767))).entityId)
+            let gone = try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Gone", latitude: 34.2277, longitude: -77.8759))).entityId)
+            let tour = try #require(try await handler.applied(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, expectedVersion: 1, stops: [kept, gone]))
+            _ = try await handler.applied(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, expectedVersion: 2, status: .published))
+            #expect(try await recentlyDeleted().isEmpty)
+
+            _ = try await handler.applied(CatalogCommand(action: .deleteTour, actor: "b", entityId: tour, expectedVersion: 3))
+            _ = try await handler.applied(CatalogCommand(action: .deletePoi, actor: "c", entityId: gone))
+            let listed = try await recentlyDeleted()
+            #expect(listed.map(\.action) == [.deletePoi, .deleteTour] && listed.map(\.actor) == ["c", "b"])
+            #expect(listed.last?.tour?.content.name == "Open Day" && listed.last?.tour?.version == 3 && listed.last?.tour?.stops == [kept, gone])
+            #expect(listed.first?.poi?.content.name == "Gone")
+
+            let restored = try await handler.applied(CatalogCommand(action: .revertTour, actor: "b", entityId: tour, revertToVersion: 3))
+            #expect(restored.tour?.version == 5 && restored.tour?.status == .draft && restored.tour?.stops == [kept], "unpublished, without the deleted stop")
+            let poi = try await handler.applied(CatalogCommand(action: .revertPoi, actor: "c", entityId: gone, revertToVersion: 1))
+            #expect(poi.poi?.content.name == "Gone" && poi.poi?.status == .draft && poi.poi?.version == 3)
+            #expect(try await recentlyDeleted().isEmpty, "restored ones are no longer listed")
+            // Restored, it is a tour again: it can be edited and deleted as any other.
+            _ = try await handler.applied(CatalogCommand(action: .updateTour, actor: "b", entityId: tour, expectedVersion: 5, tour: TourContent(name: "Open Day again")))
+            let history = try #require(try await handler.applied(CatalogCommand(action: .history, actor: "a", entityId: tour)).history)
+            #expect(history.prefix(3).map(\.action) == [.updateTour, .revertTour, .deleteTour])
+        }
+    }
+}
+
 @Suite("Drafts and publishing", .stopsIfHung)
 struct DraftTests {
     @Test("an edit of a published tour or of its stop is a draft: the published content stays until Publish applies both")
     func draftsUntilPublished() async throws {
         try await HandlerFixture.with { handler, _ in
-            func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
-                let result = try await handler.handle(command)
-                guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
-                return result
-            }
-            let near = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Near", latitude: 34.2261, longitude: -77.8767))).entityId)
-            let next = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Next", latitude: 34.2277, longitude: -77.8759))).entityId)
-            let tour = try #require(try await run(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
+            let near = try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Near", latitude: 34.2261, longitude: -77.8767))).entityId)
+            let next = try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Next", latitude: 34.2277, longitude: -77.8759))).entityId)
+            let tour = try #require(try await handler.applied(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
 
             // Publish checks: no stops; then a stop 12 000 km away needs confirming.
             let empty = try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
             #expect(empty.outcome == .rejected && empty.errors.first?.message == "A tour needs at least one stop before it is published")
-            let far = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Far", latitude: 34.2275, longitude: 77.8736))).entityId)
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [near, next, far], asDraft: true))
+            let far = try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Far", latitude: 34.2275, longitude: 77.8736))).entityId)
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [near, next, far], asDraft: true))
             let stray = try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
             #expect(stray.outcome == .rejected && stray.errors.first?.field == "stops")
             #expect(stray.errors.first?.message.hasPrefix("Far is 1") == true && stray.errors.first?.message.contains("confirm to publish anyway") == true)
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [near, next], asDraft: true))
-            let published = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [near, next], asDraft: true))
+            let published = try await handler.applied(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
             #expect(published.tour?.stops == [near, next] && published.tour?.draft == nil, "a draft tour's stops were its content")
 
             // Published: edits as drafts change nothing the feed reads.
-            let renamed = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Open Day 2026"), asDraft: true))
+            let renamed = try await handler.applied(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Open Day 2026"), asDraft: true))
             #expect(renamed.tour?.content.name == "Open Day" && renamed.tour?.draft?.content.name == "Open Day 2026")
-            let moved = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [next, near], asDraft: true))
+            let moved = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [next, near], asDraft: true))
             #expect(moved.tour?.stops == [near, next] && moved.tour?.draft?.stops == [next, near] && moved.tour?.draft?.content.name == "Open Day 2026")
-            let edited = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: near,
+            let edited = try await handler.applied(CatalogCommand(action: .updatePoi, actor: "a", entityId: near,
                                                        poi: PoiContent(name: "Near (half done)", latitude: 34.2261, longitude: -77.8767), asDraft: true))
             #expect(edited.poi?.content.name == "Near" && edited.poi?.draft?.name == "Near (half done)")
             // A POI on no published tour is edited directly, draft or not.
-            let farEdit = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: far,
+            let farEdit = try await handler.applied(CatalogCommand(action: .updatePoi, actor: "a", entityId: far,
                                                         poi: PoiContent(name: "Far", latitude: 34.2275, longitude: -77.8736), asDraft: true))
             #expect(farEdit.poi?.content.longitude == -77.8736 && farEdit.poi?.draft == nil)
 
             // Publish: the tour's draft and its stops' drafts become what the feed reads, in one go.
-            let again = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            let again = try await handler.applied(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
             #expect(again.tour?.content.name == "Open Day 2026" && again.tour?.stops == [next, near] && again.tour?.draft == nil)
             let history = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a", entityId: near)).history)
             #expect(history.first?.poi?.content.name == "Near (half done)" && history.first?.poi?.draft == nil)
 
             // Discard: a draft goes, the published content stays; nothing to discard is refused.
-            _ = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Typo"), asDraft: true))
-            let discarded = try await run(CatalogCommand(action: .discardTourDraft, actor: "a", entityId: tour))
+            _ = try await handler.applied(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Typo"), asDraft: true))
+            let discarded = try await handler.applied(CatalogCommand(action: .discardTourDraft, actor: "a", entityId: tour))
             #expect(discarded.tour?.content.name == "Open Day 2026" && discarded.tour?.draft == nil)
             let nothing = try await handler.handle(CatalogCommand(action: .discardTourDraft, actor: "a", entityId: tour))
             #expect(nothing.outcome == .rejected && nothing.errors.first?.field == "draft")
-            _ = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: next,
+            _ = try await handler.applied(CatalogCommand(action: .updatePoi, actor: "a", entityId: next,
                                              poi: PoiContent(name: "Next, renamed", latitude: 34.2277, longitude: -77.8759), asDraft: true))
-            let poiPublished = try await run(CatalogCommand(action: .publishPoi, actor: "a", entityId: next))
+            let poiPublished = try await handler.applied(CatalogCommand(action: .publishPoi, actor: "a", entityId: next))
             #expect(poiPublished.poi?.content.name == "Next, renamed" && poiPublished.poi?.draft == nil)
 
             // Unpublishing folds a draft in: nothing of it is live.
-            _ = try await run(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Closed Day"), asDraft: true))
-            let unpublished = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .draft))
+            _ = try await handler.applied(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "Closed Day"), asDraft: true))
+            let unpublished = try await handler.applied(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .draft))
             #expect(unpublished.tour?.content.name == "Closed Day" && unpublished.tour?.draft == nil)
         }
     }
@@ -498,21 +528,16 @@ struct DraftTests {
     @Test("a place published on its own takes edits as drafts; unpublished, its draft stays only while a published tour shows it; its status survives a revert")
     func placesOnTheirOwn() async throws {
         try await HandlerFixture.with { handler, _ in
-            func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
-                let result = try await handler.handle(command)
-                guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
-                return result
-            }
             func edit(_ id: UUID, _ name: String) async throws -> PoiState {
-                try #require(try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: id,
+                try #require(try await handler.applied(CatalogCommand(action: .updatePoi, actor: "a", entityId: id,
                                                           poi: PoiContent(name: name, latitude: 34.2261, longitude: -77.8767), asDraft: true)).poi)
             }
-            let created = try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Deck", latitude: 34.2261, longitude: -77.8767)))
+            let created = try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Deck", latitude: 34.2261, longitude: -77.8767)))
             let deck = try #require(created.entityId)
             #expect(created.poi?.status == .draft || created.poi == nil)
             #expect(try await edit(deck, "Deck 1").content.name == "Deck 1", "a POI on no tour and not published is edited directly")
 
-            let listed = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published)).poi)
+            let listed = try #require(try await handler.applied(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published)).poi)
             #expect(listed.status == .published && listed.content.name == "Deck 1")
             let again = try await handler.handle(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published))
             #expect(again.outcome == .rejected && again.errors.first?.message == "the point of interest is already published")
@@ -520,22 +545,22 @@ struct DraftTests {
             #expect(drafted.content.name == "Deck 1" && drafted.draft?.name == "Deck 2 (half done)")
 
             // Unpublished while no published tour shows it: the draft is folded in (nothing of it is live).
-            let unlisted = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .draft)).poi)
+            let unlisted = try #require(try await handler.applied(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .draft)).poi)
             #expect(unlisted.status == .draft && unlisted.content.name == "Deck 2 (half done)" && unlisted.draft == nil)
 
             // On a published tour, unpublishing the place keeps its draft waiting: the tour still shows the POI.
-            let tour = try #require(try await run(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Parking"))).entityId)
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [deck]))
-            _ = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
-            _ = try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published))
+            let tour = try #require(try await handler.applied(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Parking"))).entityId)
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [deck]))
+            _ = try await handler.applied(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .published))
+            _ = try await handler.applied(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published))
             #expect(try await edit(deck, "Deck 3").draft?.name == "Deck 3")
-            let kept = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .draft)).poi)
+            let kept = try #require(try await handler.applied(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .draft)).poi)
             #expect(kept.status == .draft && kept.content.name == "Deck 2 (half done)" && kept.draft?.name == "Deck 3")
 
             // Publishing makes the draft the content; a revert keeps the status.
-            let republished = try #require(try await run(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published)).poi)
+            let republished = try #require(try await handler.applied(CatalogCommand(action: .setPoiStatus, actor: "a", entityId: deck, status: .published)).poi)
             #expect(republished.status == .published && republished.content.name == "Deck 3" && republished.draft == nil)
-            let reverted = try #require(try await run(CatalogCommand(action: .revertPoi, actor: "a", entityId: deck, revertToVersion: 1, asDraft: true)).poi)
+            let reverted = try #require(try await handler.applied(CatalogCommand(action: .revertPoi, actor: "a", entityId: deck, revertToVersion: 1, asDraft: true)).poi)
             #expect(reverted.status == .published && reverted.draft?.name == "Deck")
             let history = try #require(try await handler.handle(CatalogCommand(action: .history, actor: "a", entityId: deck)).history)
             #expect(history.contains { $0.action == .setPoiStatus && $0.poi?.status == .published })
@@ -545,14 +570,9 @@ struct DraftTests {
     @Test("a scheduled publish and unpublish apply when due, by a scheduler started after they were set (a restart), once")
     func scheduledPublishing() async throws {
         try await HandlerFixture.with { handler, client in
-            func run(_ command: CatalogCommand) async throws -> CatalogCommandResult {
-                let result = try await handler.handle(command)
-                guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
-                return result
-            }
             let repository = PostgresCatalogRepository(client: client, logger: TestServices.logger)
-            let stop = try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Hall", latitude: 34.2261, longitude: -77.8767))).entityId)
-            let tour = try #require(try await run(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
+            let stop = try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: "Hall", latitude: 34.2261, longitude: -77.8767))).entityId)
+            let tour = try #require(try await handler.applied(CatalogCommand(action: .createTour, actor: "a", tour: TourContent(name: "Open Day"))).entityId)
             // Whole seconds: what the JSON of a result keeps exactly.
             let soon = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             let publishAt = soon.addingTimeInterval(3_600)
@@ -560,8 +580,8 @@ struct DraftTests {
             // Checked when set: a tour without stops cannot be scheduled to publish.
             let empty = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: publishAt))
             #expect(empty.outcome == .rejected && empty.errors.first?.field == "stops")
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [stop]))
-            let scheduled = try await run(CatalogCommand(action: .scheduleTour, actor: "officer@example.edu", entityId: tour, status: .published,
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [stop]))
+            let scheduled = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "officer@example.edu", entityId: tour, status: .published,
                                                           scheduleAt: publishAt))
             #expect(scheduled.tour?.schedule?.at == publishAt && scheduled.tour?.schedule?.by == "officer@example.edu")
             #expect(scheduled.tour?.status == .draft)
@@ -580,38 +600,38 @@ struct DraftTests {
 
             // A scheduled unpublish whose time comes; then a publish refused when due keeps the reason and is no longer due.
             let unpublishAt = soon.addingTimeInterval(7_200)
-            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .draft, scheduleAt: unpublishAt))
+            _ = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .draft, scheduleAt: unpublishAt))
             #expect(try await restarted.applyDue(now: unpublishAt.addingTimeInterval(1)) == 1)
             #expect(try #require(try await repository.withTransaction { try await $0.tour(tour) }).state.status == .draft)
             let republishAt = soon.addingTimeInterval(9_000)
-            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: republishAt))
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: []))
+            _ = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: republishAt))
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: []))
             #expect(try await restarted.applyDue(now: republishAt.addingTimeInterval(1)) == 1)
             let failed = try #require(try await repository.withTransaction { try await $0.tour(tour) }).state
             #expect(failed.status == .draft && failed.schedule?.failure == "A tour needs at least one stop before it is published")
             #expect(try await restarted.applyDue(now: republishAt.addingTimeInterval(60)) == 0, "a failed schedule is no longer due")
 
             // Cancel.
-            let cancelled = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
+            let cancelled = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
             #expect(cancelled.tour?.schedule == nil)
             let none = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
             #expect(none.outcome == .rejected && none.errors.first?.field == "scheduleAt")
 
             // A far stop confirmed when scheduling stays confirmed; a stop moved far afterwards is not.
             func poi(_ name: String, _ latitude: Double) async throws -> UUID {
-                try #require(try await run(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: name, latitude: latitude, longitude: -77.8767))).entityId)
+                try #require(try await handler.applied(CatalogCommand(action: .createPoi, actor: "a", poi: PoiContent(name: name, latitude: latitude, longitude: -77.8767))).entityId)
             }
             let near = [stop, try await poi("Lawn", 34.2262), try await poi("Library", 34.2263)]
             let far = try await poi("Beach", 34.3261)
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: near + [far]))
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: near + [far]))
             let farAt = soon.addingTimeInterval(10_000)
             let unconfirmed = try await handler.handle(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: farAt))
             #expect(unconfirmed.outcome == .rejected && unconfirmed.errors.first?.message.contains("Beach is") == true)
-            let confirmed = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published,
+            let confirmed = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published,
                                                           confirmFarStops: true, scheduleAt: farAt))
             #expect(confirmed.tour?.schedule?.confirmedFarStops == [far])
             let moved = try #require(try await repository.withTransaction { try await $0.poi(near[1]) }).state
-            _ = try await run(CatalogCommand(action: .updatePoi, actor: "a", entityId: near[1], expectedVersion: moved.version,
+            _ = try await handler.applied(CatalogCommand(action: .updatePoi, actor: "a", entityId: near[1], expectedVersion: moved.version,
                                              poi: PoiContent(name: "Lawn", latitude: 34.1261, longitude: -77.8767)))
             #expect(try await restarted.applyDue(now: farAt.addingTimeInterval(1)) == 1)
             let refusedFar = try #require(try await repository.withTransaction { try await $0.tour(tour) }).state
@@ -619,11 +639,20 @@ struct DraftTests {
             #expect(refusedFar.schedule?.failure?.contains("Lawn is") == true && refusedFar.schedule?.failure?.contains("Beach") == false)
 
             // Archiving drops a schedule (an archived tour shows no schedule to cancel).
-            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
-            _ = try await run(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [stop]))
-            _ = try await run(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: soon.addingTimeInterval(20_000)))
-            let archived = try await run(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .archived))
+            _ = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour))
+            _ = try await handler.applied(CatalogCommand(action: .setTourStops, actor: "a", entityId: tour, stops: [stop]))
+            _ = try await handler.applied(CatalogCommand(action: .scheduleTour, actor: "a", entityId: tour, status: .published, scheduleAt: soon.addingTimeInterval(20_000)))
+            let archived = try await handler.applied(CatalogCommand(action: .setTourStatus, actor: "a", entityId: tour, status: .archived))
             #expect(archived.tour?.status == .archived && archived.tour?.schedule == nil)
         }
+    }
+}
+
+extension CatalogCommandHandler {
+    /// Handles `command` and returns its result, or fails the test with catalog's reasons when it is not applied.
+    func applied(_ command: CatalogCommand) async throws -> CatalogCommandResult {
+        let result = try await handle(command)
+        guard result.outcome == .applied else { throw TestFailure("\(command.action): \(result.errors) \(result.message ?? "")") }
+        return result
     }
 }

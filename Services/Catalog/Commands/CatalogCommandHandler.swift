@@ -28,7 +28,7 @@ struct CatalogCommandHandler: Sendable {
     private func handleNow(_ command: CatalogCommand, requestId: String?, now: Date) async throws -> CatalogCommandResult {
         // Whole milliseconds: what JSON and Postgres both keep exactly, so a stored result equals the returned one.
         let now = Date(timeIntervalSince1970: (now.timeIntervalSince1970 * 1_000).rounded() / 1_000)
-        if command.action == .history { return try await history(command, requestId: requestId) }
+        if command.action == .history || command.action == .recentlyDeleted { return try await history(command, requestId: requestId, now: now) }
         let partitions = command.action == .snapshot ? try await eventPartitions() : 0
         let result = try await repository.withTransaction { transaction in
             try await transaction.lock(CommandLock.locks(for: command))
@@ -128,15 +128,24 @@ extension CatalogCommandHandler {
     static let historyEntries = 100
     static let historyBytes = 400 * 1024
 
-    /// Answers `catalog.history`: the entity's audit rows, newest first, as states. A read: nothing is recorded,
-    /// so asking again reads again.
-    func history(_ command: CatalogCommand, requestId: String?) async throws -> CatalogCommandResult {
+    /// Answers `catalog.history` (the entity's audit rows, newest first, as states) and `catalog.recently-deleted`
+    /// (the deletes of the last `CatalogRetention.restorableDays` days not undone, each with the state it deleted). Reads: nothing is
+    /// recorded, so asking again reads again.
+    func history(_ command: CatalogCommand, requestId: String?, now: Date) async throws -> CatalogCommandResult {
         try await repository.withTransaction { transaction in
-            var result = CatalogCommandResult(commandId: command.commandId, action: .history, outcome: .applied, entityId: command.entityId)
-            if let id = command.entityId {
+            var result = CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied, entityId: command.entityId)
+            let rows: [AuditRow]? = if command.action == .recentlyDeleted {
+                try await transaction.recentDeletes(since: now.addingTimeInterval(-Double(CatalogRetention.restorableDays) * 86_400),
+                                                    limit: Self.historyEntries)
+            } else if let id = command.entityId {
+                try await transaction.auditTrail(of: id, limit: Self.historyEntries)
+            } else {
+                nil
+            }
+            if let rows {
                 var entries: [CatalogHistoryEntry] = []
                 var bytes = 0
-                for row in try await transaction.auditTrail(of: id, limit: Self.historyEntries) {
+                for row in rows {
                     bytes += row.after?.utf8.count ?? 0
                     if bytes > Self.historyBytes, !entries.isEmpty { break }
                     var entry = CatalogHistoryEntry(at: row.at, actor: row.actor, action: CatalogAction(rawValue: row.action) ?? .importBatch)
@@ -293,7 +302,7 @@ struct Work {
         case .deleteMedia: return try await deleteRecord(MediaContent.self)
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
-        case .history: return missing("action", "catalog.history is answered apart")
+        case .history, .recentlyDeleted: return missing("action", "\(command.action.rawValue) is answered apart")
         }
     }
 
@@ -317,7 +326,7 @@ struct Work {
     /// A tour's content and stops as they were (stops deleted since are left out); its status stays.
     mutating func revertTour() async throws -> CatalogCommandResult {
         guard let id = command.entityId else { return missing("entityId", "entityId is required") }
-        guard let stored = try await transaction.tour(id), !stored.isDeleted else { return missing("entityId", "tour \(id) does not exist") }
+        guard let stored = try await transaction.tour(id) else { return missing("entityId", "tour \(id) does not exist") }
         if let conflict = conflict(current: stored.state.version, tour: stored.state) { return conflict }
         let old: TourState
         switch try await revertedState(TourState.self, id: id) {
@@ -326,8 +335,14 @@ struct Work {
         }
         let errors = CommandValidation.validate(old.content)
         guard errors.isEmpty else { return rejected(errors) }
-        var tour = stored.state
         let live = try await transaction.livePoiIds(old.stops)
+        if stored.isDeleted {
+            // Undo of a delete: the version back, unpublished (it left the phones when deleted), no schedule.
+            let tour = TourState(id: id, version: stored.state.version + 1, status: .draft, content: old.content,
+                                 stops: old.stops.filter(live.contains), updatedAt: now)
+            return try await commit(tour, before: nil)
+        }
+        var tour = stored.state
         apply(TourDraft(content: old.content, stops: old.stops.filter(live.contains)), to: &tour)
         tour.version += 1
         tour.updatedAt = now
@@ -337,7 +352,7 @@ struct Work {
     /// A POI's content as it was, checked by today's rules (its category may have gone since).
     mutating func revertPoi() async throws -> CatalogCommandResult {
         guard let id = command.entityId else { return missing("entityId", "entityId is required") }
-        guard let stored = try await transaction.poi(id), !stored.isDeleted else { return missing("entityId", "POI \(id) does not exist") }
+        guard let stored = try await transaction.poi(id) else { return missing("entityId", "POI \(id) does not exist") }
         if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
         var content: PoiContent
         switch try await revertedState(PoiState.self, id: id) {
@@ -346,6 +361,16 @@ struct Work {
         }
         let errors = try await validate(&content)
         guard errors.isEmpty else { return rejected(errors) }
+        if stored.isDeleted {
+            // Undo of a delete: not a place on its own, and a stop of no tour (its tours let it go when it was deleted).
+            var poi = stored.state
+            poi.content = content
+            poi.draft = nil
+            poi.status = .draft
+            poi.version += 1
+            poi.updatedAt = now
+            return try await commit(poi, before: nil)
+        }
         var poi = stored.state
         try await apply(content, to: &poi)
         return try await commit(poi, before: stored.state)

@@ -18,7 +18,7 @@ struct CommandLock: Sendable, Hashable {
         // The same command handled by two catalogs at a hand-over: the second waits and finds it recorded.
         var locks = [CommandLock(key: "itour.catalog.command:\(command.commandId.uuidString.lowercased())", shared: false)]
         switch command.action {
-        case .snapshot, .history:
+        case .snapshot, .history, .recentlyDeleted:
             return locks
         case .createCategory, .renameCategory, .deleteCategory, .importBatch:
             // They change paths (an import may make categories) that the others read.

@@ -168,6 +168,8 @@ extension Work {
                                 poiRows: [UUID: String]) async throws -> CatalogBatchRowResult {
         var entityIds: [UUID] = []
         var notes: [String] = []
+        var stepsDoneBefore = 0
+        var stepsAppliedNow: [CatalogAction] = []
         for var step in row.commands {
             guard Self.batchActions.contains(step.action) else {
                 return CatalogBatchRowResult(label: row.label, outcome: .failed, message: "\(step.action.rawValue) cannot be part of an import")
@@ -198,7 +200,7 @@ extension Work {
             if let previous {
                 // Imported before (same command id): at most once, so not again.
                 result = previous
-                if previous.outcome == .applied { notes.append("already imported, unchanged") }
+                if previous.outcome == .applied { stepsDoneBefore += 1 }
             } else {
                 var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now,
                                 directSends: directSends)
@@ -209,6 +211,7 @@ extension Work {
                     // its stored result leaves out the entity's state: the row's audit record and event carry that.
                     try await rowTransaction.recordProcessed(result.withoutStates)
                     outbox += work.outbox
+                    stepsAppliedNow.append(step.action)
                 }
             }
             guard result.outcome == .applied else {
@@ -217,6 +220,13 @@ extension Work {
                                              message: message.isEmpty ? result.message : message, entityIds: entityIds)
             }
             if let id = result.entityId, !entityIds.contains(id) { entityIds.append(id) }
+        }
+        // Unchanged only when every step was done before; a row imported before whose stop list changed says what changed.
+        if stepsDoneBefore == row.commands.count {
+            notes.insert("already imported, unchanged", at: 0)
+        } else if stepsDoneBefore > 0 {
+            let changed = Set(stepsAppliedNow.map { $0 == .setTourStops ? "its stops" : $0 == .setTourStatus ? "its status" : "its content" })
+            notes.insert("already imported; \(changed.sorted().joined(separator: " and ")) updated", at: 0)
         }
         let distinctNotes = notes.reduce(into: [String]()) { kept, note in if !kept.contains(note) { kept.append(note) } }
         return CatalogBatchRowResult(label: row.label, outcome: .applied, message: distinctNotes.isEmpty ? nil : distinctNotes.joined(separator: "; "),

@@ -149,5 +149,9 @@ enum CatalogMigrations {
             DROP INDEX pois_category;
             ALTER TABLE pois ALTER COLUMN content TYPE text USING content::text, ALTER COLUMN draft TYPE text USING draft::text;
             """),
+        Migration(15, "recently deleted tours and POIs", """
+            -- catalog.recently-deleted reads the deletes newest first; imports leave the audit log long, deletes are few.
+            CREATE INDEX audit_log_deletes ON audit_log (id) WHERE after IS NULL;
+            """),
     ])
 }

@@ -73,6 +73,9 @@ protocol CatalogTransaction: Sendable {
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws
     /// An entity's audit rows, newest first, at most `limit`.
     func auditTrail(of id: UUID, limit: Int) async throws -> [AuditRow]
+    /// Tours' and POIs' deletes since `since` that are still their entity's last change, newest first, each with the
+    /// state it deleted as `after`.
+    func recentDeletes(since: Date, limit: Int) async throws -> [AuditRow]
     /// The state (JSON text) an entity had at `version`, from the audit row of the change that made it.
     func auditedState(of id: UUID, version: Int) async throws -> String?
 

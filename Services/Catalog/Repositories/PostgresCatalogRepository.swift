@@ -367,6 +367,17 @@ extension PostgresCatalogTransaction {
             """, as: (Date, String, String, String?).self, logger: logger).map { AuditRow(at: $0, actor: $1, action: $2, after: $3) }
     }
 
+    func recentDeletes(since: Date, limit: Int) async throws -> [AuditRow] {
+        try await connection.fetch("""
+            SELECT d.at, d.actor, d.action,
+                   (SELECT a.after FROM catalog.audit_log a WHERE a.entity_id = d.entity_id AND a.after IS NOT NULL ORDER BY a.id DESC LIMIT 1)
+            FROM catalog.audit_log d
+            WHERE d.after IS NULL AND d.action IN ('tour.delete', 'poi.delete') AND d.at >= \(since)
+              AND d.id = (SELECT max(l.id) FROM catalog.audit_log l WHERE l.entity_id = d.entity_id)
+            ORDER BY d.id DESC LIMIT \(limit)
+            """, as: (Date, String, String, String?).self, logger: logger).map { AuditRow(at: $0, actor: $1, action: $2, after: $3) }
+    }
+
     func auditedState(of id: UUID, version: Int) async throws -> String? {
         try await connection.fetch("""
             SELECT after FROM catalog.audit_log

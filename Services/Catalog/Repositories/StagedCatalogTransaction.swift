@@ -291,6 +291,7 @@ final class StagedCatalogTransaction: CatalogTransaction {
 
     /// An import has no history or revert rows: these are read outside imports only.
     func auditTrail(of id: UUID, limit: Int) async throws -> [AuditRow] { [] }
+    func recentDeletes(since: Date, limit: Int) async throws -> [AuditRow] { [] }
     func auditedState(of id: UUID, version: Int) async throws -> String? { nil }
 
     func audit(commandId: UUID, actor: String, action: CatalogAction, entityId: UUID?, before: String?, after: String?) async throws {

@@ -168,6 +168,12 @@ public struct PoiContent: Codable, Sendable, Equatable {
     }
 }
 
+/// How long catalog lists a deleted tour or POI as recently deleted (`catalog.recently-deleted`); a revert restores it
+/// after that too, since its tombstone and audit rows stay.
+public enum CatalogRetention {
+    public static let restorableDays = 30
+}
+
 /// What a command asks catalog to do; the envelope's `type`.
 public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case createTour = "tour.create"
@@ -187,7 +193,12 @@ public enum CatalogAction: String, Codable, Sendable, CaseIterable {
     case importBatch = "catalog.import"
     /// A tour's or POI's history from the audit log (a read: nothing changes, nothing is recorded).
     case history = "catalog.history"
-    /// A tour's content and stops, or a POI's content, as they were at `revertToVersion`, as a new version.
+    /// Tours and POIs deleted in the last `CatalogRetention.restorableDays` days and not restored since, newest first,
+    /// each as its last state before the delete (a read, like `catalog.history`). `tour.revert` / `poi.revert` of a
+    /// deleted one restores it.
+    case recentlyDeleted = "catalog.recently-deleted"
+    /// A tour's content and stops, or a POI's content, as they were at `revertToVersion`, as a new version. Of a
+    /// deleted tour or POI, it restores that version, unpublished (the tour with its stops that still exist).
     case revertTour = "tour.revert"
     case revertPoi = "poi.revert"
     /// Drafts (DESIGN.md, "Drafts and publishing").
