@@ -73,6 +73,10 @@ class Suite:
     def service_env(self, name: str) -> dict:
         env = dict(self.env)
         env["HTTP_PORT"] = str(self.ports[name])
+        if name == "admin":
+            # Staff read and type times in the site's zone: a zone other than the machine's and the browser's UTC,
+            # so a time shown or read in UTC by mistake is an hour-scale error a test sees.
+            env.setdefault("SITE_TIME_ZONE", ADMIN_SITE_TIME_ZONE)
         return env
 
     def start(self, name: str) -> None:
@@ -106,6 +110,10 @@ class Suite:
         return subprocess.run([str(self.bin_dir / args[0]), *args[1:]], env=self.service_env("catalog"), cwd=ROOT,
                               capture_output=True, text=True, timeout=timeout)
 
+
+
+# The admin's SITE_TIME_ZONE in these suites (Suite.service_env).
+ADMIN_SITE_TIME_ZONE = "America/New_York"
 
 def make_database(name: str) -> None:
     port = os.environ.get("ITOUR_TEST_POSTGRES_PORT", "5434")

@@ -41,6 +41,8 @@ struct AdminSettings: Sendable {
     /// the admin running it without a renewal, and how often each admin renews its own and fails expired ones (issue 44).
     var importLease: Duration = .seconds(30)
     var importHeartbeat: Duration = .seconds(5)
+    /// `SITE_TIME_ZONE`: every time staff read or type (history, schedules, status, imports) is in it, named.
+    var clock = SiteClock.utc
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
@@ -48,6 +50,7 @@ struct AdminSettings: Sendable {
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
         .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory, .feedPublicURL,
         .mediaMaxBytes, .mediaMaxPixels, .adminPublicURL, .adminImportLeaseSeconds, .adminImportHeartbeatSeconds,
+        .siteTimeZone,
     ] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
@@ -111,6 +114,7 @@ struct AdminSettings: Sendable {
                                      message: "the lease must be at least twice the heartbeat, got \(lease) and \(heartbeat)")
         }
         (importLease, importHeartbeat) = (.seconds(lease), .seconds(heartbeat))
+        clock = SiteClock(timeZone: try environment.siteTimeZone())
     }
 }
 

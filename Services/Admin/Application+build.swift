@@ -55,22 +55,25 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     leaflet.register(on: pages)
     let map = AdminMap(settings: admin.map, hasLeaflet: leaflet.isAvailable)
     ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map,
-                    feedPublicURL: admin.feedPublicURL).register(on: pages)
-    PoisController(projection: projection, writer: writer, editors: repository, map: map).register(on: pages)
+                    feedPublicURL: admin.feedPublicURL, clock: admin.clock).register(on: pages)
+    PoisController(projection: projection, writer: writer, editors: repository, map: map, feedPublicURL: admin.feedPublicURL,
+                   clock: admin.clock).register(on: pages)
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<ContentPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<FeaturedPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
+    DeletedController(writer: writer, editors: repository, clock: admin.clock).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
-    ImportController(jobs: repository, editors: repository, runner: imports).register(on: pages)
+    ImportController(jobs: repository, editors: repository, runner: imports, projection: projection, clock: admin.clock).register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
                     feedPublicURL: admin.feedPublicURL, images: ImageVariants(), maxPixels: admin.mediaMaxPixels).register(on: pages)
     if !ImageVariants.isAvailable {
         logger.warning("libvips's tools (vipsthumbnail, vipsheader) are not installed: image uploads will be refused")
     }
-    SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort), metricsToken: settings.metricsToken), editors: repository).register(on: pages)
+    SystemStatusController(probe: SystemStatusProbe(targets: StatusTargets(ownPort: settings.httpPort), metricsToken: settings.metricsToken), editors: repository,
+                           clock: admin.clock).register(on: pages)
     ReportsController(analytics: try AnalyticsClient(url: admin.analyticsURL, token: admin.reportsToken), projection: projection).register(on: pages)
     pages.get("**") { _, _ -> Response in throw AdminError.notFound("There is no such page.") }
 

@@ -50,10 +50,7 @@ struct FeedSettings: Sendable {
         trustedProxies = try TrustedProxies(environment: environment)
         maxConnectionsPerClient = try environment.int(.feedMaxConnectionsPerClient, in: 0...1_000_000, unit: "connections")
         newDevicesPerHourPerClient = try environment.int(.feedNewDevicesPerHourPerClient, in: 0...10_000_000, unit: "device ids")
-        let zone = environment.string(.siteTimeZone)
-        guard let timeZone = TimeZone(identifier: zone) else {
-            throw FeedSettingsError(description: "configuration: SITE_TIME_ZONE must be an IANA time zone such as America/New_York, got \"\(zone)\"")
-        }
+        let timeZone = try environment.siteTimeZone()
         var holidays: Set<String> = []
         for text in environment.string(.sitePublicHolidays).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
         where !text.isEmpty {
@@ -114,7 +111,6 @@ extension ConfigVariable {
 }
 
 extension ConfigVariable {
-    static let siteTimeZone = optional("SITE_TIME_ZONE", default: "UTC", "the site's IANA time zone, where openNow is decided (e.g. America/New_York)")
     static let sitePublicHolidays = optional("SITE_PUBLIC_HOLIDAYS", default: "", "the site's public holidays, YYYY-MM-DD separated by commas (opening hours' PH)")
 }
 

@@ -83,6 +83,24 @@ struct AdminReportsTests {
         #expect(ReportsController.presets(now: try #require(RFC3339.parse("2025-03-09T00:00:00Z")))[0].from == "2025-03-03")
     }
 
+    @Test("a CSV's file name says its report, UTC days, tour by name (all tours for site-wide reports) and up to when it was counted")
+    func csvFileNames() throws {
+        let tour = UUID()
+        var selection = Reports.Selection(from: "2026-11-01", to: "2026-11-29", tourId: tour.uuidString.lowercased(), metric: .uniqueDevices)
+        let counted = try #require(RFC3339.parse("2026-11-29T06:18:05.028Z"))
+        #expect(ReportsController.csvFileName("pois", selection, tourName: "Students’ Tour: Café & Quad (Beta)", countedUpTo: counted)
+                == "itour-pois-2026-11-01-to-2026-11-29-students-tour-cafe-quad-beta-counted-to-2026-11-29T0618Z.csv")
+        #expect(ReportsController.csvFileName("views", selection, tourName: "Students Tour", countedUpTo: nil)
+                == "itour-views-2026-11-01-to-2026-11-29-all-tours.csv")
+        #expect(ReportsController.csvFileName("daily", selection, tourName: "東京", countedUpTo: nil)
+                == "itour-daily-2026-11-01-to-2026-11-29-tour-\(tour.uuidString.lowercased()).csv")
+        selection.tourId = nil
+        #expect(ReportsController.csvFileName("summary", selection, tourName: nil, countedUpTo: nil)
+                == "itour-summary-2026-11-01-to-2026-11-29-all-tours.csv")
+        let long = ReportsController.slug(String(repeating: "Arts Walk ", count: 20)) ?? ""
+        #expect(long.utf8.count <= 40 && long.hasPrefix("arts-walk-arts-walk") && !long.hasSuffix("-"))
+    }
+
     @Test("the tours CSV loses the rows of hidden tours whole, a name with line breaks included")
     func hiddenTourRows() {
         let shown = UUID(), hidden = UUID(), last = UUID()

@@ -4,10 +4,13 @@ import json
 import urllib.error
 import urllib.request
 import uuid
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from selenium.webdriver.common.by import By
 
 from adminsite import feed_tours, eventually, site  # noqa: F401 (fixture)
+from conftest import ADMIN_SITE_TIME_ZONE
 
 
 def feed_tour(suite, tour_id: str) -> dict | None:
@@ -103,15 +106,12 @@ def test_publishing_is_refused_without_stops_and_asks_before_a_far_stop(site):
     assert far.upper() in [stop["id"].upper() for stop in feed_tour(site.suite, tour)["stops"]]
 
 
-def type_local_time(site, seconds_ahead: int) -> None:
-    """Types into When the browser's local time `seconds_ahead` from now (as a person picking it would)."""
-    field = site.field("When")
-    site.browser.execute_script("""
-        const when = new Date(Date.now() + arguments[1] * 1000);
-        const pad = (n) => String(n).padStart(2, "0");
-        arguments[0].value = `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}T` +
-                             `${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}`;
-    """, field, seconds_ahead)
+def type_local_time(site, seconds_ahead: int) -> str:
+    """Types into When the site's wall-clock time `seconds_ahead` from now, as staff read it off the site's clocks
+    (the admin reads When in SITE_TIME_ZONE, not in the browser's zone, which is UTC here)."""
+    when = datetime.now(ZoneInfo(ADMIN_SITE_TIME_ZONE)) + timedelta(seconds=seconds_ahead)
+    site.browser.execute_script("arguments[0].value = arguments[1]", site.field("When"), when.strftime("%Y-%m-%dT%H:%M:%S"))
+    return f"{when:%Y-%m-%d %H:%M} {when.tzname()}"
 
 
 def test_a_scheduled_publish_puts_the_tour_on_the_feed_at_its_time(site):
@@ -144,9 +144,11 @@ def test_a_schedule_can_be_cancelled_and_a_time_in_the_past_is_refused(site):
     assert len(alerts) == 1 and "Not scheduled" in alerts[0].text, [alert.text for alert in alerts]
     assert alerts[0] in site.browser.find_elements(By.CSS_SELECTOR, "section.schedule .error-summary")
     assert alerts[0].rect["y"] < site.field("When").rect["y"]
-    type_local_time(site, 3600)
+    # Typed and shown in the site's zone (SITE_TIME_ZONE), the zone named; the hint says which zone When is in.
+    assert ADMIN_SITE_TIME_ZONE in site.browser.find_element(By.CSS_SELECTOR, "section.schedule").text
+    typed = type_local_time(site, 3600)
     site.click_button("Schedule")
-    assert "Scheduled to publish at" in site.text
+    assert f"Scheduled to publish at {typed} (set by" in site.text, (typed, site.text)
     site.click_button("Cancel schedule")
     assert "Schedule cancelled." in site.text and "Scheduled to publish at" not in site.text
 

@@ -2,7 +2,9 @@
 boxes under the wrong day names, a history page too wide for its Revert buttons, stop edits that could not be
 scheduled, a drafts banner naming tour changes that were not there (the refused schedule is in test_admin_drafts);
 then what they asked for: a skip link, staying at a moved stop, printing QR codes, a reason to log in, list search,
-paused self-updating pages, a Markdown preview and a sample CSV."""
+paused self-updating pages, a Markdown preview, a sample CSV, an import report that names its rows, help
+from every page and a picture picker."""
+import hashlib
 import json
 import time
 import urllib.request
@@ -12,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from adminsite import ADMIN_PASSWORD, eventually, site  # noqa: F401 (fixture)
-from test_admin_drafts import draft_banner, feed_description, type_local_time
+from test_admin_drafts import draft_banner, feed_description, feed_tour, type_local_time
 
 
 def text_rect(site, element) -> dict:
@@ -126,7 +128,7 @@ def test_pending_stop_edits_are_named_can_be_discarded_and_can_be_scheduled(site
     site.open(f"/tours/{tour}")
     what = Select(site.field("What"))
     assert [option.text for option in what.options] == ["Publish the changes", "Unpublish"]
-    type_local_time(site, 15)
+    typed = type_local_time(site, 15)
     site.click_button("Schedule")
     assert "Scheduled to publish the changes at" in site.text, site.text
     assert feed_description(site.suite, poi) == "Before.", "not before its time"
@@ -140,7 +142,7 @@ def test_pending_stop_edits_are_named_can_be_discarded_and_can_be_scheduled(site
     site.click_link("History")
     summaries = [strong.text for strong in site.browser.find_elements(By.CSS_SELECTOR, "table.history tbody tr td strong")]
     assert summaries[0] == "Changes published (as scheduled)", summaries
-    assert summaries[1].startswith("Publishing the changes scheduled for ") and summaries[1].endswith(" UTC"), summaries
+    assert summaries[1] == f"Publishing the changes scheduled for {typed}", (typed, summaries)
     assert not any("tour." in summary for summary in summaries) and "No field changed." not in site.text
     site.open(f"/pois/{poi}/history")
     assert site.browser.find_element(By.CSS_SELECTOR, "table.history tbody tr td strong").text == "Changes published with its tour"
@@ -256,6 +258,41 @@ def test_the_sample_csv_downloads_and_imports_as_it_is(site):
     assert site.browser.find_element(By.LINK_TEXT, "Sample Tour")
 
 
+def test_an_import_report_names_its_rows_and_a_stop_added_to_a_file_reaches_the_tour(site):
+    """The import report named rows only by line, listed the categories the rows use among them, and a file imported
+    again with a stop added said "already imported, unchanged" and left the stop out."""
+    base = 700_000 + uuid.uuid4().int % 200_000
+    tag = uuid.uuid4().hex[:6]
+    def file(stops):
+        rows = [f"poi,{base + n},Stop {n} {tag},,,,34.22{60 + n},-77.87{60 + n},Walk {tag}/Stops,," for n in (1, 2, 3)]
+        return ("kind,legacyId,name,summary,description,purpose,latitude,longitude,category,stops,status\n" + "\n".join(rows)
+                + f"\ntour,{base},Import Walk {tag},,,,,,,{';'.join(str(base + n) for n in stops)},draft\n")
+    def import_text(text):
+        site.open("/import")
+        site.fill("Or paste the file's content", text)
+        site.click_button("Import")
+        assert eventually(lambda: (site.browser.refresh(), "refreshes itself" not in site.text)[1], timeout=30, interval=0.5)
+        return {row.find_elements(By.TAG_NAME, "td")[0].text: [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+                for row in site.browser.find_elements(By.CSS_SELECTOR, "#import-rows tbody tr")}
+    first = import_text(file((1, 2)))
+    assert first["line 5"][1:3] == [f"Import Walk {tag}", "Imported"], first
+    assert first["line 2"][1] == f"Stop 1 {tag}", first
+    assert not any(label.startswith("category") for label in first), "the categories the rows use are listed apart"
+    categories = site.browser.find_elements(By.CSS_SELECTOR, "#import-categories tbody tr")
+    assert [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][:3] for row in categories] \
+        == [[f"category Walk {tag}/Stops", "Stops", "Imported"]], [row.text for row in categories]
+
+    again = import_text(file((1, 2, 3)))
+    assert again["line 5"][3] == "already imported; its stops updated", again
+    assert again["line 2"][3] == "already imported, unchanged", again
+    site.open("/tours?q=" + tag)
+    site.click_link(f"Import Walk {tag}")
+    names = [cell.text for cell in site.browser.find_elements(By.CSS_SELECTOR, "table.stops tbody tr td:nth-child(2)")]
+    assert names == [f"Stop 1 {tag}", f"Stop 2 {tag}", f"Stop 3 {tag}"], names
+    unchanged = import_text(file((1, 2, 3)))
+    assert unchanged["line 5"][3] == "already imported, unchanged", unchanged
+
+
 def test_an_office_phones_cannot_see_yet_is_marked_and_explained_until_it_is(site):
     """Bug 6: a person's office was null on /v1/people right after publishing: the office chosen was a stop of a tour
     not yet published, which the feed does not name. The admin now says so where the office is chosen and after."""
@@ -282,3 +319,88 @@ def test_an_office_phones_cannot_see_yet_is_marked_and_explained_until_it_is(sit
     site.open(person)
     assert "is not on phones yet" not in site.text
     assert Select(site.field("Office")).first_selected_option.text == f"Office Hall {tag}"
+
+
+def test_every_page_links_to_its_own_help(site):
+    """Help: a link from each page to what it is for, in the site itself (no docs site to find)."""
+    for path, topic, words in [("/tours", "tours", "Stops are walked in the order of the list"),
+                               ("/import", "import", "Skip bad rows"), ("/calendar/new", "calendar", "Next occurrences"),
+                               ("/reports", "reports", "whole UTC days"), ("/account", "start", "Build a tour in three steps")]:
+        site.open(path)
+        link = site.browser.find_element(By.CSS_SELECTOR, "header.site a[href^='/help']")
+        assert link.text == "Help"
+        site.navigate(link)
+        assert site.browser.current_url.endswith(f"/help#{topic}"), site.browser.current_url
+        section = site.browser.find_element(By.ID, topic)
+        assert words in section.text, (topic, section.text)
+    site.logout()
+    site.open("/help")
+    assert "/login" in site.browser.current_url, "help is for staff, behind the log-in"
+
+
+def test_a_picture_is_chosen_from_the_media_library_by_its_thumbnail(site, tmp_path):
+    """Attaching a photo meant copying a shortened link from the Media page: the POI form now shows the library's
+    pictures as thumbnails, and Add puts the chosen one's address on a line of its own."""
+    from test_admin_media import png, upload
+    tag = uuid.uuid4().hex[:6]
+    path = tmp_path / f"quad-{tag}.png"
+    data = png(320, 200, seed=int(tag, 16))
+    path.write_bytes(data)
+    upload(site, path, title=f"Quad {tag}")
+    assert "Uploaded" in site.text, site.text
+    address = f"{site.suite.feed_url}/v1/media/{hashlib.sha256(data).hexdigest()}"
+
+    def served():
+        try:
+            with urllib.request.urlopen(address + "?w=160", timeout=5) as response:
+                return response.status == 200
+        except OSError:
+            return False
+    assert eventually(served), "the feed serves the picture"
+    tour = site.create_tour(f"Pictures {tag}")
+    poi = site.add_poi(tour, f"Quad {tag}", "34.2261", "-77.8767")
+    site.open(f"/pois/{poi}?tour={tour}")
+    site.field("Main Pictures (URL)").send_keys("https://example.edu/first.jpg The first picture")
+    picker = site.browser.find_element(By.CSS_SELECTOR, "details.media-picker")
+    picker.find_element(By.TAG_NAME, "summary").click()
+    item = next(li for li in picker.find_elements(By.TAG_NAME, "li") if f"Quad {tag}" in li.text)
+    thumbnail = item.find_element(By.TAG_NAME, "img")
+    assert site.browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", thumbnail) > 0, "the thumbnail loads"
+    assert not item.find_element(By.CSS_SELECTOR, "code.copy").is_displayed(), "with script, Add replaces the address to copy"
+    item.find_element(By.CSS_SELECTOR, "button[data-add-picture]").click()
+    assert site.value("Main Pictures (URL)") == "https://example.edu/first.jpg The first picture\n" + address
+    site.click_button("Save")
+    assert site.value("Main Pictures (URL)").splitlines()[1] == address, site.text
+
+
+def test_a_deleted_tour_is_restored_from_recently_deleted(site):
+    """Undo of a delete: the deleted tour is listed under Recently deleted with who and when, and Restore brings its
+    last version back, unpublished, with its stops; it leaves the list."""
+    tag = uuid.uuid4().hex[:6]
+    name = f"Undo {tag}"
+    tour = site.create_tour(name)
+    site.add_poi(tour, f"Undo Hall {tag}", "34.2261", "-77.8767")
+    site.add_poi(tour, f"Undo Lawn {tag}", "34.2270", "-77.8760")
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    assert eventually(lambda: feed_tour(site.suite, tour) is not None)
+    site.open(f"/tours/{tour}/delete")
+    site.click_button("Delete")
+    assert "An owner can restore it from Recently deleted" in site.text, site.text
+    assert eventually(lambda: feed_tour(site.suite, tour) is None), "off the phones"
+
+    site.click_link("Recently deleted")
+    row = site.row(name)
+    assert "Tour" in row.text and "2 stops" in row.text and "admin@example.edu" in row.text, row.text
+    assert " EST" in row.text or " EDT" in row.text, "when, in the site's zone"
+    site.click_button(f"Restore {name}")
+    assert site.browser.current_url.split("?")[0].endswith(f"/tours/{tour}"), site.browser.current_url
+    assert "Restored as an unpublished draft" in site.text
+    names = [cell.text for cell in site.browser.find_elements(By.CSS_SELECTOR, "table.stops tbody tr td:nth-child(2)")]
+    assert names == [f"Undo Hall {tag}", f"Undo Lawn {tag}"], names
+    assert feed_tour(site.suite, tour) is None, "unpublished until someone publishes it again"
+    site.open("/deleted")
+    assert name not in site.text
+    site.open(f"/tours/{tour}")
+    site.click_button("Publish")
+    assert eventually(lambda: (feed_tour(site.suite, tour) or {}).get("name") == name), "published again, it is on phones"

@@ -49,7 +49,7 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
     refused = [f"/tours/{world['other']}", f"/tours/{world['other']}/pois/new", f"/pois/{world['other_poi']}",
                f"/pois/{world['other_poi']}/links", f"/pois/{world['other_poi']}/preview", f"/pois/{world['other_poi']}/delete",
                f"/tours/{world['mine']}/delete", "/tours/new", "/pois", "/users", "/categories", "/import", "/calendar", "/calendar/new",
-               "/people", "/people/new", "/pages", "/pages/new", "/featured", "/featured/new"]
+               "/people", "/people/new", "/pages", "/pages/new", "/featured", "/featured/new", "/deleted"]
     for path in refused:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -62,7 +62,8 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
                        (f"/pois/{world['other_poi']}", {"name": "Taken over", "latitude": "1", "longitude": "1"}),
                        (f"/tours/{world['mine']}/editors", {"action": "add", "user": world["mine"]}),
                        ("/calendar", {"title": "Editor's event", "startsAt": "2030-01-01T10:00", "endsAt": "2030-01-01T11:00", "timeZone": "UTC"}),
-                       ("/people", {"name": "Editor's friend"}), ("/pages", {"slug": "editors", "title": "Editor's page"})]:
+                       ("/people", {"name": "Editor's friend"}), ("/pages", {"slug": "editors", "title": "Editor's page"}),
+                       (f"/deleted/tours/{world['other']}", {"revertTo": "1"}), (f"/deleted/pois/{world['other_poi']}", {"revertTo": "1"})]:
         response = session.post(site.base + path, data={**data, "csrf_token": token}, allow_redirects=False)
         assert response.status_code == 403, path
     site.logout()
@@ -78,7 +79,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     pages = ["/tours", "/tours/new", f"/tours/{tour}", f"/tours/{tour}/pois/new", f"/tours/{tour}/delete", "/pois", "/pois/new",
              f"/pois/{poi}", f"/pois/{poi}/links", f"/pois/{poi}/links/0/edit", f"/pois/{poi}/preview", f"/pois/{poi}/delete",
              "/categories", "/users", "/import", "/calendar", "/calendar/new", "/people", "/people/new",
-             "/pages", "/pages/new", "/featured", "/featured/new"]
+             "/pages", "/pages/new", "/featured", "/featured/new", "/deleted"]
     for path in pages:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -87,7 +88,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     session = site.http()
     posts = ["/tours", f"/tours/{tour}", f"/tours/{tour}/status", f"/tours/{tour}/stops", f"/tours/{tour}/editors", f"/tours/{tour}/delete",
              f"/tours/{tour}/pois", "/pois", f"/pois/{poi}", f"/pois/{poi}/delete", f"/pois/{poi}/links", "/categories", "/users", "/import",
-             "/calendar", "/people", "/pages", "/featured"]
+             "/calendar", "/people", "/pages", "/featured", f"/deleted/tours/{tour}", f"/deleted/pois/{poi}"]
     for path in posts:
         response = session.post(site.base + path, data={"csrf_token": token, "name": "Viewer was here", "version": "1", "poi": poi,
                                                         "move": "remove", "status": "archived", "user": tour, "action": "add",

@@ -17,6 +17,18 @@ final class AdminCatalogProjection: Sendable {
         var people: [UUID: PersonState] = [:]
         var pages: [UUID: PageState] = [:]
         var featured: [UUID: FeaturedState] = [:]
+
+        /// What staff call a record, for reports that know only its id (an import's rows): nil once it is gone.
+        func name(of id: UUID) -> String? {
+            if let tour = tours[id] { return tour.working.content.name }
+            if let poi = pois[id] { return poi.working.name }
+            if let category = categories[id] { return category.name }
+            if let entry = calendar[id] { return entry.content.title }
+            if let person = people[id] { return person.content.name }
+            if let page = pages[id] { return page.content.title }
+            if let item = featured[id] { return item.content.title ?? "Featured item" }
+            return nil
+        }
         var media: [UUID: MediaState] = [:]
         /// Version of each entity seen, deleted ones included.
         var versions: [UUID: Int] = [:]

@@ -92,16 +92,55 @@ struct ReportsController {
         let content = projection.content
         let (selection, problem) = Self.selection(request, now: Date(), role: user.role, content: content)
         if let problem { throw AdminError.badRequest(problem) }
+        async let freshness = try? analytics.freshness()
         do {
             let answer = try await analytics.csv(name, selection.apiQuery)
             var headers: HTTPFields = [.contentType: "text/csv; charset=utf-8"]
-            headers[.contentDisposition] = answer.header("Content-Disposition") ?? "attachment; filename=\"itour-\(name).csv\""
+            let tourName = selection.tourId.flatMap { UUID(uuidString: $0) }.flatMap { content.tours[$0]?.content.name }
+            let file = Self.csvFileName(name, selection, tourName: tourName, countedUpTo: await freshness?.countedUpTo)
+            headers[.contentDisposition] = "attachment; filename=\"\(file)\""
             let body = name == "tours" ? Self.shownTourRows(answer.body) { Self.shows($0, selection, content) } : answer.body
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         } catch let failure as AnalyticsClient.Failure {
             if case .refused(400, let detail) = failure { throw AdminError.badRequest(detail) }
             return ErrorPage.response(.serviceUnavailable, "Reports unavailable", failure.description, context: context)
         }
+    }
+
+    /// Reports counted site-wide whatever tour is chosen: what visitors searched for, and the events, pages, people and
+    /// POI sources they opened (none of them belongs to one tour).
+    static let siteWideReports: Set<String> = ["searches", "views"]
+
+    /// A download's name says what it holds, since a saved file is all a reader has later: the report, its UTC days, its
+    /// tour by name (or all tours), and up to when events were counted, e.g.
+    /// `itour-pois-2026-11-01-to-2026-11-29-students-tour-counted-to-2026-11-29T0618Z.csv`.
+    static func csvFileName(_ name: String, _ selection: Reports.Selection, tourName: String?, countedUpTo: Date?) -> String {
+        var scope = "all-tours"
+        if !siteWideReports.contains(name), selection.tourId != nil {
+            scope = slug(tourName ?? "") ?? "tour-\(selection.tourId ?? "")"
+        }
+        let counted = countedUpTo.map { date in
+            "-counted-to-" + RFC3339.format(date).prefix(16).replacingOccurrences(of: ":", with: "") + "Z"
+        } ?? ""
+        return "itour-\(name)-\(selection.from)-to-\(selection.to)-\(scope)\(counted).csv"
+    }
+
+    /// A name as lower-case ASCII words joined by hyphens (accents folded, other characters dropped), at most 40 bytes;
+    /// nil when nothing is left.
+    static func slug(_ text: String) -> String? {
+        let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive, .widthInsensitive], locale: nil)
+        var words: [String] = [], word = ""
+        for scalar in folded.unicodeScalars {
+            if scalar.isASCII, CharacterSet.alphanumerics.contains(scalar) { word.unicodeScalars.append(scalar) }
+            else if !word.isEmpty { words.append(word); word = "" }
+        }
+        if !word.isEmpty { words.append(word) }
+        var slug = ""
+        for word in words {
+            guard slug.utf8.count + word.utf8.count + 1 <= 40 else { break }
+            slug += slug.isEmpty ? word : "-" + word
+        }
+        return slug.isEmpty ? nil : slug.lowercased()
     }
 
     /// `selection(_:now:)` as `role` may have it: owners anything; viewers published tours only (no `allTours`, and a

@@ -326,7 +326,7 @@ enum ReportsPages {
         return """
             <section id="searches" aria-labelledby="searches-heading">
             <h2 id="searches-heading">Searches</h2>
-            <p class="muted">What visitors typed in the app's search, on every tour; the same words in other case or spacing count together.</p>
+            <p class="muted">What visitors typed in the app's search, on every tour\(siteWide(selection)); the same words in other case or spacing count together.</p>
             <div class="columns">
             <div><h3>Most searched</h3><table id="searches-table"><thead><tr><th>Search</th><th>Searches</th><th>Found nothing</th></tr></thead>
             <tbody>\(top.isEmpty ? ["<tr><td colspan=\"3\" class=\"muted\">No searches in this range.</td></tr>"] : top)</tbody></table></div>
@@ -336,6 +336,11 @@ enum ReportsPages {
             <p>\(csvLink("searches", selection, "the searches"))</p>
             </section>
             """
+    }
+
+    /// ", whichever tour is chosen above" when one is: these reports are counted site-wide (`ReportsController.siteWideReports`).
+    static func siteWide(_ selection: Reports.Selection) -> String {
+        selection.tourId == nil ? "" : ", whichever tour is chosen above"
     }
 
     /// The calendar events, pages and people visitors opened most (site-wide).
@@ -350,20 +355,20 @@ enum ReportsPages {
         return """
             <section id="views" aria-labelledby="views-heading">
             <h2 id="views-heading">Most viewed</h2>
-            <p class="muted">Calendar events, pages and people visitors opened in the app, on every tour.</p>
+            <p class="muted">Calendar events, pages and people visitors opened in the app, and where POIs were opened from, on every tour\(siteWide(selection)).</p>
             <div class="columns">
             \(table("viewed-events-table", "Events", report.events, "No event was opened in this range."))
             \(table("viewed-pages-table", "Pages", report.pages, "No page was opened in this range."))
             \(table("viewed-people-table", "People", report.people, "No one's entry was opened in this range."))
             </div>
-            \(sources(report.sources))
+            \(sources(report.sources, allTours: selection.tourId != nil))
             <p>\(csvLink("views", selection, "the most viewed and the sources"))</p>
             </section>
             """
     }
 
     /// Where visitors opened POIs from (`via`): a printed QR code, the map, a list, search or nearby.
-    static func sources(_ sources: [SourceRow]) -> HTML {
+    static func sources(_ sources: [SourceRow], allTours: Bool = false) -> HTML {
         let total = max(1, sources.map(\.views).reduce(0, +)), most = max(1, sources.map(\.views).max() ?? 1)
         let names = ["qr": "QR code", "map": "Map", "list": "List", "search": "Search", "nearby": "Nearby"]
         let rows: [HTML] = sources.map { row in
@@ -373,7 +378,7 @@ enum ReportsPages {
             """
         }
         return """
-            <h3>POI views by source</h3>
+            <h3>POI views by source\(allTours ? " (all tours)" : "")</h3>
             <table id="view-sources-table"><thead><tr><th>Opened from</th><th>POI views</th><th>Share</th></tr></thead>
             <tbody>\(rows.isEmpty ? ["<tr><td colspan=\"3\" class=\"muted\">No POI was opened in this range.</td></tr>"] : rows)</tbody></table>
             """

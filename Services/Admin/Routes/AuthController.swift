@@ -50,6 +50,10 @@ struct AuthController {
                              body: AdminPages.account(user: user, errors: [:], csrf: context.csrfToken)).response()
         }
         router.post("/account/password", use: changePassword)
+        router.get("/help") { _, context -> Response in
+            _ = try context.requireUser()
+            return AdminPage(title: "Help", context: context, breadcrumbs: [("Help", nil)], body: HelpPages.page()).response()
+        }
     }
 
     /// Only a plain path on this site: it starts with a single "/", holds no "//" anywhere, and only visible ASCII

@@ -10,6 +10,10 @@ struct ImportController {
     let jobs: any ImportJobRepository
     let editors: any TourEditorRepository
     let runner: ImportRunner
+    /// Names the rows' records in the report.
+    let projection: AdminCatalogProjection
+    /// `SITE_TIME_ZONE`, for when each import was started.
+    let clock: SiteClock
 
     /// The routes that take uploads (`multipart/form-data`); CSRFMiddleware reads multipart bodies nowhere else.
     static let uploadPaths: [String: Int] = ["/import": 8 << 20]
@@ -23,7 +27,7 @@ struct ImportController {
 
     func formPage(context: AdminRequestContext, error: String? = nil, status: HTTPResponse.Status = .ok) async throws -> Response {
         AdminPage(title: "Import", context: context, breadcrumbs: [("Import", nil)],
-                  body: ImportPages.form(recent: try await jobs.recentJobs(limit: 10), error: error, csrf: context.csrfToken), status: status).response()
+                  body: ImportPages.form(recent: try await jobs.recentJobs(limit: 10), error: error, csrf: context.csrfToken, clock: clock), status: status).response()
     }
 
     @Sendable func form(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -76,7 +80,7 @@ struct ImportController {
         guard let job = try await jobs.job(id: try context.id("id")) else { throw AdminError.notFound("There is no such import.") }
         let running = job.phase != .done && job.phase != .failed
         return AdminPage(title: "Import", context: context, breadcrumbs: [("Import", "/import"), (job.fileName, nil)],
-                         body: ImportPages.job(job), refreshSeconds: running ? 1 : nil).response()
+                         body: ImportPages.job(job, names: projection.content.name(of:)), refreshSeconds: running ? 1 : nil).response()
     }
 }
 

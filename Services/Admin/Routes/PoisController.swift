@@ -9,6 +9,10 @@ struct PoisController {
     let writer: any CatalogWriter
     let editors: any TourEditorRepository
     let map: AdminMap
+    /// `FEED_PUBLIC_URL`: the library pictures' addresses, for the picture picker.
+    let feedPublicURL: String
+    /// `SITE_TIME_ZONE`, for the history's times.
+    let clock: SiteClock
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/pois", use: list)
@@ -86,6 +90,8 @@ struct PoisController {
                                          categories: content.sortedCategories, canDelete: poi.map { access.canDelete(poi: $0.id, in: content) } ?? false,
                                          action: action, csrf: context.csrfToken, map: map)
         model.audio = content.sortedMedia.filter { $0.content.format.kind == .audio }
+        model.pictures = content.sortedMedia.filter { $0.content.format.kind == .image }
+        model.feedPublicURL = feedPublicURL
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
         let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours
         model.center = Geo.median(around.map(\.coordinate))
@@ -219,7 +225,7 @@ struct PoisController {
         }
         switch result.outcome {
         case .applied:
-            return .redirect(to: tour.map { "/tours/\($0.id.uuidString.lowercased())?notice=deleted" } ?? "/pois?notice=deleted")
+            return .redirect(to: tour.map { "/tours/\($0.id.uuidString.lowercased())?notice=deleted-restorable" } ?? "/pois?notice=deleted-restorable")
         case .conflict:
             let current = result.poi ?? poi
             let author = projection.authors.author(of: poi.id, version: current.version, viewer: access.user.email)
@@ -249,7 +255,8 @@ struct PoisController {
         }
         return AdminPage(title: "History", context: context, breadcrumbs: PoiPages.breadcrumbs(tour: tour, poi: poi, owner: context.isOwner, last: "History"),
                          body: HistoryPages.page(title: poi.working.name, versions: HistoryPages.poiVersions(entries), current: poi.version,
-                                                 revertAction: "\(Self.path(poi.id))/revert\(PoiPages.query(tour))", csrf: context.csrfToken)).response()
+                                                 revertAction: "\(Self.path(poi.id))/revert\(PoiPages.query(tour))", csrf: context.csrfToken,
+                                                 clock: clock)).response()
     }
 
     @Sendable func revert(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -12,6 +12,8 @@ struct ToursController {
     let map: AdminMap
     /// `FEED_PUBLIC_URL`, for the QR codes' links.
     let feedPublicURL: String
+    /// `SITE_TIME_ZONE`: schedules are typed and shown in it, history too.
+    let clock: SiteClock
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/tours", use: list)
@@ -104,7 +106,7 @@ struct ToursController {
             !tour.working.stops.contains(poi.id) && access.canAttach(poi: poi.id, in: content)
         }
         var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, problem: problem,
-                                          addable: addable, access: access, csrf: context.csrfToken, map: map)
+                                          addable: addable, access: access, csrf: context.csrfToken, map: map, clock: clock)
         model.publishRefusal = publishRefusal
         model.scheduleTyped = scheduleTyped
         switch conflict {
@@ -146,7 +148,7 @@ struct ToursController {
             let typedAt = command.action == .scheduleTour ? context.form["at"] : ""
             if command.action == .setTourStatus || command.action == .scheduleTour, let message = errors.removeValue(forKey: "stops") {
                 let route = command.action == .scheduleTour ? "schedule" : "status"
-                let resent = ["status", "scheduleStatus", "at", "utcOffsetMinutes"].compactMap { name in
+                let resent = ["status", "scheduleStatus", "at"].compactMap { name in
                     context.form.has(name) ? (name: name, value: context.form[name]) : nil
                 }
                 let refusal = TourPages.PublishRefusal(message: message, route: route, fields: resent,
@@ -212,7 +214,7 @@ struct ToursController {
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context, notice: notice)
     }
 
-    /// Set the tour's scheduled publish or unpublish (`at` typed in the browser's zone, `utcOffsetMinutes` from admin.js), or cancel it.
+    /// Set the tour's scheduled publish or unpublish (`at` typed in the site's zone), or cancel it.
     @Sendable func schedule(_ request: Request, context: AdminRequestContext) async throws -> Response {
         let tour = try tour(context)
         let access = try await context.access(editors)
@@ -223,7 +225,7 @@ struct ToursController {
             guard let status = ContentStatus(rawValue: context.form["scheduleStatus"]), status != .archived else {
                 throw AdminError.badRequest("Choose Publish or Unpublish.")
             }
-            guard let at = Self.scheduledTime(context.form["at"], utcOffsetMinutes: context.form.int("utcOffsetMinutes") ?? 0) else {
+            guard let at = clock.date(fromLocal: context.form["at"]) else {
                 return try await managePage(tour: tour, form: TourForm(tour), errors: ["scheduleAt": "Choose a date and time, e.g. 2026-12-01 09:00."],
                                             scheduleTyped: context.form["at"], access: access, context: context, status: .unprocessableContent)
             }
@@ -233,21 +235,6 @@ struct ToursController {
         }
         return try await run(command, tour: tour, form: TourForm(tour), access: access, context: context,
                              notice: command.scheduleAt == nil ? "unscheduled" : "scheduled")
-    }
-
-    /// A `datetime-local` value (`2026-12-01T09:00`, seconds optional) in a zone `utcOffsetMinutes` east of UTC.
-    static func scheduledTime(_ text: String, utcOffsetMinutes: Int) -> Date? {
-        guard abs(utcOffsetMinutes) <= 18 * 60 else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm"] {
-            formatter.dateFormat = format
-            if let local = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) {
-                return local.addingTimeInterval(-Double(utcOffsetMinutes) * 60)
-            }
-        }
-        return nil
     }
 
     @Sendable func discardDraft(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -353,11 +340,11 @@ struct ToursController {
                              status: .serviceUnavailable).response()
         }
         let content = projection.content
-        let versions = HistoryPages.tourVersions(entries) { content.pois[$0]?.content.name ?? "(a deleted POI)" }
+        let versions = HistoryPages.tourVersions(entries, clock: clock) { content.pois[$0]?.content.name ?? "(a deleted POI)" }
         return AdminPage(title: "History", context: context,
                          breadcrumbs: [("Tours Administration", "/tours"), ("Manage Tour", Self.path(tour.id)), ("History", nil)],
                          body: HistoryPages.page(title: tour.working.content.name, versions: versions, current: tour.version,
-                                                 revertAction: "\(Self.path(tour.id))/revert", csrf: context.csrfToken)).response()
+                                                 revertAction: "\(Self.path(tour.id))/revert", csrf: context.csrfToken, clock: clock)).response()
     }
 
     /// The tour as phones will show it once published: its draft where there is one, each stop's draft too,
@@ -440,7 +427,7 @@ struct ToursController {
         switch result.outcome {
         case .applied:
             try await editors.removeTour(tour.id)
-            return .redirect(to: "/tours?notice=deleted")
+            return .redirect(to: "/tours?notice=deleted-restorable")
         case .conflict:
             let current = result.tour ?? tour
             let author = projection.authors.author(of: tour.id, version: current.version, viewer: access.user.email)

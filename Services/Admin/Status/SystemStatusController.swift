@@ -9,6 +9,8 @@ import Shared
 struct SystemStatusController {
     let probe: SystemStatusProbe
     let editors: any TourEditorRepository
+    /// `SITE_TIME_ZONE`, for when the page was checked.
+    let clock: SiteClock
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/status", use: show)
@@ -18,10 +20,10 @@ struct SystemStatusController {
         try (try await context.access(editors)).requireOwner("see the system status")
         let services = await probe.probe()
         return AdminPage(title: "System Status", context: context, breadcrumbs: [("System Status", nil)],
-                         body: Self.render(services, at: Date()), refreshSeconds: 2).response()
+                         body: Self.render(services, at: Date(), clock: clock), refreshSeconds: 2).response()
     }
 
-    static func render(_ services: [ServiceStatus], at date: Date) -> HTML {
+    static func render(_ services: [ServiceStatus], at date: Date, clock: SiteClock) -> HTML {
         func yesNo(_ value: Bool?) -> HTML {
             switch value {
             case true?: "<span class=\"ok\">yes</span>"
@@ -66,7 +68,7 @@ struct SystemStatusController {
         }
         return """
             <h1>System Status</h1>
-            <p class="summary">\(upCount) of \(services.count) services ready\(degraded.isEmpty ? "" : ", \(degraded.count) degraded (\(degraded.joined(separator: ", ")))") · checked \(RFC3339.format(date)) · refreshes every 2 s</p>
+            <p class="summary">\(upCount) of \(services.count) services ready\(degraded.isEmpty ? "" : ", \(degraded.count) degraded (\(degraded.joined(separator: ", ")))") · checked <time datetime="\(RFC3339.format(date))">\(clock.text(date, seconds: true))</time> · refreshes every 2 s</p>
             <table class="status">
             <thead><tr><th scope="col">Service</th><th scope="col">State</th><th scope="col">Version</th><th scope="col">Uptime</th>
             <th scope="col">Requests/s</th><th scope="col">Consumer lag</th><th scope="col">Outbox backlog</th><th scope="col">Set aside</th>

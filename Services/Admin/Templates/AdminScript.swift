@@ -9,20 +9,17 @@ enum AdminScript {
           if (!input.value) input.value = input.dataset.formId;
         }
 
-        // Times in the reader's zone: a scheduled time typed in a datetime-local field is sent with that zone's
-        // offset at that date (summer time included), and times shown in UTC are rewritten in the local zone.
-        for (const form of document.querySelectorAll("form")) {
-          const offset = form.querySelector("input[data-utc-offset]");
-          const local = form.querySelector("input[type=datetime-local]");
-          if (!offset || !local) continue;
-          form.addEventListener("submit", () => {
-            const when = new Date(local.value);
-            offset.value = isNaN(when) ? "0" : String(-when.getTimezoneOffset());
+        // The picture picker: Add puts the library picture's address on a line of its own in Main Pictures.
+        for (const button of document.querySelectorAll("button[data-add-picture]")) {
+          const field = document.getElementById("field-pictures");
+          if (!field) continue;
+          button.hidden = false;
+          button.nextElementSibling.hidden = true;
+          button.addEventListener("click", () => {
+            const text = field.value.replace(/\s+$/, "");
+            field.value = (text ? text + "\n" : "") + button.dataset.addPicture;
+            field.focus();
           });
-        }
-        for (const time of document.querySelectorAll("time[data-local]")) {
-          const when = new Date(time.getAttribute("datetime"));
-          if (!isNaN(when)) time.textContent = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
         }
 
         // Pages that follow work in progress (an import, System Status) reload themselves until paused.

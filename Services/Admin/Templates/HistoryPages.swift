@@ -17,10 +17,10 @@ enum HistoryPages {
         var isDraft = false
     }
 
-    static func tourVersions(_ entries: [CatalogHistoryEntry], poiNames: (UUID) -> String) -> [Version] {
+    static func tourVersions(_ entries: [CatalogHistoryEntry], clock: SiteClock, poiNames: (UUID) -> String) -> [Version] {
         entries.enumerated().map { index, entry in
             Version(number: entry.tour?.version, at: entry.at, actor: entry.actor, action: entry.action,
-                    summary: summary(entry.action, after: entry.tour, before: entries.dropFirst(index + 1).first?.tour), fields: entry.tour.map { tour in
+                    summary: summary(entry.action, after: entry.tour, before: entries.dropFirst(index + 1).first?.tour, clock: clock), fields: entry.tour.map { tour in
                 fields(TourForm(tour)) + [("Status", CommonPages.statusLabel(tour.status)),
                                           ("Stops", tour.working.stops.enumerated().map { "\($0.offset + 1). \(poiNames($0.element))" }.joined(separator: "\n"))]
             } ?? [], isDraft: entry.tour?.draft != nil)
@@ -50,7 +50,7 @@ enum HistoryPages {
     }
 
     /// A tour's change in words: a status change says which, a schedule says what and when.
-    static func summary(_ action: CatalogAction, after: TourState?, before: TourState?) -> String {
+    static func summary(_ action: CatalogAction, after: TourState?, before: TourState?, clock: SiteClock) -> String {
         guard let after else { return actionLabel(action) }
         switch action {
         case .setTourStatus, .applyTourSchedule:
@@ -64,7 +64,7 @@ enum HistoryPages {
         case .scheduleTour:
             guard let schedule = after.schedule else { return "Schedule cancelled" }
             let what = schedule.status == .published ? (after.status == .published ? "Publishing the changes" : "Publishing") : "Unpublishing"
-            return "\(what) scheduled for \(timestamp(schedule.at)) UTC"
+            return "\(what) scheduled for \(clock.text(schedule.at))"
         default:
             return actionLabel(action)
         }
@@ -89,7 +89,7 @@ enum HistoryPages {
         }
     }
 
-    static func page(title: String, versions: [Version], current: Int, revertAction: String, csrf: String) -> HTML {
+    static func page(title: String, versions: [Version], current: Int, revertAction: String, csrf: String, clock: SiteClock) -> HTML {
         let rows: [HTML] = versions.enumerated().map { index, version in
             let older = versions.dropFirst(index + 1).first
             var changes: [HTML] = []
@@ -113,7 +113,7 @@ enum HistoryPages {
                 revert = "<span class=\"muted\">Current</span>"
             }
             return """
-                <tr><td>\(version.number.map(String.init) ?? "–")</td><td>\(timestamp(version.at))</td><td>\(version.actor)</td>
+                <tr><td>\(version.number.map(String.init) ?? "–")</td><td>\(clock.text(version.at, seconds: true))</td><td>\(version.actor)</td>
                 <td><strong>\(version.summary)</strong>\(version.isDraft ? " <span class=\"muted\">(unpublished changes)</span>" as HTML : .empty)\(change)</td>
                 <td>\(revert)</td></tr>
                 """
@@ -123,17 +123,9 @@ enum HistoryPages {
             <p>Every change, newest first, with what each field was before and after. Reverting brings a version's content back as a \
             new version: nothing is lost, and the revert shows here too.</p>
             \(rows.isEmpty ? "<p class=\"muted\">No changes recorded.</p>" : """
-                <table class="history"><thead><tr><th scope="col">Version</th><th scope="col">When (UTC)</th><th scope="col">Who</th>
+                <table class="history"><thead><tr><th scope="col">Version</th><th scope="col">When</th><th scope="col">Who</th>
                 <th scope="col">Change</th><th scope="col"><span class="visually-hidden">Revert</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             """
-    }
-
-    static func timestamp(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter.string(from: date)
     }
 }

@@ -11,9 +11,9 @@ enum ImportPages {
         tour,90010,Sample Tour,Two stops to start from.,,Shows how a tour and its stops are imported.,,,,90001;90002,draft
 
         """
-    static func form(recent: [ImportJob], error: String?, csrf: String) -> HTML {
+    static func form(recent: [ImportJob], error: String?, csrf: String, clock: SiteClock) -> HTML {
         let rows: [HTML] = recent.map { job in
-            "<tr><td><a href=\"/import/\(job.id.uuidString.lowercased())\">\(job.fileName)</a></td><td>\(RFC3339.format(job.createdAt))</td><td>\(phaseLabel(job.phase))</td><td>\(job.message ?? "")</td></tr>"
+            "<tr><td><a href=\"/import/\(job.id.uuidString.lowercased())\">\(job.fileName)</a></td><td>\(clock.text(job.createdAt))</td><td>\(phaseLabel(job.phase))</td><td>\(job.message ?? "")</td></tr>"
         }
         let formats = ContentImportFile.Format.allCases.map { ($0.rawValue, $0.rawValue.uppercased()) }
         return """
@@ -55,7 +55,8 @@ enum ImportPages {
         }
     }
 
-    static func job(_ job: ImportJob) -> HTML {
+    /// `names`: what each row made or found is called now (a row is otherwise only its line in the file).
+    static func job(_ job: ImportJob, names: (UUID) -> String?) -> HTML {
         let steps: [ImportJob.Phase] = [.reading, .sending, .applying, .done]
         let current = steps.firstIndex(of: job.phase) ?? steps.count
         let progress: [HTML] = steps.enumerated().map { index, phase in
@@ -69,24 +70,34 @@ enum ImportPages {
         let failed = fileRows.filter { $0.outcome == .failed }.count
         let categories = job.report.count - fileRows.count
         let categoryNote = categories == 0 ? "" : " (and \(counted(categories, "category", plural: "categories")) they use)"
-        let rows: [HTML] = job.report.map { row in
-            let problem = row.message ?? row.errors.map(\.message).joined(separator: "; ")
-            let outcome: String = switch row.outcome {
-            case .applied: "Imported"
-            case .failed: "Failed"
-            case .notApplied: "Not imported (another row failed)"
+        func rows(_ results: [CatalogBatchRowResult]) -> [HTML] {
+            results.map { row in
+                let problem = row.message ?? row.errors.map(\.message).joined(separator: "; ")
+                let outcome: String = switch row.outcome {
+                case .applied: "Imported"
+                case .failed: "Failed"
+                case .notApplied: "Not imported (another row failed)"
+                }
+                let name = row.entityIds.lazy.compactMap(names).first ?? ""
+                return "<tr class=\"\(row.outcome.rawValue)\"><td>\(row.label)</td><td>\(name)</td><td>\(outcome)</td><td>\(problem)</td></tr>"
             }
-            return "<tr class=\"\(row.outcome.rawValue)\"><td>\(row.label)</td><td>\(outcome)</td><td>\(problem)</td></tr>"
         }
+        // The categories the rows use are made first, apart from the file's rows: listed after them, on their own.
+        let categoryRows = job.report.filter { $0.label.hasPrefix(ContentImportFile.categoryLabelPrefix) }
+        let header: HTML = "<thead><tr><th scope=\"col\">Row</th><th scope=\"col\">Name</th><th scope=\"col\">Outcome</th><th scope=\"col\">Problem</th></tr></thead>"
         return """
             <h1>Import of \(job.fileName)</h1>
             <p>\(counted(job.totalRows, "row")) in the file, \(job.skipBadRows ? "skipping bad rows" : "all or nothing").</p>
             <ol class="progress">\(progress)</ol>
             \(job.message.map { "<p class=\"notice \(job.phase == .done && failed == 0 ? "success" : "warning")\" role=\"status\">\($0)</p>" as HTML })
-            \(rows.isEmpty ? .empty : """
+            \(job.report.isEmpty ? .empty : """
                 <h2>Report</h2>
                 <p>\(applied) imported, \(failed) failed\(categoryNote).</p>
-                <table><thead><tr><th scope="col">Row</th><th scope="col">Outcome</th><th scope="col">Problem</th></tr></thead><tbody>\(rows)</tbody></table>
+                <table id="import-rows">\(header)<tbody>\(rows(fileRows))</tbody></table>
+                """ as HTML)
+            \(categoryRows.isEmpty ? .empty : """
+                <h3>Categories the rows use</h3>
+                <table id="import-categories">\(header)<tbody>\(rows(categoryRows))</tbody></table>
                 """ as HTML)
             <p><a href="/import">Import another file</a></p>
             """

@@ -20,6 +20,13 @@ struct AdminPage {
     /// refresh only where script does not run.
     var refreshSeconds: Int? = nil
 
+    /// The Help section for this page: the menu entry its trail starts from.
+    var helpTopic: String {
+        let first = breadcrumbs.first?.0
+        guard let item = NavigationItem.allCases.first(where: { $0.title == first || $0.title == title }) else { return "start" }
+        return String(item.path.dropFirst())
+    }
+
     func render() -> HTML {
         let session = context.session
         var nav: [HTML] = []
@@ -31,7 +38,7 @@ struct AdminPage {
         let account: HTML = session.map { session in
             """
             <div class="account"><span class="who">\(session.user.email) (\(session.user.role.title))</span>
-            <a href="/account">Account</a>
+            <a href="/help#\(helpTopic)">Help</a> <a href="/account">Account</a>
             <form method="post" action="/logout" class="inline">\(Forms.csrf(session.csrfToken))<button type="submit" class="link">Log Out</button></form></div>
             """
         } ?? .empty
@@ -145,6 +152,8 @@ struct Notice {
         "saved": .success("Saved."),
         "created": .success("Created."),
         "deleted": .success("Deleted."),
+        "deleted-restorable": .success("Deleted. Changed your mind? An owner can restore it from Recently deleted (on the Tours and Points of Interest lists) for 30 days."),
+        "restored": .success("Restored as an unpublished draft: check it, then publish it again."),
         "published": .success("Published: the tour is on the phones' feed."),
         "unpublished": .success("Unpublished: the tour is no longer on the feed."),
         "archived": .success("Archived."),

@@ -201,7 +201,7 @@ enum PoiPages {
         let empty: HTML = filter.isEmpty ? "<p class=\"muted\">No POIs yet.</p>" : "<p class=\"muted\">No POI matches.</p>"
         return """
             <h1>Points of Interest</h1>
-            <p><a class="button primary" href="/pois/new">Create New POI</a></p>
+            <p><a class="button primary" href="/pois/new">Create New POI</a> <a href="/deleted">Recently deleted</a></p>
             \(search)
             \(filter.isEmpty ? "" : "<p>\(counted(rows.count, "POI")) found.</p>" as HTML)
             \(rows.isEmpty ? empty : """
@@ -221,8 +221,11 @@ enum PoiPages {
         var fieldNotes: [String: String] = [:]
         var problem: String? = nil
         var categories: [CategoryState]
-        /// The library's audio, for the narration.
+        /// The library's audio, for the narration, and its pictures, for the picker under Main Pictures.
         var audio: [MediaState] = []
+        var pictures: [MediaState] = []
+        /// `FEED_PUBLIC_URL`: a library picture's address is the feed's.
+        var feedPublicURL = ""
         var canDelete: Bool
         var action: String
         var csrf: String
@@ -284,6 +287,7 @@ enum PoiPages {
                              hint: "One per line.")
             + Forms.textarea("Main Pictures (URL)", name: "pictures", value: form.pictures, error: errors["pictures"], rows: 3,
                              hint: "One per line: the http(s) address, a space, then what the picture shows (alt text, for people who cannot see it). A picture from the media library may leave it out: the library's alt text serves.")
+            + picker(model)
             + Forms.text("Trigger radius (metres)", name: "triggerRadius", value: form.triggerRadius, error: errors["triggerRadiusMeters"],
                          hint: "How near a phone must come for the stop to count as reached and its narration to play: 5 to 500; 30 when left blank.",
                          attributes: " inputmode=\"numeric\"")
@@ -375,6 +379,28 @@ enum PoiPages {
             + Forms.select("Media Type", name: "type", options: MediaType.allCases.map { ($0.rawValue, mediaLabel($0)) }, selected: form.type,
                            error: errors["type"])
             + Forms.text("URL", name: "url", value: form.url, error: errors["url"], type: "url", required: true, hint: "An http or https address.")
+    }
+
+    /// The media library's pictures as thumbnails under Main Pictures: Add puts a picture's address on a line of its own
+    /// (admin.js); without script each shows the address to copy.
+    static func picker(_ model: ManageModel) -> HTML {
+        guard !model.pictures.isEmpty else {
+            return "<p class=\"muted\">No pictures in the media library yet: upload them on the <a href=\"/media\">Media</a> page.</p>"
+        }
+        let items: [HTML] = model.pictures.map { item in
+            let url = "\(model.feedPublicURL)/v1/media/\(item.content.sha256)"
+            let alt = item.content.altText.map { $0.isEmpty ? "no alt text yet" : "alt: \($0)" } ?? "no alt text yet"
+            return """
+                <li><img src="\(url)?w=160" alt="" loading="lazy"><span class="name">\(item.content.title)</span>\
+                <span class="muted">\(alt)</span>\
+                <button type="button" class="secondary" data-add-picture="\(url)" hidden>Add <span class="visually-hidden">\(item.content.title)</span></button>\
+                <code class="copy">\(url)</code></li>
+                """
+        }
+        return """
+            <details class="media-picker"><summary>Choose pictures from the media library (\(model.pictures.count))</summary>
+            <ul>\(items)</ul></details>
+            """
     }
 
     static func mediaLabel(_ type: MediaType) -> String {

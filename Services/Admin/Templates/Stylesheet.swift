@@ -63,6 +63,10 @@ enum Stylesheet {
         dl.current dt { font-weight: 600; } dl.current dd { margin: 0 0 .5rem; }
         .muted { color: var(--muted); }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+        .media-picker ul { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: 0.75rem; }
+        .media-picker li { display: flex; flex-direction: column; gap: 0.25rem; border: 1px solid #ccc; padding: 0.4rem; overflow-wrap: anywhere; }
+        .media-picker img { width: 160px; height: 110px; object-fit: cover; background: #eee; }
+        .media-picker code.copy { font-size: 0.75rem; }
         fieldset { border: 1px solid var(--line); border-radius: 4px; margin: 0 0 .9rem; max-width: 42rem; }
         legend { font-weight: 600; }
         .map-box { margin: .6rem 0; }

@@ -44,7 +44,7 @@ struct TourForm: MergeableForm {
 /// "Tours Administration", "Create New Tour" and "Manage Tour".
 enum TourPages {
     static func list(tours: [TourState], search: ListSearch, access: Access) -> HTML {
-        let create: HTML = access.isOwner ? "<p><a class=\"button primary\" href=\"/tours/new\">Create New Tour</a></p>" : .empty
+        let create: HTML = access.isOwner ? "<p><a class=\"button primary\" href=\"/tours/new\">Create New Tour</a> <a href=\"/deleted\">Recently deleted</a></p>" : .empty
         let rows: [HTML] = tours.map { tour in
             let description = tour.content.summary.isEmpty ? tour.content.purpose : tour.content.summary
             let delete: HTML = access.isOwner ? "<a href=\"/tours/\(tour.id.uuidString.lowercased())/delete\">Delete</a>" : .empty
@@ -104,6 +104,8 @@ enum TourPages {
         var access: Access
         var csrf: String
         var map: AdminMap
+        /// `SITE_TIME_ZONE`: where the schedule's times are shown and typed.
+        var clock: SiteClock
     }
 
     /// A refused publish or scheduled publish, and what resending it with the far stops confirmed posts.
@@ -132,14 +134,14 @@ enum TourPages {
             if let failure = schedule.failure {
                 parts.append("""
                     <div class="notice error" role="alert"><p><strong>The scheduled \(what) did not happen</strong> \
-                    (due \(localTime(schedule.at))): \(failure).</p></div>
+                    (due \(time(schedule.at, clock: model.clock))): \(failure).</p></div>
                     """)
             } else {
                 let cancel = Forms.post(path, csrf: model.csrf, class: "inline",
                                         Forms.hidden("version", String(tour.version)) + Forms.hidden("cancel", "1")
                                             + Forms.submit("Cancel schedule", class: ""))
                 parts.append("""
-                    <p class="schedule">Scheduled to <strong>\(what)</strong> at \(localTime(schedule.at)) \
+                    <p class="schedule">Scheduled to <strong>\(what)</strong> at \(time(schedule.at, clock: model.clock)) \
                     <span class="muted">(set by \(schedule.by))</span></p>\(cancel)
                     """)
             }
@@ -153,22 +155,16 @@ enum TourPages {
                               Forms.hidden("version", String(tour.version))
                                 + Forms.select("What", name: "scheduleStatus", options: options, selected: options[0].value, id: "field-scheduleStatus")
                                 + Forms.text("When", name: "at", value: model.scheduleTyped, error: model.errors["scheduleAt"], type: "datetime-local",
-                                             hint: hasChanges && tour.status == .published
-                                                ? "In your time zone (UTC if your browser runs no script). The changes are published as they are then."
-                                                : "In your time zone (UTC if your browser runs no script).")
-                                + "<input type=\"hidden\" name=\"utcOffsetMinutes\" value=\"0\" data-utc-offset>"
+                                             hint: "In the site's time zone, \(model.clock.name)"
+                                                + (model.clock.name == model.clock.zoneName(at: Date()) ? "." : " (\(model.clock.zoneName(at: Date())) now).")
+                                                + (hasChanges && tour.status == .published ? " The changes are published as they are then." : ""))
                                 + Forms.submit("Schedule", class: ""))
         return "<section class=\"schedule\"><h2>Schedule publishing</h2>\(parts)\(refused)\(form)</section>"
     }
 
-    /// A time for people: UTC in the HTML, the reader's own zone once admin.js has run.
-    static func localTime(_ date: Date) -> HTML {
-        let iso = RFC3339.format(date)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return "<time datetime=\"\(iso)\" data-local>\(formatter.string(from: date))</time>"
+    /// A time for people, in the site's zone with the zone named (`2026-12-01 09:00 EST`).
+    static func time(_ date: Date, clock: SiteClock) -> HTML {
+        "<time datetime=\"\(RFC3339.format(date))\">\(clock.text(date))</time>"
     }
 
     /// The tour's QR code and one per stop, two to a row when printed; each with its name and link.
