@@ -404,3 +404,41 @@ def test_a_deleted_tour_is_restored_from_recently_deleted(site):
     site.open(f"/tours/{tour}")
     site.click_button("Publish")
     assert eventually(lambda: (feed_tour(site.suite, tour) or {}).get("name") == name), "published again, it is on phones"
+
+
+def test_several_tours_are_published_and_deleted_at_once(site):
+    """Bulk actions: tick tours in the list, then one button; each is checked as on its own page (a tour without stops
+    is not published, and the list says why), deleting asks first and names them."""
+    tag = uuid.uuid4().hex[:6]
+    ready, also, empty = f"Bulk A {tag}", f"Bulk B {tag}", f"Bulk C {tag}"
+    ids = {}
+    for name in (ready, also, empty):
+        ids[name] = site.create_tour(name)
+        if name != empty:
+            site.add_poi(ids[name], f"{name} Hall", "34.2261", "-77.8767")
+    site.open(f"/tours?q={tag}")
+
+    def tick(*names):
+        for name in names:
+            site.browser.find_element(By.ID, f"select-{ids[name]}").click()
+    tick(ready, also, empty)
+    site.click_button("Publish selected")
+    notice = site.browser.find_element(By.CSS_SELECTOR, ".notice").text
+    assert notice.startswith(f"Published: {ready}, {also}.") or notice.startswith(f"Published: {also}, {ready}."), notice
+    assert f"Not published: {empty} (" in notice and "see its page" in notice, notice
+    assert eventually(lambda: feed_tour(site.suite, ids[ready]) is not None and feed_tour(site.suite, ids[also]) is not None)
+    assert feed_tour(site.suite, ids[empty]) is None
+
+    site.open(f"/tours?q={tag}")
+    tick(ready, also)
+    site.click_button("Delete selected")
+    assert site.heading == "Delete 2 tours"
+    assert {li.text for li in site.browser.find_elements(By.CSS_SELECTOR, "main ul li")} >= {ready, also}
+    site.click_button("Delete 2 tours")
+    assert f"Deleted: " in site.text and ready in site.text and also in site.text, site.text
+    assert eventually(lambda: feed_tour(site.suite, ids[ready]) is None and feed_tour(site.suite, ids[also]) is None)
+    site.open(f"/tours?q={tag}")
+    rows = [row.text for row in site.browser.find_elements(By.CSS_SELECTOR, "#tours-table tbody tr")]
+    assert len(rows) == 1 and empty in rows[0], rows
+    site.click_button("Unpublish selected")
+    assert "Tick the tours to act on first." in site.text

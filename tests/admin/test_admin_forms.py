@@ -14,7 +14,7 @@ def unique(name: str) -> str:
 def tours_named(site, name: str) -> int:
     site.open("/tours")
     return sum(1 for row in site.browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")
-               if row.find_elements(By.TAG_NAME, "td") and row.find_elements(By.TAG_NAME, "td")[0].text.strip() == name)
+               if row.find_elements(By.TAG_NAME, "td") and row.find_elements(By.TAG_NAME, "td")[1].text.strip() == name)
 
 
 def test_back_and_save_after_creating_a_tour_makes_no_second_tour(site):

@@ -19,6 +19,7 @@ struct ToursController {
         router.get("/tours", use: list)
         router.get("/tours/new", use: newForm)
         router.post("/tours", use: create)
+        router.post("/tours/bulk", use: bulk)
         router.get("/tours/:id", use: manage)
         router.post("/tours/:id", use: save)
         router.post("/tours/:id/status", use: setStatus)
@@ -52,7 +53,70 @@ struct ToursController {
                                                           $0.working.content.summary, $0.working.content.purpose)
         }
         return AdminPage(title: "Tours Administration", context: context, notice: Notice.from(request),
-                         body: TourPages.list(tours: tours, search: search, access: access)).response()
+                         body: TourPages.list(tours: tours, search: search, access: access, csrf: context.csrfToken)).response()
+    }
+
+    /// Publish, unpublish or delete the ticked tours (`tour` = `id:version` each, as the list showed them). Each is its
+    /// own command with the version the list showed, refused as it would be on its own page; the list comes back saying
+    /// what was done and what was not, and why.
+    @Sendable func bulk(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let access = try await context.access(editors)
+        try access.requireContentRole()
+        let action = context.form["bulk"]
+        guard ["publish", "unpublish", "delete"].contains(action) else { throw AdminError.badRequest("Choose Publish, Unpublish or Delete.") }
+        if action == "delete" { try access.requireOwner("delete tours") }
+        var chosen: [(tour: TourState, version: Int)] = []
+        for value in context.form.all("tour") {
+            let parts = value.split(separator: ":")
+            guard parts.count == 2, let id = UUID(uuidString: String(parts[0])), let version = Int(parts[1]) else {
+                throw AdminError.badRequest("A ticked tour could not be read; reload the list and try again.")
+            }
+            // A tour deleted since the list was shown is gone already: nothing to do for it.
+            guard let tour = projection.tour(id), !chosen.contains(where: { $0.tour.id == id }) else { continue }
+            try access.requireEdit(tour: tour.id)
+            chosen.append((tour, version))
+        }
+        guard !chosen.isEmpty else {
+            return listPage(context: context, access: access, notice: .warning("Tick the tours to act on first."))
+        }
+        if action == "delete", context.form["confirm"] != "1" {
+            return AdminPage(title: "Delete tours", context: context, breadcrumbs: [("Tours Administration", "/tours"), ("Delete tours", nil)],
+                             body: TourPages.confirmBulkDelete(chosen.map(\.tour), csrf: context.csrfToken)).response()
+        }
+        var done: [String] = [], refused: [String] = []
+        for (tour, version) in chosen {
+            let name = tour.working.content.name
+            var command = CatalogCommand(action: action == "delete" ? .deleteTour : .setTourStatus, actor: access.user.email, entityId: tour.id,
+                                         expectedVersion: version)
+            if action != "delete" { command.status = action == "publish" ? .published : .draft }
+            let result: CatalogCommandResult
+            do {
+                result = try await writer.execute(command, for: context)
+            } catch {
+                refused.append("\(name) (\(error.description))")
+                continue
+            }
+            switch result.outcome {
+            case .applied:
+                if action == "delete" { try await editors.removeTour(tour.id) }
+                done.append(name)
+            case .conflict:
+                refused.append("\(name) (changed by someone else since the list was shown: reload and check it)")
+            case .rejected:
+                let reason = result.errors.first?.message ?? result.message ?? "refused"
+                refused.append("\(name) (\(reason); see its page)")
+            }
+        }
+        let verb = ["publish": "Published", "unpublish": "Unpublished", "delete": "Deleted"][action] ?? action
+        var text = done.isEmpty ? "" : "\(verb): \(done.joined(separator: ", "))."
+        if !refused.isEmpty { text += (text.isEmpty ? "" : " ") + "Not \(verb.lowercased()): \(refused.joined(separator: "; "))." }
+        return listPage(context: context, access: access, notice: refused.isEmpty ? .success(text) : .warning(text))
+    }
+
+    private func listPage(context: AdminRequestContext, access: Access, notice: Notice) -> Response {
+        let tours = projection.content.sortedTours.filter { access.canEdit(tour: $0.id) }
+        return AdminPage(title: "Tours Administration", context: context, notice: notice,
+                         body: TourPages.list(tours: tours, search: ListSearch(query: ""), access: access, csrf: context.csrfToken)).response()
     }
 
     @Sendable func newForm(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -26,6 +26,8 @@ enum HelpPages {
               the form names. Catalog makes the change at that time whether or not anyone is logged in.
             - **Preview** shows the tour as phones will once it is published; **QR codes** prints a code per stop.
             - A stop far from the others is flagged: a minus sign left out of a longitude puts it on another continent.
+            - **Several at once**: tick tours in the list, then *Publish selected*, *Unpublish selected* or *Delete
+              selected*. Each is checked as on its own page; the list says what was done and what was not, and why.
             - Deleted a tour or a place by mistake? An owner restores it from **Recently deleted** (on the Tours list) for
               30 days: it comes back unpublished, to check and publish again.
             """),

@@ -43,24 +43,51 @@ struct TourForm: MergeableForm {
 
 /// "Tours Administration", "Create New Tour" and "Manage Tour".
 enum TourPages {
-    static func list(tours: [TourState], search: ListSearch, access: Access) -> HTML {
+    static func list(tours: [TourState], search: ListSearch, access: Access, csrf: String) -> HTML {
         let create: HTML = access.isOwner ? "<p><a class=\"button primary\" href=\"/tours/new\">Create New Tour</a> <a href=\"/deleted\">Recently deleted</a></p>" : .empty
         let rows: [HTML] = tours.map { tour in
             let description = tour.content.summary.isEmpty ? tour.content.purpose : tour.content.summary
             let delete: HTML = access.isOwner ? "<a href=\"/tours/\(tour.id.uuidString.lowercased())/delete\">Delete</a>" : .empty
+            let id = tour.id.uuidString.lowercased()
             return """
-                <tr><td><a href="/tours/\(tour.id.uuidString.lowercased())">\(tour.content.name)</a></td>
+                <tr><td><input type="checkbox" name="tour" value="\(id):\(tour.version)" id="select-\(id)">\
+                <label for="select-\(id)" class="visually-hidden">Select \(tour.content.name)</label></td>
+                <td><a href="/tours/\(id)">\(tour.content.name)</a></td>
                 <td>\(description)</td><td>\(CommonPages.statusBadge(tour.status))</td><td>\(tour.stops.count)</td><td>\(delete)</td></tr>
                 """
         }
         let none = access.isOwner ? "There are no tours yet." : "No tours are assigned to you yet; an owner can assign you to a tour."
-        let table: HTML = rows.isEmpty ? search.outcome(0, "tour", none: none) : search.outcome(rows.count, "tour", none: none) + """
-                <p>Or edit an existing Tour from the table below...</p>
-                <table><thead><tr><th scope="col">Tour's Name</th><th scope="col">Description</th><th scope="col">Status</th>
+        // Several at once: tick tours, then one button; each tour is its own command, checked as on its own page.
+        let bulk: HTML = Forms.submit("Publish selected", name: "bulk", value: "publish", class: "secondary")
+            + Forms.submit("Unpublish selected", name: "bulk", value: "unpublish", class: "secondary")
+            + (access.isOwner ? Forms.submit("Delete selected", name: "bulk", value: "delete", class: "secondary") : .empty)
+        let table: HTML = rows.isEmpty ? search.outcome(0, "tour", none: none) : search.outcome(rows.count, "tour", none: none)
+            + Forms.post("/tours/bulk", csrf: csrf, class: "bulk", """
+                <p>Or edit an existing Tour from the table below, or tick several and act on them at once.</p>
+                <table id="tours-table"><thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Tour's Name</th>\
+                <th scope="col">Description</th><th scope="col">Status</th>
                 <th scope="col">Stops</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
-                """
+                <div class="actions bulk-actions">\(bulk)</div>
+                """)
         return "<h1>Tours Administration</h1>\(create)\(search.form(action: "/tours", label: "Search tours"))\(table)"
+    }
+
+    /// Asks before deleting the ticked tours; Delete sends the same ticks again, confirmed.
+    static func confirmBulkDelete(_ tours: [TourState], csrf: String) -> HTML {
+        let names: [HTML] = tours.map { "<li>\($0.working.content.name)</li>" }
+        let ticks: HTML = tours.map { Forms.hidden("tour", "\($0.id.uuidString.lowercased()):\($0.version)") }.reduce(.empty, +)
+        return """
+            <h1>Delete \(tours.count == 1 ? "1 tour" : "\(tours.count) tours")</h1>
+            <p class="confirm-question"><strong>Are you sure you want to delete these?</strong> They leave the phones at once; an owner
+            can restore each from Recently deleted for 30 days.</p>
+            <ul>\(names)</ul>
+            <div class="actions">
+            \(Forms.post("/tours/bulk", csrf: csrf, class: "inline", ticks + Forms.hidden("confirm", "1")
+                + Forms.submit("Delete \(tours.count == 1 ? "1 tour" : "\(tours.count) tours")", name: "bulk", value: "delete", class: "danger")))
+            <a class="button" href="/tours">Cancel</a>
+            </div>
+            """
     }
 
     static func fields(_ form: TourForm, errors: [String: String]) -> HTML {
