@@ -99,6 +99,7 @@ struct AdminReportsTests {
                 == "itour-summary-2026-11-01-to-2026-11-29-all-tours.csv")
         let long = ReportsController.slug(String(repeating: "Arts Walk ", count: 20)) ?? ""
         #expect(long.utf8.count <= 40 && long.hasPrefix("arts-walk-arts-walk") && !long.hasSuffix("-"))
+        #expect(ReportsController.slug(String(repeating: "a", count: 50)) == String(repeating: "a", count: 40), "a long first word is cut, not dropped")
     }
 
     @Test("the tours CSV loses the rows of hidden tours whole, a name with line breaks included")

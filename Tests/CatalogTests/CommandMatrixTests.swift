@@ -456,6 +456,9 @@ struct RestoreTests {
 
             let restored = try await handler.applied(CatalogCommand(action: .revertTour, actor: "b", entityId: tour, revertToVersion: 3))
             #expect(restored.tour?.version == 5 && restored.tour?.status == .draft && restored.tour?.stops == [kept], "unpublished, without the deleted stop")
+            // A second Restore from the same list (the tombstone's version, 4) finds it restored: a conflict, not a revert.
+            let twice = try await handler.handle(CatalogCommand(action: .revertTour, actor: "d", entityId: tour, expectedVersion: 4, revertToVersion: 3))
+            #expect(twice.outcome == .conflict)
             let poi = try await handler.applied(CatalogCommand(action: .revertPoi, actor: "c", entityId: gone, revertToVersion: 1))
             #expect(poi.poi?.content.name == "Gone" && poi.poi?.status == .draft && poi.poi?.version == 3)
             #expect(try await recentlyDeleted().isEmpty, "restored ones are no longer listed")

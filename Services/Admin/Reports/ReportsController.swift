@@ -137,8 +137,9 @@ struct ReportsController {
         if !word.isEmpty { words.append(word) }
         var slug = ""
         for word in words {
-            guard slug.utf8.count + word.utf8.count + 1 <= 40 else { break }
-            slug += slug.isEmpty ? word : "-" + word
+            let next = slug.isEmpty ? String(word.prefix(40)) : "-" + word
+            guard slug.utf8.count + next.utf8.count <= 40 else { break }
+            slug += next
         }
         return slug.isEmpty ? nil : slug.lowercased()
     }

@@ -3,7 +3,7 @@ import Hummingbird
 import Shared
 
 /// Undo of a delete (owners, who are the ones who delete): the tours and POIs deleted lately, and Restore, which is
-/// catalog's revert of a deleted one to its last version (DESIGN.md, "Undo of a delete").
+/// catalog's revert of a deleted one to its last version (docs/ADMIN.md, `catalog.recently-deleted` and `tour.revert`).
 struct DeletedController {
     let writer: any CatalogWriter
     let editors: any TourEditorRepository
@@ -42,14 +42,19 @@ struct DeletedController {
         let access = try await context.access(editors)
         try access.requireOwner("restore deleted tours and POIs")
         let id = try context.id("id")
-        guard let version = context.form.int("revertTo") else { throw AdminError.badRequest("Choose what to restore from the list.") }
+        guard let version = context.form.int("revertTo"), let tombstone = context.form.int("version") else {
+            throw AdminError.badRequest("Choose what to restore from the list.")
+        }
         let result: CatalogCommandResult
         do {
-            result = try await writer.execute(CatalogCommand(action: action, actor: access.user.email, entityId: id, revertToVersion: version),
+            result = try await writer.execute(CatalogCommand(action: action, actor: access.user.email, entityId: id, expectedVersion: tombstone,
+                                                             revertToVersion: version),
                                               for: context)
         } catch {
             throw AdminError.unavailable(error.description)
         }
+        // Restored already (by someone else, or a second press), and perhaps changed since: its page says how it is now.
+        if result.outcome == .conflict { return .redirect(to: "\(path(id))?notice=restored-already") }
         guard result.outcome == .applied else {
             throw AdminError.badRequest(result.errors.first.map { "Not restored: \($0.message)" } ?? result.message ?? "Catalog refused to restore it.")
         }

@@ -90,7 +90,8 @@ struct PoisController {
                                          categories: content.sortedCategories, canDelete: poi.map { access.canDelete(poi: $0.id, in: content) } ?? false,
                                          action: action, csrf: context.csrfToken, map: map)
         model.audio = content.sortedMedia.filter { $0.content.format.kind == .audio }
-        model.pictures = content.sortedMedia.filter { $0.content.format.kind == .image }
+        // Only what phones can load: the feed serves a library file once it is published.
+        model.pictures = content.sortedMedia.filter { $0.content.format.kind == .image && $0.status == .published }
         model.feedPublicURL = feedPublicURL
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
         let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours

@@ -16,8 +16,10 @@ enum DeletedPages {
             } else {
                 return nil
             }
+            // The tombstone's version (the delete's): a second Restore, or one after it was restored and changed, is a conflict.
             let restore = Forms.post(path, csrf: csrf, class: "inline",
-                                     Forms.hidden("revertTo", String(version)) + Forms.submit("Restore \(name)", class: ""))
+                                     Forms.hidden("revertTo", String(version)) + Forms.hidden("version", String(version + 1))
+                                        + Forms.submit("Restore \(name)", class: ""))
             return """
                 <tr><td>\(name)<br><span class="muted">\(detail)</span></td><td>\(kind)</td>\
                 <td>\(TourPages.time(entry.at, clock: clock))</td><td>\(entry.actor)</td><td>\(restore)</td></tr>

@@ -28,12 +28,12 @@ enum HelpPages {
             - A stop far from the others is flagged: a minus sign left out of a longitude puts it on another continent.
             - **Several at once**: tick tours in the list, then *Publish selected*, *Unpublish selected* or *Delete
               selected*. Each is checked as on its own page; the list says what was done and what was not, and why.
-            - Deleted a tour or a place by mistake? An owner restores it from **Recently deleted** (on the Tours list) for
+            - Deleted a tour or a place by mistake? An owner restores it from **Recently deleted** (on the Tours and Points of Interest lists) for
               30 days: it comes back unpublished, to check and publish again.
             """),
         Topic(id: "pois", title: "Points of interest", markdown: """
             A point of interest is a stop of one or more tours, or a place on its own (*Publish as a place*). **Pictures**:
-            one per line, its address from the Media page, then its alt text, which describes the picture for people who
+            one per line, its address (*Choose pictures from the media library* under the field adds one), then its alt text, which describes the picture for people who
             cannot see it. **Narration**: an audio file from the Media page, with its transcript.
             """),
         Topic(id: "categories", title: "Categories", markdown: """
@@ -62,7 +62,8 @@ enum HelpPages {
         Topic(id: "import", title: "Import", markdown: """
             Import many places and tours at once from a CSV or JSON file. Start from the sample CSV on the Import page. If
             any row has a problem nothing is imported, unless you tick *Skip bad rows*; the report names each row's fate.
-            Importing the same file again changes nothing; a file changed since (a stop added) updates what changed.
+            Importing the same file again changes nothing, and never overwrites what you changed since: where the file no
+            longer matches (a stop added in the file), the report says so; make the change on the item's page.
             """),
         Topic(id: "users", title: "Users", markdown: """
             **Owners** manage everything; **editors** edit the tours they are given; **viewers** see reports only.

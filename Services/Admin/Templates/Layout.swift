@@ -154,6 +154,7 @@ struct Notice {
         "deleted": .success("Deleted."),
         "deleted-restorable": .success("Deleted. Changed your mind? An owner can restore it from Recently deleted (on the Tours and Points of Interest lists) for 30 days."),
         "restored": .success("Restored as an unpublished draft: check it, then publish it again."),
+        "restored-already": .warning("It was restored already (and may have been changed since): this is how it is now."),
         "published": .success("Published: the tour is on the phones' feed."),
         "unpublished": .success("Unpublished: the tour is no longer on the feed."),
         "archived": .success("Archived."),

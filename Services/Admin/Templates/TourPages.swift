@@ -147,7 +147,7 @@ enum TourPages {
     }
 
     /// The tour's schedule: what is due and when (with Cancel), why the last one did not happen, and the form to set one.
-    /// Times are typed and shown in the browser's time zone (admin.js), in UTC without script.
+    /// Times are typed and shown in the site's zone (SITE_TIME_ZONE), named.
     static func schedule(_ model: ManageModel) -> HTML {
         let tour = model.tour
         let path = "/tours/\(tour.id.uuidString.lowercased())/schedule"

@@ -335,11 +335,12 @@ struct Work {
         }
         let errors = CommandValidation.validate(old.content)
         guard errors.isEmpty else { return rejected(errors) }
-        let live = try await transaction.livePoiIds(old.stops)
+        let live = try await transaction.livePoiIds(old.stops + (old.draft?.stops ?? []))
         if stored.isDeleted {
             // Undo of a delete: the version back, unpublished (it left the phones when deleted), no schedule.
-            let tour = TourState(id: id, version: stored.state.version + 1, status: .draft, content: old.content,
-                                 stops: old.stops.filter(live.contains), updatedAt: now)
+            // Its draft's content where it had one: the name staff last saw and chose to restore.
+            let tour = TourState(id: id, version: stored.state.version + 1, status: .draft, content: old.working.content,
+                                 stops: old.working.stops.filter(live.contains), updatedAt: now)
             return try await commit(tour, before: nil)
         }
         var tour = stored.state
@@ -356,7 +357,8 @@ struct Work {
         if let conflict = conflict(current: stored.state.version, poi: stored.state) { return conflict }
         var content: PoiContent
         switch try await revertedState(PoiState.self, id: id) {
-        case .state(let state): content = state.content
+        // Undo of a delete brings back what staff last saw (its draft, if it had one); a revert, the version's content.
+        case .state(let state): content = stored.isDeleted ? state.working : state.content
         case .refused(let result): return result
         }
         let errors = try await validate(&content)

@@ -170,6 +170,9 @@ extension Work {
         var notes: [String] = []
         var stepsDoneBefore = 0
         var stepsAppliedNow: [CatalogAction] = []
+        // A file never overwrites what staff changed since it was imported: a row imported before stays as it is, and
+        // says so when the file's stop list is not the tour's any more (issue 48: it said "unchanged" and left a stop out).
+        var differs: [String] = []
         for var step in row.commands {
             guard Self.batchActions.contains(step.action) else {
                 return CatalogBatchRowResult(label: row.label, outcome: .failed, message: "\(step.action.rawValue) cannot be part of an import")
@@ -201,6 +204,11 @@ extension Work {
                 // Imported before (same command id): at most once, so not again.
                 result = previous
                 if previous.outcome == .applied { stepsDoneBefore += 1 }
+                if previous.outcome == .applied, step.action == .setTourStops, let id = step.entityId, let stops = step.stops,
+                   let tour = try await rowTransaction.tour(id), !tour.isDeleted, tour.state.working.stops != stops {
+                    differs.append("its stops in the file (\(stops.count)) are not the tour's now (\(tour.state.working.stops.count)): "
+                                   + "the tour was left as it is; change its stops on its page")
+                }
             } else {
                 var work = Work(command: step, transaction: rowTransaction, topics: topics, requestId: requestId, now: now,
                                 directSends: directSends)
@@ -221,12 +229,12 @@ extension Work {
             }
             if let id = result.entityId, !entityIds.contains(id) { entityIds.append(id) }
         }
-        // Unchanged only when every step was done before; a row imported before whose stop list changed says what changed.
+        // Unchanged only when every step was done before and the file still says what the tour has.
         if stepsDoneBefore == row.commands.count {
-            notes.insert("already imported, unchanged", at: 0)
+            notes.insert(differs.isEmpty ? "already imported, unchanged" : "already imported, not changed: " + differs.joined(separator: "; "), at: 0)
         } else if stepsDoneBefore > 0 {
             let changed = Set(stepsAppliedNow.map { $0 == .setTourStops ? "its stops" : $0 == .setTourStatus ? "its status" : "its content" })
-            notes.insert("already imported; \(changed.sorted().joined(separator: " and ")) updated", at: 0)
+            notes.insert("already imported; \(changed.sorted().joined(separator: " and ")) set now", at: 0)
         }
         let distinctNotes = notes.reduce(into: [String]()) { kept, note in if !kept.contains(note) { kept.append(note) } }
         return CatalogBatchRowResult(label: row.label, outcome: .applied, message: distinctNotes.isEmpty ? nil : distinctNotes.joined(separator: "; "),

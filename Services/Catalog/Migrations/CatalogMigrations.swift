@@ -151,7 +151,7 @@ enum CatalogMigrations {
             """),
         Migration(15, "recently deleted tours and POIs", """
             -- catalog.recently-deleted reads the deletes newest first; imports leave the audit log long, deletes are few.
-            CREATE INDEX audit_log_deletes ON audit_log (id) WHERE after IS NULL;
+            CREATE INDEX audit_log_deletes ON audit_log (id) WHERE after IS NULL AND action IN ('tour.delete', 'poi.delete');
             """),
     ])
 }

@@ -334,13 +334,9 @@ public enum ContentImportFile {
             legacyId.map { stableId(kind.rawValue, $0) }
                 ?? stableId(kind.rawValue, content: canonical(content) + stops.map(\.uuidString).joined() + status.rawValue)
         }
-        // By legacyId, the stop list is a step of its own per list: a file imported again with a stop added (or moved)
-        // sets the new list, where the same file again finds its step done (issue 48: it said "unchanged").
-        let stopsId = legacyId.map { stableId(Kind.tourStops.rawValue, content: "legacy:\($0):" + stops.map(\.uuidString).joined(separator: ",")) }
-            ?? id(.tourStops)
         var commands = [CatalogCommand(commandId: id(.tourCreate), action: .createTour, actor: actor, entityId: id(.tour), tour: content)]
         if !stops.isEmpty {
-            commands.append(CatalogCommand(commandId: stopsId, action: .setTourStops, actor: actor, entityId: id(.tour), stops: stops))
+            commands.append(CatalogCommand(commandId: id(.tourStops), action: .setTourStops, actor: actor, entityId: id(.tour), stops: stops))
         }
         if status != .draft {
             commands.append(CatalogCommand(commandId: id(.tourStatus), action: .setTourStatus, actor: actor, entityId: id(.tour), status: status))
