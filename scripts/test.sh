@@ -115,7 +115,7 @@ phase postgres env POSTGRES_OPTS="-c fsync=off -c synchronous_commit=off -c full
   scripts/postgres.sh start "$test_pg_dir" "$test_pg_port" || exit 1
 phase broker scripts/broker.sh start "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker$suffix.log" || exit 1
 
-if phase build swift build --build-tests; then
+if phase build scripts/build-checked.sh; then
   # The suites whose tests hold wall-clock bounds on live connections (idle timeouts, connection caps, leases, a
   # broker's loss) run on their own after the rest: among ~300 tests at once on two cores their server threads
   # starved for seconds, and they failed together in fresh-clone CI runs while passing alone. With test arguments,
