@@ -9,7 +9,7 @@ import Shared
 func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) throws -> some ApplicationProtocol {
     let feed = try feed ?? FeedSettings()
     // Tracking events are small messages sent on the path of the answer to POST /v1/events: lz4 raised the broker's own
-    // limit but not the feed's rate (docs/FEED.md, ninth session), so the feed sends them as they are.
+    // limit but not the feed's rate (docs/BENCHMARKS.md, "The broker"), so the feed sends them as they are.
     var settings = settings
     settings.kafka.compressionCodec = "none"
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: false)

@@ -44,7 +44,7 @@ struct CatalogCommandHandler: Sendable {
             work.snapshotCache = snapshotCache
             // Round-tripped through JSON, so the first answer is byte for byte the one a redelivery gets. Not an import's:
             // its rows hold only text, ids and outcomes, which read back as written (CatalogEventCodecTests), and decoding
-            // a thousand rows' result again was a large part of an import's work (docs/FEED.md).
+            // a thousand rows' result again was a large part of an import's work (docs/BENCHMARKS.md, "Catalog's import").
             let applied = try await work.apply(eventPartitions: partitions)
             let result = command.action == .importBatch
                 ? applied : try JSONCoding.decoder.decode(CatalogCommandResult.self, from: Data(CatalogEventCodec.text(applied).utf8))

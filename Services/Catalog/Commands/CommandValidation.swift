@@ -83,7 +83,7 @@ enum CommandValidation {
 
     /// What is wrong with opening hours, nil when they read. Remembered per text of up to 512 bytes (a character
     /// can take any number): an import's POIs share a few texts, and reading each one's anew was a large part of
-    /// catalog's work on a city (docs/FEED.md).
+    /// catalog's work on a city (docs/BENCHMARKS.md, "Catalog's import").
     static func openingHoursMistake(_ hours: String) -> String? {
         let remembered = hours.utf8.count <= 512
         if remembered, let known = openingHoursVerdicts.withLock({ $0[hours] }) { return known }

@@ -127,21 +127,21 @@ enum CatalogMigrations {
             -- The command that writes a tour's stops has checked each is a live POI, reading it FOR SHARE (livePoiIds,
             -- the check that names a missing stop), and writes the tour's row with them; no tour or POI row is ever
             -- deleted (a delete is a tombstone). So the keys could fail only where those checks already had; each was
-            -- a query per stop row, most of an import's tours (docs/FEED.md).
+            -- a query per stop row, most of an import's tours (docs/BENCHMARKS.md, Catalog's import).
             ALTER TABLE tour_stops DROP CONSTRAINT IF EXISTS tour_stops_tour_id_fkey;
             ALTER TABLE tour_stops DROP CONSTRAINT IF EXISTS tour_stops_poi_id_fkey;
             """),
         Migration(13, "audit states and command results stored as written", """
             -- Both are stored and read back whole (history, a repeated command's answer); only a revert looks inside, at
             -- one entity's rows (after::jsonb->>'version'). Parsing each into jsonb on the way in was about half of an audit
-            -- row's cost in an import (docs/FEED.md). The ALTER rewrites the audit log once, at this migration.
+            -- row's cost in an import (docs/BENCHMARKS.md, Catalog's import). The ALTER rewrites the audit log once, at this migration.
             ALTER TABLE audit_log ALTER COLUMN before TYPE text USING before::text, ALTER COLUMN after TYPE text USING after::text;
             ALTER TABLE processed_commands ALTER COLUMN result TYPE text USING result::text;
             """),
         Migration(14, "POI content stored as written; each POI's position in columns", """
             -- A POI's content and draft are stored and read back whole; parsing each into jsonb on the way in was about
             -- half of a POI row's cost in an import, and the index on content->>'category' a fifth, read by no query
-            -- (docs/FEED.md). The content's position gets columns beside its name: publishing a tour reads them for each
+            -- (docs/BENCHMARKS.md, Catalog's import). The content's position gets columns beside its name: publishing a tour reads them for each
             -- stop (a stop with a draft is read from the draft). A category rename's scan casts content::jsonb.
             ALTER TABLE pois ADD COLUMN latitude double precision, ADD COLUMN longitude double precision;
             UPDATE pois SET latitude = (content->>'latitude')::float8, longitude = (content->>'longitude')::float8;

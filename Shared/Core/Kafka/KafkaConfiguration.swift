@@ -10,7 +10,7 @@ public struct KafkaConfiguration: Sendable {
     public var lingerMilliseconds: Int = 2
     /// `compression.codec` of produced batches. lz4: catalog's snapshot chunks and import commands are tens of megabytes
     /// of JSON, which it shrinks about fourfold for little CPU, and the broker's work grows with the bytes it stores
-    /// and serves (docs/FEED.md, ninth session). Consumers read any codec. The feed sends its tracking events with none.
+    /// and serves (docs/BENCHMARKS.md, "The broker"). Consumers read any codec. The feed sends its tracking events with none.
     public var compressionCodec: String = "lz4"
     /// `session.timeout.ms` and `heartbeat.interval.ms`: short, so a group's first assignment takes seconds, not tens.
     public var sessionTimeoutMilliseconds: Int = 6_000
