@@ -131,6 +131,41 @@ struct EventHTTPTests {
         }
     }
 
+    @Test("a gzip batch (an app's offline backlog) is read as the plain one; broken gzip is 400, another coding 415, one inflating past 1 MiB 413",
+          arguments: [false, true])
+    func gzipBatches(live: Bool) async throws {
+        let kafka = TestServices.kafka()
+        try await FeedHTTPTests.withFeed(kafka: kafka, testing: live ? .live : .router) { _, client in
+            func post(_ bytes: [UInt8], encoding: String) async throws -> TestResponse {
+                try await client.execute(uri: "/v1/events", method: .post, headers: [.contentType: "application/json", .contentEncoding: encoding],
+                                         body: ByteBuffer(bytes: bytes))
+            }
+            let plain = "{\"events\": [" + (0..<30).map { _ in Self.event(deviceId: "backlog-phone") }.joined(separator: ",") + ", 7]}"
+            let compressed = try #require(GzipCompressor().compress(Array(plain.utf8)))
+            #expect(compressed.count < plain.utf8.count)
+            let response = try await post(compressed, encoding: "gzip")
+            #expect(response.status == .accepted)
+            let outcome = try FeedHTTPTests.json(response)
+            #expect(outcome["accepted"] as? Int == 30)
+            #expect((outcome["rejected"] as? [[String: Any]])?.compactMap { $0["index"] as? Int } == [30])
+            #expect(try await Self.trackingMessages(kafka, count: 30).count == 30, "on the broker before the 202, as a plain batch's")
+            // Two members one after another (RFC 1952) read as one body; x-gzip and identity as their names say.
+            let half = plain.utf8.count / 2
+            let members = try #require(GzipCompressor().compress(Array(plain.utf8.prefix(half))))
+                + (try #require(GzipCompressor().compress(Array(plain.utf8.dropFirst(half)))))
+            #expect(try await post(members, encoding: "x-gzip").status == .accepted)
+            #expect(try await post(Array(#"{"events": []}"#.utf8), encoding: "identity").status == .accepted)
+
+            try FeedHTTPTests.expectProblem(try await post(Array(plain.utf8), encoding: "gzip"), .badRequest)
+            try FeedHTTPTests.expectProblem(try await post(Array(compressed.dropLast(12)), encoding: "gzip"), .badRequest)
+            try FeedHTTPTests.expectProblem(try await post(compressed, encoding: "br"), .unsupportedMediaType)
+            // 2 MiB of spaces inside a batch compress to about 2 KiB: refused once reading passes 1 MiB.
+            let bomb = try #require(GzipCompressor().compress(Array(("{\"events\": [" + String(repeating: " ", count: 2 << 20) + "]}").utf8)))
+            #expect(bomb.count < 16 * 1024)
+            try FeedHTTPTests.expectProblem(try await post(bomb, encoding: "gzip"), .contentTooLarge)
+        }
+    }
+
     /// HTTP/1.1 pipelining on one connection: a batch waiting for the broker holds back the requests
     /// behind it, so the answers come in the order of the requests, whoever answers each.
     @Test("pipelined requests behind a batch are answered in order")

@@ -20,13 +20,15 @@ struct EventRoutes<Context: RemoteAddressRequestContext> {
             if let type = request.headers[.contentType], !EventsEndpoint.isJSON(type) {
                 throw Problem(.unsupportedMediaType, "send the batch as application/json, not \(QueryParameters.shown(type))")
             }
+            let gzip = try EventsEndpoint.isGzip(request.headers[.contentEncoding])
             var request = request
-            let body: ByteBuffer
+            var body: ByteBuffer
             do {
                 body = try await request.collectBody(upTo: EventBatch.maxBytes)
             } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
                 throw EventsEndpoint.tooLarge
             }
+            if gzip { body = try EventsEndpoint.inflated(body) }
             let outcome = try await ingest.ingest(body, client: proxies.clientKey(peer: context.remoteAddress, request: request))
             return Response(status: .accepted, headers: EventsEndpoint.acceptedHeaders, body: ResponseBody(byteBuffer: EventsEndpoint.body(outcome)))
         }
@@ -55,6 +57,29 @@ enum EventsEndpoint {
         }
         json.endObject()
         return ByteBuffer(bytes: json.bytes)
+    }
+
+    /// Whether the batch is gzip-compressed (`Content-Encoding: gzip` or `x-gzip`); none and `identity` are plain, any
+    /// other coding is refused (`415`, RFC 9110 §8.4.1). `PipelineResponder` leaves every encoded body to the route.
+    static func isGzip(_ contentEncoding: String?) throws -> Bool {
+        guard let contentEncoding else { return false }
+        switch contentEncoding.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "", "identity": return false
+        case "gzip", "x-gzip": return true
+        default:
+            throw Problem(.unsupportedMediaType, "a batch may be sent with Content-Encoding gzip or none, not \(QueryParameters.shown(contentEncoding))")
+        }
+    }
+
+    /// A gzip batch inflated, at most `EventBatch.maxBytes` as for a plain one.
+    static func inflated(_ body: ByteBuffer) throws -> ByteBuffer {
+        do {
+            return ByteBuffer(bytes: try GzipInflater.read(Array(body.readableBytesView), limit: EventBatch.maxBytes))
+        } catch .tooLarge {
+            throw Problem(.contentTooLarge, "a batch is at most \(EventBatch.maxBytes) bytes (1 MiB) once inflated; send fewer events per request")
+        } catch .notGzip {
+            throw Problem(.badRequest, "the body is not valid gzip (Content-Encoding: gzip)")
+        }
     }
 
     /// `application/json` or a `+json` type, any parameters.

@@ -177,7 +177,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
             guard !fields.contains(name: "range"), let (route, file, cached) = routes.cachedMedia(request.uri) else { return nil }
             return .media(route, file, cached, request, started: lastActive)
         case .POST:
-            guard let route = routes.events, request.uri == route.path, !fields.contains(name: "expect"),
+            // A compressed batch (Content-Encoding) is the route's to inflate.
+            guard let route = routes.events, request.uri == route.path, !fields.contains(name: "expect"), !fields.contains(name: "content-encoding"),
                   fields[canonicalForm: "content-length"].count == 1, let length = fields.first(name: "content-length").flatMap({ Int($0) }),
                   length <= EventBatch.maxBytes, let type = fields.joined("content-type"), EventsEndpoint.isJSON(type) else { return nil }
             return .batch(route, request, nil)
