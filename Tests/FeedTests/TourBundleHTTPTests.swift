@@ -127,6 +127,18 @@ extension MediaHTTPTests {
             #expect(entries["media/\(pictureHash)"] == picture && entries["media/\(audioHash)"] == audio && entries["media/\(captionsHash)"] == captions)
             let zipTag = try #require(zip.headers[.eTag])
             #expect(try await client.execute(uri: bundlePath + "?media=1", method: .get, headers: [.ifNoneMatch: zipTag]).status == .notModified)
+            // A download that broke off resumes where it stopped (issue 47): the same bundle makes the same zip.
+            let zipBytes = Array(zip.body.readableBytesView)
+            #expect(zip.headers[.acceptRanges] == "bytes")
+            let head = try await client.execute(uri: bundlePath + "?media=1", method: .get, headers: [.range: "bytes=0-99"])
+            #expect(head.status == .partialContent && head.headers[.contentRange] == "bytes 0-99/\(zipBytes.count)")
+            let rest = try await client.execute(uri: bundlePath + "?media=1", method: .get, headers: [.range: "bytes=100-", .ifRange: zipTag])
+            #expect(rest.status == .partialContent && rest.headers[.contentRange] == "bytes 100-\(zipBytes.count - 1)/\(zipBytes.count)")
+            #expect(Array(head.body.readableBytesView) + Array(rest.body.readableBytesView) == zipBytes)
+            let stale = try await client.execute(uri: bundlePath + "?media=1", method: .get, headers: [.range: "bytes=100-", .ifRange: "\"other\""])
+            #expect(stale.status == .ok && Array(stale.body.readableBytesView) == zipBytes, "a changed bundle is sent whole")
+            try FeedHTTPTests.expectProblem(try await client.execute(uri: bundlePath + "?media=1", method: .get,
+                                                                     headers: [.range: "bytes=\(zipBytes.count)-"]), .rangeNotSatisfiable)
             try FeedHTTPTests.expectProblem(try await client.execute(uri: bundlePath + "?media=yes", method: .get), .badRequest)
             try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/tours/\(UUID().uuidString)/bundle", method: .get), .notFound)
 

@@ -6,7 +6,8 @@ import Shared
 import Synchronization
 
 /// `GET /v1/tours/{id}/bundle` (DESIGN.md, "Offline tours and changes"): the tour's bundle as JSON, a stored answer
-/// with ETag and gzip; `?media=1` the same in a zip with the library files the manifest lists.
+/// with ETag and gzip; `?media=1` the same in a zip with the library files the manifest lists, whole or one byte range
+/// (a download that broke off resumes: the same bundle makes the same zip, byte for byte).
 final class BundleRoutes: Sendable {
     let cache: MediaCache
     let logger: Logger
@@ -74,6 +75,6 @@ final class BundleRoutes: Sendable {
         }
         headers[.contentType] = "application/zip"
         headers[.contentDisposition] = "attachment; filename=\"tour-\(tour.id.uuidString.lowercased()).zip\""
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: archive)))
+        return try ByteRange.answer(request, body: ByteBuffer(bytes: archive), headers: headers, etag: etag)
     }
 }

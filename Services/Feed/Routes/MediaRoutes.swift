@@ -39,19 +39,7 @@ struct MediaRoutes {
             logger.error("media file could not be read", metadata: ["sha256": "\(file.sha256)", "error": "\(error)"])
             throw Problem.unavailable("the media store did not answer for this file; try again", retryAfterSeconds: 5)
         }
-        var headers = Self.headers(file)
-        switch ByteRange.parse(request.headers[.range], length: body.readableBytes, ifRange: request.headers[.ifRange], etag: "\"\(file.sha256)\"") {
-        case .whole:
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
-        case .range(let range):
-            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.readableBytes)"
-            return Response(status: .partialContent, headers: headers,
-                            body: ResponseBody(byteBuffer: body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count)!))
-        case .unsatisfiable:
-            // Not the file's caching: a shared cache must not keep this answer as the file.
-            throw Problem(.rangeNotSatisfiable, "the range \(QueryParameters.shown(request.headers[.range] ?? "")) is not within the file's \(body.readableBytes) bytes",
-                          headers: [.contentRange: "bytes */\(body.readableBytes)", .cacheControl: "no-store"])
-        }
+        return try ByteRange.answer(request, body: body, headers: Self.headers(file), etag: "\"\(file.sha256)\"")
     }
 }
 
@@ -78,6 +66,25 @@ extension MediaRoutes {
 /// One `Range: bytes=…` of RFC 9110 §14: `a-b`, `a-` or `-n`. Several ranges, another unit or a malformed header
 /// are answered whole, as the RFC allows; a range that starts past the end cannot be satisfied.
 enum ByteRange: Equatable {
+    /// `body` as `request` asks: whole (`200`), the one range it names (`206` with `Content-Range`), or `416`. `etag`
+    /// is the body's strong validator, which `If-Range` must name for a range to be sent.
+    static func answer(_ request: Request, body: ByteBuffer, headers: HTTPFields, etag: String) throws -> Response {
+        var headers = headers
+        headers[.acceptRanges] = "bytes"
+        switch parse(request.headers[.range], length: body.readableBytes, ifRange: request.headers[.ifRange], etag: etag) {
+        case .whole:
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+        case .range(let range):
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.readableBytes)"
+            return Response(status: .partialContent, headers: headers,
+                            body: ResponseBody(byteBuffer: body.getSlice(at: body.readerIndex + range.lowerBound, length: range.count)!))
+        case .unsatisfiable:
+            // Not the body's caching: a shared cache must not keep this answer as the body.
+            throw Problem(.rangeNotSatisfiable, "the range \(QueryParameters.shown(request.headers[.range] ?? "")) is not within the \(body.readableBytes) bytes",
+                          headers: [.contentRange: "bytes */\(body.readableBytes)", .cacheControl: "no-store"])
+        }
+    }
+
     case whole
     case range(Range<Int>)
     case unsatisfiable
