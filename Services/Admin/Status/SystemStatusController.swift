@@ -68,7 +68,7 @@ struct SystemStatusController {
         }
         return """
             <h1>System Status</h1>
-            <p class="summary">\(upCount) of \(services.count) services ready\(degraded.isEmpty ? "" : ", \(degraded.count) degraded (\(degraded.joined(separator: ", ")))") · checked <time datetime="\(RFC3339.format(date))">\(clock.text(date, seconds: true))</time> · refreshes every 2 s</p>
+            <p class="summary">\(upCount) of \(services.count) services ready\(degraded.isEmpty ? "" : ", \(degraded.count) degraded (\(degraded.joined(separator: ", ")))") · checked \(CommonPages.time(date, clock: clock, seconds: true)) · refreshes every 2 s</p>
             <table class="status">
             <thead><tr><th scope="col">Service</th><th scope="col">State</th><th scope="col">Version</th><th scope="col">Uptime</th>
             <th scope="col">Requests/s</th><th scope="col">Consumer lag</th><th scope="col">Outbox backlog</th><th scope="col">Set aside</th>

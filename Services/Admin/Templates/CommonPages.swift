@@ -4,6 +4,11 @@ import Shared
 /// Pieces several pages share: the delete confirmation, the conflict box, status badges.
 enum CommonPages {
     /// "Are you sure you want to delete?" as a page: deleting works without JavaScript, and a Cancel goes back.
+    /// A time for people, in the site's zone with the zone named (`2026-12-01 09:00 EST`), machine-readable in `datetime`.
+    static func time(_ date: Date, clock: SiteClock, seconds: Bool = false) -> HTML {
+        "<time datetime=\"\(RFC3339.format(date))\">\(clock.text(date, seconds: seconds))</time>"
+    }
+
     static func confirmDelete(what: String, detail: HTML = .empty, action: String, cancel: String, version: Int?, csrf: String) -> HTML {
         let versionField: HTML = version.map { Forms.hidden("version", String($0)) } ?? .empty
         return """

@@ -22,7 +22,7 @@ enum DeletedPages {
                                         + Forms.submit("Restore \(name)", class: ""))
             return """
                 <tr><td>\(name)<br><span class="muted">\(detail)</span></td><td>\(kind)</td>\
-                <td>\(TourPages.time(entry.at, clock: clock))</td><td>\(entry.actor)</td><td>\(restore)</td></tr>
+                <td>\(CommonPages.time(entry.at, clock: clock))</td><td>\(entry.actor)</td><td>\(restore)</td></tr>
                 """
         }
         return """

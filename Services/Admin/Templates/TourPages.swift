@@ -161,14 +161,14 @@ enum TourPages {
             if let failure = schedule.failure {
                 parts.append("""
                     <div class="notice error" role="alert"><p><strong>The scheduled \(what) did not happen</strong> \
-                    (due \(time(schedule.at, clock: model.clock))): \(failure).</p></div>
+                    (due \(CommonPages.time(schedule.at, clock: model.clock))): \(failure).</p></div>
                     """)
             } else {
                 let cancel = Forms.post(path, csrf: model.csrf, class: "inline",
                                         Forms.hidden("version", String(tour.version)) + Forms.hidden("cancel", "1")
                                             + Forms.submit("Cancel schedule", class: ""))
                 parts.append("""
-                    <p class="schedule">Scheduled to <strong>\(what)</strong> at \(time(schedule.at, clock: model.clock)) \
+                    <p class="schedule">Scheduled to <strong>\(what)</strong> at \(CommonPages.time(schedule.at, clock: model.clock)) \
                     <span class="muted">(set by \(schedule.by))</span></p>\(cancel)
                     """)
             }
@@ -187,11 +187,6 @@ enum TourPages {
                                                 + (hasChanges && tour.status == .published ? " The changes are published as they are then." : ""))
                                 + Forms.submit("Schedule", class: ""))
         return "<section class=\"schedule\"><h2>Schedule publishing</h2>\(parts)\(refused)\(form)</section>"
-    }
-
-    /// A time for people, in the site's zone with the zone named (`2026-12-01 09:00 EST`).
-    static func time(_ date: Date, clock: SiteClock) -> HTML {
-        "<time datetime=\"\(RFC3339.format(date))\">\(clock.text(date))</time>"
     }
 
     /// The tour's QR code and one per stop, two to a row when printed; each with its name and link.
