@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make up: the whole suite on this machine, in demo mode, from a clean clone.
 #
-# Installs what is missing, starts Postgres (.run/pg, port 5433; passwords only, made once into .run/secrets:
+# Installs what running needs and is missing (scripts/install.sh run), starts Postgres (.run/pg, port 5433; passwords only, made once into .run/secrets:
 # scripts/postgres.sh) and the broker (port 9092),
-# builds the release binaries, starts catalog, feed, analytics and admin in the background
+# builds the four services' release binaries, starts catalog, feed, analytics and admin in the background
 # (pid files in .run/pids, logs in .run/logs), waits until every /ready answers 200, loads the
 # demo content once and prints where everything is. Idempotent: a second run starts only what
 # is not running. `make down` stops it all.
@@ -49,8 +49,10 @@ export ITOUR_VERSION=${ITOUR_VERSION:-$(scripts/version.sh)}
 
 mkdir -p "$pid_dir" "$log_dir"
 
-echo "==> dependencies"
-scripts/install.sh
+echo "==> dependencies (what running needs; make test installs the test tools)"
+t=$(now)
+scripts/install.sh run
+echo "    ($(since "$t"))"
 
 echo "==> postgres and broker"
 t=$(now)
@@ -96,9 +98,12 @@ echo "    ($(since "$t"))"
 config=${UP_CONFIG:-release}
 bin_dir=${UP_BIN_DIR:-$PWD/.build/$config}
 if [[ ${UP_BUILD:-1} != 0 ]]; then
-  echo "==> swift build -c $config"
+  # Only the four services: the benchmark and the test support are make test's and make bench's.
   t=$(now)
-  swift build -c "$config"
+  for name in "${services[@]}"; do
+    echo "==> swift build -c $config --product $name"
+    swift build -c "$config" --product "$name"
+  done
   echo "    built in $(since "$t")"
 fi
 
