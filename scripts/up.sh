@@ -3,7 +3,7 @@
 #
 # Installs what running needs and is missing (scripts/install.sh run), starts Postgres (.run/pg, port 5433; passwords only, made once into .run/secrets:
 # scripts/postgres.sh) and the broker (port 9092),
-# builds the four services' release binaries, starts catalog, feed, analytics and admin in the background
+# builds the four services (debug; UP_CONFIG=release), starts catalog, feed, analytics and admin in the background
 # (pid files in .run/pids, logs in .run/logs), waits until every /ready answers 200, loads the
 # demo content once and prints where everything is. Idempotent: a second run starts only what
 # is not running. `make down` stops it all.
@@ -14,7 +14,9 @@
 # Topics.swift) before services can auto-create them; services still running from before are left
 # alone (they must reconnect to a broker that came back empty by themselves), and the wait for them
 # is READY_TIMEOUT (90) seconds from the moment they are known to be running.
-# UP_CONFIG=debug runs .build/debug instead of release; UP_BUILD=0 skips the build; UP_BIN_DIR runs the
+# The build is a debug one by default: a first release build of the four takes 16 min or more on 2 cores, a debug one
+# a few, and make test builds debug too, so it starts from this one (README, "make up"). UP_CONFIG=release builds
+# and runs .build/release (faster services, for load); UP_BUILD=0 skips the build; UP_BIN_DIR runs the
 # binaries of another directory (with UP_BUILD=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +97,7 @@ if ((!broker_was_running)) || [[ ${UP_TOPICS:-1} == always ]]; then
 fi
 echo "    ($(since "$t"))"
 
-config=${UP_CONFIG:-release}
+config=${UP_CONFIG:-debug}
 bin_dir=${UP_BIN_DIR:-$PWD/.build/$config}
 if [[ ${UP_BUILD:-1} != 0 ]]; then
   # Only the four services: the benchmark and the test support are make test's and make bench's.
