@@ -94,11 +94,8 @@ extension Work {
 
     /// Only an unused leaf can go: deleting a category that POIs or subcategories use would leave them pointing nowhere.
     mutating func deleteCategory() async throws -> CatalogCommandResult {
-        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
-        guard let stored = try await transaction.category(id), !stored.isDeleted else {
-            return missing("entityId", "category \(id) does not exist")
-        }
-        if let conflict = conflict(current: stored.state.version, category: stored.state) { return conflict }
+        let stored = try await categoryForChange()
+        let id = stored.state.id
         let children = try await transaction.descendantCategories(of: stored.state.path)
         if !children.isEmpty {
             return missing("entityId", "\(stored.state.path) has \(children.count) subcategories; delete or rename them first")

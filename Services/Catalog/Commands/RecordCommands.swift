@@ -33,9 +33,8 @@ extension Work {
 
     /// `<kind>.update` (new content) and `<kind>.set-status`.
     mutating func changeRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
-        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
-        guard let stored = try await transaction.record(Content.self, id), !stored.isDeleted else { return missing("entityId", "\(Content.noun) \(id) does not exist") }
-        if let conflict = recordConflict(stored.state) { return conflict }
+        let stored = try await recordForChange(Content.self)
+        let id = stored.state.id
         var record = stored.state
         if command.action == Content.setStatusAction {
             guard let status = command.status, status != .archived else { return missing("status", "status must be published or draft") }
@@ -52,9 +51,8 @@ extension Work {
     }
 
     mutating func deleteRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
-        guard let id = command.entityId else { return missing("entityId", "entityId is required") }
-        guard let stored = try await transaction.record(Content.self, id), !stored.isDeleted else { return missing("entityId", "\(Content.noun) \(id) does not exist") }
-        if let conflict = recordConflict(stored.state) { return conflict }
+        let stored = try await recordForChange(Content.self)
+        let id = stored.state.id
         var record = stored.state
         record.version += 1
         record.updatedAt = now
@@ -63,7 +61,7 @@ extension Work {
         return try await applied(id, version: record.version, before: stored.state, after: nil as CatalogRecordState<Content>?)
     }
 
-    private func recordConflict<Content: StoredRecord>(_ current: CatalogRecordState<Content>) -> CatalogCommandResult? {
+    func recordConflict<Content: StoredRecord>(_ current: CatalogRecordState<Content>) -> CatalogCommandResult? {
         guard var conflict = conflict(current: current.version) else { return nil }
         conflict[keyPath: Content.resultState] = current
         return conflict
