@@ -52,7 +52,7 @@ struct TemplateTests {
         func poi(_ name: String, _ latitude: Double, _ longitude: Double) -> PoiState {
             PoiState(id: UUID(), version: 1, content: PoiContent(name: name, latitude: latitude, longitude: longitude), updatedAt: Date())
         }
-        let svg = TourMap.svg(stops: [poi("South", 34.22, -77.87), poi("North", 34.23, -77.87), poi("<b>East</b>", 34.225, -77.86)]).rendered
+        let svg = TourMap.svg(stops: [poi("South", 34.22, -77.87), poi("North", 34.23, -77.87), poi("<b>East</b>", 34.225, -77.86)], tour: TourContent(name: "T")).rendered
         #expect(svg.contains(#"<polyline class="route" points="#))
         #expect(svg.components(separatedBy: "<circle").count - 1 == 3)
         #expect(svg.contains("&lt;b&gt;East&lt;/b&gt;"))
@@ -62,7 +62,16 @@ struct TemplateTests {
             return Double(y) ?? .nan
         }
         #expect(ys[1] < ys[0])
-        #expect(TourMap.svg(stops: []).rendered.contains("No stops yet"))
-        #expect(TourMap.svg(stops: [poi("Only", 34.2, -77.8)]).rendered.contains("<circle"))
+        #expect(TourMap.svg(stops: [], tour: TourContent(name: "T")).rendered.contains("No stops yet"))
+        #expect(TourMap.svg(stops: [poi("Only", 34.2, -77.8)], tour: TourContent(name: "T")).rendered.contains("<circle"))
+
+        // A route is drawn as walked, in the tour's colour, and the caption gives the distance along it.
+        let route = LineString([Coordinate(latitude: 34.22, longitude: -77.87), Coordinate(latitude: 34.22, longitude: -77.88),
+                                Coordinate(latitude: 34.23, longitude: -77.87)])
+        let routed = TourMap.svg(stops: [poi("South", 34.22, -77.87), poi("North", 34.23, -77.87)],
+                                 tour: TourContent(name: "T", color: "#c0392b", route: route)).rendered
+        #expect(routed.contains(#"<polyline class="route-line" points=""#) && routed.contains("stroke: #c0392b"))
+        #expect(!routed.contains(#"<polyline class="route" "#), "no straight lines beside the route")
+        #expect(routed.contains("walking distance along the route \(TourMap.distance(route.lengthMeters))"))
     }
 }

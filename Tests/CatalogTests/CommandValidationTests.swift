@@ -41,6 +41,32 @@ struct CommandValidationTests {
         #expect(errors(access: String(repeating: "a", count: 2_001))["accessibility"] == "Accessibility must be at most 2000 characters")
     }
 
+    @Test("a tour's look and route: a cover needs a web address and its alt text, minutes 1 to 1440, #rrggbb, a route of 2 to 5000 points in range")
+    func tourLookAndRoute() {
+        func errors(_ change: (inout TourContent) -> Void) -> [String: String] {
+            var tour = TourContent(name: "Walk")
+            change(&tour)
+            return Dictionary(CommandValidation.validate(tour).map { ($0.field, $0.message) }, uniquingKeysWith: { first, _ in first })
+        }
+        let hall = Coordinate(latitude: 34.2261, longitude: -77.8767), gate = Coordinate(latitude: 34.2270, longitude: -77.8750)
+        #expect(errors { _ in }.isEmpty)
+        #expect(errors {
+            $0.coverImage = "https://uncw.edu/hall.jpg"; $0.coverImageAlt = "The hall"; $0.estimatedMinutes = 45; $0.color = "#0b5cad"
+            $0.route = LineString([hall, gate])
+        }.isEmpty)
+        #expect(Set(errors { $0.coverImage = "https://uncw.edu/hall.jpg" }.keys) == ["coverImageAlt"])
+        #expect(Set(errors { $0.coverImage = "javascript:alert(1)"; $0.coverImageAlt = "The hall" }.keys) == ["coverImage"])
+        #expect(Set(errors { $0.coverImage = "https://uncw.edu/hall.jpg"; $0.coverImageAlt = String(repeating: "é", count: 301) }.keys) == ["coverImageAlt"])
+        for minutes in [0, -5, 1_441] { #expect(Set(errors { $0.estimatedMinutes = minutes }.keys) == ["estimatedMinutes"], "\(minutes)") }
+        for minutes in [1, 1_440] { #expect(errors { $0.estimatedMinutes = minutes }.isEmpty, "\(minutes)") }
+        for color in ["#0B5CAD", "red", "#0b5ca", "#0b5cadd", "0b5cad#", "#0b5cag"] { #expect(Set(errors { $0.color = color }.keys) == ["color"], "\(color)") }
+        #expect(Set(errors { $0.route = LineString([hall]) }.keys) == ["route"])
+        #expect(errors { $0.route = LineString([hall, Coordinate(latitude: 91, longitude: 0)]) }["route"]?.contains("point 2") == true)
+        #expect(errors { $0.route = LineString([hall, Coordinate(latitude: .nan, longitude: 0)]) }["route"] != nil)
+        #expect(errors { $0.route = LineString(Array(repeating: hall, count: LineString.maxPositions)) }.isEmpty)
+        #expect(Set(errors { $0.route = LineString(Array(repeating: hall, count: LineString.maxPositions + 1)) }.keys) == ["route"])
+    }
+
     @Test("URLs are percent-encoded as Foundation encodes them, and one with nothing to encode is kept as it is")
     func urlsEncoded() {
         let urls = ["https://example.edu/a.jpg", "https://example.edu/a b.jpg", "https://example.edu/café?x=<1>", "https://ex.edu/%20ok#frag",

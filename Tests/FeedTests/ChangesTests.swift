@@ -206,6 +206,81 @@ struct ChangesTests {
         }
     }
 
+    @Test("every entry on the feed has an href that answers it, of every kind; an entry gone from the feed has none")
+    func hrefsAnswer() async throws {
+        let updated = Date(timeIntervalSince1970: 1_790_000_000)
+        let about = PageState(id: UUID(), version: 1, status: .published, content: PageContent(slug: "about-us", title: "About", summary: "Who"),
+                              updatedAt: updated)
+        let openDay = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
+            title: "Open Day", startsAt: "2026-12-05T09:00", endsAt: "2026-12-05T16:00", timeZone: "America/New_York"), updatedAt: updated)
+        let director = PersonState(id: UUID(), version: 1, status: .published, content: PersonContent(
+            name: "Zoë Quiñones", role: "Director", department: "Admissions"), updatedAt: updated)
+        let featured = FeaturedState(id: UUID(), version: 1, status: .published, content: FeaturedContent(
+            targetKind: .page, targetId: about.id, imageUrl: "https://example.edu/1.jpg", imageAlt: "One", order: 1), updatedAt: updated)
+        let media = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
+            sha256: String(repeating: "cd", count: 32), format: .jpeg, byteCount: 10, fileName: "c.jpg", title: "C", altText: "C",
+            width: 10, height: 10, variants: []), updatedAt: updated)
+
+        try await FeedHTTPTests.withFeed { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            func message<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) throws -> KafkaOutgoingMessage {
+                KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
+                                     value: try Envelope(type: event.type, source: "catalog", data: event).encoded())
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await client.execute(uri: "/v1/changes", method: .get).status == .ok
+            })
+            let cursor = try Self.changes(try await client.execute(uri: "/v1/changes", method: .get)).cursor
+            _ = try await standIn.producer.send([try message(PageEvent.changed(about)), try message(CalendarEntryEvent.changed(openDay)),
+                                                 try message(PersonEvent.changed(director)), try message(FeaturedEvent.changed(featured)),
+                                                 try message(MediaEvent.changed(media))])
+            @Sendable func entries(_ uri: String) async throws -> [[String: Any]] {
+                try #require(try FeedHTTPTests.json(try await client.execute(uri: uri, method: .get))["changes"] as? [[String: Any]])
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await entries("/v1/changes").contains { $0["kind"] as? String == "media" }
+            })
+            var kinds: Set<String> = []
+            for entry in try await entries("/v1/changes") {
+                let kind = try #require(entry["kind"] as? String), id = try #require(entry["id"] as? String)
+                let href = try #require(entry["href"] as? String, "\(kind) \(id) has no href")
+                kinds.insert(kind)
+                if kind == "media" {
+                    #expect(href == "/v1/media/\(media.content.sha256)")
+                    continue
+                }
+                let answer = try await client.execute(uri: href, method: .get)
+                #expect(answer.status == .ok, "\(href)")
+                let json = try FeedHTTPTests.json(answer)
+                // Each answer names the entity by the id the change gave (a featured item's own id is featuredId).
+                #expect((json[kind == "featured" ? "featuredId" : "id"] as? String)?.uppercased() == id.uppercased(), "\(href)")
+            }
+            #expect(kinds == ["tour", "poi", "page", "event", "person", "featured", "media"])
+            // The featured item is also in the list under its own id, and a page is found by its id.
+            let list = try #require(try FeedHTTPTests.json(try await client.execute(uri: "/v1/featured", method: .get))["featured"] as? [[String: Any]])
+            #expect(list.map { $0["featuredId"] as? String } == [featured.id.uuidString])
+            let pages = try #require(try FeedHTTPTests.json(try await client.execute(uri: "/v1/pages", method: .get))["pages"] as? [[String: Any]])
+            #expect(pages.map { $0["id"] as? String } == [about.id.uuidString])
+            try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/featured/not-a-uuid", method: .get), .badRequest)
+            try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/featured/\(UUID().uuidString)", method: .get), .notFound)
+
+            // The page unpublished: it, and the featured item showing it, are listed gone, with no href.
+            var unpublished = about
+            unpublished.version = 2
+            unpublished.status = .draft
+            _ = try await standIn.producer.send([try message(PageEvent.changed(unpublished))])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await entries("/v1/changes?since=\(cursor)").contains { $0["kind"] as? String == "page" && $0["deleted"] as? Bool == true }
+            })
+            let later = try await entries("/v1/changes?since=\(cursor)")
+            let page = try #require(later.first { $0["kind"] as? String == "page" })
+            #expect(page["href"] == nil)
+            try FeedHTTPTests.expectProblem(try await client.execute(uri: "/v1/featured/\(featured.id.uuidString)", method: .get), .notFound)
+            let item = try #require(later.first { $0["kind"] as? String == "featured" })
+            #expect(item["href"] == nil, "a featured item whose page is gone answers 404, so it has no href")
+        }
+    }
+
     @Test("after catalog.events lost its log the feed takes a new snapshot in, and a cursor from before that starts again")
     func newSnapshotMovesTheHorizon() async throws {
         let stop = Fixture.poi(name: "Stop"), tour = Fixture.tour(name: "Walk", stops: [stop.id])

@@ -103,6 +103,43 @@ struct ProjectionTests {
         #expect(snapshot.spatialIndex.count == 1)
     }
 
+    @Test("a tour's cover, duration, colour and route reach its list entry and detail; its walking distance is along the route")
+    func tourLookAndRoute() throws {
+        let projection = CatalogProjection()
+        let a = Fixture.poi(name: "A", latitude: 34.226101, longitude: -77.876705)
+        let b = Fixture.poi(name: "B", latitude: 34.227696, longitude: -77.875873)
+        // The path walked bends round a building: longer than the straight line between the stops.
+        let route = LineString([Coordinate(latitude: 34.226101, longitude: -77.876705), Coordinate(latitude: 34.226900, longitude: -77.877500),
+                                Coordinate(latitude: 34.227696, longitude: -77.875873)])
+        var tour = Fixture.tour(name: "Walk", stops: [a.id, b.id])
+        tour.content.coverImage = "https://uncw.edu/hall.jpg"
+        tour.content.coverImageAlt = "The hall"
+        tour.content.estimatedMinutes = 40
+        tour.content.color = "#0b5cad"
+        tour.content.route = route
+        let plain = Fixture.tour(name: "Plain", stops: [a.id, b.id])
+        for event: CatalogEvent in [.changed(a), .changed(b), .changed(tour), .changed(plain)] { projection.apply(event) }
+        let snapshot = projection.publish()
+        let detail = try Fixture.json(try #require(snapshot.tours[tour.id]).detail)
+        #expect(detail["coverImage"] as? String == "https://uncw.edu/hall.jpg" && detail["coverImageAlt"] as? String == "The hall")
+        #expect(detail["estimatedMinutes"] as? Int == 40 && detail["color"] as? String == "#0b5cad")
+        let line = try #require(detail["route"] as? [String: Any])
+        #expect(line["type"] as? String == "LineString")
+        #expect(line["coordinates"] as? [[Double]] == route.coordinates.map { [$0.longitude, $0.latitude] })
+        let walked = try #require(detail["walkingDistanceMeters"] as? Double)
+        let straight = Geo.pathLengthMeters([a, b].map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) })
+        #expect(abs(walked - route.lengthMeters) <= 0.05 && walked > straight + 50, "\(walked) along the route, \(straight) straight")
+        // Without them: nulls, and the straight lines between the stops.
+        let other = try Fixture.json(try #require(snapshot.tours[plain.id]).detail)
+        for key in ["coverImage", "coverImageAlt", "estimatedMinutes", "color", "route"] { #expect(other[key] is NSNull, "\(key)") }
+        #expect(abs((other["walkingDistanceMeters"] as? Double ?? 0) - straight) <= 0.05)
+        // The list carries the look, not the route.
+        let list = try #require(try Fixture.json(snapshot.tourList)["tours"] as? [[String: Any]])
+        let entry = try #require(list.first { $0["id"] as? String == tour.id.uuidString })
+        #expect(entry["color"] as? String == "#0b5cad" && entry["estimatedMinutes"] as? Int == 40 && entry["coverImageAlt"] as? String == "The hall")
+        #expect(entry["route"] == nil)
+    }
+
     @Test("a tour shows its stops in walking order with bounding box and walking distance; POI changes reach it")
     func tourDetail() throws {
         let projection = CatalogProjection()

@@ -77,6 +77,7 @@ struct RouteTableTests {
         // No entry in the stand-in's content: an id that is not one is answered (400) rather than missed.
         case "/v1/calendar/{id}": "/v1/calendar/not-an-id"
         case "/v1/people/{id}": "/v1/people/not-an-id"
+        case "/v1/featured/{id}": "/v1/featured/not-an-id"
         case "/v1/pages/{slug}": "/v1/pages/Not_A_Slug"
         case "/v1/pages/{slug}/page": "/v1/pages/Not_A_Slug/page"
         case "/v1/media/{sha256}": "/v1/media/not-a-hash"

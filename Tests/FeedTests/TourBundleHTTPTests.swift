@@ -70,7 +70,11 @@ extension MediaHTTPTests {
 
             let page = FeedHTTPTests.text(try await client.execute(uri: poiPath + "/page", method: .get))
             #expect(page.contains("alt=\"Brick hall with white columns\"") && page.contains("alt=\"The iron gate\""))
-            #expect(page.contains("<audio controls preload=\"none\" crossorigin=\"anonymous\" src=\"\(base + audioHash)\"><track kind=\"captions\" src=\"\(base + captionsHash)\" srclang=\"en\" label=\"English\" default></audio>"))
+            // Library files are linked relatively (issue 47): the page works from the feed and from an unpacked zip.
+            let relative = PoiPage.relativeMediaBase
+            #expect(page.contains("<audio controls preload=\"none\" crossorigin=\"anonymous\" src=\"\(relative + audioHash)\"><track kind=\"captions\" src=\"\(relative + captionsHash)\" srclang=\"en\" label=\"English\" default></audio>"))
+            #expect(page.contains("<img src=\"\(relative + pictureHash)\"") && page.contains("<img src=\"https://example.edu/gate.jpg\""))
+            #expect(!page.contains(FeedSite.defaultPublicURL), "no link in the page names the feed's address")
             #expect(page.contains("<summary>Transcript</summary><p>Welcome to the hall.</p><p>It was built in 1961.</p>"))
             let vtt = try await client.execute(uri: "/v1/media/\(captionsHash)", method: .get)
             #expect(vtt.status == .ok && vtt.headers[.contentType] == WebVTT.contentType && Array(vtt.body.readableBytesView) == captions)
@@ -125,6 +129,16 @@ extension MediaHTTPTests {
             let entries = try Self.unzip(Array(zip.body.readableBytesView))
             #expect(entries["bundle.json"] == Array(bundleResponse.body.readableBytesView))
             #expect(entries["media/\(pictureHash)"] == picture && entries["media/\(audioHash)"] == audio && entries["media/\(captionsHash)"] == captions)
+            // Each stop's page, whose relative links reach the zip's files from where it lies.
+            let pageInZip = try #require(entries["pois/\(stop.id.uuidString)/page.html"])
+            #expect(pageInZip == Array(page.utf8) && entries["pois/\(other.id.uuidString)/page.html"] != nil)
+            let linked = page.components(separatedBy: "src=\"").dropFirst().compactMap { $0.split(separator: "\"").first }
+                .filter { $0.hasPrefix(relative) }
+            #expect(linked.count == 3)
+            for link in linked {
+                let resolved = URL(string: String(link), relativeTo: URL(string: "file:///unpacked/pois/\(stop.id.uuidString)/page.html"))!.path
+                #expect(entries[String(resolved.dropFirst("/unpacked/".count))] != nil, "\(link) resolves to \(resolved)")
+            }
             let zipTag = try #require(zip.headers[.eTag])
             #expect(try await client.execute(uri: bundlePath + "?media=1", method: .get, headers: [.ifNoneMatch: zipTag]).status == .notModified)
             // A download that broke off resumes where it stopped (issue 47): the same bundle makes the same zip.

@@ -445,7 +445,12 @@ struct CatalogEventCodecTests {
     }
 
     static func tourContent(_ random: inout SplitMix64) -> TourContent {
-        TourContent(name: text(&random), summary: text(&random), purpose: text(&random), legacyId: random.chance(2) ? nil : random.below(1_000) - 500)
+        TourContent(name: text(&random), summary: text(&random), purpose: text(&random), legacyId: random.chance(2) ? nil : random.below(1_000) - 500,
+                    coverImage: optionalText(&random), coverImageAlt: optionalText(&random),
+                    estimatedMinutes: random.chance(2) ? nil : random.below(2_000) - 100, color: optionalText(&random),
+                    route: random.chance(2) ? nil : LineString((0..<random.below(6)).map { _ in
+                        Coordinate(latitude: number(&random), longitude: number(&random))
+                    }))
     }
 
     static func optionalText(_ random: inout SplitMix64) -> String? { random.chance(3) ? nil : text(&random) }

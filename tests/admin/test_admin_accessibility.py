@@ -81,7 +81,9 @@ def test_captions_transcript_and_alt_text_gate_publishing_and_reach_the_poi_page
     page = requests.get(f"{feed}/v1/pois/{poi}/page", timeout=5)
     assert "media-src" in page.headers["Content-Security-Policy"]
     assert 'alt="The brick front of the hall"' in page.text
-    assert f'<track kind="captions" src="{detail["narration"]["captionsUrl"]}" srclang="en" label="English" default>' in page.text
+    # The page links library files relatively (issue 47), so it works from an unpacked tour zip too.
+    captions_sha = detail["narration"]["captionsUrl"].rsplit("/", 1)[1]
+    assert f'<track kind="captions" src="../../media/{captions_sha}" srclang="en" label="English" default>' in page.text
     assert "<summary>Transcript</summary><p>Welcome to the hall. It was built in 1961.</p>" in page.text
     assert "<figcaption>Narration</figcaption>" in page.text and f"Welcome {tag}" not in page.text, "the library's title stays in the admin"
 

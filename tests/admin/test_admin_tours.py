@@ -1,7 +1,11 @@
 """Tours Administration and Manage Tour: create, edit, delete with confirmation, stops, map, publish, conflicts."""
+import json
+import math
 import re
 import uuid
 
+import requests
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
 from adminsite import eventually, feed_tours, site  # noqa: F401 (fixture)
@@ -135,7 +139,6 @@ def test_an_edit_that_lost_a_race_keeps_both_changes_and_marks_the_field_changed
 
 def test_a_tours_qr_codes_to_print_hold_the_feeds_links(site):
     """Issue 19, item 6: the tour's code and one per stop, each read back by zbar as its feed link with ?src=qr."""
-    import json
     import urllib.request
 
     from qrcodes import decode_svg
@@ -156,3 +159,70 @@ def test_a_tours_qr_codes_to_print_hold_the_feeds_links(site):
     assert decode_svg(svgs[-1]) == f"{feed}/v1/pois/{stops[-1]['id'].upper()}/page?src=qr"
     with urllib.request.urlopen(decode_svg(svgs[1]), timeout=5) as response:
         assert stops[0]["name"] in response.read().decode(), "a stop's code opens its page on the feed"
+
+
+def test_a_tours_cover_duration_colour_and_route_drawn_on_the_map_reach_the_feed(site):
+    """Issue 47: the route is drawn by clicking on the tour's map, kept by Save, drawn in the tour's colour, and the feed
+    answers it as GeoJSON with the walking distance along it."""
+    name = unique("Route walk")
+    tour = site.create_tour(name)
+    site.add_poi(tour, "Route start", "34.2261", "-77.8767")
+    site.add_poi(tour, "Route end", "34.2277", "-77.8736")
+    site.open(f"/tours/{tour}")
+    # Refused as typed: minutes that are not a number, a route that is not GeoJSON, a cover without its alt text.
+    site.fill("Estimated duration (minutes)", "about an hour")
+    site.fill("Route", "[[1, 2]")
+    site.click_button("Save")
+    assert "Estimated duration must be whole minutes" in site.error_for("Estimated duration (minutes)")
+    assert "Route must be GeoJSON" in site.error_for("Route")
+    site.fill("Estimated duration (minutes)", "35")
+    site.fill("Route", "")
+    site.fill("Cover picture", "https://uncw.edu/cover.jpg")
+    site.fill("Colour", "#C0392B")
+    site.click_button("Save")
+    assert site.error_for("Cover picture shows") == "Say what the cover picture shows, for visitors who cannot see it"
+    site.fill("Cover picture shows", "The clock tower at dusk")
+    site.click_button("Save")
+    assert "Saved." in site.text, site.text
+    assert site.value("Colour") == "#c0392b", "stored lower-case"
+
+    # Drawing: three clicks on the map with "Draw the route" ticked make a LineString of three points.
+    assert site.value("Route") == ""
+    site.browser.find_element(By.ID, "draw-route").click()
+    canvas = site.browser.find_element(By.CSS_SELECTOR, ".map-box[data-map=tour] .map-canvas")
+    for dx, dy in [(-120, 60), (0, -40), (120, -60)]:
+        ActionChains(site.browser).move_to_element_with_offset(canvas, dx, dy).click().perform()
+    drawn = eventually(lambda: site.value("Route"), timeout=5)
+    line = json.loads(drawn)
+    assert line["type"] == "LineString" and len(line["coordinates"]) == 3, drawn
+    site.browser.find_element(By.ID, "undo-route-point").click()
+    assert len(json.loads(site.value("Route"))["coordinates"]) == 2
+    ActionChains(site.browser).move_to_element_with_offset(canvas, 120, -60).click().perform()
+    drawn = site.value("Route")
+    site.click_button("Save")
+    assert "Saved." in site.text, site.text
+    assert json.loads(site.value("Route")) == json.loads(drawn)
+    # The saved route is on the map in the tour's colour; the straight lines between stops are not.
+    path = site.browser.find_element(By.CSS_SELECTOR, ".map-canvas path.map-route-line")
+    assert path.get_attribute("stroke") == "#c0392b"
+    assert not site.browser.find_elements(By.CSS_SELECTOR, ".map-canvas path.map-route")
+
+    site.click_button("Publish")
+    assert "Published" in site.text, site.text
+    detail_url = f"{site.suite.feed_url}/v1/tours/{tour}"
+    detail = eventually(lambda: (lambda r: r.json() if r.status_code == 200 else None)(requests.get(detail_url, timeout=5)), timeout=10)
+    assert detail["route"] == json.loads(drawn)
+    assert detail["color"] == "#c0392b" and detail["estimatedMinutes"] == 35
+    assert detail["coverImage"] == "https://uncw.edu/cover.jpg" and detail["coverImageAlt"] == "The clock tower at dusk"
+    # The walking distance is along the drawn route (great-circle legs, as the feed measures), not between the stops.
+
+    def metres(a, b):
+        (lon1, lat1), (lon2, lat2) = a, b
+        p1, p2 = math.radians(lat1), math.radians(lat2)
+        h = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
+        return 2 * 6371008.8 * math.asin(math.sqrt(h))
+    coordinates = detail["route"]["coordinates"]
+    along = sum(metres(a, b) for a, b in zip(coordinates, coordinates[1:]))
+    assert abs(detail["walkingDistanceMeters"] - along) < 0.5, (detail["walkingDistanceMeters"], along)
+    listed = [t for t in feed_tours(site.suite) if t["id"].lower() == tour.lower()]
+    assert listed and listed[0]["color"] == "#c0392b" and "route" not in listed[0]

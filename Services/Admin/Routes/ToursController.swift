@@ -134,7 +134,12 @@ struct ToursController {
         let access = try await context.access(editors)
         try access.requireOwner("create tours")
         let form = TourForm(context.form)
-        let command = CatalogCommand(action: .createTour, actor: access.user.email, entityId: UUID.random(), tour: form.content(legacyId: nil))
+        let content: TourContent
+        switch form.content(legacyId: nil) {
+        case .success(let value): content = value
+        case .failure(let errors): return newPage(form, errors: errors.byField, problem: nil, context: context, status: .unprocessableContent)
+        }
+        let command = CatalogCommand(action: .createTour, actor: access.user.email, entityId: UUID.random(), tour: content)
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -257,8 +262,14 @@ struct ToursController {
         let access = try await context.access(editors)
         try access.requireEdit(tour: tour.id)
         let form = TourForm(context.form)
+        let content: TourContent
+        switch form.content(legacyId: tour.content.legacyId) {
+        case .success(let value): content = value
+        case .failure(let errors):
+            return try await managePage(tour: tour, form: form, errors: errors.byField, access: access, context: context, status: .unprocessableContent)
+        }
         let command = CatalogCommand(action: .updateTour, actor: access.user.email, entityId: tour.id, expectedVersion: form.version ?? tour.version,
-                                     tour: form.content(legacyId: tour.content.legacyId), asDraft: true)
+                                     tour: content, asDraft: true)
         return try await run(command, tour: tour, form: form, access: access, context: context, notice: "saved")
     }
 

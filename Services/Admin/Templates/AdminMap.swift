@@ -26,15 +26,19 @@ struct AdminMap: Sendable {
         hasLeaflet ? "<link rel=\"stylesheet\" href=\"/assets/leaflet/leaflet.css\"><script src=\"/assets/leaflet/leaflet.js\" defer></script>" : .empty
     }
 
-    /// A map box: `kind` is "tour" (numbered stops and the route) or "poi" (a pin to place); `stops` in walking order.
-    func box(kind: String, stops: [PoiState], center: Coordinate?, fallback: HTML, label: String) -> HTML {
+    /// A map box: `kind` is "tour" (numbered stops and the route) or "poi" (a pin to place); `stops` in walking order;
+    /// a tour's `route` is drawn in its `color` (the straight lines between stops without one).
+    func box(kind: String, stops: [PoiState], center: Coordinate?, fallback: HTML, label: String, route: LineString? = nil,
+             color: String? = nil) -> HTML {
         guard hasLeaflet else { return fallback }
         let points: [[String: Any]] = stops.map { ["name": $0.content.name, "lat": $0.content.latitude, "lon": $0.content.longitude] }
         let json = (try? JSONSerialization.data(withJSONObject: points, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        let line = (route?.coordinates ?? []).map { [$0.latitude, $0.longitude] }
+        let lineJSON = (try? JSONSerialization.data(withJSONObject: line)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         let centre = center.map { "\($0.latitude),\($0.longitude)" } ?? ""
         return """
             <div class="map-box" data-map="\(kind)" data-tiles="\(tilesURL)" data-attribution="\(attribution)" data-stops="\(json)" \
-            data-center="\(centre)" role="region" aria-label="\(label)">\(fallback)</div>\(assets)
+            data-route="\(lineJSON)" data-color="\(color ?? "")" data-center="\(centre)" role="region" aria-label="\(label)">\(fallback)</div>\(assets)
             """
     }
 }

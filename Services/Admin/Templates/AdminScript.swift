@@ -107,7 +107,11 @@ enum AdminScript {
             L.tileLayer(box.dataset.tiles, { maxZoom: 19, attribution: box.dataset.attribution }).addTo(map);
           }
           const points = stops.map((s) => L.latLng(s.lat, s.lon));
-          if (points.length > 1) L.polyline(points, { className: "map-route" }).addTo(map);
+          // A tour's route as walked, in its colour; else the straight lines between its stops.
+          const route = JSON.parse(box.dataset.route || "[]").map(([lat, lon]) => L.latLng(lat, lon));
+          const routeStyle = { className: "map-route-line", color: box.dataset.color || "#0b5cad", weight: 5, opacity: 0.85 };
+          const routeLine = route.length > 1 ? L.polyline(route, routeStyle).addTo(map) : null;
+          if (!routeLine && points.length > 1) L.polyline(points, { className: "map-route" }).addTo(map);
           const labels = [];
           stops.forEach((stop, index) => {
             const marker = L.marker(points[index], {
@@ -123,9 +127,37 @@ enum AdminScript {
           if (box.dataset.map === "poi") {
             placePin(box, map, points);
           } else {
-            map.fitBounds(L.latLngBounds(points).pad(0.15), { maxZoom: 18 });
+            map.fitBounds(L.latLngBounds(points.concat(route)).pad(0.15), { maxZoom: 18 });
+            drawRoute(map, routeLine, routeStyle);
           }
           placeLabels();
+        }
+
+        // The tour form's Route: with "Draw the route" ticked, each click on the map adds a point to its GeoJSON
+        // LineString (a Feature's geometry is kept as its line), and the line on the map follows.
+        function drawRoute(map, line, style) {
+          const field = document.querySelector("textarea[name=route]");
+          const toggle = document.getElementById("draw-route");
+          if (!field || !toggle) return;
+          toggle.closest(".draw-route").hidden = false;
+          const read = () => {
+            try {
+              const value = JSON.parse(field.value || "null");
+              const geometry = value && value.type === "Feature" ? value.geometry : value;
+              return geometry && geometry.type === "LineString" && Array.isArray(geometry.coordinates) ? geometry.coordinates : [];
+            } catch { return []; }
+          };
+          const write = (coordinates) => {
+            field.value = coordinates.length ? JSON.stringify({ coordinates, type: "LineString" }) : "";
+            const latlngs = coordinates.map(([lon, lat]) => L.latLng(lat, lon));
+            if (line) line.setLatLngs(latlngs); else line = L.polyline(latlngs, style).addTo(map);
+          };
+          map.on("click", (event) => {
+            if (!toggle.checked) return;
+            const at = event.latlng.wrap();
+            write(read().concat([[Number(at.lng.toFixed(6)), Number(at.lat.toFixed(6))]]));
+          });
+          document.getElementById("undo-route-point").addEventListener("click", () => write(read().slice(0, -1)));
         }
 
         // Labels beside their pins, each at the first of four sides where it overlaps no other label or pin;

@@ -76,6 +76,7 @@ enum Stylesheet {
             font: 700 13px/1 system-ui, sans-serif; border: 2px solid #fff; box-shadow: 0 0 0 1px var(--teal); }
         .leaflet-marker-icon.map-pin { border-radius: 50%; background: var(--gold); border: 3px solid #fff; box-shadow: 0 0 0 2px var(--ink); cursor: move; }
         .map-route { stroke: var(--teal); stroke-width: 3; stroke-dasharray: 6 6; fill: none; }
+        .route-line { stroke-width: 5; fill: none; stroke-linejoin: round; stroke-linecap: round; }
         .map-label { position: absolute; white-space: nowrap; background: rgba(255,255,255,.92); border: 1px solid var(--line);
             border-radius: 3px; padding: 0 .3rem; font-size: 12px; line-height: 18px; pointer-events: none; }
         .stray { color: var(--error); }

@@ -7,19 +7,27 @@ import Shared
 enum TourMap {
     /// The tour's map: Leaflet with tiles, numbered pins, the route and labels that do not overlap (admin.js),
     /// over this SVG, which stays when Leaflet or script is missing.
-    static func map(stops: [PoiState], map: AdminMap) -> HTML {
-        guard !stops.isEmpty else { return svg(stops: stops) }
-        return map.box(kind: "tour", stops: stops, center: nil, fallback: svg(stops: stops), label: "Map of the tour's stops")
+    /// `tour` is the content editors see (the draft's): its route, drawn in its colour.
+    static func map(stops: [PoiState], tour: TourContent, map: AdminMap) -> HTML {
+        guard !stops.isEmpty || tour.route != nil else { return svg(stops: stops, tour: tour) }
+        return map.box(kind: "tour", stops: stops, center: nil, fallback: svg(stops: stops, tour: tour), label: "Map of the tour's stops",
+                       route: tour.route, color: tour.color)
+            + """
+            <p class="draw-route" hidden><label><input type="checkbox" id="draw-route"> Draw the route: each click on the map adds a point \
+            to Route above; Save keeps it.</label> <button type="button" id="undo-route-point">Remove the last point</button></p>
+            """
     }
 
     static let width = 640.0
     static let height = 400.0
     static let padding = 40.0
 
-    static func svg(stops: [PoiState]) -> HTML {
-        guard !stops.isEmpty else { return "<p class=\"muted\">No stops yet: the map appears when the tour has stops.</p>" }
-        let latitudes = stops.map(\.content.latitude)
-        let longitudes = stops.map(\.content.longitude)
+    static func svg(stops: [PoiState], tour: TourContent) -> HTML {
+        guard !stops.isEmpty || tour.route != nil else { return "<p class=\"muted\">No stops yet: the map appears when the tour has stops.</p>" }
+        let stopPoints = stops.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
+        let routePoints = tour.route?.coordinates ?? []
+        let latitudes = (stopPoints + routePoints).map(\.latitude)
+        let longitudes = (stopPoints + routePoints).map(\.longitude)
         let (minLat, maxLat) = (latitudes.min()!, latitudes.max()!)
         let (minLon, maxLon) = (longitudes.min()!, longitudes.max()!)
         // Equirectangular around the middle latitude: near enough at campus scale, and angles look right.
@@ -29,13 +37,17 @@ enum TourMap {
         let scale = min((width - 2 * padding) / spanX, (height - 2 * padding) / spanY)
         let offsetX = (width - spanX * scale) / 2
         let offsetY = (height - spanY * scale) / 2
-        func point(_ poi: PoiState) -> (x: Double, y: Double) {
-            let x = maxLon == minLon ? width / 2 : offsetX + (poi.content.longitude - minLon) * xFactor * scale
-            let y = maxLat == minLat ? height / 2 : height - (offsetY + (poi.content.latitude - minLat) * scale)
+        func point(_ at: Coordinate) -> (x: Double, y: Double) {
+            let x = maxLon == minLon ? width / 2 : offsetX + (at.longitude - minLon) * xFactor * scale
+            let y = maxLat == minLat ? height / 2 : height - (offsetY + (at.latitude - minLat) * scale)
             return (x, y)
         }
-        let points = stops.map(point)
-        let route = points.map { String(format: "%.1f,%.1f", $0.x, $0.y) }.joined(separator: " ")
+        let points = stopPoints.map(point)
+        func polyline(_ points: [(x: Double, y: Double)]) -> String { points.map { String(format: "%.1f,%.1f", $0.x, $0.y) }.joined(separator: " ") }
+        // The route as walked in the tour's colour, else the straight lines between stops.
+        let line: HTML = routePoints.isEmpty
+            ? "<polyline class=\"route\" points=\"\(polyline(points))\"></polyline>"
+            : "<polyline class=\"route-line\" points=\"\(polyline(routePoints.map(point)))\" style=\"stroke: \(tour.color ?? "#0b5cad")\"></polyline>"
         var marks: [HTML] = []
         for (index, poi) in stops.enumerated() {
             let (x, y) = points[index]
@@ -49,17 +61,16 @@ enum TourMap {
                 <text class="label" x="\(String(format: "%.1f", labelX))" y="\(String(format: "%.1f", y - 10))" text-anchor="\(anchor)">\(poi.content.name)</text></g>
                 """)
         }
-        let coordinates = stops.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
-        let length = Geo.pathLengthMeters(coordinates)
+        let length = tour.walkingDistanceMeters(stops: stopPoints)
         return """
             <figure>
             <svg class="map" viewBox="0 0 \(Int(width)) \(Int(height))" width="\(Int(width))" height="\(Int(height))" role="img" aria-labelledby="map-title">
             <title id="map-title">Map of the tour's \(stops.count) stops in walking order</title>
-            <polyline class="route" points="\(route)"></polyline>
+            \(line)
             \(marks)
             \(scaleBar(metersPerUnit: 1 / scale * 111_320))
             </svg>
-            <figcaption class="muted">Stops in walking order; walking distance along them \(distance(length)).</figcaption>
+            <figcaption class="muted">Stops in walking order; walking distance along \(routePoints.isEmpty ? "them" : "the route") \(distance(length)).</figcaption>
             </figure>
             """
     }

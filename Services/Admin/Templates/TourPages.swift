@@ -6,6 +6,13 @@ struct TourForm: MergeableForm {
     var name = ""
     var summary = ""
     var purpose = ""
+    // DESIGN.md, "A tour's look and route".
+    var coverImage = ""
+    var coverImageAlt = ""
+    var estimatedMinutes = ""
+    var color = ""
+    /// GeoJSON, as typed or as the map drew it.
+    var route = ""
     var version: Int?
 
     init() {}
@@ -16,6 +23,11 @@ struct TourForm: MergeableForm {
         name = content.name
         summary = content.summary
         purpose = content.purpose
+        coverImage = content.coverImage ?? ""
+        coverImageAlt = content.coverImageAlt ?? ""
+        estimatedMinutes = content.estimatedMinutes.map(String.init) ?? ""
+        color = content.color ?? ""
+        route = content.route.map(Self.geoJSON) ?? ""
         version = tour.version
     }
 
@@ -23,20 +35,57 @@ struct TourForm: MergeableForm {
         name = form["name"]
         summary = form["summary"]
         purpose = form["purpose"]
+        coverImage = form["coverImage"]
+        coverImageAlt = form["coverImageAlt"]
+        estimatedMinutes = form["estimatedMinutes"]
+        color = form["color"]
+        route = form["route"]
         version = form.int("version")
     }
 
-    func content(legacyId: Int?) -> TourContent {
-        TourContent(name: name.trimmingCharacters(in: .whitespacesAndNewlines), summary: summary.trimmingCharacters(in: .whitespacesAndNewlines),
-                    purpose: purpose.trimmingCharacters(in: .whitespacesAndNewlines), legacyId: legacyId)
+    /// The content to send, or the errors of fields that cannot even be sent (minutes that are not a number, a route
+    /// that is not GeoJSON); the catalog checks the rest.
+    func content(legacyId: Int?) -> Result<TourContent, FieldErrors> {
+        func optional(_ text: String) -> String? {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        var errors: [String: String] = [:]
+        let minutes = optional(estimatedMinutes)
+        if let minutes, Int(minutes) == nil { errors["estimatedMinutes"] = "Estimated duration must be whole minutes, 1 to 1440 (24 hours)" }
+        let line = optional(route).map(Self.lineString)
+        if case .some(nil) = line {
+            errors["route"] = "Route must be GeoJSON: a LineString, {\"type\": \"LineString\", \"coordinates\": [[longitude, latitude], …]}, or a Feature holding one"
+        }
+        guard errors.isEmpty else { return .failure(FieldErrors(byField: errors)) }
+        return .success(TourContent(name: name.trimmingCharacters(in: .whitespacesAndNewlines), summary: summary.trimmingCharacters(in: .whitespacesAndNewlines),
+                                    purpose: purpose.trimmingCharacters(in: .whitespacesAndNewlines), legacyId: legacyId,
+                                    coverImage: optional(coverImage), coverImageAlt: optional(coverImageAlt), estimatedMinutes: minutes.flatMap { Int($0) },
+                                    color: optional(color)?.lowercased(), route: line ?? nil))
     }
 
-    static let fields: Set<String> = ["name", "summary", "purpose"]
+    /// A route as the form shows it: compact GeoJSON.
+    static func geoJSON(_ line: LineString) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    /// A LineString, or a Feature whose geometry is one (what geojson.io and GIS tools export); nil for anything else.
+    static func lineString(_ text: String) -> LineString? {
+        struct Feature: Decodable { let geometry: LineString }
+        let data = Data(text.utf8)
+        return (try? JSONDecoder().decode(LineString.self, from: data)) ?? (try? JSONDecoder().decode(Feature.self, from: data))?.geometry
+    }
+
+    static let fields: Set<String> = ["name", "summary", "purpose", "coverImage", "coverImageAlt", "estimatedMinutes", "color", "route"]
 
     // Computed: key paths are not Sendable.
     static var mergeFields: [(name: String, label: String, value: WritableKeyPath<TourForm, String>)] {
         [
             ("name", "Tour's Name", \.name), ("summary", "Summary", \.summary), ("purpose", "Tour's Purpose", \.purpose),
+            ("coverImage", "Cover picture", \.coverImage), ("coverImageAlt", "Cover picture shows", \.coverImageAlt),
+            ("estimatedMinutes", "Estimated duration (minutes)", \.estimatedMinutes), ("color", "Colour", \.color), ("route", "Route", \.route),
         ]
     }
 }
@@ -95,6 +144,17 @@ enum TourPages {
             + Forms.textarea("Summary", name: "summary", value: form.summary, error: errors["summary"], rows: 2,
                              hint: "One or two sentences for the phones' list of tours.")
             + Forms.textarea("Tour's Purpose", name: "purpose", value: form.purpose, error: errors["purpose"], rows: 4)
+            + Forms.text("Cover picture", name: "coverImage", value: form.coverImage, error: errors["coverImage"],
+                         hint: "The address of a picture for the tour's card, such as a library picture's.")
+            + Forms.text("Cover picture shows", name: "coverImageAlt", value: form.coverImageAlt, error: errors["coverImageAlt"],
+                         hint: "For visitors who cannot see it; required with a cover picture.")
+            + Forms.text("Estimated duration (minutes)", name: "estimatedMinutes", value: form.estimatedMinutes, error: errors["estimatedMinutes"],
+                         attributes: " inputmode=\"numeric\"")
+            + Forms.text("Colour", name: "color", value: form.color, error: errors["color"],
+                         hint: "#rrggbb, such as #0b5cad: the tour's line on maps.")
+            + Forms.textarea("Route", name: "route", value: form.route, error: errors["route"], rows: 3,
+                             hint: "The path walked, as GeoJSON (a LineString, or a Feature holding one), or click on the tour's map "
+                                 + "with “Draw the route” ticked. Empty: the straight lines between stops.")
     }
 
     static func new(_ form: TourForm, errors: [String: String], problem: String?, csrf: String) -> HTML {
@@ -376,7 +436,7 @@ enum TourPages {
             \(stops)
             \(addExisting)
             <h2>Map</h2>
-            \(TourMap.map(stops: model.stops, map: model.map))
+            \(TourMap.map(stops: model.stops, tour: model.tour.working.content, map: model.map))
             \(editorsSection)
             \(delete)
             """

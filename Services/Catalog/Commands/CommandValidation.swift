@@ -12,7 +12,37 @@ enum CommandValidation {
         requireText(tour.name, field: "name", label: "Tour's Name", max: maxNameLength, into: &errors)
         limit(tour.summary, field: "summary", label: "Summary", max: 1_000, into: &errors)
         limit(tour.purpose, field: "purpose", label: "Tour's Purpose", max: 4_000, into: &errors)
+        // DESIGN.md, "A tour's look and route".
+        if let cover = tour.coverImage {
+            if !TextRules.isWebURL(cover) {
+                errors.append(FieldError(field: "coverImage", message: "Cover picture must be an http or https URL"))
+            }
+            if isBlank(tour.coverImageAlt ?? "") {
+                errors.append(FieldError(field: "coverImageAlt", message: "Say what the cover picture shows, for visitors who cannot see it"))
+            }
+        }
+        limit(tour.coverImageAlt ?? "", field: "coverImageAlt", label: "Cover picture's alt text", max: 300, into: &errors)
+        if let minutes = tour.estimatedMinutes, !TourContent.estimatedMinutesRange.contains(minutes) {
+            errors.append(FieldError(field: "estimatedMinutes", message: "Estimated duration must be whole minutes, 1 to 1440 (24 hours)"))
+        }
+        if let color = tour.color, !isColor(color) {
+            errors.append(FieldError(field: "color", message: "Colour must be #rrggbb, such as #0b5cad"))
+        }
+        if let route = tour.route {
+            if !(2...LineString.maxPositions).contains(route.coordinates.count) {
+                errors.append(FieldError(field: "route", message: "A route has 2 to \(LineString.maxPositions) points, not \(route.coordinates.count)"))
+            } else if let index = route.coordinates.firstIndex(where: { !$0.isValid }) {
+                errors.append(FieldError(field: "route", message: "The route's point \(index + 1) is not a longitude from -180 to 180 and a latitude from -90 to 90"))
+            }
+        }
         return errors
+    }
+
+    /// `#` and six hex digits, lower-case (the form of a stored colour).
+    static func isColor(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.count == 7 && bytes[0] == UInt8(ascii: "#")
+            && bytes.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
     }
 
     static func validate(_ poi: PoiContent) -> [FieldError] {

@@ -178,7 +178,8 @@ final class PoiResources: Sendable {
 
     var page: RenderedResource {
         .cached(in: renderedPage) {
-            .content(PoiPage.render(poi.state, tourNames: tours.map(\.name), media: media), MediaTypes.html, extraHeaders: PoiPage.headers)
+            .content(PoiPage.render(poi.state, tourNames: tours.map(\.name), media: media?.linked(from: PoiPage.relativeMediaBase)),
+                     MediaTypes.html, extraHeaders: PoiPage.headers)
         }
     }
 }

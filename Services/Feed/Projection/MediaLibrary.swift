@@ -1,3 +1,4 @@
+import Foundation
 import Shared
 
 /// The published media items as the feed serves them (DESIGN.md, "Media library"): every hash it answers for,
@@ -25,6 +26,8 @@ struct MediaLibrary: Sendable {
     private(set) var items: [String: Item] = [:]
     /// By a variant's hash: the variant itself (a variant is served by its own hash too).
     private(set) var variantFiles: [String: File] = [:]
+    /// An item's hash by its id (`/v1/changes` names items by id).
+    private(set) var hashById: [UUID: String] = [:]
 
     init() {}
 
@@ -35,6 +38,7 @@ struct MediaLibrary: Sendable {
                 (width: $0.width, file: File(sha256: $0.sha256, contentType: MediaFormat.webp.contentType, byteCount: $0.byteCount))
             }
             let original = File(sha256: content.sha256, contentType: content.format.contentType, byteCount: content.byteCount)
+            hashById[state.id] = content.sha256
             items[content.sha256] = Item(original: original, widths: variants + [(width: content.width ?? Int.max, file: original)])
             for variant in variants { variantFiles[variant.file.sha256] = variant.file }
             if let captions = content.captions {

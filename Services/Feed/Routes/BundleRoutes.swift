@@ -41,7 +41,7 @@ final class BundleRoutes: Sendable {
         }
         let stops = tour.stopIds.compactMap { snapshot.pois[$0] }
         let manifest = TourBundle.manifest(stops)
-        let total = manifest.reduce(bundle.identity.readableBytes) { $0 + $1.byteCount }
+        let total = manifest.reduce(bundle.identity.readableBytes) { $0 + $1.byteCount } + stops.reduce(0) { $0 + $1.page.identity.readableBytes }
         guard total <= Self.maxZipBytes else {
             throw Problem(.unprocessableContent, "this tour's files add up to \(total / 1_000_000) MB, more than the \(Self.maxZipBytes >> 20) MiB one download holds; "
                           + "fetch the bundle without media=1 and its files one by one from its manifest")
@@ -55,6 +55,8 @@ final class BundleRoutes: Sendable {
         }
         defer { zipsInProgress.withLock { $0 -= 1 } }
         var files: [(name: String, bytes: [UInt8])] = [("bundle.json", Array(buffer: bundle.identity))]
+        // Each stop's page where its relative links (`PoiPage.relativeMediaBase`) reach the files below.
+        for stop in stops { files.append(("pois/\(stop.id.uuidString)/page.html", Array(buffer: stop.page.identity))) }
         for file in manifest {
             let body: ByteBuffer
             do {

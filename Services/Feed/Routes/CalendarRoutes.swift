@@ -8,7 +8,7 @@ enum CalendarRoutes {
     static var maxDays: Int { 366 }
 
     /// `GET /v1/calendar?from=YYYY-MM-DD&to=YYYY-MM-DD&category=C`.
-    static func occurrences(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+    static func occurrences(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = site.timeZone
@@ -20,13 +20,7 @@ enum CalendarRoutes {
             to = calendar.date(byAdding: .day, value: maxDays - 1, to: from)!
         }
         let end = calendar.date(byAdding: .day, value: 1, to: to)!
-        let category = try query["category"].map { text in
-            let folded = TextFolding.fold(text)
-            guard !folded.isEmpty, FeedRoutes.isWithinQueryLimit(text) else {
-                throw Problem.badRequest("category must be a category path such as Visit/Open days (1 to \(FeedRoutes.maxQueryCharacters) characters)")
-            }
-            return folded
-        }
+        let category = try query.folded("category", meaning: "category is a category path such as Visit/Open days")
         var json = JSONWriter(capacity: 1_024)
         json.beginObject()
         json.key("from"); json.string(dateText(from, calendar))
@@ -55,11 +49,8 @@ enum CalendarRoutes {
     }
 
     /// `GET /v1/calendar/{eventId}`.
-    static func entry(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
-        let text = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
-        guard let id = UUID(uuidString: text) else {
-            throw Problem.badRequest("an event id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(text))\"")
-        }
+    static func entry(_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+        let id = try PathParameter.uuid(parameter, naming: "an event")
         guard let entry = snapshot.calendar.byId[id] else { throw Problem.notFound("no published event has id \(id.uuidString)") }
         let content = entry.content
         var json = JSONWriter(capacity: 1_024 + content.description.utf8.count)

@@ -12,7 +12,7 @@ enum ChangesRoutes {
     /// The answer depends on the moment and the instance; a phone keeps what it learnt itself, not the response.
     static let cacheControl = "no-store"
 
-    static func changes(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+    static func changes(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
         let since = try query["since"].map { text in
             guard let time = ChangesCursor.time(text) else {
@@ -33,7 +33,7 @@ enum ChangesRoutes {
             json.beginObject()
             json.key("changes")
             json.objects(entries) { json, entry in
-                write(kind: entry.kind, id: entry.id, version: entry.version, deleted: entry.deleted, to: &json)
+                write(kind: entry.kind, id: entry.id, version: entry.version, deleted: entry.deleted, snapshot, to: &json)
             }
             reset = false
         } else {
@@ -45,18 +45,18 @@ enum ChangesRoutes {
             json.beginArray()
             for tour in snapshot.tours.values.sorted(by: { $0.id < $1.id }) {
                 json.beginObject()
-                write(kind: .tour, id: tour.id, version: tour.version, deleted: false, to: &json)
+                write(kind: .tour, id: tour.id, version: tour.version, deleted: false, snapshot, to: &json)
                 json.endObject()
             }
             for case let poi? in snapshot.pois.values {
                 json.beginObject()
-                write(kind: .poi, id: poi.id, version: poi.version, deleted: false, to: &json)
+                write(kind: .poi, id: poi.id, version: poi.version, deleted: false, snapshot, to: &json)
                 json.endObject()
             }
             for kind in ChangeLog.Kind.allCases {
                 for record in log.recordsOnFeed[kind] ?? [] {
                     json.beginObject()
-                    write(kind: kind, id: record.id, version: record.version, deleted: false, to: &json)
+                    write(kind: kind, id: record.id, version: record.version, deleted: false, snapshot, to: &json)
                     json.endObject()
                 }
             }
@@ -71,10 +71,28 @@ enum ChangesRoutes {
         return response
     }
 
-    private static func write(kind: ChangeLog.Kind, id: UUID, version: Int, deleted: Bool, to json: inout JSONWriter) {
+    private static func write(kind: ChangeLog.Kind, id: UUID, version: Int, deleted: Bool, _ snapshot: FeedSnapshot,
+                              to json: inout JSONWriter) {
         json.key("deleted"); json.bool(deleted)
+        if !deleted, let href = href(kind, id, in: snapshot) { json.key("href"); json.string(href) }
         json.key("id"); json.uuid(id)
         json.key("kind"); json.string(kind.name)
         json.key("version"); json.number(version)
+    }
+
+    /// The path that answers an entity on the feed now (DESIGN.md, "Offline tours and changes"); nil when the snapshot
+    /// no longer has it (a later change took it off, and is listed too).
+    static func href(_ kind: ChangeLog.Kind, _ id: UUID, in snapshot: FeedSnapshot) -> String? {
+        switch kind {
+        case .tour: snapshot.tours[id] == nil ? nil : "/v1/tours/\(id.uuidString)"
+        case .poi: snapshot.pois[id] == nil ? nil : "/v1/pois/\(id.uuidString)"
+        case .page: snapshot.pages.byId[id].map { "/v1/pages/\($0.content.slug)" }
+        case .event: snapshot.calendar.byId[id] == nil ? nil : "/v1/calendar/\(id.uuidString)"
+        case .person: snapshot.people.byId[id] == nil ? nil : "/v1/people/\(id.uuidString)"
+        case .featured:
+            snapshot.featured.first { $0.id == id }.flatMap { FeaturedRoutes.target(of: $0.content, in: snapshot) } == nil
+                ? nil : "/v1/featured/\(id.uuidString)"
+        case .media: snapshot.media.hashById[id].map { "/v1/media/\($0)" }
+        }
     }
 }

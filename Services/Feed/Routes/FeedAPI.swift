@@ -13,8 +13,9 @@ struct FeedRoute: Sendable {
         /// throws the route's problem. The same lookup serves the pipeline (which leaves misses to the router,
         /// for their problem+json) and the router.
         case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring) throws -> RenderedResource)
-        /// Worked out per request, by the router only (nearby, browse, search).
-        case computed(@Sendable (_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
+        /// Worked out per request, by the router only (nearby, browse, search, the records without stored answers),
+        /// given the path's parameter (empty when it has none) as the router decoded it.
+        case computed(@Sendable (_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
         /// `GET /v1/media/{sha256}` (`MediaRoutes`), which may wait for the media store on a file's first request.
         case media
         /// `GET /v1/tours/{id}/bundle` (`BundleRoutes`), whose zip reads the media store.
@@ -159,6 +160,8 @@ enum FeedAPI {
              "summary": "The home screen's featured tours, POIs, calendar events and pages, in order, each with an image and its description",
              "responses": {"200": \#(ok("Featured items", "application/json", schema: "FeaturedList")), "304": \#(notModified)}}
             """#),
+        FeedRoute(.get, "/v1/featured/{id}", .computed(FeaturedRoutes.entry),
+                  operation: oneResource("getFeatured", "One featured item, by its featuredId, as the list shows it", parameter: uuidId, ok: ok("The item", "application/json", schema: "FeaturedItem"))),
         FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
             {"operationId": "legacyTours",
              "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",
@@ -216,11 +219,11 @@ enum FeedAPI {
             switch route.handler {
             case .stored(let lookup):
                 router.on(RouterPath(route.path), method: route.method) { request, context in
-                    try lookup(projection.snapshot, Substring(context.parameters.get("id") ?? "")).response(to: request)
+                    try lookup(projection.snapshot, route.template.parameter(in: context)).response(to: request)
                 }
             case .computed(let answer):
-                router.on(RouterPath(route.path), method: route.method) { request, _ in
-                    try answer(request, projection.snapshot, site)
+                router.on(RouterPath(route.path), method: route.method) { request, context in
+                    try answer(request, route.template.parameter(in: context), projection.snapshot, site)
                 }
             case .media:
                 media.register(route, on: router, projection: projection)
@@ -272,16 +275,26 @@ struct PathTemplate: Sendable {
     let prefix: [UInt8]
     /// Nil when the path has no parameter.
     let suffix: [UInt8]?
+    /// The parameter's name (`id` in `/v1/tours/{id}`), as the router's parameters know it; nil without one.
+    let parameterName: String?
 
     init(_ path: String) {
         let bytes = Array(path.utf8)
         if let open = bytes.firstIndex(of: UInt8(ascii: "{")), let close = bytes[open...].firstIndex(of: UInt8(ascii: "}")) {
             prefix = Array(bytes[..<open])
             suffix = Array(bytes[(close + 1)...])
+            parameterName = String(decoding: bytes[(open + 1)..<close], as: UTF8.self)
         } else {
             prefix = bytes
             suffix = nil
+            parameterName = nil
         }
+    }
+
+    /// The parameter the router matched (percent-decoded), or empty when the path has none.
+    func parameter(in context: some RequestContext) -> Substring {
+        guard let parameterName, let value = context.parameters.get(parameterName) else { return "" }
+        return Substring(value)
     }
 
     /// The parameter's byte range in `path` (empty without one) when `path` matches, else nil.

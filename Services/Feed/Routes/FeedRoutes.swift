@@ -17,33 +17,27 @@ enum FeedRoutes {
     static func isWithinQueryLimit(_ text: String) -> Bool { text.unicodeScalars.count <= maxQueryCharacters }
 
     static func tour(_ id: Substring, in snapshot: FeedSnapshot) throws -> TourResources {
-        let id = try uuid(id, "tour")
+        let id = try PathParameter.uuid(id, naming: "a tour")
         guard let tour = snapshot.tours[id] else { throw Problem.notFound("no published tour has id \(id.uuidString)") }
         return tour
     }
 
     static func poi(_ id: Substring, in snapshot: FeedSnapshot) throws -> PoiResources {
-        let id = try uuid(id, "POI")
+        let id = try PathParameter.uuid(id, naming: "a POI")
         guard let poi = snapshot.pois[id] else { throw Problem.notFound("no published POI has id \(id.uuidString)") }
         return poi
     }
 
     /// `GET /v1/pois/{id}/qr.svg` (DESIGN.md, "QR codes").
-    static func poiQRCode(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
-        let poi = try poi(pathParameter(request), in: snapshot)
+    static func poiQRCode(_ request: Request, _ id: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+        let poi = try poi(id, in: snapshot)
         return try qrCode(QRLink.poi(poi.id, feedPublicURL: site.publicURL), request: request)
     }
 
     /// `GET /v1/tours/{id}/qr.svg`.
-    static func tourQRCode(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
-        let tour = try tour(pathParameter(request), in: snapshot)
+    static func tourQRCode(_ request: Request, _ id: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+        let tour = try tour(id, in: snapshot)
         return try qrCode(QRLink.tour(tour.id, feedPublicURL: site.publicURL), request: request)
-    }
-
-    /// The third segment of `/v1/<kind>/{id}/…`.
-    private static func pathParameter(_ request: Request) -> Substring {
-        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
-        return segments.count > 3 ? segments[3] : ""
     }
 
     private static func qrCode(_ link: String, request: Request) throws -> Response {
@@ -64,30 +58,17 @@ enum FeedRoutes {
         return tour
     }
 
-    private static func uuid(_ text: Substring, _ kind: String) throws -> UUID {
-        var text = text
-        guard let id = text.withUTF8({ UUID(bytes: UnsafeRawBufferPointer($0)) }) else {
-            throw Problem.badRequest("a \(kind) id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(String(text)))\"")
-        }
-        return id
-    }
-
     // MARK: POIs: nearby and browse
 
     /// `GET /v1/pois`: nearby with `near`, else browse.
-    static func pois(_ request: Request, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
+    static func pois(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
         return query["near"] == nil ? try browse(query, request, snapshot, site) : try nearby(query, request, snapshot, site)
     }
 
     /// The folded `category` parameter, nil when absent.
     private static func category(_ query: QueryParameters) throws -> [UInt8]? {
-        guard let text = query["category"] else { return nil }
-        let folded = TextFolding.fold(text)
-        guard !folded.isEmpty, Self.isWithinQueryLimit(text) else {
-            throw Problem.badRequest("category must be a category path such as Shop/Fashion (1 to \(Self.maxQueryCharacters) characters)")
-        }
-        return folded
+        try query.folded("category", meaning: "category is a category path such as Shop/Fashion")
     }
 
     /// `GET /v1/pois?category=C&bbox=minLat,minLon,maxLat,maxLon&limit=N&cursor=…` (DESIGN.md, "Places on their own"):
@@ -187,11 +168,9 @@ enum FeedRoutes {
     // MARK: search
 
     /// `GET /v1/search?q=TEXT&limit=N`: tours and POIs whose name, summary or buildings contain TEXT.
-    static func search(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+    static func search(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        let text = query["q"] ?? ""
-        let folded = TextFolding.fold(text)
-        guard !folded.isEmpty, Self.isWithinQueryLimit(text) else {
+        guard let folded = try query.folded("q", meaning: "q is required: the text to look for") else {
             throw Problem.badRequest("q is required: the text to look for, 1 to \(Self.maxQueryCharacters) characters")
         }
         let limit = try query.int("limit", in: 1...Self.maxSearchLimit, default: 20)

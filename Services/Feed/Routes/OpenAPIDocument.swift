@@ -75,8 +75,12 @@ enum OpenAPIDocument {
             "properties": {"type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"}, "detail": {"type": "string"}}
           },
           "TourSummary": {
-            "type": "object", "required": ["id", "name", "summary", "stopCount", "updatedAt", "legacyId"],
+            "type": "object", "required": ["id", "name", "summary", "stopCount", "updatedAt", "legacyId", "color", "coverImage", "coverImageAlt", "estimatedMinutes"],
             "properties": {
+              "color": {"type": ["string", "null"], "pattern": "^#[0-9a-f]{6}$", "description": "The colour to draw the tour in"},
+              "coverImage": {"type": ["string", "null"], "description": "A picture for the tour's card"},
+              "coverImageAlt": {"type": ["string", "null"], "description": "What the cover picture shows"},
+              "estimatedMinutes": {"type": ["integer", "null"], "minimum": 1, "maximum": 1440, "description": "How long the walk takes"},
               "id": {"type": "string", "format": "uuid"},
               "name": {"type": "string"},
               "summary": {"type": "string"},
@@ -123,8 +127,14 @@ enum OpenAPIDocument {
           },
           "Tour": {
             "type": "object",
-            "required": ["id", "name", "summary", "purpose", "legacyId", "stopCount", "updatedAt", "version", "stops", "bbox", "walkingDistanceMeters"],
+            "required": ["id", "name", "summary", "purpose", "legacyId", "stopCount", "updatedAt", "version", "stops", "bbox", "walkingDistanceMeters",
+                         "color", "coverImage", "coverImageAlt", "estimatedMinutes", "route"],
             "properties": {
+              "color": {"type": ["string", "null"], "pattern": "^#[0-9a-f]{6}$", "description": "The colour to draw the tour in"},
+              "coverImage": {"type": ["string", "null"], "description": "A picture for the tour's card"},
+              "coverImageAlt": {"type": ["string", "null"], "description": "What the cover picture shows"},
+              "estimatedMinutes": {"type": ["integer", "null"], "minimum": 1, "maximum": 1440, "description": "How long the walk takes"},
+              "route": {"oneOf": [{"$ref": "#/components/schemas/LineString"}, {"type": "null"}], "description": "The path walked, when the tour has one"},
               "id": {"type": "string", "format": "uuid"},
               "name": {"type": "string"},
               "summary": {"type": "string"},
@@ -135,7 +145,14 @@ enum OpenAPIDocument {
               "version": {"type": "integer", "minimum": 1},
               "stops": {"type": "array", "items": {"$ref": "#/components/schemas/Stop"}},
               "bbox": {"oneOf": [{"$ref": "#/components/schemas/BoundingBox"}, {"type": "null"}], "description": "Null for a tour without stops"},
-              "walkingDistanceMeters": {"type": "number", "minimum": 0, "description": "Great-circle distance along the stops in order"}
+              "walkingDistanceMeters": {"type": "number", "minimum": 0, "description": "Great-circle distance along the route, or along the stops in order without one"}
+            }
+          },
+          "LineString": {
+            "type": "object", "required": ["type", "coordinates"], "description": "GeoJSON (RFC 7946): positions [longitude, latitude]",
+            "properties": {
+              "type": {"const": "LineString"},
+              "coordinates": {"type": "array", "minItems": 2, "items": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "number"}}}
             }
           },
           "MediaLink": {
@@ -279,8 +296,8 @@ enum OpenAPIDocument {
                            "total": {"type": "integer", "minimum": 0, "description": "Every match, beyond limit and offset"}}
           },
           "PageSummary": {
-            "type": "object", "required": ["slug", "title", "summary", "order", "updatedAt"],
-            "properties": {"slug": {"type": "string"}, "title": {"type": "string"}, "summary": {"type": "string"}, "order": {"type": "integer"},
+            "type": "object", "required": ["id", "slug", "title", "summary", "order", "updatedAt"],
+            "properties": {"id": {"type": "string", "format": "uuid"}, "slug": {"type": "string"}, "title": {"type": "string"}, "summary": {"type": "string"}, "order": {"type": "integer"},
                            "updatedAt": {"type": "string", "format": "date-time"}}
           },
           "PageList": {"type": "object", "required": ["pages"], "properties": {"pages": {"type": "array", "items": {"$ref": "#/components/schemas/PageSummary"}}}},
@@ -290,11 +307,14 @@ enum OpenAPIDocument {
           },
           "FeaturedList": {
             "type": "object", "required": ["featured"],
-            "properties": {"featured": {"type": "array", "items": {
-              "type": "object", "required": ["kind", "id", "title", "summary", "imageUrl", "imageAlt", "order"],
-              "properties": {"kind": {"enum": ["tour", "poi", "event", "page"]}, "id": {"type": "string", "format": "uuid"},
-                             "slug": {"type": "string", "description": "A page's address"}, "title": {"type": "string"}, "summary": {"type": "string"},
-                             "imageUrl": {"type": "string"}, "imageAlt": {"type": "string"}, "order": {"type": "integer"}}}}}
+            "properties": {"featured": {"type": "array", "items": {"$ref": "#/components/schemas/FeaturedItem"}}}
+          },
+          "FeaturedItem": {
+            "type": "object", "required": ["kind", "id", "featuredId", "title", "summary", "imageUrl", "imageAlt", "order"],
+            "properties": {"kind": {"enum": ["tour", "poi", "event", "page"]}, "id": {"type": "string", "format": "uuid", "description": "What it shows"},
+                           "featuredId": {"type": "string", "format": "uuid", "description": "The item's own id"},
+                           "slug": {"type": "string", "description": "A page's address"}, "title": {"type": "string"}, "summary": {"type": "string"},
+                           "imageUrl": {"type": "string"}, "imageAlt": {"type": "string"}, "order": {"type": "integer"}}
           },
           "PoiQueryResult": {"anyOf": [{"$ref": "#/components/schemas/NearbyResult"}, {"$ref": "#/components/schemas/PoiBrowseResult"}]},
           "SearchResult": {
@@ -321,6 +341,7 @@ enum OpenAPIDocument {
             "type": "object", "required": ["deleted", "id", "kind", "version"],
             "properties": {
               "deleted": {"type": "boolean", "description": "Gone from the feed (deleted or unpublished)"},
+              "href": {"type": "string", "pattern": "^/v1/", "description": "Where the feed answers it now, from the feed's root; absent when deleted"},
               "id": {"type": "string", "format": "uuid"},
               "kind": {"enum": ["tour", "poi", "page", "event", "person", "featured", "media"]},
               "version": {"type": "integer", "minimum": 0, "description": "Its version now, or that of the change that took it off the feed"}

@@ -7,10 +7,10 @@ enum PeopleRoutes {
     static var maxLimit: Int { 500 }
 
     /// `GET /v1/people?q=TEXT&department=D&limit=N&offset=K`.
-    static func list(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+    static func list(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        let text = try folded(query, "q", "q is the text to look for")
-        let department = try folded(query, "department", "department is a department's name")
+        let text = try query.folded("q", meaning: "q is the text to look for")
+        let department = try query.folded("department", meaning: "department is a department's name")
         let limit = try query.int("limit", in: 1...maxLimit, default: 100)
         let offset = try query.int("offset", in: 0...1_000_000, default: 0)
         let matches = snapshot.people.matches(query: text, department: department)
@@ -24,11 +24,8 @@ enum PeopleRoutes {
     }
 
     /// `GET /v1/people/{id}`.
-    static func entry(_ request: Request, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
-        let text = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
-        guard let id = UUID(uuidString: text) else {
-            throw Problem.badRequest("a person's id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(text))\"")
-        }
+    static func entry(_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
+        let id = try PathParameter.uuid(parameter, naming: "a person")
         guard let entry = snapshot.people.byId[id] else { throw Problem.notFound("no published person has id \(id.uuidString)") }
         var json = JSONWriter(capacity: 512)
         json.beginObject()
@@ -56,16 +53,6 @@ enum PeopleRoutes {
             json.endObject()
         } else {
             json.null()
-        }
-    }
-
-    private static func folded(_ query: QueryParameters, _ name: String, _ meaning: String) throws -> [UInt8]? {
-        try query[name].map { text in
-            let folded = TextFolding.fold(text)
-            guard !folded.isEmpty, FeedRoutes.isWithinQueryLimit(text) else {
-                throw Problem.badRequest("\(meaning), 1 to \(FeedRoutes.maxQueryCharacters) characters")
-            }
-            return folded
         }
     }
 }

@@ -39,6 +39,17 @@ struct QueryParameters {
 
     func has(_ name: String) -> Bool { values[name] != nil }
 
+    /// A text to match, folded as the text indexes fold theirs (`TextFolding`), or nil when the parameter is absent;
+    /// a `400` saying what it is (`meaning`) when it folds to nothing or is over `FeedRoutes.maxQueryCharacters`.
+    func folded(_ name: String, meaning: String) throws -> [UInt8]? {
+        guard let text = values[name] else { return nil }
+        let folded = TextFolding.fold(text)
+        guard !folded.isEmpty, FeedRoutes.isWithinQueryLimit(text) else {
+            throw Problem.badRequest("\(meaning), 1 to \(FeedRoutes.maxQueryCharacters) characters")
+        }
+        return folded
+    }
+
     /// A whole number in `range`, or `defaultValue` when the parameter is absent.
     func int(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws -> Int {
         guard let text = values[name] else { return defaultValue }
@@ -97,6 +108,18 @@ struct QueryParameters {
     /// A value quoted back in an error, shortened so a huge parameter does not make a huge answer.
     static func shown(_ text: String) -> String {
         text.count > 64 ? String(text.prefix(64)) + "…" : text
+    }
+}
+
+/// A route's path parameter, read once for every route that names a record by its id.
+enum PathParameter {
+    /// The UUID the parameter spells, or a `400` saying what was expected: "a tour id is a UUID such as …".
+    static func uuid(_ text: Substring, naming what: String) throws -> UUID {
+        var text = text
+        guard let id = text.withUTF8({ UUID(bytes: UnsafeRawBufferPointer($0)) }) else {
+            throw Problem.badRequest("\(what) id is a UUID such as 3F2504E0-4F89-41D3-9A0C-0305E82C3301, got \"\(QueryParameters.shown(String(text)))\"")
+        }
+        return id
     }
 }
 

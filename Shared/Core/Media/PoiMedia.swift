@@ -20,6 +20,9 @@ public final class PoiMedia: Sendable {
         return items.isEmpty ? nil : PoiMedia(baseURL: "\(feedPublicURL)/v1/media/", items: items)
     }
 
+    /// The same files linked from another base: the feed's POI page links them relatively (`PoiPage.relativeMediaBase`).
+    public func linked(from baseURL: String) -> PoiMedia { PoiMedia(baseURL: baseURL, items: items) }
+
     public func item(_ sha256: String) -> MediaContent? { items.first { $0.sha256 == sha256 } }
 
     public func url(_ sha256: String) -> String { baseURL + sha256 }

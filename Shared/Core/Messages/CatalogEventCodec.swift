@@ -448,10 +448,31 @@ extension JSONWriter {
 
     mutating func tourContent(_ tour: TourContent) {
         beginObject()
+        if let color = tour.color { key("color"); string(color) }
+        if let coverImage = tour.coverImage { key("coverImage"); string(coverImage) }
+        if let coverImageAlt = tour.coverImageAlt { key("coverImageAlt"); string(coverImageAlt) }
+        if let minutes = tour.estimatedMinutes { key("estimatedMinutes"); number(minutes) }
         if let legacyId = tour.legacyId { key("legacyId"); number(legacyId) }
         key("name"); string(tour.name)
         key("purpose"); string(tour.purpose)
+        if let route = tour.route { key("route"); lineString(route) }
         key("summary"); string(tour.summary)
+        endObject()
+    }
+
+    /// GeoJSON, as `LineString`'s `Codable` writes it (the feed's tour answers too).
+    public mutating func lineString(_ line: LineString) {
+        beginObject()
+        key("coordinates")
+        beginArray()
+        for point in line.coordinates {
+            beginArray()
+            number(point.longitude)
+            number(point.latitude)
+            endArray()
+        }
+        endArray()
+        key("type"); string("LineString")
         endObject()
     }
 }
@@ -813,15 +834,41 @@ extension JSONReader {
 
     mutating func tourContent() throws(Failure) -> TourContent {
         var name: String?, summary: String?, purpose: String?, legacyId: Int?
-        try object(depth: 3, keys: ["name", "summary", "purpose", "legacyId"]) { reader, field throws(Failure) in
+        var coverImage: String?, coverImageAlt: String?, estimatedMinutes: Int?, color: String?, route: LineString?
+        try object(depth: 3, keys: ["name", "summary", "purpose", "legacyId", "coverImage", "coverImageAlt", "estimatedMinutes", "color",
+                                    "route"]) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
             case 1: summary = try reader.text()
             case 2: purpose = try reader.text()
-            default: legacyId = try reader.optional { r throws(Failure) in try r.int() }
+            case 3: legacyId = try reader.optional { r throws(Failure) in try r.int() }
+            case 4: coverImage = try reader.optional { r throws(Failure) in try r.text() }
+            case 5: coverImageAlt = try reader.optional { r throws(Failure) in try r.text() }
+            case 6: estimatedMinutes = try reader.optional { r throws(Failure) in try r.int() }
+            case 7: color = try reader.optional { r throws(Failure) in try r.text() }
+            default: route = try reader.optional { r throws(Failure) in try r.lineString(depth: 4) }
             }
         }
         return TourContent(name: try Self.required(name), summary: try Self.required(summary), purpose: try Self.required(purpose),
-                           legacyId: legacyId)
+                           legacyId: legacyId, coverImage: coverImage, coverImageAlt: coverImageAlt, estimatedMinutes: estimatedMinutes,
+                           color: color, route: route)
+    }
+
+    /// A GeoJSON LineString; anything else (another type, a short position) is left to `JSONDecoder`, which refuses it.
+    mutating func lineString(depth: Int) throws(Failure) -> LineString {
+        var type: String?, coordinates: [Coordinate]?
+        try object(depth: depth, keys: ["type", "coordinates"]) { reader, field throws(Failure) in
+            switch field {
+            case 0: type = try reader.text()
+            default:
+                coordinates = try reader.array { r throws(Failure) in
+                    let position = try r.array { p throws(Failure) in try p.double() }
+                    guard position.count >= 2 else { throw r.malformed("a position is [longitude, latitude]") }
+                    return Coordinate(latitude: position[1], longitude: position[0])
+                }
+            }
+        }
+        guard type == "LineString" else { throw malformed("a route is a LineString") }
+        return LineString(try Self.required(coordinates))
     }
 }

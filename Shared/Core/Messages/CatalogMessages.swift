@@ -30,12 +30,34 @@ public struct TourContent: Codable, Sendable, Equatable {
     public var purpose: String
     /// The numeric id of the original iTour, for the legacy XML feeds.
     public var legacyId: Int?
+    /// DESIGN.md, "A tour's look and route": a picture's address and what it shows.
+    public var coverImage: String?
+    public var coverImageAlt: String?
+    /// How long the walk takes, in whole minutes.
+    public var estimatedMinutes: Int?
+    /// `#rrggbb`.
+    public var color: String?
+    /// The path walked; the straight lines between stops when nil.
+    public var route: LineString?
 
-    public init(name: String, summary: String = "", purpose: String = "", legacyId: Int? = nil) {
+    public static let estimatedMinutesRange = 1...1_440
+
+    public init(name: String, summary: String = "", purpose: String = "", legacyId: Int? = nil, coverImage: String? = nil,
+                coverImageAlt: String? = nil, estimatedMinutes: Int? = nil, color: String? = nil, route: LineString? = nil) {
         self.name = name
         self.summary = summary
         self.purpose = purpose
         self.legacyId = legacyId
+        self.coverImage = coverImage
+        self.coverImageAlt = coverImageAlt
+        self.estimatedMinutes = estimatedMinutes
+        self.color = color
+        self.route = route
+    }
+
+    /// The walking distance phones are told: along the route, else along the stops in order.
+    public func walkingDistanceMeters(stops: [Coordinate]) -> Double {
+        route?.lengthMeters ?? Geo.pathLengthMeters(stops)
     }
 }
 

@@ -9,7 +9,12 @@ public enum PoiPage {
     /// Sent with the page: nothing but its own inline style and http(s) images may load.
     /// What the page's answers carry beside the usual headers, shared by every POI's page.
     public static let headers: HTTPFields = [.contentSecurityPolicy: contentSecurityPolicy, .xContentTypeOptions: "nosniff"]
-    public static let contentSecurityPolicy = "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    public static let contentSecurityPolicy = "default-src 'none'; img-src 'self' http: https:; media-src 'self' http: https:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+    /// How the feed's page (`/v1/pois/{id}/page`) links library files (DESIGN.md, "Offline tours and changes"): from
+    /// the page's address this is `/v1/media/`, and from `pois/{id}/page.html` in an unpacked tour zip it is the zip's
+    /// `media/`, so neither the app nor the page needs the feed's address.
+    public static let relativeMediaBase = "../../media/"
 
     static let style = """
         body{font:18px/1.5 -apple-system,system-ui,sans-serif;margin:0 auto;max-width:40em;padding:12px 16px;color:#1d1d1f;background:#fff}\
@@ -36,7 +41,9 @@ public enum PoiPage {
         var html = documentStart(title: content.name, summary: content.summary)
         for (index, picture) in content.pictures.enumerated() where TextRules.isWebURL(picture) {
             let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) ?? content.name
-            html += "<img src=\"\(escape(picture))\" alt=\"\(escape(alt))\" loading=\"lazy\">\n"
+            // A library picture is linked as `media` links its files; another site's as given.
+            let source = media.flatMap { media in MediaHash.named(inURL: picture).flatMap { media.item($0) == nil ? nil : media.url($0) } } ?? picture
+            html += "<img src=\"\(escape(source))\" alt=\"\(escape(alt))\" loading=\"lazy\">\n"
         }
         if let media {
             for item in media.playable(in: content) { html += player(item, media: media, isNarration: item.sha256 == content.narration) }

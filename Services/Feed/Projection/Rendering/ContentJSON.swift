@@ -6,8 +6,9 @@ import Shared
 enum ContentJSON {
     /// A tour in `GET /v1/tours` and in search results.
     static func tourSummary(_ tour: TourState, stopCount: Int) -> [UInt8] {
-        var json = JSONWriter(capacity: 256)
+        var json = JSONWriter(capacity: 384)
         json.beginObject()
+        lookMembers(tour.content, to: &json)
         json.key("id"); json.uuid(tour.id)
         json.key("legacyId"); json.number(tour.content.legacyId)
         json.key("name"); json.string(tour.content.name)
@@ -30,10 +31,19 @@ enum ContentJSON {
         return json.bytes
     }
 
-    /// `GET /v1/tours/{id}`: the tour's fields, its stops in walking order, their bounding box and the
-    /// walking distance along them.
+    /// How a tour looks in a list and on a map (DESIGN.md, "A tour's look and route"), sorted among the others:
+    /// `color`, `coverImage`, `coverImageAlt`, `estimatedMinutes`, null when not set.
+    private static func lookMembers(_ content: TourContent, to json: inout JSONWriter) {
+        json.key("color"); json.string(content.color)
+        json.key("coverImage"); json.string(content.coverImage)
+        json.key("coverImageAlt"); json.string(content.coverImageAlt)
+        json.key("estimatedMinutes"); json.number(content.estimatedMinutes)
+    }
+
+    /// `GET /v1/tours/{id}`: the tour's fields, its stops in walking order, their bounding box, its route and the
+    /// walking distance along it (along the stops without one).
     static func tourDetail(_ tour: TourState, stops: [PoiState]) -> [UInt8] {
-        var json = JSONWriter(capacity: 512 + 256 * stops.count)
+        var json = JSONWriter(capacity: 512 + 256 * stops.count + 40 * (tour.content.route?.coordinates.count ?? 0))
         let points = stops.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
         json.beginObject()
         json.key("bbox")
@@ -47,10 +57,13 @@ enum ContentJSON {
             json.key("minLongitude"); json.number(points.map(\.longitude).min() ?? 0)
             json.endObject()
         }
+        lookMembers(tour.content, to: &json)
         json.key("id"); json.uuid(tour.id)
         json.key("legacyId"); json.number(tour.content.legacyId)
         json.key("name"); json.string(tour.content.name)
         json.key("purpose"); json.string(tour.content.purpose)
+        json.key("route")
+        if let route = tour.content.route { json.lineString(route) } else { json.null() }
         json.key("stopCount"); json.number(stops.count)
         json.key("stops")
         json.beginArray()
@@ -64,7 +77,7 @@ enum ContentJSON {
         json.key("summary"); json.string(tour.content.summary)
         json.key("updatedAt"); json.date(tour.updatedAt)
         json.key("version"); json.number(tour.version)
-        json.key("walkingDistanceMeters"); json.number(Geo.pathLengthMeters(points).rounded(places: 1))
+        json.key("walkingDistanceMeters"); json.number(tour.content.walkingDistanceMeters(stops: points).rounded(places: 1))
         json.endObject()
         return json.bytes
     }
