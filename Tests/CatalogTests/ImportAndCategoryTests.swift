@@ -224,6 +224,17 @@ struct ImportAndCategoryTests {
         #expect(bad.unreadable.map(\.label) == ["pois[0]"])
         #expect(bad.unreadable[0].message?.contains("latitude") == true)
         #expect(bad.rows.count == 1)
+        // A tour's look and route come with it (DESIGN.md, "A tour's look and route"); a route that is no LineString
+        // makes the tour unreadable, named.
+        let looks = try ContentImportFile.plan(Data(#"""
+            {"tours": [{"name": "Walk", "coverImage": "https://uncw.edu/a.jpg", "coverImageAlt": "The quad", "estimatedMinutes": 30,
+                        "color": "#006666", "route": {"type": "LineString", "coordinates": [[-77.8767, 34.2261], [-77.8736, 34.2275]]}},
+                       {"name": "Bad", "route": {"type": "Point", "coordinates": [-77.8767, 34.2261]}}]}
+            """#.utf8), format: .json, actor: "import")
+        let walk = try #require(looks.rows.flatMap(\.commands).first { $0.action == .createTour }?.tour)
+        #expect(walk.coverImage == "https://uncw.edu/a.jpg" && walk.coverImageAlt == "The quad" && walk.estimatedMinutes == 30 && walk.color == "#006666")
+        #expect(walk.route == LineString([Coordinate(latitude: 34.2261, longitude: -77.8767), Coordinate(latitude: 34.2275, longitude: -77.8736)]))
+        #expect(looks.unreadable.map(\.label) == ["tours[1]"])
     }
 
     @Test("all or nothing: one bad row imports nothing, and the report names every row's fate")

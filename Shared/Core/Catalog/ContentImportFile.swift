@@ -83,6 +83,12 @@ public enum ContentImportFile {
             public var purpose: String?
             public var stops: [Int]?
             public var status: ContentStatus?
+            // DESIGN.md, "A tour's look and route".
+            public var coverImage: String?
+            public var coverImageAlt: String?
+            public var estimatedMinutes: Int?
+            public var color: String?
+            public var route: LineString?
         }
 
         public struct Poi: Decodable, Sendable {
@@ -479,7 +485,9 @@ public enum ContentImportFile {
             case .failure(let error):
                 plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: error.message))
             case .success(let tour):
-                let content = TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId)
+                let content = TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId,
+                                          coverImage: tour.coverImage, coverImageAlt: tour.coverImageAlt, estimatedMinutes: tour.estimatedMinutes,
+                                          color: tour.color, route: tour.route)
                 plan.rows.append(tourRow(label: label, legacyId: tour.legacyId, content: content,
                                          stops: (tour.stops ?? []).map { stableId(Kind.poi.rawValue, $0) },
                                          status: tour.status ?? .published, actor: actor))
