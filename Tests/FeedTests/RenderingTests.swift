@@ -183,6 +183,17 @@ struct RenderingTests {
         #expect(Set(listing.keys) == ["category", "id", "latitude", "longitude", "name", "summary"])
     }
 
+    @Test("the POI page links library pictures relatively, keeping their ?w=, and other sites' pictures as given")
+    func relativeLibraryPictures() {
+        let hash = String(repeating: "ab", count: 32)
+        let item = MediaContent(sha256: hash, format: .jpeg, byteCount: 10, fileName: "a.jpg", title: "A", altText: "The quad", width: 800, height: 600)
+        let poi = Fixture.poi(name: "Quad", pictures: ["https://tours.example.edu/v1/media/\(hash)?w=400", "https://example.edu/p.jpg"])
+        let media = PoiMedia(baseURL: "https://tours.example.edu/v1/media/", items: [item]).linked(from: PoiPage.relativeMediaBase)
+        let html = String(decoding: PoiPage.render(poi, tourNames: [], media: media), as: UTF8.self)
+        #expect(html.contains(#"<img src="../../media/\#(hash)?w=400" alt="The quad""#))
+        #expect(html.contains(#"<img src="https://example.edu/p.jpg""#))
+    }
+
     @Test("the POI page escapes everything, links only http(s) and reads well on a phone")
     func page() {
         let poi = Fixture.poi(name: hostile, summary: "S", buildings: ["Kenan Hall"], description: "First paragraph.\n\nSecond <b>one</b>.",

@@ -154,10 +154,17 @@ enum AdminScript {
           };
           map.on("click", (event) => {
             if (!toggle.checked) return;
+            // Text that is not a LineString (a typo, a MultiLineString) is staff's: never replaced by a click.
+            if (field.value.trim() && !read().length) {
+              alert("Route holds text that is not a GeoJSON LineString; correct or clear it to draw.");
+              return;
+            }
             const at = event.latlng.wrap();
             write(read().concat([[Number(at.lng.toFixed(6)), Number(at.lat.toFixed(6))]]));
           });
-          document.getElementById("undo-route-point").addEventListener("click", () => write(read().slice(0, -1)));
+          document.getElementById("undo-route-point").addEventListener("click", () => {
+            if (read().length) write(read().slice(0, -1));
+          });
         }
 
         // Labels beside their pins, each at the first of four sides where it overlaps no other label or pin;

@@ -26,7 +26,7 @@ enum CommandValidation {
             errors.append(FieldError(field: "estimatedMinutes", message: "Estimated duration must be whole minutes, 1 to 1440 (24 hours)"))
         }
         if let color = tour.color, !isColor(color) {
-            errors.append(FieldError(field: "color", message: "Colour must be #rrggbb, such as #0b5cad"))
+            errors.append(FieldError(field: "color", message: "Colour must be # and six lower-case hex digits, such as #0b5cad"))
         }
         if let route = tour.route {
             if !(2...LineString.maxPositions).contains(route.coordinates.count) {

@@ -14,7 +14,7 @@ struct FeedRoute: Sendable {
         /// for their problem+json) and the router.
         case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring) throws -> RenderedResource)
         /// Worked out per request, by the router only (nearby, browse, search, the records without stored answers),
-        /// given the path's parameter (empty when it has none) as the router decoded it.
+        /// given the path's parameter (empty when it has none) as the router matched it.
         case computed(@Sendable (_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
         /// `GET /v1/media/{sha256}` (`MediaRoutes`), which may wait for the media store on a file's first request.
         case media
@@ -291,7 +291,7 @@ struct PathTemplate: Sendable {
         }
     }
 
-    /// The parameter the router matched (percent-decoded), or empty when the path has none.
+    /// The parameter the router matched (the path's text, not percent-decoded), or empty when the path has none.
     func parameter(in context: some RequestContext) -> Substring {
         guard let parameterName, let value = context.parameters.get(parameterName) else { return "" }
         return Substring(value)

@@ -487,7 +487,7 @@ public enum ContentImportFile {
             case .success(let tour):
                 let content = TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId,
                                           coverImage: tour.coverImage, coverImageAlt: tour.coverImageAlt, estimatedMinutes: tour.estimatedMinutes,
-                                          color: tour.color, route: tour.route)
+                                          color: tour.color?.lowercased(), route: tour.route)
                 plan.rows.append(tourRow(label: label, legacyId: tour.legacyId, content: content,
                                          stops: (tour.stops ?? []).map { stableId(Kind.poi.rawValue, $0) },
                                          status: tour.status ?? .published, actor: actor))

@@ -41,8 +41,9 @@ public enum PoiPage {
         var html = documentStart(title: content.name, summary: content.summary)
         for (index, picture) in content.pictures.enumerated() where TextRules.isWebURL(picture) {
             let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) ?? content.name
-            // A library picture is linked as `media` links its files; another site's as given.
-            let source = media.flatMap { media in MediaHash.named(inURL: picture).flatMap { media.item($0) == nil ? nil : media.url($0) } } ?? picture
+            // A library picture is linked as `media` links its files, with its query (`?w=`); another site's as given.
+            let query = picture.firstIndex(of: "?").map { String(picture[$0...]) } ?? ""
+            let source = media.flatMap { media in MediaHash.named(inURL: picture).flatMap { media.item($0) == nil ? nil : media.url($0) + query } } ?? picture
             html += "<img src=\"\(escape(source))\" alt=\"\(escape(alt))\" loading=\"lazy\">\n"
         }
         if let media {
