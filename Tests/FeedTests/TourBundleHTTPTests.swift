@@ -18,13 +18,20 @@ extension MediaHTTPTests {
         let picture = MediaHTTPTests.blob(100_000, seed: seed, prefix: [0xFF, 0xD8, 0xFF]), audio = MediaHTTPTests.blob(30_000, seed: seed + 1, prefix: Array("ID3".utf8))
         let captions = Array("WEBVTT\n\n00:00.000 --> 00:02.500\nWelcome to the hall.\n".utf8)
         let (pictureHash, audioHash, captionsHash) = (MediaHash.of(picture), MediaHash.of(audio), MediaHash.of(captions))
+        // The tour's cover, a library picture no stop uses: first in the bundle's manifest and in its zip.
+        let cover = MediaHTTPTests.blob(5_000, seed: seed + 2, prefix: [0xFF, 0xD8, 0xFF])
+        let coverHash = MediaHash.of(cover)
         try await TestServices.withPostgres(DatabaseSettings(port: TestServices.postgresPort)) { client in
             try await PostgresMediaStore.migrations.run(on: client, logger: TestServices.logger)
             let store = PostgresMediaStore(client: client, logger: TestServices.logger)
             try await store.put(MediaBlob(sha256: pictureHash, contentType: "image/jpeg", bytes: picture))
             try await store.put(MediaBlob(sha256: audioHash, contentType: "audio/mpeg", bytes: audio))
             try await store.put(MediaBlob(sha256: captionsHash, contentType: WebVTT.contentType, bytes: captions))
+            try await store.put(MediaBlob(sha256: coverHash, contentType: "image/jpeg", bytes: cover))
         }
+        let coverItem = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
+            sha256: coverHash, format: .jpeg, byteCount: cover.count, fileName: "quad.jpg", title: "Quad", altText: "The quad in spring",
+            width: 400, height: 300), updatedAt: Date())
         let pictureItem = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
             sha256: pictureHash, format: .jpeg, byteCount: picture.count, fileName: "hall.jpg", title: "Hall", altText: "Brick hall with white columns",
             width: 800, height: 600), updatedAt: Date())
@@ -38,7 +45,10 @@ extension MediaHTTPTests {
         hall.content.triggerRadiusMeters = 45
         let stop = hall
         let other = Fixture.poi(name: "Gate", latitude: 34.2241, longitude: -77.8701)
-        let tour = Fixture.tour(name: "Media tour", stops: [stop.id, other.id])
+        var covered = Fixture.tour(name: "Media tour", stops: [stop.id, other.id])
+        covered.content.coverImage = base + coverHash + "?w=400"
+        covered.content.coverImageAlt = "The quad in spring"
+        let tour = covered
 
         try await FeedHTTPTests.withFeed(testing: .live) { standIn, client in
             let topic = standIn.configuration.topic(Topic.catalogEvents)
@@ -48,11 +58,16 @@ extension MediaHTTPTests {
             }
             try await send(.changed(pictureItem))
             try await send(.changed(audioItem))
+            try await send(.changed(coverItem))
             for event: CatalogEvent in [.changed(stop), .changed(other), .changed(tour)] { try await standIn.publish(event) }
             let poiPath = "/v1/pois/\(stop.id.uuidString)"
             #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
                 let response = try await client.execute(uri: poiPath, method: .get)
                 return response.status == .ok && FeedHTTPTests.text(response).contains(captionsHash)
+            })
+            // The cover's item may arrive on another partition, after the tour.
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                FeedHTTPTests.text(try await client.execute(uri: "/v1/tours/\(tour.id.uuidString)/bundle", method: .get)).contains(coverHash)
             })
 
             let poi = try FeedHTTPTests.json(try await client.execute(uri: poiPath, method: .get))
@@ -118,8 +133,9 @@ extension MediaHTTPTests {
             #expect(pages.map { $0["poiId"] as? String } == [stop.id.uuidString, other.id.uuidString])
             #expect(pages.first?["html"] as? String == page)
             let manifest = try #require(bundle["media"] as? [[String: Any]])
-            #expect(manifest.compactMap { $0["sha256"] as? String } == [pictureHash, audioHash, captionsHash])
-            #expect(manifest.compactMap { $0["byteCount"] as? Int } == [picture.count, audio.count, captions.count])
+            #expect(manifest.compactMap { $0["sha256"] as? String } == [coverHash, pictureHash, audioHash, captionsHash])
+            #expect(manifest.compactMap { $0["byteCount"] as? Int } == [cover.count, picture.count, audio.count, captions.count])
+            #expect(manifest.first?["url"] as? String == base + coverHash, "the file itself, without the cover's ?w=")
             let etag = try #require(bundleResponse.headers[.eTag])
             #expect(try await client.execute(uri: bundlePath, method: .get, headers: [.ifNoneMatch: etag]).status == .notModified)
 
@@ -129,6 +145,7 @@ extension MediaHTTPTests {
             let entries = try Self.unzip(Array(zip.body.readableBytesView))
             #expect(entries["bundle.json"] == Array(bundleResponse.body.readableBytesView))
             #expect(entries["media/\(pictureHash)"] == picture && entries["media/\(audioHash)"] == audio && entries["media/\(captionsHash)"] == captions)
+            #expect(entries["media/\(coverHash)"] == cover)
             // Each stop's page, whose relative links reach the zip's files from where it lies.
             let pageInZip = try #require(entries["pois/\(stop.id.uuidString)/page.html"])
             #expect(pageInZip == Array(page.utf8) && entries["pois/\(other.id.uuidString)/page.html"] != nil)

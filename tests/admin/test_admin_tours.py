@@ -226,3 +226,6 @@ def test_a_tours_cover_duration_colour_and_route_drawn_on_the_map_reach_the_feed
     assert abs(detail["walkingDistanceMeters"] - along) < 0.5, (detail["walkingDistanceMeters"], along)
     listed = [t for t in feed_tours(site.suite) if t["id"].lower() == tour.lower()]
     assert listed and listed[0]["color"] == "#c0392b" and "route" not in listed[0]
+    # History shows a route by its size, not its GeoJSON.
+    site.open(f"/tours/{tour}/history")
+    assert "3 points, " in site.text and "LineString" not in site.text, site.text

@@ -21,10 +21,18 @@ enum HistoryPages {
         entries.enumerated().map { index, entry in
             Version(number: entry.tour?.version, at: entry.at, actor: entry.actor, action: entry.action,
                     summary: summary(entry.action, after: entry.tour, before: entries.dropFirst(index + 1).first?.tour, clock: clock), fields: entry.tour.map { tour in
-                fields(TourForm(tour)) + [("Status", CommonPages.statusLabel(tour.status)),
+                // A route is shown by its size, not its GeoJSON: thousands of points in every version would swamp the page.
+                fields(TourForm(tour)).map { $0.label == "Route" ? ($0.label, routeSummary(tour.working.content.route)) : $0 }
+                    + [("Status", CommonPages.statusLabel(tour.status)),
                                           ("Stops", tour.working.stops.enumerated().map { "\($0.offset + 1). \(poiNames($0.element))" }.joined(separator: "\n"))]
             } ?? [], isDraft: entry.tour?.draft != nil)
         }
+    }
+
+    /// "3 points, 412 m", or empty for none.
+    static func routeSummary(_ route: LineString?) -> String {
+        guard let route else { return "" }
+        return "\(route.coordinates.count) points, \(TourMap.distance(route.lengthMeters))"
     }
 
     static func poiVersions(_ entries: [CatalogHistoryEntry]) -> [Version] {

@@ -70,10 +70,23 @@ final class FeedSnapshot: Sendable {
 
     /// `GET /v1/tours/{id}/bundle` (DESIGN.md, "Offline tours and changes"): the tour, its stops and their pages as
     /// their own answers give them, and the library files they use.
+    /// The library files a tour's bundle names (its JSON's `media`, its zip's files): its cover, when that is a
+    /// published library picture, then what its stops use.
+    func bundleManifest(of tour: TourResources) -> [TourBundle.File] {
+        let cover = tour.coverImage.flatMap { url in
+            MediaHash.named(inURL: url).flatMap { contents.media.file($0, width: nil) }.map { file in
+                // The file itself, as the stops' files are named: the address without its query (`?w=`).
+                TourBundle.File(sha256: file.sha256, byteCount: file.byteCount, contentType: file.contentType,
+                                url: String(url[..<(url.firstIndex(of: "?") ?? url.endIndex)]))
+            }
+        }
+        return TourBundle.manifest(tour.stopIds.compactMap { contents.pois[$0] }, cover: cover)
+    }
+
     func bundle(of tour: TourResources) -> RenderedResource {
         if let bundle = renderedBundles.withLock({ $0[tour.id] }) { return bundle }
         let stops = tour.stopIds.compactMap { contents.pois[$0] }
-        let bundle = RenderedResource.content(TourBundle.json(tour: tour.detail, stops: stops), MediaTypes.json)
+        let bundle = RenderedResource.content(TourBundle.json(tour: tour.detail, stops: stops, manifest: bundleManifest(of: tour)), MediaTypes.json)
         renderedBundles.withLock { $0[tour.id] = bundle }
         return bundle
     }
@@ -114,6 +127,7 @@ final class TourResources: Sendable {
     var stopIds: [UUID] { stops.map(\.id) }
     var name: String { tour.content.name }
     var summary: String { tour.content.summary }
+    var coverImage: String? { tour.content.coverImage }
 
     var detail: RenderedResource {
         .cached(in: renderedDetail) { .content(ContentJSON.tourDetail(tour, stops: stops.map(\.state)), MediaTypes.json) }

@@ -40,7 +40,7 @@ final class BundleRoutes: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         let stops = tour.stopIds.compactMap { snapshot.pois[$0] }
-        let manifest = TourBundle.manifest(stops)
+        let manifest = snapshot.bundleManifest(of: tour)
         let total = manifest.reduce(bundle.identity.readableBytes) { $0 + $1.byteCount } + stops.reduce(0) { $0 + $1.page.identity.readableBytes }
         guard total <= Self.maxZipBytes else {
             throw Problem(.unprocessableContent, "this tour's files add up to \(total / 1_000_000) MB, more than the \(Self.maxZipBytes >> 20) MiB one download holds; "

@@ -3,7 +3,7 @@ import NIOCore
 import Shared
 
 /// A tour for offline use (DESIGN.md, "Offline tours and changes"): one JSON document holding the bodies the single
-/// reads give, byte for byte, and the manifest of the library files its stops use.
+/// reads give, byte for byte, and the manifest of the library files it and its stops use.
 enum TourBundle {
     struct File: Equatable {
         let sha256: String
@@ -12,9 +12,13 @@ enum TourBundle {
         let url: String
     }
 
-    /// The library files the stops use, once each: each item's file, then its captions.
-    static func manifest(_ stops: [PoiResources]) -> [File] {
+    /// The tour's cover, then the library files the stops use, once each: each item's file, then its captions.
+    static func manifest(_ stops: [PoiResources], cover: File? = nil) -> [File] {
         var seen: Set<String> = [], files: [File] = []
+        if let cover {
+            seen.insert(cover.sha256)
+            files.append(cover)
+        }
         for media in stops.compactMap(\.media) {
             for item in media.items {
                 var candidates = [File(sha256: item.sha256, byteCount: item.byteCount, contentType: item.format.contentType, url: media.url(item.sha256))]
@@ -27,12 +31,12 @@ enum TourBundle {
         return files
     }
 
-    static func json(tour: RenderedResource, stops: [PoiResources]) -> [UInt8] {
+    static func json(tour: RenderedResource, stops: [PoiResources], manifest: [File]) -> [UInt8] {
         let details = stops.map(\.detail.identity), pages = stops.map(\.page.identity)
         var json = JSONWriter(capacity: 256 + tour.identity.readableBytes + (details + pages).reduce(0) { $0 + $1.readableBytes + 64 })
         json.beginObject()
         json.key("media")
-        json.objects(manifest(stops)) { json, file in
+        json.objects(manifest) { json, file in
             json.key("byteCount"); json.number(file.byteCount)
             json.key("sha256"); json.string(file.sha256)
             json.key("type"); json.string(file.contentType)
