@@ -66,6 +66,32 @@ struct AccessibilityCheckTests {
         }
     }
 
+    @Test("a tour whose cover names a library file that is not published is refused at publish; a published one or another site's passes")
+    func coverAtPublish() async throws {
+        try await HandlerFixture.with { handler, _ in
+            let (shown, hidden) = (String(repeating: "e", count: 64), String(repeating: "f", count: 64))
+            for (sha, status) in [(shown, ContentStatus.published), (hidden, .draft)] {
+                let created = try await handler.handle(CatalogCommand(action: .createMedia, actor: "a", entityId: UUID(), status: status,
+                                                                      media: Self.media(sha, .jpeg, alt: "The quad")))
+                #expect(created.outcome == .applied)
+            }
+            let poi = try #require(try await handler.handle(CatalogCommand(action: .createPoi, actor: "a",
+                                                                           poi: PoiContent(name: "Quad", latitude: 34.2, longitude: -77.8))).entityId)
+            func tour(cover: String) async throws -> CatalogCommandResult {
+                let created = try await handler.handle(CatalogCommand(action: .createTour, actor: "a",
+                                                                      tour: TourContent(name: "Covered", coverImage: cover, coverImageAlt: "The quad")))
+                #expect(created.outcome == .applied, "\(created.errors)")
+                _ = try await handler.handle(CatalogCommand(action: .setTourStops, actor: "a", entityId: created.entityId, expectedVersion: 1, stops: [poi]))
+                return try await handler.handle(CatalogCommand(action: .setTourStatus, actor: "a", entityId: created.entityId, expectedVersion: 2,
+                                                               status: .published))
+            }
+            let refused = try await tour(cover: Self.base + hidden)
+            #expect(refused.outcome == .rejected && refused.errors.map(\.field) == ["coverImage"], "\(refused.errors)")
+            #expect(try await tour(cover: Self.base + shown + "?w=400").outcome == .applied)
+            #expect(try await tour(cover: "https://example.edu/quad.jpg").outcome == .applied, "another site's picture cannot be checked")
+        }
+    }
+
     @Test("a narration must be a live library audio file; radius 5 to 500; alt texts no more than pictures")
     func fields() async throws {
         try await HandlerFixture.with { handler, _ in

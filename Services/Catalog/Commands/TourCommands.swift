@@ -98,7 +98,7 @@ extension Work {
     mutating func setStatus(of tour: inout TourState, to status: ContentStatus, confirming: FarStopConfirmation) async throws -> CatalogCommandResult? {
         let working = tour.working
         if status == .published {
-            if let refusal = try await publishRefusal(working.stops, confirming: confirming) { return refusal }
+            if let refusal = try await publishRefusal(working.stops, cover: working.content.coverImage, confirming: confirming) { return refusal }
             try await publishDrafts(ofStops: working.stops)
         }
         tour.status = status
@@ -108,11 +108,15 @@ extension Work {
         return nil
     }
 
-    /// Why `stops` cannot be published (DESIGN.md, "Drafts and publishing"): none at all, or one far from the
-    /// others without the editor's confirmation. Each stop is checked where it will be: its draft's position.
-    func publishRefusal(_ stops: [UUID], confirming: FarStopConfirmation) async throws -> CatalogCommandResult? {
+    /// Why a tour with `stops` and `cover` cannot be published (DESIGN.md, "Drafts and publishing"): no stops, a cover
+    /// naming a library file that is not published (phones would get a broken picture), or a stop far from the others
+    /// without the editor's confirmation. Each stop is checked where it will be: its draft's position.
+    func publishRefusal(_ stops: [UUID], cover: String?, confirming: FarStopConfirmation) async throws -> CatalogCommandResult? {
         guard !stops.isEmpty else {
             return missing("stops", "A tour needs at least one stop before it is published")
+        }
+        if let hash = cover.flatMap(MediaHash.named(inURL:)), try await transaction.liveMedia(sha256s: [hash])[hash]?.status != .published {
+            return missing("coverImage", "The cover picture names a library file that is not published (or was deleted): publish it, or choose another")
         }
         if !isImportRow {
             let stored = try await transaction.pois(stops)
@@ -181,7 +185,8 @@ extension Work {
             var confirmed: [UUID]?
             if status == .published {
                 let confirming = command.confirmFarStops == true
-                if let refusal = try await publishRefusal(tour.working.stops, confirming: confirming ? .all : .none) { return refusal }
+                if let refusal = try await publishRefusal(tour.working.stops, cover: tour.working.content.coverImage,
+                                                          confirming: confirming ? .all : .none) { return refusal }
                 // What is confirmed is these stops being far, not any stop that is far when it is due.
                 if confirming { confirmed = try await farStops(tour.working.stops).map(\.id) }
             }
