@@ -13,8 +13,8 @@ enum TourMap {
         return map.box(kind: "tour", stops: stops, center: nil, fallback: svg(stops: stops, tour: tour), label: "Map of the tour's stops",
                        route: tour.route, color: tour.color)
             + """
-            <p class="draw-route" hidden><label><input type="checkbox" id="draw-route"> Draw the route: each click on the map adds a point \
-            to Route above; Save keeps it.</label> <button type="button" id="undo-route-point">Remove the last point</button></p>
+            <p class="draw-route" hidden><input type="checkbox" id="draw-route"> <label for="draw-route">Draw the route: each click on the \
+            map adds a point to Route above; Save keeps it.</label> <button type="button" id="undo-route-point">Remove the last point</button></p>
             """
     }
 
