@@ -71,7 +71,9 @@ public final class KafkaTopicEnds: Service, Sendable {
     private let query: KafkaOffsetQuery
     private let logger: Logger
     /// Per partition, the offset after the newest message the probe fetched (the latest, so a log that
-    /// restarted lower is followed down too).
+    /// restarted lower is followed down too). A partition's is forgotten when its log is replaced (the probe's own
+    /// position check, `forget`): else a partition that gets nothing new after a broker loss or a topic made again
+    /// would keep the old log's end, and a consumer reading the new log from 0 would look that far behind for good.
     private let seen = Mutex<[Int32: Int64]>([:])
     private let following = Flag(false)
 
@@ -105,7 +107,8 @@ public final class KafkaTopicEnds: Service, Sendable {
                         consumer = probe
                     } else {
                         consumer = try await KafkaConsumer.open(configuration: self.configuration,
-                                                                subscription: .allPartitions(topics: [self.topic], from: .end), logger: self.logger)
+                                                                subscription: .allPartitions(topics: [self.topic], from: .end), logger: self.logger,
+                                                                onLogCheck: { [self] check in self.forget(check) })
                         probe = consumer
                         _ = self.following.set()
                     }
@@ -119,10 +122,25 @@ public final class KafkaTopicEnds: Service, Sendable {
                     self.logger.debug("end probe failed; retrying", metadata: ["topic": "\(self.topic)", "error": "\(error)"])
                     await probe?.close()
                     probe = nil
+                    // A new probe starts at the broker's end: what the old one saw may be another log's.
+                    self.seen.withLock { $0 = [:] }
                     try await Task.sleep(for: .seconds(1))
                 }
             }
             await probe?.close()
+        }
+    }
+
+    /// A replaced log (the probe's position check moved it, or every broker was down): what the probe saw of the old
+    /// log says nothing of the new one's end. Called in the probe's poll before its messages are returned, so the
+    /// new log's messages set the ends again after it.
+    private func forget(_ check: KafkaConsumer.LogCheck) {
+        seen.withLock { seen in
+            if check.afterBrokerLoss {
+                seen = [:]
+            } else {
+                for move in check.moves where move.partition.topic == topic { seen[move.partition.partition] = nil }
+            }
         }
     }
 
