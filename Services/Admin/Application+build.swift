@@ -19,11 +19,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                                   source: "admin", logger: logger,
                                   handler: { events in projection.apply(events) },
                                   categoryHandler: { envelope in projection.apply(envelope.data) },
-                                  recordHandlers: [.of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data, into: \.calendar) },
-                                                   .of(PersonContent.self) { envelope in projection.apply(envelope.data, into: \.people) },
-                                                   .of(PageContent.self) { envelope in projection.apply(envelope.data, into: \.pages) },
-                                                   .of(FeaturedContent.self) { envelope in projection.apply(envelope.data, into: \.featured) },
-                                                   .of(MediaContent.self) { envelope in projection.apply(envelope.data, into: \.media) }])
+                                  recordHandlers: CatalogRecordHandler.every(projection))
     let writer = LiveCatalogWriter(client: commands, projection: projection, timeout: admin.commandTimeout, logger: logger)
     let hasher = PasswordHasher(cost: admin.bcryptCost)
     let lease = ImportLease(owner: ImportLease.ownerId(), duration: admin.importLease, heartbeat: admin.importHeartbeat)

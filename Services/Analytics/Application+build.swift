@@ -54,21 +54,6 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
 
     let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
                                         source: "analytics", logger: logger)
-    // Calendar entries, people and pages are named as their views are reported (`GET /v1/reports/views`).
-    let recordNames: [CatalogRecordHandler] = [
-        .of(CalendarEntryContent.self) { envelope in
-            guard let entry = envelope.data.record, envelope.data.kind == .changed else { return }
-            try await store.saveName(entityId: entry.id, kind: "event", name: entry.content.title, version: entry.version, stops: nil)
-        },
-        .of(PersonContent.self) { envelope in
-            guard let person = envelope.data.record, envelope.data.kind == .changed else { return }
-            try await store.saveName(entityId: person.id, kind: "person", name: person.content.name, version: person.version, stops: nil)
-        },
-        .of(PageContent.self) { envelope in
-            guard let page = envelope.data.record, envelope.data.kind == .changed else { return }
-            try await store.saveName(entityId: page.id, kind: "page", name: page.content.title, version: page.version, stops: nil)
-        },
-    ]
     let names = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands, deadLetters: deadLetters,
                                  source: "analytics", logger: logger, handler: { events in
         // A deletion keeps the name: reports over past days still show what was visited.
@@ -81,7 +66,7 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
                 nil
             }
         })
-    }, recordHandlers: recordNames)
+    }, recordHandlers: CatalogRecordHandler.every(RecordNames(store: store), of: ReportedRecords.all))
 
     let trackingEnds = try KafkaTopicEnds(topic: settings.kafka.topic(Topic.trackingEvents), configuration: settings.kafka, logger: logger)
     let lagWatch = IngestLagWatch.make(ends: trackingEnds, store: store, window: options.stallWindow, logger: logger)

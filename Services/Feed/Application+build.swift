@@ -23,13 +23,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
         projection.apply(events)
     }, categoryHandler: { envelope in
         projection.apply(envelope.data)
-    }, recordHandlers: [
-        .of(CalendarEntryContent.self) { envelope in projection.apply(envelope.data) },
-        .of(PersonContent.self) { envelope in projection.apply(envelope.data) },
-        .of(PageContent.self) { envelope in projection.apply(envelope.data) },
-        .of(FeaturedContent.self) { envelope in projection.apply(envelope.data) },
-        .of(MediaContent.self) { envelope in projection.apply(envelope.data) },
-    ], onSnapshotLoaded: { projection.snapshotLoaded() })
+    }, recordHandlers: CatalogRecordHandler.every(projection), onSnapshotLoaded: { projection.snapshotLoaded() })
     let publisher = ProjectionPublisher(projection: projection, isSourceLoaded: { events.isLoaded }, logger: logger)
     let ingest = EventIngest(producer: runtime.producer, topic: settings.kafka.topic(Topic.trackingEvents),
                              rateLimiter: EventRateLimiter(eventsPerMinute: feed.eventsPerMinutePerDevice),

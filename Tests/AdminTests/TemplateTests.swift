@@ -75,3 +75,11 @@ struct TemplateTests {
         #expect(routed.contains("walking distance along the route \(TourMap.distance(route.lengthMeters))"))
     }
 }
+
+@Suite("Admin record kinds")
+struct AdminRecordKindsTests {
+    @Test("the admin's projection holds every kind of catalog record")
+    func everyKindHeld() {
+        #expect(AdminHeldRecords.missing.isEmpty)
+    }
+}

@@ -114,7 +114,7 @@ struct CommandHandlerTests {
             let deleted = try await handler.handle(CatalogCommand(action: .deletePoi, actor: "a", entityId: poiB))
             #expect(deleted.outcome == .applied)
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
-            #expect(snapshot.message == "republished 1 tours, 1 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
+            #expect(snapshot.message == "republished 1 tours, 1 POIs, 0 categories, 0 media items, 0 calendar entries, 0 people, 0 pages, 0 featured items")
             let again = try await handler.handle(CatalogCommand(action: .updateTour, actor: "a", entityId: tour, tour: TourContent(name: "T2")))
             #expect(again.tour?.stops == [poiA])
         }
@@ -141,7 +141,7 @@ struct CommandHandlerTests {
             _ = try await reader.next()
 
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed", chunkedSnapshot: true))
-            #expect(snapshot.message == "republished 1 tours, 600 POIs, 2 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
+            #expect(snapshot.message == "republished 1 tours, 600 POIs, 2 categories, 0 media items, 0 calendar entries, 0 people, 0 pages, 0 featured items")
             let messages = try await reader.next()
             let chunks = try CatalogEventsReader.chunks(messages)
             await reader.close()
@@ -220,7 +220,7 @@ struct CommandHandlerTests {
             let before = try await outbox(client).count
 
             let snapshot = try await handler.handle(CatalogCommand(action: .snapshot, actor: "feed"))
-            #expect(snapshot.message == "republished 1 tours, 3 POIs, 0 categories, 0 calendar entries, 0 people, 0 pages, 0 featured items and 0 media items")
+            #expect(snapshot.message == "republished 1 tours, 3 POIs, 0 categories, 0 media items, 0 calendar entries, 0 people, 0 pages, 0 featured items")
             let written = try await client.fetch("SELECT key, partition, payload FROM catalog.outbox ORDER BY id OFFSET \(before)",
                                                  as: (String?, Int32?, String).self, logger: logger)
             let envelopes = try written.dropLast().map { try EnvelopeDecoder.decode(CatalogEvent.self, from: Array($0.2.utf8)) }
@@ -245,5 +245,13 @@ struct CommandHandlerTests {
             #expect(result.poi?.content.pictures == ["https://example.edu/a%20b.jpg"])
             #expect(result.poi?.content.website == "https://example.edu/%7Ealready")
         }
+    }
+}
+
+@Suite("Catalog record kinds")
+struct CatalogRecordKindsTests {
+    @Test("catalog keeps every kind of catalog record: each has its table, commands and snapshot")
+    func everyKindStored() {
+        #expect(CatalogRecordKinds.all.filter { !($0 is any StoredRecord.Type) }.isEmpty)
     }
 }

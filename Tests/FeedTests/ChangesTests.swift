@@ -300,3 +300,11 @@ struct ChangesTests {
         }
     }
 }
+
+@Suite("Feed record kinds")
+struct FeedRecordKindsTests {
+    @Test("the feed holds every kind of catalog record")
+    func everyKindHeld() {
+        #expect(FeedRecordKinds.missing.isEmpty)
+    }
+}

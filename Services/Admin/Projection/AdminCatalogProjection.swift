@@ -140,11 +140,11 @@ final class AdminCatalogProjection: Sendable {
 
     /// A record's event (a calendar entry, a person), into the dictionary of its kind.
     @discardableResult
-    func apply<Record: CatalogRecordContent>(_ event: CatalogRecordEvent<Record>, into records: WritableKeyPath<Content, [UUID: CatalogRecordState<Record>]>) -> Bool {
+    func apply<Record: AdminHeldRecord>(_ event: CatalogRecordEvent<Record>) -> Bool {
         update(event.entityId, event.version) { content in
             switch event.kind {
-            case .changed: content[keyPath: records][event.entityId] = event.record
-            case .deleted: content[keyPath: records][event.entityId] = nil
+            case .changed: content[keyPath: Record.held][event.entityId] = event.record
+            case .deleted: content[keyPath: Record.held][event.entityId] = nil
             }
         }
     }
@@ -156,14 +156,9 @@ final class AdminCatalogProjection: Sendable {
         if let poi = result.poi { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
         for poi in result.pois ?? [] { _ = update(poi.id, poi.version) { $0.pois[poi.id] = poi } }
         if let category = result.category { _ = update(category.id, category.version) { $0.categories[category.id] = category } }
-        if let entry = result.calendarEntry { _ = update(entry.id, entry.version) { $0.calendar[entry.id] = entry } }
-        if let person = result.person { _ = update(person.id, person.version) { $0.people[person.id] = person } }
-        if let page = result.page { _ = update(page.id, page.version) { $0.pages[page.id] = page } }
-        if let item = result.featured { _ = update(item.id, item.version) { $0.featured[item.id] = item } }
-        if let item = result.media { _ = update(item.id, item.version) { $0.media[item.id] = item } }
-        if result.tour == nil, result.poi == nil, result.category == nil, result.calendarEntry == nil, result.person == nil, result.page == nil,
-           result.featured == nil, result.media == nil, let id = result.entityId,
-           let version = result.version {
+        var carriesRecord = false
+        for kind in AdminHeldRecords.all where apply(result, as: kind) { carriesRecord = true }
+        if result.tour == nil, result.poi == nil, result.category == nil, !carriesRecord, let id = result.entityId, let version = result.version {
             // A delete: the result carries only the id and the tombstone's version.
             switch result.action {
             case .deleteTour: _ = update(id, version) { $0.tours[id] = nil }
@@ -178,14 +173,22 @@ final class AdminCatalogProjection: Sendable {
                     }
                 }
             case .deleteCategory: _ = update(id, version) { $0.categories[id] = nil }
-            case .deleteCalendarEntry: _ = update(id, version) { $0.calendar[id] = nil }
-            case .deletePerson: _ = update(id, version) { $0.people[id] = nil }
-            case .deletePage: _ = update(id, version) { $0.pages[id] = nil }
-            case .deleteFeatured: _ = update(id, version) { $0.featured[id] = nil }
-            case .deleteMedia: _ = update(id, version) { $0.media[id] = nil }
-            default: break
+            default:
+                guard let (kind, verb) = result.action.recordCommand, verb == .delete, let held = kind as? any AdminHeldRecord.Type else { break }
+                remove(id, version, as: held)
             }
         }
+    }
+
+    /// Whether the result carries a record of this kind; applies it if so.
+    private func apply<Record: AdminHeldRecord>(_ result: CatalogCommandResult, as _: Record.Type) -> Bool {
+        guard let record = result[keyPath: Record.resultState] else { return false }
+        _ = update(record.id, record.version) { $0[keyPath: Record.held][record.id] = record }
+        return true
+    }
+
+    private func remove<Record: AdminHeldRecord>(_ id: UUID, _ version: Int, as _: Record.Type) {
+        _ = update(id, version) { $0[keyPath: Record.held][id] = nil }
     }
 
     private func update(_ id: UUID, _ version: Int, _ change: (inout Content) -> Void) -> Bool {
@@ -195,5 +198,53 @@ final class AdminCatalogProjection: Sendable {
             change(&content)
             return true
         }
+    }
+}
+
+extension AdminCatalogProjection: CatalogRecordConsumer {
+    func handle<Record: CatalogRecordContent>(_ envelope: Envelope<CatalogRecordEvent<Record>>) async throws {
+        guard let held = Record.self as? any AdminHeldRecord.Type else { return }
+        apply(envelope.data, as: held)
+    }
+
+    private func apply<Held: AdminHeldRecord>(_ event: some Any, as _: Held.Type) {
+        guard let event = event as? CatalogRecordEvent<Held> else { return }
+        apply(event)
+    }
+}
+
+// MARK: record kinds (CatalogRecordKinds)
+
+/// Where the admin's projection keeps one kind of catalog record, for each kind in `AdminHeldRecords.all`.
+protocol AdminHeldRecord: CatalogRecordContent {
+    static var held: WritableKeyPath<AdminCatalogProjection.Content, [UUID: CatalogRecordState<Self>]> { get }
+}
+
+extension CalendarEntryContent: AdminHeldRecord {
+    static var held: WritableKeyPath<AdminCatalogProjection.Content, [UUID: CalendarEntryState]> { \.calendar }
+}
+
+extension PersonContent: AdminHeldRecord {
+    static var held: WritableKeyPath<AdminCatalogProjection.Content, [UUID: PersonState]> { \.people }
+}
+
+extension PageContent: AdminHeldRecord {
+    static var held: WritableKeyPath<AdminCatalogProjection.Content, [UUID: PageState]> { \.pages }
+}
+
+extension FeaturedContent: AdminHeldRecord {
+    static var held: WritableKeyPath<AdminCatalogProjection.Content, [UUID: FeaturedState]> { \.featured }
+}
+
+extension MediaContent: AdminHeldRecord {
+    static var held: WritableKeyPath<AdminCatalogProjection.Content, [UUID: MediaState]> { \.media }
+}
+
+/// The kinds of `CatalogRecordKinds.all` the admin holds: all of them (`missing` is empty; a test checks).
+enum AdminHeldRecords {
+    static let all: [any AdminHeldRecord.Type] = CatalogRecordKinds.all.compactMap { $0 as? any AdminHeldRecord.Type }
+
+    static var missing: [String] {
+        CatalogRecordKinds.all.filter { !($0 is any AdminHeldRecord.Type) }.map { $0.recordKind }
     }
 }

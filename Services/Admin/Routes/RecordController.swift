@@ -5,7 +5,7 @@ import Shared
 /// A kind of catalog record as the admin edits it (DESIGN.md, "Catalog records"): where its pages are, what they
 /// are called, its form and its pages.
 protocol AdminRecordKind {
-    associatedtype Content: CatalogRecordContent
+    associatedtype Content: AdminHeldRecord
     associatedtype Form: AdminRecordForm where Form.Content == Content
 
     /// `/calendar`, `/people`.
@@ -23,15 +23,6 @@ protocol AdminRecordKind {
     /// Notice keys (Layout.swift) after publishing and unpublishing.
     static var publishedNotice: String { get }
     static var unpublishedNotice: String { get }
-    /// Its four commands.
-    static var createAction: CatalogAction { get }
-    static var updateAction: CatalogAction { get }
-    static var setStatusAction: CatalogAction { get }
-    static var deleteAction: CatalogAction { get }
-    /// The command field its content goes in.
-    static var commandContent: WritableKeyPath<CatalogCommand, Content?> { get }
-    static var resultState: KeyPath<CatalogCommandResult, CatalogRecordState<Content>?> { get }
-    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: CatalogRecordState<Content>]> { get }
 
     /// An empty form, as the catalog now stands.
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> Form
@@ -105,7 +96,7 @@ struct RecordController<Kind: AdminRecordKind> {
     }
 
     private func record(_ context: AdminRequestContext) throws -> CatalogRecordState<Kind.Content> {
-        guard let record = projection.content[keyPath: Kind.records][try context.id("id")] else { throw AdminError.notFound(Kind.notFound) }
+        guard let record = projection.content[keyPath: Kind.Content.held][try context.id("id")] else { throw AdminError.notFound(Kind.notFound) }
         return record
     }
 
@@ -117,8 +108,8 @@ struct RecordController<Kind: AdminRecordKind> {
         case .failure(let errors):
             return page(record: nil, form: form, context: context, errors: errors.byField, status: .unprocessableContent)
         case .success(let content):
-            var command = CatalogCommand(action: Kind.createAction, actor: access.user.email, entityId: UUID.random())
-            command[keyPath: Kind.commandContent] = content
+            var command = CatalogCommand(action: .record(Kind.Content.self, .create), actor: access.user.email, entityId: UUID.random())
+            command[keyPath: Kind.Content.commandContent] = content
             return try await run(command, record: nil, form: form, context: context, saved: "created")
         }
     }
@@ -132,9 +123,9 @@ struct RecordController<Kind: AdminRecordKind> {
         case .failure(let errors):
             return page(record: record, form: form, context: context, errors: errors.byField, status: .unprocessableContent)
         case .success(let content):
-            var command = CatalogCommand(action: Kind.updateAction, actor: access.user.email, entityId: record.id,
+            var command = CatalogCommand(action: .record(Kind.Content.self, .update), actor: access.user.email, entityId: record.id,
                                          expectedVersion: form.version ?? record.version)
-            command[keyPath: Kind.commandContent] = content
+            command[keyPath: Kind.Content.commandContent] = content
             return try await run(command, record: record, form: form, context: context, saved: "saved")
         }
     }
@@ -146,7 +137,7 @@ struct RecordController<Kind: AdminRecordKind> {
         guard let status = ContentStatus(rawValue: context.form["status"]), status != .archived else {
             throw AdminError.badRequest("Choose Publish or Unpublish.")
         }
-        let command = CatalogCommand(action: Kind.setStatusAction, actor: access.user.email, entityId: record.id,
+        let command = CatalogCommand(action: .record(Kind.Content.self, .setStatus), actor: access.user.email, entityId: record.id,
                                      expectedVersion: context.form.int("version") ?? record.version, status: status)
         return try await run(command, record: record, form: Kind.Form(record), context: context,
                              saved: status == .published ? Kind.publishedNotice : Kind.unpublishedNotice)
@@ -163,7 +154,7 @@ struct RecordController<Kind: AdminRecordKind> {
         let access = try await context.access(editors)
         try access.requireOwner(Kind.task)
         let record = try record(context)
-        let command = CatalogCommand(action: Kind.deleteAction, actor: access.user.email, entityId: record.id,
+        let command = CatalogCommand(action: .record(Kind.Content.self, .delete), actor: access.user.email, entityId: record.id,
                                      expectedVersion: context.form.int("version") ?? record.version)
         return try await run(command, record: record, form: Kind.Form(record), context: context, saved: "deleted")
     }
@@ -181,7 +172,7 @@ struct RecordController<Kind: AdminRecordKind> {
         switch result.outcome {
         case .applied:
             let notice = Notice.key(saved, for: result)
-            if command.action == Kind.deleteAction { return .redirect(to: "\(Kind.path)?notice=\(notice)") }
+            if command.action == .record(Kind.Content.self, .delete) { return .redirect(to: "\(Kind.path)?notice=\(notice)") }
             let id = (result.entityId ?? record?.id ?? UUID.random()).uuidString.lowercased()
             return .redirect(to: "\(Kind.path)/\(id)?notice=\(notice)")
         case .rejected:
@@ -189,7 +180,7 @@ struct RecordController<Kind: AdminRecordKind> {
             if let message = errors.removeValue(forKey: "entityId") { errors["general"] = message }
             return page(record: record, form: form, context: context, errors: errors, status: .unprocessableContent)
         case .conflict:
-            let current = result[keyPath: Kind.resultState] ?? record
+            let current = result[keyPath: Kind.Content.resultState] ?? record
             return page(record: current, form: current.map(Kind.Form.init) ?? form, context: context,
                         notice: .warning("Not saved: someone else changed this meanwhile. The form shows the newer version; make your change again."),
                         status: .conflict)

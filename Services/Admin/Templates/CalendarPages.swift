@@ -120,13 +120,6 @@ enum CalendarPages: AdminRecordKind {
     static var notFound: String { "There is no such event." }
     static var publishedNotice: String { "eventpublished" }
     static var unpublishedNotice: String { "eventunpublished" }
-    static var createAction: CatalogAction { .createCalendarEntry }
-    static var updateAction: CatalogAction { .updateCalendarEntry }
-    static var setStatusAction: CatalogAction { .setCalendarEntryStatus }
-    static var deleteAction: CatalogAction { .deleteCalendarEntry }
-    static var commandContent: WritableKeyPath<CatalogCommand, CalendarEntryContent?> { \.calendarEntry }
-    static var resultState: KeyPath<CatalogCommandResult, CalendarEntryState?> { \.calendarEntry }
-    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: CalendarEntryState]> { \.calendar }
 
     /// In the zone of the entry edited last: a site's events are mostly in one.
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> CalendarForm {

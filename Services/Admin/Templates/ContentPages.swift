@@ -51,13 +51,6 @@ enum ContentPages: AdminRecordKind {
     static var notFound: String { "There is no such page." }
     static var publishedNotice: String { "pagepublished" }
     static var unpublishedNotice: String { "pageunpublished" }
-    static var createAction: CatalogAction { .createPage }
-    static var updateAction: CatalogAction { .updatePage }
-    static var setStatusAction: CatalogAction { .setPageStatus }
-    static var deleteAction: CatalogAction { .deletePage }
-    static var commandContent: WritableKeyPath<CatalogCommand, PageContent?> { \.page }
-    static var resultState: KeyPath<CatalogCommandResult, PageState?> { \.page }
-    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: PageState]> { \.pages }
 
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> PageForm {
         var form = PageForm()

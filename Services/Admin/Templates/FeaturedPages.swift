@@ -57,13 +57,6 @@ enum FeaturedPages: AdminRecordKind {
     static var notFound: String { "There is no such featured item." }
     static var publishedNotice: String { "featuredpublished" }
     static var unpublishedNotice: String { "featuredunpublished" }
-    static var createAction: CatalogAction { .createFeatured }
-    static var updateAction: CatalogAction { .updateFeatured }
-    static var setStatusAction: CatalogAction { .setFeaturedStatus }
-    static var deleteAction: CatalogAction { .deleteFeatured }
-    static var commandContent: WritableKeyPath<CatalogCommand, FeaturedContent?> { \.featured }
-    static var resultState: KeyPath<CatalogCommandResult, FeaturedState?> { \.featured }
-    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: FeaturedState]> { \.featured }
 
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> FeaturedForm {
         var form = FeaturedForm()

@@ -77,13 +77,6 @@ enum PeoplePages: AdminRecordKind {
     static var notFound: String { "There is no such person." }
     static var publishedNotice: String { "personpublished" }
     static var unpublishedNotice: String { "personunpublished" }
-    static var createAction: CatalogAction { .createPerson }
-    static var updateAction: CatalogAction { .updatePerson }
-    static var setStatusAction: CatalogAction { .setPersonStatus }
-    static var deleteAction: CatalogAction { .deletePerson }
-    static var commandContent: WritableKeyPath<CatalogCommand, PersonContent?> { \.person }
-    static var resultState: KeyPath<CatalogCommandResult, PersonState?> { \.person }
-    static var records: KeyPath<AdminCatalogProjection.Content, [UUID: PersonState]> { \.people }
 
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> PersonForm { PersonForm() }
 

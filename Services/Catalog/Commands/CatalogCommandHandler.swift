@@ -293,21 +293,11 @@ struct Work {
         case .discardTourDraft: return try await discardTourDraft()
         case .publishPoi, .discardPoiDraft: return try await changePoiDraft()
         case .setPoiStatus: return try await setPoiStatus()
-        case .createCalendarEntry: return try await createRecord(CalendarEntryContent.self)
-        case .updateCalendarEntry, .setCalendarEntryStatus: return try await changeRecord(CalendarEntryContent.self)
-        case .deleteCalendarEntry: return try await deleteRecord(CalendarEntryContent.self)
-        case .createPerson: return try await createRecord(PersonContent.self)
-        case .updatePerson, .setPersonStatus: return try await changeRecord(PersonContent.self)
-        case .deletePerson: return try await deleteRecord(PersonContent.self)
-        case .createPage: return try await createRecord(PageContent.self)
-        case .updatePage, .setPageStatus: return try await changeRecord(PageContent.self)
-        case .deletePage: return try await deleteRecord(PageContent.self)
-        case .createFeatured: return try await createRecord(FeaturedContent.self)
-        case .updateFeatured, .setFeaturedStatus: return try await changeRecord(FeaturedContent.self)
-        case .deleteFeatured: return try await deleteRecord(FeaturedContent.self)
-        case .createMedia: return try await createRecord(MediaContent.self)
-        case .updateMedia, .setMediaStatus: return try await changeRecord(MediaContent.self)
-        case .deleteMedia: return try await deleteRecord(MediaContent.self)
+        // Every `<recordKind>.<verb>` of CatalogRecordKinds (RecordCommands.swift).
+        case .createCalendarEntry, .updateCalendarEntry, .setCalendarEntryStatus, .deleteCalendarEntry,
+             .createPerson, .updatePerson, .setPersonStatus, .deletePerson, .createPage, .updatePage, .setPageStatus, .deletePage,
+             .createFeatured, .updateFeatured, .setFeaturedStatus, .deleteFeatured, .createMedia, .updateMedia, .setMediaStatus, .deleteMedia:
+            return try await applyRecordCommand()
         case .scheduleTour: return try await scheduleTour()
         case .applyTourSchedule: return try await applyTourSchedule()
         case .history, .recentlyDeleted: return missing("action", "\(command.action.rawValue) is answered apart")

@@ -8,11 +8,8 @@ protocol StoredRecord: CatalogRecordContent {
     static var table: String { get }
     /// How messages name one: "calendar entry", "person".
     static var noun: String { get }
-    /// The command field with its content (and its name, for field errors), and the result field with its state.
-    static var commandField: String { get }
-    static var commandContent: KeyPath<CatalogCommand, Self?> { get }
-    static var resultState: WritableKeyPath<CatalogCommandResult, CatalogRecordState<Self>?> { get }
-    static var setStatusAction: CatalogAction { get }
+    /// "calendar entries", "people".
+    static var plural: String { get }
     /// Its mistakes as field errors, after tidying it (trimmed names, categories as the tree spells them).
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError]
 }
@@ -20,6 +17,21 @@ protocol StoredRecord: CatalogRecordContent {
 /// The records' commands: `<kind>.create`, `<kind>.update`, `<kind>.set-status` and `<kind>.delete`, versioned, audited
 /// and published as `<kind>.changed` / `<kind>.deleted`.
 extension Work {
+    /// The command's kind and verb, from its action (`CatalogAction.recordCommand`).
+    mutating func applyRecordCommand() async throws -> CatalogCommandResult {
+        guard let (kind, verb) = command.action.recordCommand else { return missing("action", "\(command.action.rawValue) is not a record's command") }
+        guard let stored = kind as? any StoredRecord.Type else { return missing("action", "catalog keeps no \(kind.recordKind) records") }
+        return try await applyRecordCommand(stored, verb)
+    }
+
+    private mutating func applyRecordCommand<Content: StoredRecord>(_: Content.Type, _ verb: CatalogAction.RecordVerb) async throws -> CatalogCommandResult {
+        switch verb {
+        case .create: try await createRecord(Content.self)
+        case .update, .setStatus: try await changeRecord(Content.self)
+        case .delete: try await deleteRecord(Content.self)
+        }
+    }
+
     mutating func createRecord<Content: StoredRecord>(_: Content.Type) async throws -> CatalogCommandResult {
         guard var content = command[keyPath: Content.commandContent] else { return missing(Content.commandField, "\(Content.noun) content is required") }
         if command.status == .archived { return missing("status", "status must be published or draft") }
@@ -36,7 +48,7 @@ extension Work {
         let stored = try await recordForChange(Content.self)
         let id = stored.state.id
         var record = stored.state
-        if command.action == Content.setStatusAction {
+        if command.action == .record(Content.self, .setStatus) {
             guard let status = command.status, status != .archived else { return missing("status", "status must be published or draft") }
             record.status = status
         } else {
@@ -113,10 +125,7 @@ extension CatalogRecordState: AuditedState {
 extension CalendarEntryContent: StoredRecord {
     static var table: String { "calendar_entries" }
     static var noun: String { "calendar entry" }
-    static var commandField: String { "calendarEntry" }
-    static var commandContent: KeyPath<CatalogCommand, Self?> { \.calendarEntry }
-    static var resultState: WritableKeyPath<CatalogCommandResult, CalendarEntryState?> { \.calendarEntry }
-    static var setStatusAction: CatalogAction { .setCalendarEntryStatus }
+    static var plural: String { "calendar entries" }
 
     /// The schedule's rules, then the categories and the place.
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
@@ -131,10 +140,7 @@ extension CalendarEntryContent: StoredRecord {
 extension PersonContent: StoredRecord {
     static var table: String { "people" }
     static var noun: String { "person" }
-    static var commandField: String { "person" }
-    static var commandContent: KeyPath<CatalogCommand, Self?> { \.person }
-    static var resultState: WritableKeyPath<CatalogCommandResult, PersonState?> { \.person }
-    static var setStatusAction: CatalogAction { .setPersonStatus }
+    static var plural: String { "people" }
 
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
         content.name = content.name.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -174,10 +180,7 @@ extension PersonContent: StoredRecord {
 extension PageContent: StoredRecord {
     static var table: String { "pages" }
     static var noun: String { "page" }
-    static var commandField: String { "page" }
-    static var commandContent: KeyPath<CatalogCommand, Self?> { \.page }
-    static var resultState: WritableKeyPath<CatalogCommandResult, PageState?> { \.page }
-    static var setStatusAction: CatalogAction { .setPageStatus }
+    static var plural: String { "pages" }
 
     /// A slug no other live page has; the body at most 100 000 characters (a page, not a book).
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
@@ -206,10 +209,7 @@ extension PageContent: StoredRecord {
 extension FeaturedContent: StoredRecord {
     static var table: String { "featured_items" }
     static var noun: String { "featured item" }
-    static var commandField: String { "featured" }
-    static var commandContent: KeyPath<CatalogCommand, Self?> { \.featured }
-    static var resultState: WritableKeyPath<CatalogCommandResult, FeaturedState?> { \.featured }
-    static var setStatusAction: CatalogAction { .setFeaturedStatus }
+    static var plural: String { "featured items" }
 
     /// A target that exists, an http(s) image with its text.
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
@@ -240,10 +240,7 @@ extension FeaturedContent: StoredRecord {
 extension MediaContent: StoredRecord {
     static var table: String { "media_items" }
     static var noun: String { "media item" }
-    static var commandField: String { "media" }
-    static var commandContent: KeyPath<CatalogCommand, Self?> { \.media }
-    static var resultState: WritableKeyPath<CatalogCommandResult, MediaState?> { \.media }
-    static var setStatusAction: CatalogAction { .setMediaStatus }
+    static var plural: String { "media items" }
 
     /// Hashes as the store writes them, sizes that make sense, a title; the bytes themselves were checked at upload.
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {

@@ -13,9 +13,11 @@ extension Work {
         let topic = topics.topic(Topic.catalogEvents), requestId = requestId
         let headers = requestId.map { [(MessageHeader.requestId, Array($0.utf8))] } ?? []
         let chunked = command.chunkedSnapshot == true
-        // Media items first: a POI shows the library files it names, so a reader that has them renders each POI once.
-        let media = try await transaction.liveRecords(MediaContent.self)
-        for item in media { publish(MediaEvent.changed(item, snapshotId: snapshotId)) }
+        // The first kind (media items) before the POIs: a POI shows the library files it names, so a reader that has them
+        // renders each POI once. The other kinds follow the categories.
+        let kinds = CatalogRecordKinds.all.compactMap { $0 as? any StoredRecord.Type }
+        var recordCounts: [String] = []
+        for kind in kinds.prefix(1) { recordCounts.append(try await republish(kind, snapshotId: snapshotId)) }
         let tours = try await transaction.liveTours()
         var poiCount = 0
         if chunked {
@@ -36,14 +38,7 @@ extension Work {
         }
         let categories = try await transaction.liveCategories()
         for category in categories { try publish(.changed(category, snapshotId: snapshotId)) }
-        let calendar = try await transaction.liveRecords(CalendarEntryContent.self)
-        for entry in calendar { publish(CalendarEntryEvent.changed(entry, snapshotId: snapshotId)) }
-        let people = try await transaction.liveRecords(PersonContent.self)
-        for person in people { publish(PersonEvent.changed(person, snapshotId: snapshotId)) }
-        let pages = try await transaction.liveRecords(PageContent.self)
-        for page in pages { publish(PageEvent.changed(page, snapshotId: snapshotId)) }
-        let featured = try await transaction.liveRecords(FeaturedContent.self)
-        for item in featured { publish(FeaturedEvent.changed(item, snapshotId: snapshotId)) }
+        for kind in kinds.dropFirst() { recordCounts.append(try await republish(kind, snapshotId: snapshotId)) }
         if chunked {
             sendOutboxDirectly(headers: headers)
         } else {
@@ -59,7 +54,14 @@ extension Work {
                         partition: partition)
         }
         return CatalogCommandResult(commandId: command.commandId, action: command.action, outcome: .applied,
-                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(calendar.count) calendar entries, \(people.count) people, \(pages.count) pages, \(featured.count) featured items and \(media.count) media items")
+                                    message: "republished \(tours.count) tours, \(poiCount) POIs, \(categories.count) categories, \(recordCounts.joined(separator: ", "))")
+    }
+
+    /// Every live record of a kind, as `<kind>.changed`; says how many, for the result's message.
+    private mutating func republish<Content: StoredRecord>(_: Content.Type, snapshotId: UUID) async throws -> String {
+        let records = try await transaction.liveRecords(Content.self)
+        for record in records { publish(CatalogRecordEvent.changed(record, snapshotId: snapshotId)) }
+        return "\(records.count) \(Content.plural)"
     }
 
     /// A chunked snapshot's categories and records go straight to the topic too (a city's ten thousand events and

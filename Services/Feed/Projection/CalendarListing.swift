@@ -1,47 +1,33 @@
 import Foundation
 import Shared
 
-/// The published calendar entries (DESIGN.md, "Calendar"), each with its schedule read once per publication, for
-/// the calendar's answers.
-struct CalendarListing: Sendable {
-    /// An object, so the order and the id lookup share one copy (inline, an entry is most of a kilobyte).
-    final class Entry: Sendable {
-        let state: CalendarEntryState
+/// The published calendar entries (DESIGN.md, "Calendar"), each with its schedule read once per publication, by
+/// title then id (the order of `calendar.ics`), searched by titles, summaries and place texts.
+typealias CalendarListing = RecordListing<CalendarEntryContent>
+
+extension CalendarEntryContent: ListedRecord {
+    struct Listed: Sendable {
         let schedule: CalendarSchedule
         let foldedCategories: [[UInt8]]
-
-        init(state: CalendarEntryState, schedule: CalendarSchedule, foldedCategories: [[UInt8]]) {
-            self.state = state
-            self.schedule = schedule
-            self.foldedCategories = foldedCategories
-        }
-
-        var id: UUID { state.id }
-        var content: CalendarEntryContent { state.content }
     }
 
+    /// An entry whose content does not read (catalog checks it, so only one from a newer catalog) is left out.
+    static func derive(_ state: CalendarEntryState) -> Listed? {
+        CalendarSchedule(state.content).map { Listed(schedule: $0, foldedCategories: state.content.categories.map(TextFolding.fold)) }
+    }
+
+    static func listedBefore(_ a: CalendarEntryState, _ b: CalendarEntryState) -> Bool { (a.content.title, a.id) < (b.content.title, b.id) }
+
+    var indexedText: (name: String, fields: [String])? { (title, [summary, placeText ?? ""]) }
+}
+
+extension RecordListing.Entry where Content == CalendarEntryContent {
+    var schedule: CalendarSchedule { derived.schedule }
+}
+
+extension RecordListing where Content == CalendarEntryContent {
     /// By title, then id: the order of `calendar.ics`.
-    var entries: [CalendarEntryState] { scheduled.map(\.state) }
-    let scheduled: [Entry]
-    let byId: [UUID: Entry]
-    /// Titles, summaries and place texts, slots the entries' places in `scheduled`.
-    let textIndex: TextIndex
-
-    init(_ states: [CalendarEntryState] = []) {
-        // An entry whose content does not read (catalog checks it, so only one from a newer catalog) is left out.
-        scheduled = states.compactMap { state in
-            CalendarSchedule(state.content).map { Entry(state: state, schedule: $0, foldedCategories: state.content.categories.map(TextFolding.fold)) }
-        }.sorted { ($0.content.title, $0.id) < ($1.content.title, $1.id) }
-        byId = Dictionary(scheduled.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var index = TextIndex()
-        for (slot, entry) in scheduled.enumerated() {
-            index.insert(slot: Int32(slot), id: entry.id, name: entry.content.title, fields: [entry.content.summary, entry.content.placeText ?? ""])
-        }
-        index.seal()
-        textIndex = index
-    }
-
-    func entry(inSlot slot: Int32) -> Entry? { slot >= 0 && Int(slot) < scheduled.count ? scheduled[Int(slot)] : nil }
+    var entries: [CalendarEntryState] { ordered.map(\.state) }
 
     /// The occurrence a search result shows: the next to come, else the last (an entry with only past ones).
     func shownOccurrence(of entry: Entry, now: Date) -> CalendarOccurrence? {
@@ -52,8 +38,8 @@ struct CalendarListing: Sendable {
     /// Every occurrence overlapping [from, to) of the entries in `category` (folded; nil: all), by start, then title.
     func occurrences(from: Date, to: Date, category: [UInt8]?) -> [(entry: Entry, occurrence: CalendarOccurrence)] {
         var found: [(entry: Entry, occurrence: CalendarOccurrence)] = []
-        for entry in scheduled {
-            if let category, !entry.foldedCategories.contains(where: { TextFolding.isPath($0, within: category) }) { continue }
+        for entry in ordered {
+            if let category, !entry.derived.foldedCategories.contains(where: { TextFolding.isPath($0, within: category) }) { continue }
             for occurrence in entry.schedule.occurrences(overlapping: from, to) { found.append((entry, occurrence)) }
         }
         return found.sorted { ($0.occurrence.start, $0.entry.content.title, $0.entry.id) < ($1.occurrence.start, $1.entry.content.title, $1.entry.id) }

@@ -249,34 +249,41 @@ private struct EntityState {
         return true
     }
 
-    mutating func apply(_ event: CategoryEvent) -> Bool { apply(event, to: \.categories) }
+    mutating func apply(_ event: CategoryEvent) -> Bool { apply(event, to: \.categories, noting: nil) }
 
     var recordsChanged: Bool {
-        categories.changed || calendar.changed || people.changed || pages.changed || featured.changed || media.changed
+        categories.changed || FeedRecordKinds.all.contains { kind in hasChanged(kind) }
     }
 
+    private func hasChanged<Kind: FeedRecord>(_: Kind.Type) -> Bool { self[keyPath: Kind.held].changed }
+
+    /// A kind without a place on the feed (FeedRecordKinds.missing) is not held.
     mutating func apply<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) -> Bool {
-        if let event = event as? CalendarEntryEvent { return apply(event, to: \.calendar) }
-        if let event = event as? PersonEvent { return apply(event, to: \.people) }
-        if let event = event as? PageEvent { return apply(event, to: \.pages) }
-        if let event = event as? FeaturedEvent { return apply(event, to: \.featured) }
-        if let event = event as? MediaEvent {
-            let before = media.byId[event.entityId]?.content.sha256
-            guard apply(event, to: \.media) else { return false }
-            let after = media.byId[event.entityId]?.content.sha256
-            if let before, before != after { mediaByHash[before] = nil }
-            if let after { mediaByHash[after] = event.entityId }
-            // The POIs showing it show its alt text, captions and transcript.
-            for hash in Set([before, after].compactMap { $0 }) {
-                for poi in poisByMedia[hash] ?? [] {
-                    dirtyPois.insert(poi)
-                    // A phone holding the POI holds its media's alt text, captions and transcript too.
-                    changeNotes.note(.poi, poi)
-                }
+        guard let kind = Content.self as? any FeedRecord.Type else { return false }
+        return apply(event, as: kind)
+    }
+
+    private mutating func apply<Kind: FeedRecord>(_ event: some Any, as _: Kind.Type) -> Bool {
+        guard let event = event as? CatalogRecordEvent<Kind> else { return false }
+        let before = self[keyPath: Kind.held].byId[event.entityId]
+        guard apply(event, to: Kind.held, noting: Kind.changeKind) else { return false }
+        let after = self[keyPath: Kind.held].byId[event.entityId]
+        Kind.applied(before: before, after: after, id: event.entityId, to: &self)
+        return true
+    }
+
+    /// A media item's change re-renders the POIs showing it: they show its alt text, captions and transcript.
+    fileprivate mutating func mediaApplied(before: MediaState?, after: MediaState?, id: UUID) {
+        let before = before?.content.sha256, after = after?.content.sha256
+        if let before, before != after { mediaByHash[before] = nil }
+        if let after { mediaByHash[after] = id }
+        for hash in Set([before, after].compactMap { $0 }) {
+            for poi in poisByMedia[hash] ?? [] {
+                dirtyPois.insert(poi)
+                // A phone holding the POI holds its media's alt text, captions and transcript too.
+                changeNotes.note(.poi, poi)
             }
-            return true
         }
-        return false
     }
 
     /// Keeps `poisByMedia` up to date with the library files a POI names.
@@ -299,7 +306,8 @@ private struct EntityState {
     }
 
     /// A record kept whole replaced or removed, unless this version was seen.
-    private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, ChangedRecords<Event.Record>>) -> Bool {
+    private mutating func apply<Event: WholeRecordEvent>(_ event: Event, to records: WritableKeyPath<Self, ChangedRecords<Event.Record>>,
+                                                         noting changeKind: ChangeLog.Kind?) -> Bool {
         if let seen = versions[event.entityId], seen >= event.version { return false }
         if event.isDeletion {
             self[keyPath: records].byId[event.entityId] = nil
@@ -309,7 +317,7 @@ private struct EntityState {
         }
         versions[event.entityId] = event.version
         self[keyPath: records].changed = true
-        if let kind = (event as? any ChangeLogged)?.changeKind { changeNotes.note(kind, event.entityId) }
+        if let changeKind { changeNotes.note(changeKind, event.entityId) }
         return true
     }
 
@@ -382,11 +390,11 @@ private struct EntityState {
 
     private mutating func takeRecordChanges(into work: inout RenderWork) {
         work.categories = categories.takeChanged()
-        work.calendar = calendar.takeChanged { $0.status == .published }
-        work.people = people.takeChanged { $0.status == .published }
-        work.pages = pages.takeChanged { $0.status == .published }
-        work.featured = featured.takeChanged { $0.status == .published }
-        work.media = media.takeChanged { $0.status == .published }
+        for kind in FeedRecordKinds.all { takeChanges(of: kind, into: &work) }
+    }
+
+    private mutating func takeChanges<Kind: FeedRecord>(of _: Kind.Type, into work: inout RenderWork) {
+        work[keyPath: Kind.published] = self[keyPath: Kind.held].takeChanged { $0.status == .published }
     }
 
     /// Published tours stopping at the POI, in list order.
@@ -420,7 +428,7 @@ private struct RenderedState {
     var calendar = CalendarListing()
     var people = PeopleListing()
     var pages = PagesListing()
-    var featured: [FeaturedState] = []
+    var featured = FeaturedListing()
     var media = MediaLibrary()
     var renderedBytes = 0
     var generation = 0
@@ -438,40 +446,29 @@ private struct RenderedState {
         rebuildPois(work.pois)
         rebuildTours(work.tours)
         if let categories = work.categories { self.categories = categories }
-        if let states = work.pages { pages = PagesListing(states) }
-        if let states = work.media { media = MediaLibrary(states) }
-        if let states = work.featured {
-            featured = states.sorted { ($0.content.order, $0.id) < ($1.content.order, $1.id) }
-        }
         tourListsOutdated = tourListsOutdated || !work.tours.isEmpty || work.isFirstPublication
         guard isPublication else { return }
         if tourListsOutdated { rebuildTourLists() }
         tourListsOutdated = false
-        buildListingsAndRankIndexes(calendar: work.calendar, people: work.people)
+        buildListingsAndRankIndexes(work)
         generation += 1
     }
 
-    /// The calendar's and the people's listings (each with a text index of its own) and the ranking of the POI and tour
-    /// indexes each cover everything and need nothing from each other: after a snapshot they are most of the
+    /// The listings of the record kinds that changed (each with its text index, the pages' Markdown) and the ranking of the
+    /// POI and tour indexes each cover everything and need nothing from each other: after a snapshot they are most of the
     /// publication's time, and side by side they take the cores there are.
-    private mutating func buildListingsAndRankIndexes(calendar entries: [CalendarEntryState]?, people states: [PersonState]?) {
+    private mutating func buildListingsAndRankIndexes(_ work: RenderWork) {
         // Moved out, so each is the only holder of its storage and is ranked in place, not copied.
         nonisolated(unsafe) var poiIndex = poiTextIndex, tourIndex = tourTextIndex
         poiTextIndex = TextIndex()
         tourTextIndex = TextIndex()
-        nonisolated(unsafe) var calendar: CalendarListing?, people: PeopleListing?
+        let listings = FeedRecordKinds.all.compactMap { $0.listingBuild(work) }
         // Each step writes only its own variable.
-        let steps: [@Sendable () -> Void] = [
-            { poiIndex.seal() },
-            { tourIndex.seal() },
-            { calendar = entries.map(CalendarListing.init) },
-            { people = states.map(PeopleListing.init) },
-        ]
+        let steps: [@Sendable () -> Void] = [{ poiIndex.seal() }, { tourIndex.seal() }] + listings.map { listing in { listing.build() } }
         DispatchQueue.concurrentPerform(iterations: steps.count) { steps[$0]() }
         poiTextIndex = poiIndex
         tourTextIndex = tourIndex
-        if let calendar { self.calendar = calendar }
-        if let people { self.people = people }
+        for listing in listings { listing.store(in: &self) }
     }
 
     static func listOrder(_ a: TourState, _ b: TourState) -> Bool {
@@ -681,25 +678,139 @@ extension EntityState {
         case .poi:
             guard let poi = pois[id] else { return false }
             return poi.status == .published || (toursByPoi[id] ?? []).contains { tours[$0]?.status == .published }
-        case .event: return calendar.byId[id]?.status == .published
-        case .person: return people.byId[id]?.status == .published
-        case .page: return pages.byId[id]?.status == .published
-        case .featured: return featured.byId[id]?.status == .published
-        case .media: return media.byId[id]?.status == .published
+        case .event, .person, .page, .featured, .media:
+            guard let recordKind = FeedRecordKinds.all.first(where: { $0.changeKind == kind }) else { return false }
+            return isPublished(id, as: recordKind)
         }
+    }
+
+    private func isPublished<Kind: FeedRecord>(_ id: UUID, as _: Kind.Type) -> Bool {
+        self[keyPath: Kind.held].byId[id]?.status == .published
     }
 }
 
 extension RenderedState {
     /// The published records of each kind that changed, for a reset's answer.
     fileprivate mutating func noteRecordsOnFeed(_ work: RenderWork) {
-        func listed<Content>(_ states: [CatalogRecordState<Content>]) -> [ChangeLog.Listed] {
-            states.map { ChangeLog.Listed(id: $0.id, version: $0.version) }
-        }
-        if let states = work.calendar { changeLog.setRecordsOnFeed(.event, listed(states)) }
-        if let states = work.people { changeLog.setRecordsOnFeed(.person, listed(states)) }
-        if let states = work.pages { changeLog.setRecordsOnFeed(.page, listed(states)) }
-        if let states = work.featured { changeLog.setRecordsOnFeed(.featured, listed(states)) }
-        if let states = work.media { changeLog.setRecordsOnFeed(.media, listed(states)) }
+        for kind in FeedRecordKinds.all { noteOnFeed(kind, work) }
+    }
+
+    private mutating func noteOnFeed<Kind: FeedRecord>(_: Kind.Type, _ work: RenderWork) {
+        guard let states = work[keyPath: Kind.published] else { return }
+        changeLog.setRecordsOnFeed(Kind.changeKind, states.map { ChangeLog.Listed(id: $0.id, version: $0.version) })
+    }
+}
+
+// MARK: record kinds (CatalogRecordKinds)
+
+/// Where the feed keeps one kind of catalog record: every per-kind step of the projection (applying its events,
+/// taking its changes for a publication, the changes' log) goes through this, for each kind in `FeedRecordKinds.all`.
+/// How a kind is shown (its listing, its routes) is the kind's own.
+fileprivate protocol FeedRecord: CatalogRecordContent {
+    /// How `GET /v1/changes` names one.
+    static var changeKind: ChangeLog.Kind { get }
+    /// Its records as held, any status.
+    static var held: WritableKeyPath<EntityState, ChangedRecords<CatalogRecordState<Self>>> { get }
+    /// The published ones a publication renders, when any changed.
+    static var published: WritableKeyPath<RenderWork, [CatalogRecordState<Self>]?> { get }
+    /// What else a change touches, after it was taken in.
+    static func applied(before: CatalogRecordState<Self>?, after: CatalogRecordState<Self>?, id: UUID, to state: inout EntityState)
+    /// How the published ones are listed (a `RecordListing`, or the media library by hash), built at publication.
+    associatedtype Listing: Sendable
+    static var listing: WritableKeyPath<RenderedState, Listing> { get }
+    static func makeListing(_ states: [CatalogRecordState<Self>]) -> Listing
+}
+
+extension FeedRecord {
+    fileprivate static func applied(before: CatalogRecordState<Self>?, after: CatalogRecordState<Self>?, id: UUID, to state: inout EntityState) {}
+
+    /// The build of its listing, when the work has its published records.
+    fileprivate static func listingBuild(_ work: RenderWork) -> (any ListingBuild)? {
+        work[keyPath: published].map { KindListingBuild<Self>($0) }
+    }
+}
+
+extension FeedRecord where Self: ListedRecord, Listing == RecordListing<Self> {
+    fileprivate static func makeListing(_ states: [CatalogRecordState<Self>]) -> Listing { RecordListing(states) }
+}
+
+/// One kind's listing built beside the others (`buildListingsAndRankIndexes`), then stored in the rendered state.
+private protocol ListingBuild: Sendable {
+    func build()
+    func store(in rendered: inout RenderedState)
+}
+
+private final class KindListingBuild<Kind: FeedRecord>: ListingBuild {
+    private let states: [CatalogRecordState<Kind>]
+    private let listing = Mutex<Kind.Listing?>(nil)
+
+    init(_ states: [CatalogRecordState<Kind>]) {
+        self.states = states
+    }
+
+    func build() {
+        let built = Kind.makeListing(states)
+        listing.withLock { $0 = built }
+    }
+
+    func store(in rendered: inout RenderedState) {
+        if let built = listing.withLock({ $0 }) { rendered[keyPath: Kind.listing] = built }
+    }
+}
+
+extension CalendarEntryContent: FeedRecord {
+    fileprivate static var changeKind: ChangeLog.Kind { .event }
+    fileprivate static var held: WritableKeyPath<EntityState, ChangedRecords<CalendarEntryState>> { \.calendar }
+    fileprivate static var published: WritableKeyPath<RenderWork, [CalendarEntryState]?> { \.calendar }
+    fileprivate static var listing: WritableKeyPath<RenderedState, RecordListing<Self>> { \.calendar }
+}
+
+extension PersonContent: FeedRecord {
+    fileprivate static var changeKind: ChangeLog.Kind { .person }
+    fileprivate static var held: WritableKeyPath<EntityState, ChangedRecords<PersonState>> { \.people }
+    fileprivate static var published: WritableKeyPath<RenderWork, [PersonState]?> { \.people }
+    fileprivate static var listing: WritableKeyPath<RenderedState, RecordListing<Self>> { \.people }
+}
+
+extension PageContent: FeedRecord {
+    fileprivate static var changeKind: ChangeLog.Kind { .page }
+    fileprivate static var held: WritableKeyPath<EntityState, ChangedRecords<PageState>> { \.pages }
+    fileprivate static var published: WritableKeyPath<RenderWork, [PageState]?> { \.pages }
+    fileprivate static var listing: WritableKeyPath<RenderedState, RecordListing<Self>> { \.pages }
+}
+
+extension FeaturedContent: FeedRecord {
+    fileprivate static var changeKind: ChangeLog.Kind { .featured }
+    fileprivate static var held: WritableKeyPath<EntityState, ChangedRecords<FeaturedState>> { \.featured }
+    fileprivate static var published: WritableKeyPath<RenderWork, [FeaturedState]?> { \.featured }
+    fileprivate static var listing: WritableKeyPath<RenderedState, RecordListing<Self>> { \.featured }
+}
+
+extension MediaContent: FeedRecord {
+    fileprivate static var changeKind: ChangeLog.Kind { .media }
+    fileprivate static var held: WritableKeyPath<EntityState, ChangedRecords<MediaState>> { \.media }
+    fileprivate static var published: WritableKeyPath<RenderWork, [MediaState]?> { \.media }
+    fileprivate static var listing: WritableKeyPath<RenderedState, MediaLibrary> { \.media }
+
+    fileprivate static func makeListing(_ states: [MediaState]) -> MediaLibrary { MediaLibrary(states) }
+
+    fileprivate static func applied(before: MediaState?, after: MediaState?, id: UUID, to state: inout EntityState) {
+        state.mediaApplied(before: before, after: after, id: id)
+    }
+}
+
+/// The kinds of `CatalogRecordKinds.all` the feed holds: all of them (`FeedRecordKinds.missing` is empty; a test checks).
+enum FeedRecordKinds {
+    fileprivate static let all: [any FeedRecord.Type] = CatalogRecordKinds.all.compactMap { $0 as? any FeedRecord.Type }
+
+    /// The record kinds with no place on the feed, whose events it would not hold.
+    static var missing: [String] {
+        CatalogRecordKinds.all.filter { !($0 is any FeedRecord.Type) }.map { $0.recordKind }
+    }
+}
+
+extension CatalogProjection: CatalogRecordConsumer {
+    func handle<Content: CatalogRecordContent>(_ envelope: Envelope<CatalogRecordEvent<Content>>) async throws {
+        apply(envelope.data)
     }
 }

@@ -27,18 +27,6 @@ struct ChangeLog: Sendable {
             case .media: "media"
             }
         }
-
-        /// The kind of a catalog record's entries (`CatalogRecordContent.recordKind`); nil for one this feed does not list.
-        init?(recordKind: String) {
-            switch recordKind {
-            case CalendarEntryContent.recordKind: self = .event
-            case PersonContent.recordKind: self = .person
-            case PageContent.recordKind: self = .page
-            case FeaturedContent.recordKind: self = .featured
-            case MediaContent.recordKind: self = .media
-            default: return nil
-            }
-        }
     }
 
     /// One entity's change as a publication resolved it.
@@ -280,13 +268,4 @@ enum ChangesCursor {
         }
         return Int64(clamping: value)
     }
-}
-
-/// A catalog event whose entity `GET /v1/changes` lists, by the kind it names it.
-protocol ChangeLogged {
-    var changeKind: ChangeLog.Kind? { get }
-}
-
-extension CatalogRecordEvent: ChangeLogged {
-    var changeKind: ChangeLog.Kind? { ChangeLog.Kind(recordKind: Content.recordKind) }
 }

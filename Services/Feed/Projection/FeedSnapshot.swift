@@ -32,7 +32,7 @@ final class FeedSnapshot: Sendable {
         /// The published content pages.
         let pages: PagesListing
         /// The published featured items, by `order`.
-        let featured: [FeaturedState]
+        let featured: FeaturedListing
         /// The published media library items, by hash (theirs and their variants').
         let media: MediaLibrary
         /// Increases with every publication.

@@ -1,41 +1,20 @@
 import Foundation
 import Shared
 
-/// The published people directory (DESIGN.md, "People"), made once per publication that changed it: the entries,
-/// by id, and a text index over names, roles, departments and interests, whose name order is the list's order.
-struct PeopleListing: Sendable {
-    final class Entry: Sendable {
-        let state: PersonState
-        let foldedDepartment: [UInt8]
+/// The published people directory (DESIGN.md, "People"), searched by names, roles, departments and interests, whose
+/// name order is the list's order.
+typealias PeopleListing = RecordListing<PersonContent>
 
-        init(_ state: PersonState) {
-            self.state = state
-            foldedDepartment = TextFolding.fold(state.content.department)
-        }
+extension PersonContent: ListedRecord {
+    /// The folded department, which `?department=` matches.
+    static func derive(_ state: PersonState) -> [UInt8]? { TextFolding.fold(state.content.department) }
 
-        var id: UUID { state.id }
-        var content: PersonContent { state.content }
-    }
+    static func listedBefore(_ a: PersonState, _ b: PersonState) -> Bool { (a.content.name, a.id) < (b.content.name, b.id) }
 
-    /// Slots of the text index.
-    let entries: [Entry]
-    let byId: [UUID: Entry]
-    let textIndex: TextIndex
+    var indexedText: (name: String, fields: [String])? { (name, [role, department] + interests) }
+}
 
-    init(_ states: [PersonState] = []) {
-        entries = states.map(Entry.init)
-        byId = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var index = TextIndex()
-        for (slot, entry) in entries.enumerated() {
-            index.insert(slot: Int32(slot), id: entry.id, name: entry.content.name,
-                         fields: [entry.content.role, entry.content.department] + entry.content.interests)
-        }
-        index.seal()
-        textIndex = index
-    }
-
-    func entry(inSlot slot: Int32) -> Entry? { slot >= 0 && Int(slot) < entries.count ? entries[Int(slot)] : nil }
-
+extension RecordListing where Content == PersonContent {
     /// In name order: with `query`, the entries containing it; with `department`, those in it.
     func matches(query: [UInt8]?, department: [UInt8]?) -> [Entry] {
         var slots: [Int32] = []
@@ -49,4 +28,8 @@ struct PeopleListing: Sendable {
         }
         return slots.compactMap(entry(inSlot:)).filter { department == nil || $0.foldedDepartment == department }
     }
+}
+
+extension RecordListing.Entry where Content == PersonContent {
+    var foldedDepartment: [UInt8] { derived }
 }

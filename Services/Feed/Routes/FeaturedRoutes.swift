@@ -6,7 +6,7 @@ import Shared
 /// the feed, named as that is unless the item has its own title.
 enum FeaturedRoutes {
     static func list(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
-        let shown = snapshot.featured.compactMap { item in target(of: item.content, in: snapshot).map { (item, $0) } }
+        let shown = snapshot.featured.ordered.compactMap { item in target(of: item.content, in: snapshot).map { (item.state, $0) } }
         var json = JSONWriter(capacity: 64 + shown.count * 320)
         json.beginObject()
         json.key("featured")
@@ -18,7 +18,7 @@ enum FeaturedRoutes {
     /// `GET /v1/featured/{id}`: one item, by its own id, as the list shows it (what `/v1/changes` links to).
     static func entry(_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let id = try PathParameter.uuid(parameter, naming: "a featured item")
-        guard let item = snapshot.featured.first(where: { $0.id == id }), let target = target(of: item.content, in: snapshot) else {
+        guard let item = snapshot.featured.byId[id]?.state, let target = target(of: item.content, in: snapshot) else {
             throw Problem.notFound("no featured item shown has id \(id.uuidString)")
         }
         var json = JSONWriter(capacity: 320)

@@ -49,7 +49,7 @@ enum PageRoutes {
         guard PageContent.isSlug(slug) else {
             throw Problem.badRequest("a page's address is 1 to 100 lower-case letters, digits and hyphens, got \"\(QueryParameters.shown(slug))\"")
         }
-        guard let entry = snapshot.pages.bySlug[slug] else { throw Problem.notFound("no published page has the address \(slug)") }
+        guard let entry = snapshot.pages.byKey[slug] else { throw Problem.notFound("no published page has the address \(slug)") }
         return entry
     }
 }

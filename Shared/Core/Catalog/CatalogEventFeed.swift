@@ -274,8 +274,7 @@ public final class CatalogEventFeed: Service, Sendable {
 /// What a consumer of `catalog.events` does with one kind of record's events (CatalogRecords.swift).
 public struct CatalogRecordHandler: Sendable {
     /// Every kind of record catalog publishes: a consumer skips those it has no handler for.
-    public static let kinds: Set<String> = [CalendarEntryContent.recordKind, PersonContent.recordKind, PageContent.recordKind,
-                                                FeaturedContent.recordKind, MediaContent.recordKind]
+    public static let kinds = Set(CatalogRecordKinds.all.map { $0.recordKind })
 
     let kind: String
     let handle: @Sendable ([UInt8]) async throws -> Void
@@ -283,6 +282,16 @@ public struct CatalogRecordHandler: Sendable {
     public static func of<Content: CatalogRecordContent>(_: Content.Type,
                                                          _ handler: @escaping @Sendable (Envelope<CatalogRecordEvent<Content>>) async throws -> Void) -> Self {
         Self(kind: Content.recordKind) { bytes in try await handler(try CatalogEventCodec.readRecordEvent(Content.self, from: bytes)) }
+    }
+
+    /// A handler for every kind in `kinds` (all of `CatalogRecordKinds.all` unless told), each calling the consumer's one
+    /// generic method.
+    public static func every(_ consumer: some CatalogRecordConsumer, of kinds: [any CatalogRecordContent.Type] = CatalogRecordKinds.all) -> [Self] {
+        kinds.map { kind in of(kind, consumer) }
+    }
+
+    private static func of<Content: CatalogRecordContent>(_: Content.Type, _ consumer: some CatalogRecordConsumer) -> Self {
+        of(Content.self) { envelope in try await consumer.handle(envelope) }
     }
 
     static func kind(of type: String) -> String { String(type.prefix { $0 != "." }) }

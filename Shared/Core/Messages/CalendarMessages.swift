@@ -114,6 +114,9 @@ public typealias CalendarEntryEvent = CatalogRecordEvent<CalendarEntryContent>
 extension CalendarEntryContent: CatalogRecordContent {
     public static var recordKind: String { "calendar" }
     public static var eventRecordKey: StaticString { "entry" }
+    public static var commandField: String { "calendarEntry" }
+    public static var commandContent: WritableKeyPath<CatalogCommand, Self?> { \.calendarEntry }
+    public static var resultState: WritableKeyPath<CatalogCommandResult, CalendarEntryState?> { \.calendarEntry }
 }
 
 extension CatalogRecordEvent where Content == CalendarEntryContent {

@@ -10,6 +10,11 @@ public protocol CatalogRecordContent: Codable, Sendable, Equatable {
     static var recordKind: String { get }
     /// The key a `.changed` event carries the record under (`entry` for the calendar, as first published).
     static var eventRecordKey: StaticString { get }
+    /// The field of `catalog.commands` carrying its content (`calendarEntry`), its key path, and the result's field
+    /// with its state: every `<recordKind>.<verb>` command (`CatalogAction.record`) uses these.
+    static var commandField: String { get }
+    static var commandContent: WritableKeyPath<CatalogCommand, Self?> { get }
+    static var resultState: WritableKeyPath<CatalogCommandResult, CatalogRecordState<Self>?> { get }
 
     /// Writes the content as `JSONCoding.encoder` does (keys sorted, absent optionals left out): the codec's writing.
     func write(to out: inout JSONWriter)

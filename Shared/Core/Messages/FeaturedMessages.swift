@@ -7,6 +7,9 @@ import Foundation
 public struct FeaturedContent: CatalogRecordContent {
     public static var recordKind: String { "featured" }
     public static var eventRecordKey: StaticString { "featured" }
+    public static var commandField: String { "featured" }
+    public static var commandContent: WritableKeyPath<CatalogCommand, Self?> { \.featured }
+    public static var resultState: WritableKeyPath<CatalogCommandResult, FeaturedState?> { \.featured }
 
     public enum TargetKind: String, Codable, Sendable, CaseIterable {
         case tour, poi, event, page

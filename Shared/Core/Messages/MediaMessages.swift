@@ -7,6 +7,9 @@ import Foundation
 public struct MediaContent: CatalogRecordContent {
     public static var recordKind: String { "media" }
     public static var eventRecordKey: StaticString { "media" }
+    public static var commandField: String { "media" }
+    public static var commandContent: WritableKeyPath<CatalogCommand, Self?> { \.media }
+    public static var resultState: WritableKeyPath<CatalogCommandResult, MediaState?> { \.media }
 
     /// A smaller copy of an image, made at upload.
     public struct Variant: Codable, Sendable, Equatable {

@@ -7,6 +7,9 @@ import Foundation
 public struct PageContent: CatalogRecordContent {
     public static var recordKind: String { "page" }
     public static var eventRecordKey: StaticString { "page" }
+    public static var commandField: String { "page" }
+    public static var commandContent: WritableKeyPath<CatalogCommand, Self?> { \.page }
+    public static var resultState: WritableKeyPath<CatalogCommandResult, PageState?> { \.page }
 
     /// Its address on the feed: lower-case letters, digits and hyphens, e.g. `about`.
     public var slug: String

@@ -7,6 +7,9 @@ import Foundation
 public struct PersonContent: CatalogRecordContent {
     public static var recordKind: String { "person" }
     public static var eventRecordKey: StaticString { "person" }
+    public static var commandField: String { "person" }
+    public static var commandContent: WritableKeyPath<CatalogCommand, Self?> { \.person }
+    public static var resultState: WritableKeyPath<CatalogCommandResult, PersonState?> { \.person }
 
     public var name: String
     /// Job title, e.g. Director of Admissions.
