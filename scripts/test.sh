@@ -18,6 +18,10 @@
 # PYTEST_ARGS alone (e.g. PYTEST_ARGS='-k admin') passes arguments to pytest.
 # Last, `make containers` (scripts/containers.sh): the images built and the suite run from them;
 # skipped when arguments narrow the run, when a step before failed, or with CONTAINERS=0.
+#
+# Flakiness (docs/TESTING.md): REPEAT=N runs the Swift and Python steps N times over one build, and LOAD=1 keeps every
+# core busy with spinning processes meanwhile, e.g. the suites once flaky under load, ten times:
+#   make test REPEAT=10 LOAD=1 CONTAINERS=0 ARGS='--filter "EventHTTPTests|SnapshotMediaFeedTests"' PYTEST_ARGS='-k restarts'
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -37,6 +41,9 @@ export ITOUR_TEST_KAFKA_BROKERS=127.0.0.1:$test_broker_port
 export ITOUR_BIN_DIR=$PWD/.build/debug
 export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
+REPEAT=${REPEAT:-1}
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "make test: REPEAT must be 1 or more" >&2; exit 2; }
+load_pids=()
 t0=$(now)
 failed=()
 summary=()
@@ -66,7 +73,19 @@ phase() {
   return $rc
 }
 
+# LOAD=1: one spinning process per core, at the tests' own priority, until cleanup.
+start_load() {
+  [[ ${LOAD:-0} == 1 ]] || return 0
+  local i
+  for ((i = 0; i < $(nproc); i++)); do
+    bash -c 'while :; do :; done' &
+    load_pids+=($!)
+  done
+  echo; echo "==> load: ${#load_pids[@]} spinning processes (LOAD=1)"
+}
+
 cleanup() {
+  ((${#load_pids[@]})) && kill "${load_pids[@]}" 2>/dev/null
   echo
   echo "==> stopping test postgres and broker"
   scripts/broker.sh stop "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker$suffix.log" || true
@@ -121,27 +140,32 @@ if phase build scripts/build-checked.sh; then
   # starved for seconds, and they failed together in fresh-clone CI runs while passing alone. With test arguments,
   # one run as asked.
   timing_suites="ConnectionTests|FeedHardeningTests|AdminHardeningTests|EventHTTPTests|ShutdownDrainTests|ImportLeaseTests|KafkaRecoveryTests"
-  if (($# == 0)); then
-    phase swift-test swift test --skip-build --skip "$timing_suites"
-    phase swift-timing swift test --skip-build --filter "$timing_suites"
-  else
-    phase swift-test swift test --skip-build "$@"
-  fi
+  start_load
+  for ((round = 1; round <= REPEAT; round++)); do
+    # With REPEAT, each step's name carries its round: swift-test#3.
+    tag=; ((REPEAT > 1)) && tag="#$round"
+    if (($# == 0)); then
+      phase "swift-test$tag" swift test --skip-build --skip "$timing_suites"
+      phase "swift-timing$tag" swift test --skip-build --filter "$timing_suites"
+    else
+      phase "swift-test$tag" swift test --skip-build "$@"
+    fi
 
-  shopt -s nullglob globstar
-  py_tests=(tests/**/test_*.py tests/**/*_test.py)
-  shopt -u globstar
-  if ((${#py_tests[@]} == 0)); then
-    echo
-    echo "==> pytest: no tests in tests/, skipped"
-  elif (($# > 0)) && [[ -z ${PYTEST_ARGS:-} ]]; then
-    echo
-    echo "==> pytest: skipped (swift test arguments given; set PYTEST_ARGS to run it too)"
-  else
-    # PYTEST_ARGS is read as shell words, so quotes group: PYTEST_ARGS='-k "first_week or axe"'.
-    eval "pytest_args=(${PYTEST_ARGS:-})"
-    phase pytest .venv/bin/python -m pytest tests -q ${pytest_args[@]+"${pytest_args[@]}"}
-  fi
+    shopt -s nullglob globstar
+    py_tests=(tests/**/test_*.py tests/**/*_test.py)
+    shopt -u globstar
+    if ((${#py_tests[@]} == 0)); then
+      echo
+      echo "==> pytest: no tests in tests/, skipped"
+    elif (($# > 0)) && [[ -z ${PYTEST_ARGS:-} ]]; then
+      echo
+      echo "==> pytest: skipped (swift test arguments given; set PYTEST_ARGS to run it too)"
+    else
+      # PYTEST_ARGS is read as shell words, so quotes group: PYTEST_ARGS='-k "first_week or axe"'.
+      eval "pytest_args=(${PYTEST_ARGS:-})"
+      phase "pytest$tag" .venv/bin/python -m pytest tests -q ${pytest_args[@]+"${pytest_args[@]}"}
+    fi
+  done
 fi
 
 # The images, run as operators run them (compose, kube play). Skipped with test arguments, like pytest,
