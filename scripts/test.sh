@@ -19,9 +19,10 @@
 # Last, `make containers` (scripts/containers.sh): the images built and the suite run from them;
 # skipped when arguments narrow the run, when a step before failed, or with CONTAINERS=0.
 #
-# Flakiness (docs/TESTING.md): REPEAT=N runs the Swift and Python steps N times over one build, and LOAD=1 keeps every
-# core busy with spinning processes meanwhile, e.g. the suites once flaky under load, ten times:
-#   make test REPEAT=10 LOAD=1 CONTAINERS=0 ARGS='--filter "EventHTTPTests|SnapshotMediaFeedTests"' PYTEST_ARGS='-k restarts'
+# Flakiness (README, "Flakiness under load"; figures in docs/BENCHMARKS.md): REPEAT=N runs the Swift and Python steps
+# N times over one build, and LOAD=1 keeps every core busy with spinning processes meanwhile, e.g. the suites once flaky
+# under load, ten times:
+#   make test REPEAT=10 LOAD=1 CONTAINERS=0 ARGS='--filter "brokerUnavailable|SnapshotMediaFeedTests"' PYTEST_ARGS='-k test_restarts'
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/common.sh
@@ -64,28 +65,34 @@ phase() {
   rc=$?
   child=
   if ((rc == 0)); then
-    summary+=("$(printf '%-12s ok      %s' "$name" "$(since "$t")")")
+    summary+=("$(printf '%-16s ok      %s' "$name" "$(since "$t")")")
   else
     failed+=("$name")
-    summary+=("$(printf '%-12s FAILED  %s (exit %d)' "$name" "$(since "$t")" "$rc")")
+    summary+=("$(printf '%-16s FAILED  %s (exit %d)' "$name" "$(since "$t")" "$rc")")
   fi
   echo "<== $name: $( ((rc == 0)) && echo ok || echo "FAILED (exit $rc)"), $(since "$t")"
   return $rc
 }
 
-# LOAD=1: one spinning process per core, at the tests' own priority, until cleanup.
+# LOAD=1: one spinning process per core, at the tests' own priority, while the test steps run. Each spins only while
+# this script lives, so none is left behind if it is killed.
 start_load() {
   [[ ${LOAD:-0} == 1 ]] || return 0
   local i
   for ((i = 0; i < $(nproc); i++)); do
-    bash -c 'while :; do :; done' &
+    bash -c "while kill -0 $$ 2>/dev/null; do :; done" &
     load_pids+=($!)
   done
   echo; echo "==> load: ${#load_pids[@]} spinning processes (LOAD=1)"
 }
 
+stop_load() {
+  if ((${#load_pids[@]})); then kill "${load_pids[@]}" 2>/dev/null; fi
+  load_pids=()
+}
+
 cleanup() {
-  ((${#load_pids[@]})) && kill "${load_pids[@]}" 2>/dev/null
+  stop_load
   echo
   echo "==> stopping test postgres and broker"
   scripts/broker.sh stop "$test_broker_pid" "$test_broker_port" "$log_dir/test-broker$suffix.log" || true
@@ -166,6 +173,7 @@ if phase build scripts/build-checked.sh; then
       phase "pytest$tag" .venv/bin/python -m pytest tests -q ${pytest_args[@]+"${pytest_args[@]}"}
     fi
   done
+  stop_load
 fi
 
 # The images, run as operators run them (compose, kube play). Skipped with test arguments, like pytest,

@@ -248,8 +248,8 @@ struct CommandHandlerTests {
     }
 }
 
-@Suite("Catalog record kinds")
-struct CatalogRecordKindsTests {
+@Suite("Catalog's stored record kinds")
+struct CatalogStoredKindsTests {
     @Test("catalog keeps every kind of catalog record: each has its table, commands and snapshot")
     func everyKindStored() {
         #expect(CatalogRecordKinds.all.filter { !($0 is any StoredRecord.Type) }.isEmpty)

@@ -21,6 +21,8 @@ struct CatalogRecordKindsTests {
         #expect(recordActions.count == CatalogRecordKinds.all.count * CatalogAction.RecordVerb.allCases.count)
         #expect(CatalogAction.createTour.recordCommand == nil && CatalogAction.createCategory.recordCommand == nil)
         #expect(CatalogRecordKinds.named("calendar") == CalendarEntryContent.self && CatalogRecordKinds.named("tour") == nil)
+        // A snapshot sends the first kind ahead of the POIs (SnapshotCommand.swift), so a reader renders each POI once.
+        #expect(CatalogRecordKinds.all.first == MediaContent.self)
     }
 
     @Test("a consumer reads the events of every kind, and each command and result carries the kind's own field")

@@ -204,11 +204,12 @@ final class AdminCatalogProjection: Sendable {
 extension AdminCatalogProjection: CatalogRecordConsumer {
     func handle<Record: CatalogRecordContent>(_ envelope: Envelope<CatalogRecordEvent<Record>>) async throws {
         guard let held = Record.self as? any AdminHeldRecord.Type else { return }
-        apply(envelope.data, as: held)
+        applyRecordEvent(envelope.data, as: held)
     }
 
-    private func apply<Held: AdminHeldRecord>(_ event: some Any, as _: Held.Type) {
-        guard let event = event as? CatalogRecordEvent<Held> else { return }
+    /// `Held` is the event's own content type, opened from the existential: the cast cannot fail.
+    private func applyRecordEvent<Held: AdminHeldRecord>(_ event: some Any, as _: Held.Type) {
+        guard let event = event as? CatalogRecordEvent<Held> else { return assertionFailure("not a \(Held.recordKind) event") }
         apply(event)
     }
 }

@@ -11,8 +11,10 @@ struct RecordNames<Store: IngestStore>: CatalogRecordConsumer {
         try await save(envelope.data, as: reported)
     }
 
+    /// `Record` is the event's own content type, opened from the existential: the cast cannot fail.
     private func save<Record: ReportedRecord>(_ event: some Any, as _: Record.Type) async throws {
-        guard let event = event as? CatalogRecordEvent<Record>, event.kind == .changed, let record = event.record else { return }
+        guard let event = event as? CatalogRecordEvent<Record> else { return assertionFailure("not a \(Record.recordKind) event") }
+        guard event.kind == .changed, let record = event.record else { return }
         try await store.saveName(entityId: record.id, kind: Record.reportKind, name: record.content.reportName, version: record.version, stops: nil)
     }
 }

@@ -260,11 +260,15 @@ private struct EntityState {
     /// A kind without a place on the feed (FeedRecordKinds.missing) is not held.
     mutating func apply<Content: CatalogRecordContent>(_ event: CatalogRecordEvent<Content>) -> Bool {
         guard let kind = Content.self as? any FeedRecord.Type else { return false }
-        return apply(event, as: kind)
+        return applyRecordEvent(event, as: kind)
     }
 
-    private mutating func apply<Kind: FeedRecord>(_ event: some Any, as _: Kind.Type) -> Bool {
-        guard let event = event as? CatalogRecordEvent<Kind> else { return false }
+    /// `Kind` is the event's own content type, opened from the existential: the cast cannot fail.
+    private mutating func applyRecordEvent<Kind: FeedRecord>(_ event: some Any, as _: Kind.Type) -> Bool {
+        guard let event = event as? CatalogRecordEvent<Kind> else {
+            assertionFailure("not a \(Kind.recordKind) event")
+            return false
+        }
         let before = self[keyPath: Kind.held].byId[event.entityId]
         guard apply(event, to: Kind.held, noting: Kind.changeKind) else { return false }
         let after = self[keyPath: Kind.held].byId[event.entityId]

@@ -122,7 +122,8 @@ public final class KafkaTopicEnds: Service, Sendable {
                     self.logger.debug("end probe failed; retrying", metadata: ["topic": "\(self.topic)", "error": "\(error)"])
                     await probe?.close()
                     probe = nil
-                    // A new probe starts at the broker's end: what the old one saw may be another log's.
+                    // A new probe starts at the broker's answer and fetches the batch holding it, so it learns a surviving
+                    // log's end again at once; what the old one saw may be another log's.
                     self.seen.withLock { $0 = [:] }
                     try await Task.sleep(for: .seconds(1))
                 }
@@ -131,16 +132,13 @@ public final class KafkaTopicEnds: Service, Sendable {
         }
     }
 
-    /// A replaced log (the probe's position check moved it, or every broker was down): what the probe saw of the old
-    /// log says nothing of the new one's end. Called in the probe's poll before its messages are returned, so the
-    /// new log's messages set the ends again after it.
+    /// A replaced log (the probe's position check moved its partition: a log that went back or emptied, a topic made
+    /// again): what the probe saw of the old log says nothing of the new one's end. Only moved partitions: after every
+    /// broker was down, a log that survived keeps the end the probe read, which the broker's answer may not reach.
+    /// Called in the probe's poll before its messages are returned, so the new log's messages set the ends after it.
     private func forget(_ check: KafkaConsumer.LogCheck) {
         seen.withLock { seen in
-            if check.afterBrokerLoss {
-                seen = [:]
-            } else {
-                for move in check.moves where move.partition.topic == topic { seen[move.partition.partition] = nil }
-            }
+            for move in check.moves where move.partition.topic == topic { seen[move.partition.partition] = nil }
         }
     }
 
