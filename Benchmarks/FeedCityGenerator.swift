@@ -271,13 +271,15 @@ enum FeedCityGenerator {
                               latitude: point.latitude, longitude: point.longitude, category: category, buildings: places,
                               pictures: random.index(2) == 0 ? ["https://media.example.org/pictures/\(index).jpg"] : [], links: links,
                               address: "\(1 + random.index(200)) \(street), Leeds", phone: "+44 113 \(100 + random.index(900)) \(1000 + random.index(9000))",
-                              website: nil, openingHours: "Mo-Sa 09:00-18:00")
+                              website: nil, openingHours: "Mo-Sa 09:00-18:00",
+                              // Two languages loaded, as a site that offers them (issue 45): every place has its Spanish name.
+                              translations: ["es": ["name": "Lugar \(index) de \(street)", "summary": "En \(street)"]])
         }
 
         static func tour(index: Int, random: inout CityRandom) -> TourContent {
             let theme = ["Heritage", "Food", "Arcades", "Campus", "Riverside", "Architecture", "Galleries", "Pubs"][random.index(8)]
             return TourContent(name: "\(theme) walk \(index)", summary: "A self-guided \(theme.lowercased()) walk through the city",
-                               purpose: "Benchmark content")
+                               purpose: "Benchmark content", translations: ["es": ["name": "Paseo \(index)"]])
         }
     }
 }

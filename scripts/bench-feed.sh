@@ -90,6 +90,8 @@ export CATALOG_COMMAND_KEY=bench-command-key-$RANDOM$RANDOM$RANDOM
 export FEED_EVENTS_PER_MINUTE_PER_DEVICE=0
 export FEED_EVENTS_PER_MINUTE_PER_CLIENT=0 FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT=0
 
+# Two languages loaded (issue 45): the generated city and the demo tour carry Spanish texts; requests ask in the site's.
+export SITE_LANGUAGE=en SITE_LANGUAGES=en,es
 start_service() { # NAME PORT: starts the release binary, records its pid in $started_pid
   HTTP_PORT=$2 "$bin/$1" >>"$work/$1.log" 2>&1 &
   started_pid=$!

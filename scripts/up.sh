@@ -46,6 +46,8 @@ export LD_LIBRARY_PATH=$PWD/.local/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ITOUR_DEMO=1
 # The demo content is UNCW's: openNow is decided in Wilmington's time.
 export SITE_TIME_ZONE=${SITE_TIME_ZONE:-America/New_York}
+# The demo content is in English and Spanish (DESIGN.md "Languages").
+export SITE_LANGUAGE=${SITE_LANGUAGE:-en} SITE_LANGUAGES=${SITE_LANGUAGES:-en,es}
 # The version /health, itour_build_info and System Status show: the release and the commit.
 export ITOUR_VERSION=${ITOUR_VERSION:-$(scripts/version.sh)}
 

@@ -73,6 +73,9 @@ class Suite:
     def service_env(self, name: str) -> dict:
         env = dict(self.env)
         env["HTTP_PORT"] = str(self.ports[name])
+        if name in ("feed", "admin"):
+            # Two languages (DESIGN.md "Languages"): the suites' answers are the site's unless a test asks for Spanish.
+            env.setdefault("SITE_LANGUAGES", "en,es")
         if name == "admin":
             # Staff read and type times in the site's zone: a zone other than the machine's and the browser's UTC,
             # so a time shown or read in UTC by mistake is an hour-scale error a test sees.

@@ -43,6 +43,8 @@ struct AdminSettings: Sendable {
     var importHeartbeat: Duration = .seconds(5)
     /// `SITE_TIME_ZONE`: every time staff read or type (history, schedules, status, imports) is in it, named.
     var clock = SiteClock.utc
+    /// `SITE_LANGUAGE`, `SITE_LANGUAGES`: the languages the forms translate into (DESIGN.md "Languages").
+    var languages = SiteLanguages.english
 
     /// The variables `init(environment:)` reads.
     static let variables: [ConfigVariable] = [
@@ -50,7 +52,7 @@ struct AdminSettings: Sendable {
         .adminLoginFailuresPerAccount, .adminLoginFailuresPerAddress, .adminLoginDelaySeconds, .adminLoginMaxDelaySeconds,
         .analyticsURL, .reportsToken, .demo, .adminMapTilesURL, .adminMapAttribution, .adminLeafletDirectory, .feedPublicURL,
         .mediaMaxBytes, .mediaMaxPixels, .adminPublicURL, .adminImportLeaseSeconds, .adminImportHeartbeatSeconds,
-        .siteTimeZone,
+        .siteTimeZone, .siteLanguage, .siteLanguages,
     ] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
@@ -115,6 +117,7 @@ struct AdminSettings: Sendable {
         }
         (importLease, importHeartbeat) = (.seconds(lease), .seconds(heartbeat))
         clock = SiteClock(timeZone: try environment.siteTimeZone())
+        languages = try environment.siteLanguages()
     }
 }
 

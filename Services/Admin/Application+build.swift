@@ -42,7 +42,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
         .add(middleware: SessionMiddleware(sessions: repository))
         .add(middleware: AdminErrorMiddleware())
         .add(middleware: CSRFMiddleware(secureCookies: admin.secureCookies,
-                                       uploadPaths: ImportController.uploadPaths.merging(MediaController.uploadPaths(maxBytes: admin.mediaMaxBytes)) { $1 }))
+                                       uploadPaths: ImportController.uploadPaths.merging(MediaController.uploadPaths(maxBytes: admin.mediaMaxBytes)) { $1 }
+                                           .merging(TranslationsController.uploadPaths) { $1 }))
     let throttle = LoginThrottle(repository: repository, perAccount: admin.failuresPerAccount, perAddress: admin.failuresPerAddress,
                                  firstDelay: TimeInterval(admin.loginFirstDelay), maximumDelay: TimeInterval(admin.loginMaximumDelay))
     AuthController(users: repository, sessions: repository, throttle: throttle,
@@ -51,9 +52,9 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     leaflet.register(on: pages)
     let map = AdminMap(settings: admin.map, hasLeaflet: leaflet.isAvailable)
     ToursController(projection: projection, writer: writer, editors: repository, users: repository, map: map,
-                    feedPublicURL: admin.feedPublicURL, clock: admin.clock).register(on: pages)
+                    feedPublicURL: admin.feedPublicURL, clock: admin.clock, languages: admin.languages).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository, map: map, feedPublicURL: admin.feedPublicURL,
-                   clock: admin.clock).register(on: pages)
+                   clock: admin.clock, languages: admin.languages).register(on: pages)
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository).register(on: pages)
@@ -62,6 +63,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     DeletedController(writer: writer, editors: repository, clock: admin.clock).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports, projection: projection, clock: admin.clock).register(on: pages)
+    TranslationsController(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
                     feedPublicURL: admin.feedPublicURL, images: ImageVariants(), maxPixels: admin.mediaMaxPixels).register(on: pages)

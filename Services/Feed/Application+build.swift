@@ -14,7 +14,7 @@ func buildApplication(settings: ServiceSettings, feed: FeedSettings? = nil) thro
     settings.kafka.compressionCodec = "none"
     let runtime = try ServiceRuntime(settings: settings, usesPostgres: false)
     let logger = runtime.logger
-    let projection = CatalogProjection(feedPublicURL: feed.site.publicURL)
+    let projection = CatalogProjection(feedPublicURL: feed.site.publicURL, languages: feed.site.languages)
     let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
                                         source: "feed", logger: logger)
     let events = CatalogEventFeed(configuration: settings.kafka, startup: runtime.startup, commands: commands,

@@ -35,7 +35,7 @@ struct FeedSettings: Sendable {
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays,
+    static let variables: [ConfigVariable] = [.feedEventsPerMinutePerDevice, .feedEventsPerMinutePerClient, .siteTimeZone, .sitePublicHolidays, .siteLanguage, .siteLanguages,
                                               .feedPublicURL, .feedMediaCacheBytes, .feedMaxConnectionsPerClient, .feedNewDevicesPerHourPerClient] + TrustedProxies.variables
 
     init(environment: Environment = Environment()) throws {
@@ -67,7 +67,7 @@ struct FeedSettings: Sendable {
         guard let base = QRLink.publicURL(publicURL) else {
             throw FeedSettingsError(description: "configuration: FEED_PUBLIC_URL must be an http(s) address of at most \(QRLink.maximumPublicURLBytes) bytes such as https://tours.example.edu, got \"\(publicURL)\"")
         }
-        site = FeedSite(timeZone: timeZone, publicHolidays: holidays, publicURL: base)
+        site = FeedSite(timeZone: timeZone, publicHolidays: holidays, publicURL: base, languages: try environment.siteLanguages())
     }
 }
 
@@ -79,6 +79,8 @@ struct FeedSite: Sendable {
     var publicHolidays: Set<String> = []
     /// `FEED_PUBLIC_URL`: where phones reach the feed, for the links in QR codes; no trailing slash.
     var publicURL = FeedSite.defaultPublicURL
+    /// `SITE_LANGUAGE` and `SITE_LANGUAGES`: the languages the feed answers in (DESIGN.md "Languages").
+    var languages = SiteLanguages.english
 
     static let defaultPublicURL = "http://localhost:8080"
 

@@ -20,6 +20,27 @@ struct CommandValidationTests {
         }
     }
 
+    @Test("a translation meets its field's own rules and names the language and field; unknown fields and malformed tags are refused")
+    func translations() {
+        func errors(_ translations: Translations) -> [String: String] {
+            let content = PoiContent(name: "Library", latitude: 34.2, longitude: -77.8, translations: translations)
+            return Dictionary(CommandValidation.validate(content).map { ($0.field, $0.message) }, uniquingKeysWith: { first, _ in first })
+        }
+        #expect(errors(["es": ["name": "Biblioteca", "summary": "Libros"], "pt-BR": ["description": "Livros"]]).isEmpty)
+        // 200 characters of two bytes each: within the name's limit as the site language's own name would be.
+        #expect(errors(["es": ["name": String(repeating: "ñ", count: 200)]]).isEmpty)
+        #expect(errors(["es": ["name": String(repeating: "ñ", count: 201)]])["translations.es.name"]?.hasPrefix("es: ") == true)
+        #expect(errors(["es": ["name": "Biblio\u{0}teca"]])["translations.es.name"]?.contains("control characters") == true)
+        #expect(errors(["es": ["narration": "not a hash"]])["translations.es.narration"] != nil)
+        #expect(errors(["es": ["latitude": "1"]])["translations.es"]?.contains("latitude has no translation") == true)
+        #expect(errors(["<b>": ["name": "x"]])["translations"]?.contains("language must be a tag") == true)
+        #expect(errors(["e": ["name": "x"]])["translations"] != nil, "a one-letter primary subtag is not a language")
+        // An empty translation is no translation: a blank required name is not required in Spanish.
+        #expect(errors(["es": ["name": ""]]).isEmpty)
+        #expect(PoiContent(name: "x", latitude: 0, longitude: 0, translations: ["ES": ["name": "a"], "es": ["summary": "b"]]).translations
+                == ["es": ["name": "a", "summary": "b"]], "tags are one language whatever their case")
+    }
+
     @Test("opening hours must read (the message names the mistake), a price level is 0 to 4, access notes at most 2 000 characters")
     func hoursPriceAndAccess() {
         func errors(hours: String? = nil, price: Int? = nil, access: String? = nil) -> [String: String] {

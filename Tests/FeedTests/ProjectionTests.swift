@@ -7,6 +7,8 @@ import Testing
 /// Builds catalog events the way catalog publishes them.
 enum Fixture {
     static let campus = Coordinate(latitude: 34.2261, longitude: -77.8767)
+    /// The site's language: the answers tests read unless they ask for another.
+    static let en = ContentLanguage.site(of: .english)
 
     static func poi(_ id: UUID = UUID(), version: Int = 1, name: String, latitude: Double = 34.2261, longitude: Double = -77.8767,
                     summary: String = "", category: String? = nil, categories: [String]? = nil, buildings: [String] = [], legacyId: Int? = nil,
@@ -39,12 +41,12 @@ struct ProjectionTests {
         #expect(!projection.apply(.changed(Fixture.tour(id, version: 1, name: "A"))))
         #expect(!projection.apply(.changed(Fixture.tour(id, version: 2, name: "B again"))))
         var snapshot = projection.publish()
-        #expect(try Fixture.json(try #require(snapshot.tours[id]).detail)["name"] as? String == "B")
+        #expect(try Fixture.json(try #require(snapshot.tours[id]).detail(Fixture.en))["name"] as? String == "B")
         #expect(projection.apply(CatalogEvent(kind: .tourDeleted, entityId: id, version: 3)))
         #expect(!projection.apply(.changed(Fixture.tour(id, version: 2, name: "B"))))
         snapshot = projection.publish()
         #expect(snapshot.tours.isEmpty)
-        let list = try Fixture.json(snapshot.tourList)["tours"] as? [Any]
+        let list = try Fixture.json(snapshot.tourList(Fixture.en))["tours"] as? [Any]
         #expect(list?.isEmpty == true)
     }
 
@@ -57,20 +59,20 @@ struct ProjectionTests {
         #expect(projection.apply(.changed(Fixture.poi(id, version: 2, name: "B", status: .published))))
         #expect(!projection.apply(.changed(Fixture.poi(id, version: 1, name: "A", status: .published))))
         #expect(!projection.apply(.changed(Fixture.poi(id, version: 2, name: "B again", status: .published))))
-        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail)["name"] as? String == "B")
+        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail(Fixture.en))["name"] as? String == "B")
         #expect(projection.apply(CatalogEvent(kind: .poiDeleted, entityId: id, version: 3)))
         #expect(!projection.apply(.changed(Fixture.poi(id, version: 2, name: "B", status: .published))))
         #expect(projection.publish().pois[id] == nil)
         // Made again: its new version is on its record; the deletion's is not what decides any more.
         #expect(projection.apply(.changed(Fixture.poi(id, version: 4, name: "D", status: .published))))
         #expect(!projection.apply(.changed(Fixture.poi(id, version: 3, name: "C", status: .published))))
-        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail)["name"] as? String == "D")
+        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail(Fixture.en))["name"] as? String == "D")
         // The envelope's version decides, whatever the state inside says.
         var mislabelled = CatalogEvent.changed(Fixture.poi(id, version: 1, name: "E", status: .published))
         mislabelled.version = 6
         #expect(projection.apply(mislabelled))
         #expect(!projection.apply(.changed(Fixture.poi(id, version: 5, name: "F", status: .published))))
-        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail)["name"] as? String == "E")
+        #expect(try Fixture.json(try #require(projection.publish().pois[id]).detail(Fixture.en))["name"] as? String == "E")
     }
 
     @Test("only published tours are listed, by name; a POI is visible only while a published tour stops there")
@@ -85,17 +87,17 @@ struct ProjectionTests {
         projection.apply(.changed(Fixture.tour(name: "Another live", stops: [])))
         projection.apply(.changed(live))
         var snapshot = projection.publish()
-        let names = try #require(Fixture.json(snapshot.tourList)["tours"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+        let names = try #require(Fixture.json(snapshot.tourList(Fixture.en))["tours"] as? [[String: Any]]).compactMap { $0["name"] as? String }
         #expect(names == ["Another live", "Live"])
         #expect(snapshot.pois[shared.id] != nil)
         #expect(snapshot.pois[draftOnly.id] == nil)
-        #expect(try Fixture.json(try #require(snapshot.pois[shared.id]).detail)["tourIds"] as? [String] == [live.id.uuidString])
+        #expect(try Fixture.json(try #require(snapshot.pois[shared.id]).detail(Fixture.en))["tourIds"] as? [String] == [live.id.uuidString])
 
         // Publishing the draft makes its other stop visible; unpublishing takes it away again.
         projection.apply(.changed(Fixture.tour(draftId, version: 2, name: "Draft", status: .published, stops: [shared.id, draftOnly.id])))
         snapshot = projection.publish()
         #expect(snapshot.pois[draftOnly.id] != nil)
-        #expect(try Fixture.json(try #require(snapshot.pois[shared.id]).detail)["tourIds"] as? [String] == [draftId.uuidString, live.id.uuidString])
+        #expect(try Fixture.json(try #require(snapshot.pois[shared.id]).detail(Fixture.en))["tourIds"] as? [String] == [draftId.uuidString, live.id.uuidString])
         projection.apply(.changed(Fixture.tour(draftId, version: 3, name: "Draft", status: .draft, stops: [shared.id, draftOnly.id])))
         snapshot = projection.publish()
         #expect(snapshot.pois[draftOnly.id] == nil)
@@ -120,7 +122,7 @@ struct ProjectionTests {
         let plain = Fixture.tour(name: "Plain", stops: [a.id, b.id])
         for event: CatalogEvent in [.changed(a), .changed(b), .changed(tour), .changed(plain)] { projection.apply(event) }
         let snapshot = projection.publish()
-        let detail = try Fixture.json(try #require(snapshot.tours[tour.id]).detail)
+        let detail = try Fixture.json(try #require(snapshot.tours[tour.id]).detail(Fixture.en))
         #expect(detail["coverImage"] as? String == "https://uncw.edu/hall.jpg" && detail["coverImageAlt"] as? String == "The hall")
         #expect(detail["estimatedMinutes"] as? Int == 40 && detail["color"] as? String == "#0b5cad")
         let line = try #require(detail["route"] as? [String: Any])
@@ -130,11 +132,11 @@ struct ProjectionTests {
         let straight = Geo.pathLengthMeters([a, b].map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) })
         #expect(abs(walked - route.lengthMeters) <= 0.05 && walked > straight + 50, "\(walked) along the route, \(straight) straight")
         // Without them: nulls, and the straight lines between the stops.
-        let other = try Fixture.json(try #require(snapshot.tours[plain.id]).detail)
+        let other = try Fixture.json(try #require(snapshot.tours[plain.id]).detail(Fixture.en))
         for key in ["coverImage", "coverImageAlt", "estimatedMinutes", "color", "route"] { #expect(other[key] is NSNull, "\(key)") }
         #expect(abs((other["walkingDistanceMeters"] as? Double ?? 0) - straight) <= 0.05)
         // The list carries the look, not the route.
-        let list = try #require(try Fixture.json(snapshot.tourList)["tours"] as? [[String: Any]])
+        let list = try #require(try Fixture.json(snapshot.tourList(Fixture.en))["tours"] as? [[String: Any]])
         let entry = try #require(list.first { $0["id"] as? String == tour.id.uuidString })
         #expect(entry["color"] as? String == "#0b5cad" && entry["estimatedMinutes"] as? Int == 40 && entry["coverImageAlt"] as? String == "The hall")
         #expect(entry["route"] == nil)
@@ -150,7 +152,7 @@ struct ProjectionTests {
         // The tour arrives before its stops, as it may from another partition.
         projection.apply(.changed(tour))
         for poi in [a, b, c] { projection.apply(.changed(poi)) }
-        var detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail)
+        var detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail(Fixture.en))
         let stops = try #require(detail["stops"] as? [[String: Any]])
         #expect(stops.compactMap { $0["name"] as? String } == ["C", "A", "B"])
         #expect(stops[1]["category"] as? String == "See/Hall")
@@ -164,14 +166,14 @@ struct ProjectionTests {
 
         // Renaming a stop re-renders the tour; deleting it drops it from the stops.
         projection.apply(.changed(Fixture.poi(a.id, version: 2, name: "A renamed", latitude: a.content.latitude, longitude: a.content.longitude)))
-        detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail)
+        detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail(Fixture.en))
         #expect((detail["stops"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["C", "A renamed", "B"])
         projection.apply(CatalogEvent(kind: .poiDeleted, entityId: b.id, version: 2))
         let snapshot = projection.publish()
-        detail = try Fixture.json(try #require(snapshot.tours[tour.id]).detail)
+        detail = try Fixture.json(try #require(snapshot.tours[tour.id]).detail(Fixture.en))
         #expect(detail["stopCount"] as? Int == 2)
         #expect(snapshot.pois[b.id] == nil)
-        let listed = try #require(Fixture.json(snapshot.tourList)["tours"] as? [[String: Any]])
+        let listed = try #require(Fixture.json(snapshot.tourList(Fixture.en))["tours"] as? [[String: Any]])
         #expect(listed.first?["stopCount"] as? Int == 2)
     }
 
@@ -189,11 +191,11 @@ struct ProjectionTests {
         #expect(projection.hasPendingChanges, "the tours are left to the publication")
         var snapshot = projection.publish()
         #expect(!projection.hasPendingChanges)
-        let walkDetail = try Fixture.json(try #require(snapshot.tours[walk.id]).detail)
+        let walkDetail = try Fixture.json(try #require(snapshot.tours[walk.id]).detail(Fixture.en))
         let stops = try #require(walkDetail["stops"] as? [[String: Any]])
         #expect(stops.compactMap { $0["name"] as? String } == ["A", "B"])
-        #expect(try Fixture.json(try #require(snapshot.pois[b.id]).detail)["tourIds"] as? [String] == [ride.id.uuidString, walk.id.uuidString])
-        func page(_ id: UUID) throws -> String { String(decoding: try #require(snapshot.pois[id]).page.identity.readableBytesView, as: UTF8.self) }
+        #expect(try Fixture.json(try #require(snapshot.pois[b.id]).detail(Fixture.en))["tourIds"] as? [String] == [ride.id.uuidString, walk.id.uuidString])
+        func page(_ id: UUID) throws -> String { String(decoding: try #require(snapshot.pois[id]).page(Fixture.en).identity.readableBytesView, as: UTF8.self) }
         #expect(try page(b.id).contains("Walk") && page(b.id).contains("Ride"))
 
         // The tour renamed: its stops show the new name. Deleted: B shows only Ride, and A (on no other tour) is gone.
@@ -203,7 +205,7 @@ struct ProjectionTests {
         projection.apply([CatalogEvent(kind: .tourDeleted, entityId: walk.id, version: 3)])
         snapshot = projection.publish()
         #expect(snapshot.pois[a.id] == nil)
-        #expect(try Fixture.json(try #require(snapshot.pois[b.id]).detail)["tourIds"] as? [String] == [ride.id.uuidString])
+        #expect(try Fixture.json(try #require(snapshot.pois[b.id]).detail(Fixture.en))["tourIds"] as? [String] == [ride.id.uuidString])
         #expect(try !page(b.id).contains("Stroll"))
     }
 
@@ -212,7 +214,7 @@ struct ProjectionTests {
         let projection = CatalogProjection()
         let tour = Fixture.tour(name: "Empty")
         projection.apply(.changed(tour))
-        let detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail)
+        let detail = try Fixture.json(try #require(projection.publish().tours[tour.id]).detail(Fixture.en))
         #expect(detail["bbox"] is NSNull)
         #expect(detail["walkingDistanceMeters"] as? Double == 0)
         #expect((detail["stops"] as? [Any])?.isEmpty == true)
@@ -327,13 +329,13 @@ struct ProjectionTests {
         projection.apply(.changed(Fixture.tour(tourId, version: 1, name: "First")))
         var snapshot = projection.publish()
         #expect(appliedWhileRendering.withLock { $0 } == true)
-        #expect(try Fixture.json(try #require(snapshot.tours[tourId]).detail)["name"] as? String == "First")
+        #expect(try Fixture.json(try #require(snapshot.tours[tourId]).detail(Fixture.en))["name"] as? String == "First")
         #expect(projection.hasPendingChanges)
         let first = snapshot.generation
         snapshot = projection.publish()
         #expect(snapshot.generation > first)
-        #expect(try Fixture.json(try #require(snapshot.tours[tourId]).detail)["name"] as? String == "Second")
-        #expect(try Fixture.json(snapshot.tourList)["tours"].flatMap { $0 as? [[String: Any]] }?.first?["name"] as? String == "Second")
+        #expect(try Fixture.json(try #require(snapshot.tours[tourId]).detail(Fixture.en))["name"] as? String == "Second")
+        #expect(try Fixture.json(snapshot.tourList(Fixture.en))["tours"].flatMap { $0 as? [[String: Any]] }?.first?["name"] as? String == "Second")
         #expect(projection.snapshot.generation == snapshot.generation)
     }
 
@@ -362,7 +364,7 @@ struct ProjectionTests {
         }
         let snapshot = projection.publish()
         for (worker, id) in ids.enumerated() {
-            #expect(try Fixture.json(try #require(snapshot.tours[id]).detail)["name"] as? String == "Tour \(worker) v50")
+            #expect(try Fixture.json(try #require(snapshot.tours[id]).detail(Fixture.en))["name"] as? String == "Tour \(worker) v50")
         }
         let readerSawOlder = wentBack.load(ordering: .relaxed)
         #expect(!readerSawOlder)

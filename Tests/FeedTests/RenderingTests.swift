@@ -169,7 +169,7 @@ struct RenderingTests {
     func json() throws {
         let poi = Fixture.poi(name: hostile, summary: "line\nbreak\ttab \\ slash /", category: "Shop/Fashion",
                               links: [MediaLink(name: "Tour video", type: .video, url: "https://example.edu/v.mp4")])
-        let bytes = ContentJSON.poiDetail(poi, tourIds: [UUID()], openingHours: nil)
+        let bytes = ContentJSON.poiDetail(poi, tourIds: [UUID()], openingHours: nil, language: Fixture.en, languages: ["en"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         #expect(object["name"] as? String == hostile)
         #expect(object["summary"] as? String == "line\nbreak\ttab \\ slash /")
@@ -177,10 +177,10 @@ struct RenderingTests {
         for key in ["address", "phone", "website", "openingHours", "legacyId"] { #expect(object[key] is NSNull, "\(key)") }
         var members = JSONWriter()
         members.beginObject()
-        ContentJSON.poiListingMembers(id: poi.id, poi.content, to: &members)
+        ContentJSON.poiListingMembers(id: poi.id, poi.content, languages: ["en"], to: &members)
         members.endObject()
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(members.bytes)) as? [String: Any])
-        #expect(Set(listing.keys) == ["category", "id", "latitude", "longitude", "name", "summary"])
+        #expect(Set(listing.keys) == ["category", "id", "languages", "latitude", "longitude", "name", "summary"])
     }
 
     @Test("the POI page links library pictures relatively, keeping their ?w=, and other sites' pictures as given")

@@ -441,7 +441,18 @@ struct CatalogEventCodecTests {
                    openingHours: optionalText(&random), legacyId: random.chance(2) ? nil : Int(random.next() >> 12) - (1 << 51),
                    priceLevel: random.chance(2) ? nil : random.below(5), accessibility: optionalText(&random),
                    pictureAlts: random.chance(2) ? [] : (0..<random.below(3)).map { _ in random.chance(3) ? "" : text(&random) },
-                   triggerRadiusMeters: random.chance(2) ? nil : random.below(600), narration: optionalText(&random))
+                   triggerRadiusMeters: random.chance(2) ? nil : random.below(600), narration: optionalText(&random),
+                   translations: translations(&random, fields: PoiContent.translatableFields))
+    }
+
+    /// Now and then texts in a language or two (DESIGN.md "Languages"), some fields of each.
+    static func translations(_ random: inout SplitMix64, fields: [String]) -> Translations? {
+        guard random.chance(2) else { return nil }
+        var translations: Translations = [:]
+        for language in ["es", "pt-BR", "zh-Hant"] where random.chance(2) {
+            for field in fields where random.chance(2) { translations[language, default: [:]][field] = text(&random) }
+        }
+        return translations
     }
 
     static func tourContent(_ random: inout SplitMix64) -> TourContent {
@@ -450,7 +461,7 @@ struct CatalogEventCodecTests {
                     estimatedMinutes: random.chance(2) ? nil : random.below(2_000) - 100, color: optionalText(&random),
                     route: random.chance(2) ? nil : LineString((0..<random.below(6)).map { _ in
                         Coordinate(latitude: number(&random), longitude: number(&random))
-                    }))
+                    }), translations: translations(&random, fields: TourContent.translatableFields))
     }
 
     static func optionalText(_ random: inout SplitMix64) -> String? { random.chance(3) ? nil : text(&random) }

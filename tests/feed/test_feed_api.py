@@ -106,7 +106,8 @@ def test_tour_detail_stops_bbox_and_walking_distance(tour_detail):
     stops = tour_detail["stops"]
     assert [s["name"] for s in stops] == [DEMO_POIS[i]["name"] for i in DEMO_TOUR["stops"]]
     for stop, legacy in zip(stops, DEMO_TOUR["stops"]):
-        assert set(stop) == {"id", "name", "summary", "latitude", "longitude", "category", "triggerRadiusMeters"}
+        assert set(stop) == {"id", "name", "summary", "latitude", "longitude", "category", "triggerRadiusMeters", "languages"}
+        assert stop["languages"] == ["en", "es"], "the demo stops are in English and Spanish"
         assert stop["triggerRadiusMeters"] == 30
         assert (stop["latitude"], stop["longitude"]) == (DEMO_POIS[legacy]["latitude"], DEMO_POIS[legacy]["longitude"])
     points = [(DEMO_POIS[i]["latitude"], DEMO_POIS[i]["longitude"]) for i in DEMO_TOUR["stops"]]
@@ -168,9 +169,9 @@ def test_nearby_nearest_first_with_distance_and_bearing(feed):
     assert len([p for p in everything if p["name"] in demo_names]) == 10
     assert len(request(f"{feed}/v1/pois?near={here[0]},{here[1]}&radius=5000&limit=3").json()["pois"]) == 3
     assert [p["distanceMeters"] for p in everything] == sorted(p["distanceMeters"] for p in everything)
-    assert request(f"{feed}/v1/pois?near=0,0&radius=1000").json() == {"pois": []}
+    assert request(f"{feed}/v1/pois?near=0,0&radius=1000").json() == {"language": "en", "pois": []}
     # The demo POIs have no category: a category filter leaves none.
-    assert request(f"{feed}/v1/pois?near={here[0]},{here[1]}&radius=5000&category=Shop").json() == {"pois": []}
+    assert request(f"{feed}/v1/pois?near={here[0]},{here[1]}&radius=5000&category=Shop").json() == {"language": "en", "pois": []}
 
 
 def test_search_folds_case_and_accents(feed, tour):
@@ -237,7 +238,7 @@ def test_only_published_content_is_visible(suite, feed):
     result = suite.run_tool("catalog", "import", str(path))
     assert result.returncode == 0, result.stderr
     assert "Hidden draft tour" not in request(feed + "/v1/tours").text
-    assert request(feed + "/v1/search?q=hidden").json() == {"pois": [], "tours": [], "events": [], "people": [], "pages": []}
+    assert request(feed + "/v1/search?q=hidden").json() == {"language": "en", "pois": [], "tours": [], "events": [], "people": [], "pages": []}
     assert "Hidden" not in request(feed + "/v1/legacy/tours.xml").text
     tour_id = "00000001-0000-4000-8000-000000900001"
     expect_problem(request(f"{feed}/v1/tours/{tour_id}"), 404)

@@ -13,6 +13,8 @@ struct PoisController {
     let feedPublicURL: String
     /// `SITE_TIME_ZONE`, for the history's times.
     let clock: SiteClock
+    /// `SITE_LANGUAGES`: what the form translates into.
+    let languages: SiteLanguages
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/pois", use: list)
@@ -58,7 +60,7 @@ struct PoisController {
         let content = projection.content
         let filter = PoiPages.ListFilter(search: ListSearch(request), category: ListSearch.formValue("category", of: request))
         return AdminPage(title: "Points of Interest", context: context, notice: Notice.from(request),
-                         body: PoiPages.list(pois: content.sortedPois.filter(filter.matches), content: content, filter: filter)).response()
+                         body: PoiPages.list(pois: content.sortedPois.filter(filter.matches), content: content, filter: filter, languages: languages)).response()
     }
 
     /// A new POI, on its own (owners) or as the next stop of a tour (whoever edits the tour).
@@ -93,6 +95,7 @@ struct PoisController {
         // Only what phones can load: the feed serves a library file once it is published.
         model.pictures = content.sortedMedia.filter { $0.content.format.kind == .image && $0.status == .published }
         model.feedPublicURL = feedPublicURL
+        model.languages = languages
         model.neighbours = tour.map { content.stops(of: $0).filter { $0.id != poi?.id } } ?? []
         let around = model.neighbours.isEmpty ? content.sortedPois : model.neighbours
         model.center = Geo.median(around.map(\.coordinate))

@@ -14,6 +14,8 @@ struct ToursController {
     let feedPublicURL: String
     /// `SITE_TIME_ZONE`: schedules are typed and shown in it, history too.
     let clock: SiteClock
+    /// `SITE_LANGUAGES`: what the form translates into.
+    let languages: SiteLanguages
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/tours", use: list)
@@ -53,7 +55,7 @@ struct ToursController {
                                                           $0.working.content.summary, $0.working.content.purpose)
         }
         return AdminPage(title: "Tours Administration", context: context, notice: Notice.from(request),
-                         body: TourPages.list(tours: tours, search: search, access: access, csrf: context.csrfToken)).response()
+                         body: TourPages.list(tours: tours, search: search, access: access, csrf: context.csrfToken, languages: languages)).response()
     }
 
     /// Publish, unpublish or delete the ticked tours (`tour` = `id:version` each, as the list showed them). Each is its
@@ -116,7 +118,7 @@ struct ToursController {
     private func listPage(context: AdminRequestContext, access: Access, notice: Notice) -> Response {
         let tours = projection.content.sortedTours.filter { access.canEdit(tour: $0.id) }
         return AdminPage(title: "Tours Administration", context: context, notice: notice,
-                         body: TourPages.list(tours: tours, search: ListSearch(query: ""), access: access, csrf: context.csrfToken)).response()
+                         body: TourPages.list(tours: tours, search: ListSearch(query: ""), access: access, csrf: context.csrfToken, languages: languages)).response()
     }
 
     @Sendable func newForm(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -127,7 +129,7 @@ struct ToursController {
     func newPage(_ form: TourForm, errors: [String: String], problem: String?, context: AdminRequestContext,
                  status: HTTPResponse.Status = .ok) -> Response {
         AdminPage(title: "Create New Tour", context: context, breadcrumbs: [("Tours Administration", "/tours"), ("Create New Tour", nil)],
-                  body: TourPages.new(form, errors: errors, problem: problem, csrf: context.csrfToken), status: status).response()
+                  body: TourPages.new(form, errors: errors, problem: problem, csrf: context.csrfToken, languages: languages), status: status).response()
     }
 
     @Sendable func create(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -175,7 +177,7 @@ struct ToursController {
             !tour.working.stops.contains(poi.id) && access.canAttach(poi: poi.id, in: content)
         }
         var model = TourPages.ManageModel(tour: tour, stops: stops, form: form, errors: errors, problem: problem,
-                                          addable: addable, access: access, csrf: context.csrfToken, map: map, clock: clock)
+                                          addable: addable, access: access, csrf: context.csrfToken, map: map, clock: clock, languages: languages)
         model.publishRefusal = publishRefusal
         model.scheduleTyped = scheduleTyped
         switch conflict {

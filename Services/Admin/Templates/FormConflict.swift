@@ -7,18 +7,29 @@ import Synchronization
 protocol MergeableForm: Sendable {
     /// Each text field: its form name, its label, where the form keeps it.
     static var mergeFields: [(name: String, label: String, value: WritableKeyPath<Self, String>)] { get }
+    /// Text fields named per form, by form name: a translation's `name@es` (their label is their name).
+    var namedFields: [String: String] { get set }
 }
 
 extension MergeableForm {
-    /// The hidden fields that carry the values this form was rendered from.
-    func baseFields() -> HTML {
-        Self.mergeFields.reduce(HTML.empty) { html, field in html + Forms.hidden("base.\(field.name)", self[keyPath: field.value]) }
+    var namedFields: [String: String] {
+        get { [:] }
+        set {}
     }
 
-    /// The rendered-from values a posted form carried; nil when it carried none (a page from before they existed).
+    /// The hidden fields that carry the values this form was rendered from.
+    func baseFields() -> HTML {
+        let fixed = Self.mergeFields.reduce(HTML.empty) { html, field in html + Forms.hidden("base.\(field.name)", self[keyPath: field.value]) }
+        return namedFields.keys.sorted().reduce(fixed) { html, name in html + Forms.hidden("base.\(name)", namedFields[name] ?? "") }
+    }
+
+    /// The rendered-from values a posted form carried; nil when it carried none (a page from before they existed). A named
+    /// field without its base was empty when the page was rendered.
     static func base(in form: FormData) -> [String: String]? {
         guard mergeFields.allSatisfy({ form.has("base.\($0.name)") }) else { return nil }
-        return Dictionary(uniqueKeysWithValues: mergeFields.map { ($0.name, form["base.\($0.name)"]) })
+        var base = Dictionary(uniqueKeysWithValues: mergeFields.map { ($0.name, form["base.\($0.name)"]) })
+        for (name, values) in form.fields where name.hasPrefix("base.") && name.contains("@") { base[String(name.dropFirst(5))] = values.first ?? "" }
+        return base
     }
 }
 
@@ -45,19 +56,26 @@ struct FormConflict<Form: MergeableForm>: Sendable {
         var merged = typed
         var bothChanged: [Field] = []
         var taken: [String] = []
-        for field in Form.mergeFields {
-            let mine = Self.normal(typed[keyPath: field.value])
-            let theirs = Self.normal(current[keyPath: field.value])
+        let named = Set(typed.namedFields.keys).union(current.namedFields.keys).sorted()
+        let fields: [(name: String, label: String, mine: String, theirs: String, take: (inout Form) -> Void)] =
+            Form.mergeFields.map { field in
+                (field.name, field.label, typed[keyPath: field.value], current[keyPath: field.value], { $0[keyPath: field.value] = current[keyPath: field.value] })
+            } + named.map { name in
+                (name, name, typed.namedFields[name] ?? "", current.namedFields[name] ?? "", { $0.namedFields[name] = current.namedFields[name] })
+            }
+        for field in fields {
+            let mine = Self.normal(field.mine)
+            let theirs = Self.normal(field.theirs)
             guard mine != theirs else { continue }
             // Without the base every difference is treated as changed on both sides: nothing is overwritten unseen.
             let original = base.map { Self.normal($0[field.name] ?? "") }
             if let original, mine == original {
-                merged[keyPath: field.value] = current[keyPath: field.value]
+                field.take(&merged)
                 taken.append(field.label)
             } else if let original, theirs == original {
                 continue
             } else {
-                bothChanged.append(Field(name: field.name, label: field.label, theirs: current[keyPath: field.value]))
+                bothChanged.append(Field(name: field.name, label: field.label, theirs: field.theirs))
             }
         }
         form = merged

@@ -91,7 +91,7 @@ struct AdminPage {
 
 /// The main navigation, each entry with the roles that see it (the routes check the roles again).
 enum NavigationItem: CaseIterable {
-    case tours, pois, categories, calendar, people, pages, featured, media, importContent, users, reports, status
+    case tours, pois, categories, calendar, people, pages, featured, media, importContent, translations, users, reports, status
 
     var title: String {
         switch self {
@@ -104,6 +104,7 @@ enum NavigationItem: CaseIterable {
         case .featured: "Featured"
         case .media: "Media"
         case .importContent: "Import"
+        case .translations: "Translations"
         case .users: "Users"
         case .reports: "Reports"
         case .status: "System Status"
@@ -121,6 +122,7 @@ enum NavigationItem: CaseIterable {
         case .featured: "/featured"
         case .media: "/media"
         case .importContent: "/import"
+        case .translations: "/translations"
         case .users: "/users"
         case .reports: "/reports"
         case .status: "/status"
@@ -130,7 +132,7 @@ enum NavigationItem: CaseIterable {
     var roles: Set<Role> {
         switch self {
         case .tours: [.owner, .editor]
-        case .pois, .categories, .calendar, .people, .pages, .featured, .media, .importContent, .users, .status: [.owner]
+        case .pois, .categories, .calendar, .people, .pages, .featured, .media, .importContent, .translations, .users, .status: [.owner]
         case .reports: [.owner, .viewer]
         }
     }

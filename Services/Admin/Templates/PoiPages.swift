@@ -24,7 +24,14 @@ struct PoiForm: MergeableForm {
     /// "" (not given) or 0–4.
     var priceLevel = ""
     var accessibility = ""
+    /// Translations by form name, `name@es` (DESIGN.md "Languages").
+    var translations: [String: String] = [:]
     var version: Int?
+
+    var namedFields: [String: String] {
+        get { translations }
+        set { translations = newValue }
+    }
 
     init() {}
 
@@ -50,6 +57,7 @@ struct PoiForm: MergeableForm {
         openingHours = content.openingHours ?? ""
         priceLevel = content.priceLevel.map(String.init) ?? ""
         accessibility = content.accessibility ?? ""
+        translations = TranslationFields.values(content.translations)
         version = poi.version
     }
 
@@ -71,6 +79,7 @@ struct PoiForm: MergeableForm {
         openingHours = form["openingHours"]
         priceLevel = form["priceLevel"]
         accessibility = form["accessibility"]
+        translations = TranslationFields.values(form, fields: PoiContent.translatableFields)
         version = form.int("version")
     }
 
@@ -136,7 +145,7 @@ struct PoiForm: MergeableForm {
                                    address: optional(address), phone: optional(phone), website: optional(website),
                                    openingHours: optional(openingHours), legacyId: base?.legacyId, priceLevel: Int(price),
                                    accessibility: optional(accessibility), pictureAlts: alts, triggerRadiusMeters: Int(radius),
-                                   narration: optional(narration)))
+                                   narration: optional(narration), translations: TranslationFields.translations(translations)))
     }
 }
 
@@ -185,12 +194,14 @@ enum PoiPages {
         }
     }
 
-    static func list(pois: [PoiState], content: AdminCatalogProjection.Content, filter: ListFilter) -> HTML {
+    static func list(pois: [PoiState], content: AdminCatalogProjection.Content, filter: ListFilter, languages: SiteLanguages) -> HTML {
+        let translating = !languages.translated.isEmpty
         let rows: [HTML] = pois.map { poi in
             let tours = content.tours(stoppingAt: poi.id).map(\.content.name).joined(separator: ", ")
             return """
                 <tr><td><a href="/pois/\(poi.id.uuidString.lowercased())">\(poi.content.name)</a></td><td>\(poi.content.categories.joined(separator: ", "))</td>
-                <td>\(CommonPages.coordinates(poi.content))</td><td>\(tours.isEmpty ? "(no tour)" : tours)</td>
+                <td>\(CommonPages.coordinates(poi.content))</td><td>\(tours.isEmpty ? "(no tour)" : tours)</td>\
+                \(translating ? "<td>\(TranslationFields.missingSummary(poi.working, languages: languages))</td>" as HTML : .empty)
                 <td><a href="/pois/\(poi.id.uuidString.lowercased())/delete">Delete</a></td></tr>
                 """
         }
@@ -205,7 +216,7 @@ enum PoiPages {
             \(search)
             \(filter.isEmpty ? "" : "<p>\(counted(rows.count, "POI")) found.</p>" as HTML)
             \(rows.isEmpty ? empty : """
-                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>
+                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>\(translating ? "<th scope=\"col\">Not translated</th>" as HTML : .empty)
                 <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             """
@@ -234,6 +245,8 @@ enum PoiPages {
         /// no coordinates yet (the tour's stops, else every POI).
         var neighbours: [PoiState] = []
         var center: Coordinate? = nil
+        /// `SITE_LANGUAGES`: what the form translates into.
+        var languages = SiteLanguages.english
     }
 
     /// The week as the hours read, under their field; nothing while they do not read.
@@ -243,6 +256,20 @@ enum PoiPages {
             "<tr><th scope=\"row\">\(day.name)</th><td>\(spans.isEmpty ? "Closed" : spans.map(\.text).joined(separator: ", "))</td></tr>"
         }
         return "<table class=\"hours\" aria-label=\"Opening hours by day\">\(rows)</table>"
+    }
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "name", label: "Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "description", label: "Description", rows: 6), .init(name: "accessibility", label: "Accessibility", rows: 2),
+        .init(name: "narration", label: "Narration (sha256 of a library audio file spoken in this language)", rows: 1),
+    ]
+
+    /// The form's translation fieldsets (`TranslationFields`).
+    static func translations(_ form: PoiForm, model: ManageModel, errors: [String: String]) -> HTML {
+        let siteTexts = ["name": form.name, "summary": form.summary, "description": form.description, "accessibility": form.accessibility,
+                         "narration": form.narration]
+        return TranslationFields.fieldsets(translatedFields, languages: model.languages, siteText: { siteTexts[$0] ?? "" },
+                                           values: form.translations, errors: errors)
     }
 
     static func manage(_ model: ManageModel) -> HTML {
@@ -304,6 +331,7 @@ enum PoiPages {
                            selected: form.priceLevel, error: errors["priceLevel"])
             + Forms.textarea("Accessibility", name: "accessibility", value: form.accessibility, error: errors["accessibility"], rows: 2,
                              hint: "Step-free entrances, lifts, accessible toilets, seating.")
+            + translations(form, model: model, errors: errors)
         // An existing POI's form carries what it was rendered from (`MergeableForm`), for a conflict's merge.
         let version: HTML = form.version.map { Forms.hidden("version", String($0)) + (model.poi.map(PoiForm.init) ?? form).baseFields() } ?? .empty
         let conflict = model.conflict

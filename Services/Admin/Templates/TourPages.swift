@@ -13,7 +13,14 @@ struct TourForm: MergeableForm {
     var color = ""
     /// GeoJSON, as typed or as the map drew it.
     var route = ""
+    /// Translations by form name, `name@es` (DESIGN.md "Languages").
+    var translations: [String: String] = [:]
     var version: Int?
+
+    var namedFields: [String: String] {
+        get { translations }
+        set { translations = newValue }
+    }
 
     init() {}
 
@@ -28,6 +35,7 @@ struct TourForm: MergeableForm {
         estimatedMinutes = content.estimatedMinutes.map(String.init) ?? ""
         color = content.color ?? ""
         route = content.route.map(Self.geoJSON) ?? ""
+        translations = TranslationFields.values(content.translations)
         version = tour.version
     }
 
@@ -40,6 +48,7 @@ struct TourForm: MergeableForm {
         estimatedMinutes = form["estimatedMinutes"]
         color = form["color"]
         route = form["route"]
+        translations = TranslationFields.values(form, fields: TourContent.translatableFields)
         version = form.int("version")
     }
 
@@ -61,7 +70,8 @@ struct TourForm: MergeableForm {
         return .success(TourContent(name: name.trimmingCharacters(in: .whitespacesAndNewlines), summary: summary.trimmingCharacters(in: .whitespacesAndNewlines),
                                     purpose: purpose.trimmingCharacters(in: .whitespacesAndNewlines), legacyId: legacyId,
                                     coverImage: optional(coverImage), coverImageAlt: optional(coverImageAlt), estimatedMinutes: minutes.flatMap { Int($0) },
-                                    color: optional(color)?.lowercased(), route: line ?? nil))
+                                    color: optional(color)?.lowercased(), route: line ?? nil,
+                                    translations: TranslationFields.translations(translations)))
     }
 
     /// A route as the form shows it: compact GeoJSON.
@@ -92,7 +102,8 @@ struct TourForm: MergeableForm {
 
 /// "Tours Administration", "Create New Tour" and "Manage Tour".
 enum TourPages {
-    static func list(tours: [TourState], search: ListSearch, access: Access, csrf: String) -> HTML {
+    static func list(tours: [TourState], search: ListSearch, access: Access, csrf: String, languages: SiteLanguages) -> HTML {
+        let translating = !languages.translated.isEmpty
         let create: HTML = access.isOwner ? "<p><a class=\"button primary\" href=\"/tours/new\">Create New Tour</a> <a href=\"/deleted\">Recently deleted</a></p>" : .empty
         let rows: [HTML] = tours.map { tour in
             let description = tour.content.summary.isEmpty ? tour.content.purpose : tour.content.summary
@@ -102,7 +113,8 @@ enum TourPages {
                 <tr><td><input type="checkbox" name="tour" value="\(id):\(tour.version)" id="select-\(id)">\
                 <label for="select-\(id)" class="visually-hidden">Select \(tour.content.name)</label></td>
                 <td><a href="/tours/\(id)">\(tour.content.name)</a></td>
-                <td>\(description)</td><td>\(CommonPages.statusBadge(tour.status))</td><td>\(tour.stops.count)</td><td>\(delete)</td></tr>
+                <td>\(description)</td><td>\(CommonPages.statusBadge(tour.status))</td><td>\(tour.stops.count)</td>\
+                \(translating ? "<td>\(TranslationFields.missingSummary(tour.working.content, languages: languages))</td>" as HTML : .empty)<td>\(delete)</td></tr>
                 """
         }
         let none = access.isOwner ? "There are no tours yet." : "No tours are assigned to you yet; an owner can assign you to a tour."
@@ -115,7 +127,7 @@ enum TourPages {
                 <p>Or edit an existing Tour from the table below, or tick several and act on them at once.</p>
                 <table id="tours-table"><thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Tour's Name</th>\
                 <th scope="col">Description</th><th scope="col">Status</th>
-                <th scope="col">Stops</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+                <th scope="col">Stops</th>\(translating ? "<th scope=\"col\">Not translated</th>" as HTML : .empty)<th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
                 <div class="actions bulk-actions">\(bulk)</div>
                 """)
@@ -139,7 +151,12 @@ enum TourPages {
             """
     }
 
-    static func fields(_ form: TourForm, errors: [String: String]) -> HTML {
+    static let translatedFields = [
+        TranslationFields.Field(name: "name", label: "Tour's Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "purpose", label: "Tour's Purpose", rows: 4), .init(name: "coverImageAlt", label: "Cover picture shows", rows: 1),
+    ]
+
+    static func fields(_ form: TourForm, errors: [String: String], languages: SiteLanguages) -> HTML {
         Forms.text("Tour's Name", name: "name", value: form.name, error: errors["name"], required: true)
             + Forms.textarea("Summary", name: "summary", value: form.summary, error: errors["summary"], rows: 2,
                              hint: "One or two sentences for the phones' list of tours.")
@@ -155,14 +172,22 @@ enum TourPages {
             + Forms.textarea("Route", name: "route", value: form.route, error: errors["route"], rows: 3,
                              hint: "The path walked, as GeoJSON (a LineString, or a Feature holding one), or click on the tour's map "
                                  + "with “Draw the route” ticked. Empty: the straight lines between stops.")
+            + translations(form, errors: errors, languages: languages)
     }
 
-    static func new(_ form: TourForm, errors: [String: String], problem: String?, csrf: String) -> HTML {
+    /// The form's translation fieldsets (`TranslationFields`).
+    static func translations(_ form: TourForm, errors: [String: String], languages: SiteLanguages) -> HTML {
+        let siteTexts = ["name": form.name, "summary": form.summary, "purpose": form.purpose, "coverImageAlt": form.coverImageAlt]
+        return TranslationFields.fieldsets(translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations,
+                                           errors: errors)
+    }
+
+    static func new(_ form: TourForm, errors: [String: String], problem: String?, csrf: String, languages: SiteLanguages) -> HTML {
         """
         <h1>Create New Tour</h1>
         \(problem.map(CommonPages.unavailableBox))
         \(Forms.errorSummary(errors, fields: TourForm.fields))
-        \(Forms.post("/tours", csrf: csrf, fields(form, errors: errors) + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"/tours\">Cancel</a></div>"))
+        \(Forms.post("/tours", csrf: csrf, fields(form, errors: errors, languages: languages) + "<div class=\"actions\">\(Forms.submit("Save"))<a href=\"/tours\">Cancel</a></div>"))
         """
     }
 
@@ -193,6 +218,8 @@ enum TourPages {
         var map: AdminMap
         /// `SITE_TIME_ZONE`: where the schedule's times are shown and typed.
         var clock: SiteClock
+        /// `SITE_LANGUAGES`: the languages the form translates into.
+        var languages: SiteLanguages
     }
 
     /// A refused publish or scheduled publish, and what resending it with the far stops confirmed posts.
@@ -318,6 +345,28 @@ enum TourPages {
             """
     }
 
+    /// Beside Publish: what the tour and its stops leave untranslated, per language (phones asking for it get the site
+    /// language's text there).
+    static func untranslated(_ model: ManageModel) -> HTML {
+        let working = model.tour.working.content
+        let items: [HTML] = model.languages.translated.compactMap { language -> HTML? in
+            var gaps: [String] = []
+            let own = working.untranslatedFields(in: language)
+            if !own.isEmpty { gaps.append("the tour (\(own.joined(separator: ", ")))") }
+            for stop in model.stops {
+                let fields = stop.working.untranslatedFields(in: language)
+                if !fields.isEmpty { gaps.append("\(stop.working.name) (\(fields.joined(separator: ", ")))") }
+            }
+            guard !gaps.isEmpty else { return nil }
+            return "<li>\(TranslationFields.name(of: language)): \(gaps.joined(separator: "; "))</li>"
+        }
+        guard !items.isEmpty else { return .empty }
+        return """
+            <div class="notice untranslated" role="status"><p><strong>Not translated yet.</strong> Publishing shows the \
+            \(TranslationFields.name(of: model.languages.site)) text in their place to phones asking for:</p><ul>\(items)</ul></div>
+            """
+    }
+
     static func manage(_ model: ManageModel) -> HTML {
         let tour = model.tour
         let tourPath = "/tours/\(tour.id.uuidString.lowercased())"
@@ -325,7 +374,7 @@ enum TourPages {
         let version = Forms.hidden("version", String(model.form.version ?? tour.version))
         let details = Forms.post(tourPath, csrf: model.csrf, class: "tour-form",
                                  version + (model.base ?? TourForm(tour)).baseFields()
-                                    + fields(model.form, errors: model.errors.merging(model.fieldNotes) { error, _ in error })
+                                    + fields(model.form, errors: model.errors.merging(model.fieldNotes) { error, _ in error }, languages: model.languages)
                                     + "<div class=\"actions\">\(Forms.submit("Save"))</div>")
 
         func statusButton(_ status: ContentStatus, _ label: String, _ className: String = "") -> HTML {
@@ -424,6 +473,7 @@ enum TourPages {
             <a href="\(tourPath)/history">History</a> · <a href="\(tourPath)/preview">Preview as phones will show it</a> ·
             <a href="\(tourPath)/qr">QR codes to print</a></p>
             <div class="actions">\(statusActions)</div>
+            \(untranslated(model))
             \(schedule(model))
             \(refusal)
             \(drafts)

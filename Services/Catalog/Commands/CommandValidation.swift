@@ -35,6 +35,35 @@ enum CommandValidation {
                 errors.append(FieldError(field: "route", message: "The route's point \(index + 1) is not a longitude from -180 to 180 and a latitude from -90 to 90"))
             }
         }
+        return errors + translationErrors(tour, validate: validate)
+    }
+
+    static let maxLanguages = 50
+
+    /// A translation's texts meet their field's own rules (DESIGN.md "Languages"), checked by validating the content
+    /// as that language shows it; errors name `translations.<tag>.<field>`.
+    static func translationErrors<Content: Translatable>(_ content: Content, validate: (Content) -> [FieldError]) -> [FieldError] {
+        guard let translations = content.translations else { return [] }
+        var errors: [FieldError] = []
+        if translations.count > maxLanguages {
+            errors.append(FieldError(field: "translations", message: "At most \(maxLanguages) languages, not \(translations.count)"))
+        }
+        for language in translations.keys.sorted() {
+            guard LanguageTag.isWellFormed(language) else {
+                errors.append(FieldError(field: "translations", message: "A translation's language must be a tag such as es or pt-BR, at most \(LanguageTag.maxBytes) bytes"))
+                continue
+            }
+            let texts = translations[language] ?? [:]
+            for field in texts.keys.sorted() where !Content.translatableFields.contains(field) {
+                errors.append(FieldError(field: "translations.\(language)",
+                                         message: "\(field) has no translation; these do: \(Content.translatableFields.joined(separator: ", "))"))
+            }
+            var shown = content.localized(to: language)
+            shown.translations = nil
+            for error in validate(shown) where texts[error.field] != nil {
+                errors.append(FieldError(field: "translations.\(language).\(error.field)", message: "\(language): \(error.message)"))
+            }
+        }
         return errors
     }
 
@@ -108,7 +137,7 @@ enum CommandValidation {
         if let narration = poi.narration, !MediaHash.isValid(narration) {
             errors.append(FieldError(field: "narration", message: "Narration must be the sha256 of a library audio file: 64 lower-case hex digits"))
         }
-        return errors
+        return errors + translationErrors(poi, validate: validate)
     }
 
     /// What is wrong with opening hours, nil when they read. Remembered per text of up to 512 bytes (a character

@@ -20,7 +20,7 @@ import Synchronization
 /// stops there (DESIGN.md, "Places on their own").
 final class CatalogProjection: Sendable {
     private let entities = Mutex(EntityState())
-    private let rendered = Mutex(RenderedState())
+    private let rendered: Mutex<RenderedState>
     private let published: Mutex<FeedSnapshot>
     private let changes: AsyncStream<Void>.Continuation
     /// Wakes the publisher after `apply` changed something.
@@ -34,11 +34,12 @@ final class CatalogProjection: Sendable {
     private let bytesGauge = Gauge(label: "itour_feed_projection_rendered_bytes", help: "Bytes of the tour lists the feed rendered when it last published (a tour's and a POI's responses are rendered on their first request).")
     private let publishGauge = Gauge(label: "itour_feed_projection_last_publish_seconds", help: "Time the last publish of the feed's projection took.")
 
-    /// `feedPublicURL` is where phones reach the feed: the address media entries give.
-    init(feedPublicURL: String = FeedSite.defaultPublicURL, beforeRendering: (@Sendable () -> Void)? = nil) {
+    /// `feedPublicURL` is where phones reach the feed: the address media entries give. `languages`: those it answers in.
+    init(feedPublicURL: String = FeedSite.defaultPublicURL, languages: SiteLanguages = .english, beforeRendering: (@Sendable () -> Void)? = nil) {
         entities.withLock { $0.feedPublicURL = feedPublicURL }
+        rendered = Mutex(RenderedState(languages: languages))
         (changeSignals, changes) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        published = Mutex(RenderedState().makeSnapshot())
+        published = Mutex(RenderedState(languages: languages).makeSnapshot())
         self.beforeRendering = beforeRendering
     }
 
@@ -411,6 +412,9 @@ private struct EntityState {
 
 /// The rendered resources and indexes, kept up to date incrementally; `publish` changes it.
 private struct RenderedState {
+    let languages: SiteLanguages
+    /// The languages of POIs that have no translation (most): one array for them all.
+    let siteLanguageOnly: [String]
     /// The published tours as rendered, for the lists.
     var tours: [UUID: TourState] = [:]
     var tourResources: [UUID: TourResources] = [:]
@@ -425,7 +429,7 @@ private struct RenderedState {
     var spatialIndex = SpatialIndex()
     var poiTextIndex = TextIndex()
     var tourTextIndex = TextIndex()
-    var tourList: RenderedResource = RenderedResource.content(ContentJSON.tourList([]), MediaTypes.json)
+    var tourLists: [RenderedResource]
     var legacyTourList: RenderedResource = RenderedResource.content(LegacyXML.tours([]), MediaTypes.xml)
     var legacyTourIds: [String: UUID] = [:]
     var categories: [CategoryState] = []
@@ -440,6 +444,35 @@ private struct RenderedState {
     var tourListsOutdated = false
     /// What `GET /v1/changes` answers from.
     var changeLog = ChangeLog()
+
+    init(languages: SiteLanguages) {
+        self.languages = languages
+        siteLanguageOnly = [languages.site]
+        tourLists = languages.offered.indices.map { index in
+            let language = ContentLanguage(index: index, tag: languages.offered[index])
+            return RenderedResource.content(ContentJSON.tourList([], language: language.tag), MediaTypes.json, language: language)
+        }
+    }
+
+    /// Each offered language, by index.
+    var contentLanguages: [ContentLanguage] {
+        languages.offered.indices.map { ContentLanguage(index: $0, tag: languages.offered[$0]) }
+    }
+
+    /// The languages `content` has text in, the site's first; POIs without translations share one array.
+    func languages(of content: some Translatable) -> [String] {
+        content.translations == nil ? siteLanguageOnly : content.languages(site: languages.site, offered: languages.offered)
+    }
+
+    /// The texts of every offered language but the site's that `fields` names, for the search indexes: a word of a
+    /// translation finds the entity, in any language.
+    func translatedTexts(of content: some Translatable, fields: [String]) -> [String] {
+        guard content.translations != nil else { return [] }
+        return languages.translated.flatMap { language in
+            let texts = content.translated(in: language) ?? [:]
+            return fields.compactMap { texts[$0] }
+        }
+    }
 
     // MARK: rebuilding
 
@@ -507,10 +540,12 @@ private struct RenderedState {
                     return parsed
                 }()
             }
-            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded, openingHours: hours, media: item.media)
+            let resources = PoiResources(poi: item.poi, tours: tours, foldedCategories: folded, languages: languages(of: poi.content),
+                                         openingHours: hours, media: item.media)
             let slot = pois.store(resources, for: poi.id)
             spatialIndex.insert(slot: slot, at: Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude))
-            poiTextIndex.insert(slot: slot, id: poi.id, name: poi.content.name, fields: [poi.content.summary] + poi.content.buildings)
+            poiTextIndex.insert(slot: slot, id: poi.id, name: poi.content.name,
+                                fields: [poi.content.summary] + poi.content.buildings + translatedTexts(of: poi.content, fields: ["name", "summary"]))
         }
     }
 
@@ -531,10 +566,14 @@ private struct RenderedState {
         for item in work {
             let tour = item.tour
             tours[tour.id] = tour
-            tourResources[tour.id] = TourResources(tour: tour, stops: item.stops)
-            let listing = TourListing(id: tour.id, summary: ContentJSON.tourSummary(tour, stopCount: item.stops.count))
+            tourResources[tour.id] = TourResources(tour: tour, stops: item.stops, languages: languages)
+            let tourLanguages = languages(of: tour.content)
+            let listing = TourListing(id: tour.id, summaries: contentLanguages.map { language in
+                ContentJSON.tourSummary(tour.localized(language), stopCount: item.stops.count, languages: tourLanguages)
+            })
             let slot = tourSlots.store(listing, for: tour.id)
-            tourTextIndex.insert(slot: slot, id: tour.id, name: tour.content.name, fields: [tour.content.summary])
+            tourTextIndex.insert(slot: slot, id: tour.id, name: tour.content.name,
+                                 fields: [tour.content.summary] + translatedTexts(of: tour.content, fields: ["name", "summary"]))
         }
     }
 
@@ -542,7 +581,7 @@ private struct RenderedState {
     /// legacy number unless an earlier tour in the list already has that number.
     private mutating func rebuildTourLists() {
         let listed = tourResources.keys.compactMap { tours[$0] }.sorted(by: Self.listOrder)
-        let summaries = listed.compactMap { tourSlots[$0.id]?.summary }
+        let listings = listed.compactMap { tourSlots[$0.id] }
         var legacyIds: [String: UUID] = [:]
         var legacyEntries: [(legacyId: String, tour: TourState)] = []
         for tour in listed {
@@ -551,16 +590,18 @@ private struct RenderedState {
             legacyIds[id] = tour.id
             legacyEntries.append((id, tour))
         }
-        renderedBytes -= tourList.byteCount + legacyTourList.byteCount
-        tourList = .content(ContentJSON.tourList(summaries), MediaTypes.json)
+        renderedBytes -= tourLists.reduce(legacyTourList.byteCount) { $0 + $1.byteCount }
+        tourLists = contentLanguages.map { language in
+            .content(ContentJSON.tourList(listings.map { $0.summaries[language.index] }, language: language.tag), MediaTypes.json, language: language)
+        }
         legacyTourList = .content(LegacyXML.tours(legacyEntries), MediaTypes.xml)
-        renderedBytes += tourList.byteCount + legacyTourList.byteCount
+        renderedBytes += tourLists.reduce(legacyTourList.byteCount) { $0 + $1.byteCount }
         legacyTourIds = legacyIds
     }
 
     func makeSnapshot() -> FeedSnapshot {
         FeedSnapshot(FeedSnapshot.Contents(
-            tourList: tourList, legacyTourList: legacyTourList, tours: tourResources, pois: pois, legacyTourIds: legacyTourIds,
+            languages: languages, tourLists: tourLists, legacyTourList: legacyTourList, tours: tourResources, pois: pois, legacyTourIds: legacyTourIds,
             tourListings: tourSlots.values, spatialIndex: spatialIndex, poiTextIndex: poiTextIndex,
             tourTextIndex: tourTextIndex, categories: categories, calendar: calendar, people: people,
             pages: pages, featured: featured, media: media, generation: generation, changes: changeLog))

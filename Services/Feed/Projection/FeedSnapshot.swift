@@ -11,7 +11,9 @@ import Synchronization
 final class FeedSnapshot: Sendable {
     /// What a publication made; read through the snapshot (`snapshot.pois`).
     struct Contents: Sendable {
-        let tourList: RenderedResource
+        /// The site's languages; `GET /v1/tours` in each, by `ContentLanguage.index`.
+        let languages: SiteLanguages
+        let tourLists: [RenderedResource]
         let legacyTourList: RenderedResource
         let tours: [UUID: TourResources]
         /// The visible POIs, by id and by index slot (for nearby and search results).
@@ -44,8 +46,13 @@ final class FeedSnapshot: Sendable {
     let contents: Contents
     private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
     private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
-    /// Tours' bundles rendered from this snapshot, on their first request.
-    private let renderedBundles = Mutex<[UUID: RenderedResource]>([:])
+    /// Tours' bundles rendered from this snapshot, on their first request, by tour and language.
+    private let renderedBundles = Mutex<[BundleKey: RenderedResource]>([:])
+
+    private struct BundleKey: Hashable {
+        let tour: UUID
+        let language: Int
+    }
 
     init(_ contents: Contents) {
         self.contents = contents
@@ -53,6 +60,9 @@ final class FeedSnapshot: Sendable {
 
     @inline(__always)
     subscript<Value>(dynamicMember path: KeyPath<Contents, Value>) -> Value { contents[keyPath: path] }
+
+    /// `GET /v1/tours` in `language`.
+    func tourList(_ language: ContentLanguage) -> RenderedResource { contents.tourLists[language.index] }
 
     /// `GET /v1/categories`: the tree with each node's visible POIs, descendants included.
     var categoryTree: RenderedResource {
@@ -83,11 +93,14 @@ final class FeedSnapshot: Sendable {
         return TourBundle.manifest(tour.stopIds.compactMap { contents.pois[$0] }, cover: cover)
     }
 
-    func bundle(of tour: TourResources) -> RenderedResource {
-        if let bundle = renderedBundles.withLock({ $0[tour.id] }) { return bundle }
+    func bundle(of tour: TourResources, in language: ContentLanguage) -> RenderedResource {
+        let key = BundleKey(tour: tour.id, language: language.index)
+        if let bundle = renderedBundles.withLock({ $0[key] }) { return bundle }
         let stops = tour.stopIds.compactMap { contents.pois[$0] }
-        let bundle = RenderedResource.content(TourBundle.json(tour: tour.detail, stops: stops, manifest: bundleManifest(of: tour)), MediaTypes.json)
-        renderedBundles.withLock { $0[tour.id] = bundle }
+        let bundle = RenderedResource.content(TourBundle.json(tour: tour.detail(language), stops: stops, language: language,
+                                                              manifest: bundleManifest(of: tour)),
+                                              MediaTypes.json, language: language)
+        renderedBundles.withLock { $0[key] = bundle }
         return bundle
     }
 
@@ -113,12 +126,14 @@ final class TourResources: Sendable {
     private let tour: TourState
     /// Its stops' POIs that have arrived, in walking order.
     private let stops: [PoiRecord]
-    private let renderedDetail = Mutex<RenderedResource?>(nil)
+    private let languages: SiteLanguages
+    private let renderedDetail = PerLanguage()
     private let renderedLegacyPois = Mutex<RenderedResource?>(nil)
 
-    init(tour: TourState, stops: [PoiRecord]) {
+    init(tour: TourState, stops: [PoiRecord], languages: SiteLanguages) {
         self.tour = tour
         self.stops = stops
+        self.languages = languages
     }
 
     var id: UUID { tour.id }
@@ -129,8 +144,12 @@ final class TourResources: Sendable {
     var summary: String { tour.content.summary }
     var coverImage: String? { tour.content.coverImage }
 
-    var detail: RenderedResource {
-        .cached(in: renderedDetail) { .content(ContentJSON.tourDetail(tour, stops: stops.map(\.state)), MediaTypes.json) }
+    func detail(_ language: ContentLanguage) -> RenderedResource {
+        renderedDetail.resource(language) {
+            .content(ContentJSON.tourDetail(tour.localized(language), stops: stops.map { $0.state.localized(language) }, language: language,
+                                            languages: languages),
+                     MediaTypes.json, language: language)
+        }
     }
 
     var legacyPois: RenderedResource {
@@ -148,8 +167,10 @@ final class PoiResources: Sendable {
     private let tours: [(id: UUID, name: String)]
     /// Folded category paths, for `category=` filters; one array per distinct set of categories, shared.
     let foldedCategories: [[UInt8]]
-    private let renderedDetail = Mutex<RenderedResource?>(nil)
-    private let renderedPage = Mutex<RenderedResource?>(nil)
+    /// The languages it has text in, the site's first (shared by every POI with the same).
+    let languages: [String]
+    private let renderedDetail = PerLanguage()
+    private let renderedPage = PerLanguage()
 
     /// Its opening hours, when they read (free text from before they were checked does not).
     let openingHours: OpeningHours?
@@ -159,10 +180,12 @@ final class PoiResources: Sendable {
     var id: UUID { poi.id }
     var version: Int { poi.version }
 
-    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], openingHours: OpeningHours?, media: PoiMedia? = nil) {
+    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], languages: [String], openingHours: OpeningHours?,
+         media: PoiMedia? = nil) {
         self.poi = poi
         self.tours = tours
         self.foldedCategories = foldedCategories
+        self.languages = languages
         self.openingHours = openingHours
         self.media = media
     }
@@ -176,9 +199,10 @@ final class PoiResources: Sendable {
 
     var coordinate: Coordinate { Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude) }
 
-    /// The JSON members of its entry in nearby and search results, without braces.
-    func writeListingMembers(to json: inout JSONWriter) {
-        ContentJSON.poiListingMembers(id: poi.id, poi.content, to: &json)
+    /// The JSON members of its entry in nearby and search results in `language`, without braces.
+    func writeListingMembers(to json: inout JSONWriter, in language: ContentLanguage) {
+        let texts = language.isSite ? nil : poi.content.translated(in: language.tag)
+        ContentJSON.poiListingMembers(id: poi.id, poi.content, name: texts?["name"], summary: texts?["summary"], languages: languages, to: &json)
     }
 
     /// True when one of the POI's categories is `category` or below it ("Shop" matches "Shop/Fashion").
@@ -186,14 +210,19 @@ final class PoiResources: Sendable {
         foldedCategories.contains { TextFolding.isPath($0, within: category) }
     }
 
-    var detail: RenderedResource {
-        .cached(in: renderedDetail) { .content(ContentJSON.poiDetail(poi.state, tourIds: tours.map(\.id), openingHours: openingHours, media: media), MediaTypes.json) }
+    func detail(_ language: ContentLanguage) -> RenderedResource {
+        renderedDetail.resource(language) {
+            .content(ContentJSON.poiDetail(poi.state.localized(language), tourIds: tours.map(\.id), openingHours: openingHours, media: media,
+                                           language: language, languages: languages),
+                     MediaTypes.json, language: language)
+        }
     }
 
-    var page: RenderedResource {
-        .cached(in: renderedPage) {
-            .content(PoiPage.render(poi.state, tourNames: tours.map(\.name), media: media?.linked(from: PoiPage.relativeMediaBase)),
-                     MediaTypes.html, extraHeaders: PoiPage.headers)
+    func page(_ language: ContentLanguage) -> RenderedResource {
+        renderedPage.resource(language) {
+            .content(PoiPage.render(poi.state.localized(language), tourNames: tours.map(\.name), media: media?.linked(from: PoiPage.relativeMediaBase),
+                                    language: language.tag),
+                     MediaTypes.html, extraHeaders: PoiPage.headers, language: language)
         }
     }
 }
@@ -275,10 +304,10 @@ struct SharedTexts {
 }
 
 extension RenderedResource {
-    /// Catalog content: cached as content is, gzip-compressed where that pays.
-    static func content(_ bytes: [UInt8], _ contentType: String, extraHeaders: HTTPFields = [:]) -> RenderedResource {
+    /// Catalog content: cached as content is, gzip-compressed where that pays; `language` when it is answered per language.
+    static func content(_ bytes: [UInt8], _ contentType: String, extraHeaders: HTTPFields = [:], language: ContentLanguage? = nil) -> RenderedResource {
         RenderedResource(bytes: bytes, contentType: contentType, cacheControl: CachePolicy.content, extraHeaders: extraHeaders,
-                         compressor: GzipCompressor())
+                         language: language?.tag, compressor: GzipCompressor())
     }
 
     /// What `slot` holds, else `render`'s result, kept; rendered outside the lock (two first requests at once
@@ -294,14 +323,51 @@ extension RenderedResource {
     }
 }
 
-/// What search results show of a tour: its `GET /v1/tours` entry.
+/// A resource per language, each rendered on its first request and kept. The site's language has its own slot: most
+/// content is never translated, and an empty dictionary costs nothing.
+struct PerLanguage: ~Copyable, Sendable {
+    private let site = Mutex<RenderedResource?>(nil)
+    private let others = Mutex<[Int: RenderedResource]>([:])
+
+    func resource(_ language: ContentLanguage, render: () -> RenderedResource) -> RenderedResource {
+        if language.isSite { return .cached(in: site, render: render) }
+        if let resource = others.withLock({ $0[language.index] }) { return resource }
+        let resource = render()
+        return others.withLock { held in
+            if let kept = held[language.index] { return kept }
+            held[language.index] = resource
+            return resource
+        }
+    }
+}
+
+/// What search results show of a tour: its `GET /v1/tours` entry in each offered language, by `ContentLanguage.index`.
 final class TourListing: Sendable {
     let id: UUID
-    let summary: [UInt8]
+    let summaries: [[UInt8]]
 
-    init(id: UUID, summary: [UInt8]) {
+    init(id: UUID, summaries: [[UInt8]]) {
         self.id = id
-        self.summary = summary
+        self.summaries = summaries
+    }
+}
+
+extension TourState {
+    /// As phones see it in `language` (each untranslated field in the site's language).
+    func localized(_ language: ContentLanguage) -> TourState {
+        guard !language.isSite, content.translations != nil else { return self }
+        var tour = self
+        tour.content = content.localized(to: language.tag)
+        return tour
+    }
+}
+
+extension PoiState {
+    func localized(_ language: ContentLanguage) -> PoiState {
+        guard !language.isSite, content.translations != nil else { return self }
+        var poi = self
+        poi.content = content.localized(to: language.tag)
+        return poi
     }
 }
 

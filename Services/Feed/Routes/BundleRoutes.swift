@@ -31,17 +31,19 @@ final class BundleRoutes: Sendable {
     func answer(_ request: Request, id: Substring, snapshot: FeedSnapshot) async throws -> Response {
         let tour = try FeedRoutes.tour(id, in: snapshot)
         let query = try QueryParameters(request.uri.query)
-        let bundle = snapshot.bundle(of: tour)
+        let language = try LanguageNegotiation.choose(request, among: snapshot.languages)
+        let bundle = snapshot.bundle(of: tour, in: language)
         guard try query.bool("media", digits: true) else { return bundle.response(to: request) }
         // The files are named by their hashes, so the JSON's fingerprint is the zip's.
         let etag = ContentHash.quoted(bundle.hash, suffix: "-zip")
-        var headers: HTTPFields = [.eTag: etag, .cacheControl: CachePolicy.content, .xContentTypeOptions: "nosniff"]
+        var headers: HTTPFields = [.eTag: etag, .cacheControl: CachePolicy.content, .xContentTypeOptions: "nosniff",
+                                   .vary: "Accept-Encoding, Accept-Language", .contentLanguage: language.tag]
         if let condition = request.headers[.ifNoneMatch], ContentNegotiation.ifNoneMatch(condition, matchesAnyOf: [etag]) {
             return Response(status: .notModified, headers: headers)
         }
         let stops = tour.stopIds.compactMap { snapshot.pois[$0] }
         let manifest = snapshot.bundleManifest(of: tour)
-        let total = manifest.reduce(bundle.identity.readableBytes) { $0 + $1.byteCount } + stops.reduce(0) { $0 + $1.page.identity.readableBytes }
+        let total = manifest.reduce(bundle.identity.readableBytes) { $0 + $1.byteCount } + stops.reduce(0) { $0 + $1.page(language).identity.readableBytes }
         guard total <= Self.maxZipBytes else {
             throw Problem(.unprocessableContent, "this tour's files add up to \(total / 1_000_000) MB, more than the \(Self.maxZipBytes >> 20) MiB one download holds; "
                           + "fetch the bundle without media=1 and its files one by one from its manifest")
@@ -56,7 +58,7 @@ final class BundleRoutes: Sendable {
         defer { zipsInProgress.withLock { $0 -= 1 } }
         var files: [(name: String, bytes: [UInt8])] = [("bundle.json", Array(buffer: bundle.identity))]
         // Each stop's page where its relative links (`PoiPage.relativeMediaBase`) reach the files below.
-        for stop in stops { files.append(("pois/\(stop.id.uuidString)/page.html", Array(buffer: stop.page.identity))) }
+        for stop in stops { files.append(("pois/\(stop.id.uuidString)/page.html", Array(buffer: stop.page(language).identity))) }
         for file in manifest {
             let body: ByteBuffer
             do {

@@ -9,10 +9,10 @@ import Shared
 /// metrics' route names and the OpenAPI document's `paths` (`OpenAPIDocument`) all come from that table.
 struct FeedRoute: Sendable {
     enum Handler: Sendable {
-        /// A stored response, looked up in the snapshot by the path's `{id}` (empty when it has none); a miss
-        /// throws the route's problem. The same lookup serves the pipeline (which leaves misses to the router,
-        /// for their problem+json) and the router.
-        case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring) throws -> RenderedResource)
+        /// A stored response, looked up in the snapshot by the path's `{id}` (empty when it has none) and the answer's
+        /// language (which routes answering in one language ignore); a miss throws the route's problem. The same lookup
+        /// serves the pipeline (which leaves misses to the router, for their problem+json) and the router.
+        case stored(@Sendable (_ snapshot: FeedSnapshot, _ id: Substring, _ language: ContentLanguage) throws -> RenderedResource)
         /// Worked out per request, by the router only (nearby, browse, search, the records without stored answers),
         /// given the path's parameter (empty when it has none) as the router matched it.
         case computed(@Sendable (_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _ site: FeedSite) throws -> Response)
@@ -45,16 +45,16 @@ struct FeedRoute: Sendable {
 
 enum FeedAPI {
     static let routes: [FeedRoute] = [
-        FeedRoute(.get, "/v1/tours", .stored { snapshot, _ in snapshot.tourList }, operation: #"""
-            {"operationId": "listTours", "summary": "Published tours, by name",
-             "responses": {"200": \#(ok("The published tours", "application/json", schema: "TourList")), "304": \#(notModified)}}
+        FeedRoute(.get, "/v1/tours", .stored { snapshot, _, language in snapshot.tourList(language) }, operation: #"""
+            {"operationId": "listTours", "summary": "Published tours, by name", "parameters": [\#(languageParameters)],
+             "responses": {"200": \#(ok("The published tours", "application/json", schema: "TourList")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id in try FeedRoutes.tour(id, in: snapshot).detail },
-                  operation: oneResource("getTour", "A published tour with its stops in walking order, their bounding box and the walking distance along them", parameter: tourId, ok: ok("The tour", "application/json", schema: "Tour"))),
+        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id, language in try FeedRoutes.tour(id, in: snapshot).detail(language) },
+                  operation: oneResource("getTour", "A published tour with its stops in walking order, their bounding box and the walking distance along them", parameter: tourId + ", " + languageParameters, ok: ok("The tour", "application/json", schema: "Tour"))),
         FeedRoute(.get, "/v1/tours/{id}/bundle", .bundle, operation: #"""
             {"operationId": "getTourBundle",
              "summary": "A published tour for offline use: the tour, its stops in full and their pages as the single reads give them, and the manifest of the library files they use; with media=1 a zip holding bundle.json and media/{sha256} for each file",
-             "parameters": [\#(tourId),
+             "parameters": [\#(tourId), \#(languageParameters),
                {"name": "media", "in": "query", "description": "1 or true: a zip with the media files", "schema": {"type": "string", "enum": ["0", "1", "true", "false"]}}],
              "responses": {"200": {"description": "The bundle", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Cache-Control": {"$ref": "#/components/headers/CacheControl"}},
                                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/TourBundle"}}, "application/zip": {"schema": {"type": "string", "format": "binary"}}}},
@@ -63,7 +63,7 @@ enum FeedAPI {
         FeedRoute(.get, "/v1/pois", .computed(FeedRoutes.pois), operation: #"""
             {"operationId": "nearbyPois",
              "summary": "With near: POIs within a radius of a point, nearest first, with great-circle distance (R = 6371008.8 m) and initial bearing. Without: the POIs on the feed in name order, a page at a time",
-             "parameters": [
+             "parameters": [\#(languageParameters),
                {"name": "near", "in": "query", "description": "LAT,LON in decimal degrees; without it the POIs are browsed by name",
                 "schema": {"type": "string", "pattern": "\#(OpenAPIDocument.jsonEscaped(OpenAPIDocument.nearPattern))"}, "example": "34.2261,-77.8767"},
                {"name": "radius", "in": "query", "description": "Metres (with near)",
@@ -82,10 +82,10 @@ enum FeedAPI {
              "responses": {"200": \#(ok("Nearby POIs, or a page of POIs by name", "application/json", schema: "PoiQueryResult")),
                            "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).detail },
-                  operation: oneResource("getPoi", "A visible POI in full, with the published tours that stop there", parameter: poiId, ok: ok("The POI", "application/json", schema: "Poi"))),
-        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id in try FeedRoutes.poi(id, in: snapshot).page },
-                  operation: oneResource("getPoiPage", "A small mobile HTML page about the POI, for the app's embedded browser", parameter: poiId, ok: ok("The page", "text/html"))),
+        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id, language in try FeedRoutes.poi(id, in: snapshot).detail(language) },
+                  operation: oneResource("getPoi", "A visible POI in full, with the published tours that stop there", parameter: poiId + ", " + languageParameters, ok: ok("The POI", "application/json", schema: "Poi"))),
+        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id, language in try FeedRoutes.poi(id, in: snapshot).page(language) },
+                  operation: oneResource("getPoiPage", "A small mobile HTML page about the POI, for the app's embedded browser", parameter: poiId + ", " + languageParameters, ok: ok("The page", "text/html"))),
         FeedRoute(.get, "/v1/pois/{id}/qr.svg", .computed(FeedRoutes.poiQRCode),
                   operation: oneResource("getPoiQRCode", "The QR code of the POI's link (its phone page, ?src=qr), to print at the stop", parameter: poiId, ok: ok("The code", "image/svg+xml"))),
         FeedRoute(.get, "/v1/tours/{id}/qr.svg", .computed(FeedRoutes.tourQRCode),
@@ -95,7 +95,7 @@ enum FeedAPI {
         FeedRoute(.get, "/v1/search", .computed(FeedRoutes.search), operation: #"""
             {"operationId": "search",
              "summary": "Tours and POIs whose name, summary or buildings contain the text, calendar events whose title, summary or place do, people whose name, role, department or interests do, and pages whose title, summary or text do, case- and accent-insensitive, by name",
-             "parameters": [
+             "parameters": [\#(languageParameters),
                {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": \#(FeedRoutes.maxQueryCharacters)}, "example": "hall"},
                {"name": "limit", "in": "query", "description": "At most this many tours and this many POIs",
                 "schema": {"type": "integer", "minimum": 1, "maximum": \#(FeedRoutes.maxSearchLimit), "default": 20}}
@@ -111,7 +111,7 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("The changes", "application/json", schema: "Changes")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/categories", .stored { snapshot, _ in snapshot.categoryTree }, operation: #"""
+        FeedRoute(.get, "/v1/categories", .stored { snapshot, _, _ in snapshot.categoryTree }, operation: #"""
             {"operationId": "categoryTree",
              "summary": "The category tree, each level by name, with how many POIs on the feed are in each category or below it",
              "responses": {"200": \#(ok("The tree", "application/json", schema: "CategoryTree")), "304": \#(notModified)}}
@@ -128,7 +128,7 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("Occurrences", "application/json", schema: "CalendarOccurrences")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _ in snapshot.calendarFile }, operation: #"""
+        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _, _ in snapshot.calendarFile }, operation: #"""
             {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to",
              "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified)}}
             """#),
@@ -162,12 +162,12 @@ enum FeedAPI {
             """#),
         FeedRoute(.get, "/v1/featured/{id}", .computed(FeaturedRoutes.entry),
                   operation: oneResource("getFeatured", "One featured item, by its featuredId, as the list shows it", parameter: uuidId, ok: ok("The item", "application/json", schema: "FeaturedItem"))),
-        FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _ in snapshot.legacyTourList }, operation: #"""
+        FeedRoute(.get, "/v1/legacy/tours.xml", .stored { snapshot, _, _ in snapshot.legacyTourList }, operation: #"""
             {"operationId": "legacyTours",
              "summary": "The original iTour app's available-tours feed (AvTours): channel/name/description/item with id, title, summary",
              "responses": {"200": \#(ok("The feed", "application/xml")), "304": \#(notModified)}}
             """#),
-        FeedRoute(.get, "/v1/legacy/tours/{id}/pois.xml", .stored { snapshot, id in try FeedRoutes.legacyTour(id, in: snapshot).legacyPois },
+        FeedRoute(.get, "/v1/legacy/tours/{id}/pois.xml", .stored { snapshot, id, _ in try FeedRoutes.legacyTour(id, in: snapshot).legacyPois },
                   operation: #"""
             {"operationId": "legacyTourPois",
              "summary": "The original iTour app's POI feed of one tour: items with poiID, title, summary, latitude, longitude",
@@ -189,7 +189,7 @@ enum FeedAPI {
                "503": \#(problem("The broker is unreachable; nothing was accepted", retryAfter: true))
              }}
             """#),
-        FeedRoute(.get, "/openapi.json", .stored { _, _ in OpenAPIDocument.resource }, operation: #"""
+        FeedRoute(.get, "/openapi.json", .stored { _, _, _ in OpenAPIDocument.resource }, operation: #"""
             {"operationId": "openapi", "summary": "This document",
              "responses": {"200": \#(ok("OpenAPI 3.1", "application/json")), "304": \#(notModified)}}
             """#),
@@ -219,7 +219,9 @@ enum FeedAPI {
             switch route.handler {
             case .stored(let lookup):
                 router.on(RouterPath(route.path), method: route.method) { request, context in
-                    try lookup(projection.snapshot, route.template.parameter(in: context)).response(to: request)
+                    let snapshot = projection.snapshot
+                    let language = try LanguageNegotiation.choose(request, among: snapshot.languages)
+                    return try lookup(snapshot, route.template.parameter(in: context), language).response(to: request)
                 }
             case .computed(let answer):
                 router.on(RouterPath(route.path), method: route.method) { request, context in
@@ -262,6 +264,9 @@ enum FeedAPI {
     private static let uuidId = #"{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}}"#
     private static let mediaHash = #"{"name": "sha256", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}"#
     private static let pageSlug = #"{"name": "slug", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[a-z0-9-]{1,100}$"}, "example": "about"}"#
+
+    /// `?lang=` and `Accept-Language`, of the routes that answer per language (DESIGN.md "Languages").
+    private static let languageParameters = ##"{"$ref": "#/components/parameters/Lang"}, {"$ref": "#/components/parameters/AcceptLanguage"}"##
 
     private static let notModified = ##"{"$ref": "#/components/responses/NotModified"}"##
     private static let badRequest = ##"{"$ref": "#/components/responses/BadRequest"}"##

@@ -58,6 +58,11 @@ enum FeedRoutes {
         return tour
     }
 
+    /// The answer's language (DESIGN.md "Languages").
+    private static func language(_ query: QueryParameters, _ request: Request, _ snapshot: FeedSnapshot) throws -> ContentLanguage {
+        try LanguageNegotiation.choose(lang: query["lang"], acceptLanguage: request.headers[.acceptLanguage], among: snapshot.languages)
+    }
+
     // MARK: POIs: nearby and browse
 
     /// `GET /v1/pois`: nearby with `near`, else browse.
@@ -88,9 +93,11 @@ enum FeedRoutes {
             return position
         }
 
+        let language = try Self.language(query, request, snapshot)
         let started = ContinuousClock.now
         var json = JSONWriter(capacity: 64 + limit * 320)
         json.beginObject()
+        json.key("language"); json.string(language.tag)
         json.key("pois")
         json.beginArray()
         var shown = 0
@@ -106,7 +113,7 @@ enum FeedRoutes {
                 return false
             }
             json.beginObject()
-            listing.writeListingMembers(to: &json)
+            listing.writeListingMembers(to: &json, in: language)
             json.endObject()
             shown += 1
             last = slot
@@ -119,7 +126,7 @@ enum FeedRoutes {
         }
         json.endObject()
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request,
-                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)])
+                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)], language: language)
     }
 
     /// `GET /v1/pois?near=LAT,LON&radius=M&limit=N&category=C&bbox=…&openNow=true`: every filter browsing has applies
@@ -136,6 +143,7 @@ enum FeedRoutes {
             throw Problem.badRequest("cursor must be a nextCursor this feed gave, got \"\(QueryParameters.shown(cursor))\"")
         }
 
+        let language = try Self.language(query, request, snapshot)
         let started = ContinuousClock.now
         let now = Date()
         let hits = snapshot.spatialIndex.nearest(to: center, radiusMeters: radius, limit: limit) { slot in
@@ -147,6 +155,7 @@ enum FeedRoutes {
         }
         var json = JSONWriter(capacity: 64 + hits.count * 320)
         json.beginObject()
+        json.key("language"); json.string(language.tag)
         json.key("pois")
         json.beginArray()
         for hit in hits {
@@ -156,13 +165,13 @@ enum FeedRoutes {
             json.beginObject()
             json.key("bearingDegrees"); json.number(bearing)
             json.key("distanceMeters"); json.number(hit.distanceMeters.rounded(places: 1))
-            listing.writeListingMembers(to: &json)
+            listing.writeListingMembers(to: &json, in: language)
             json.endObject()
         }
         json.endArray()
         json.endObject()
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request,
-                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)])
+                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)], language: language)
     }
 
     // MARK: search
@@ -174,6 +183,7 @@ enum FeedRoutes {
             throw Problem.badRequest("q is required: the text to look for, 1 to \(Self.maxQueryCharacters) characters")
         }
         let limit = try query.int("limit", in: 1...Self.maxSearchLimit, default: 20)
+        let language = try Self.language(query, request, snapshot)
 
         let started = ContinuousClock.now
         let tourSlots = snapshot.tourTextIndex.search(folded: folded, limit: limit)
@@ -198,6 +208,7 @@ enum FeedRoutes {
             json.endObject()
         }
         json.endArray()
+        json.key("language"); json.string(language.tag)
         json.key("pages")
         json.objects(pageSlots.compactMap(snapshot.pages.entry(inSlot:))) { json, entry in PageRoutes.writeSummary(entry, to: &json) }
         json.key("people")
@@ -207,7 +218,7 @@ enum FeedRoutes {
         for slot in poiSlots {
             guard let listing = snapshot.poi(inSlot: slot) else { continue }
             json.beginObject()
-            listing.writeListingMembers(to: &json)
+            listing.writeListingMembers(to: &json, in: language)
             json.endObject()
         }
         json.endArray()
@@ -215,12 +226,12 @@ enum FeedRoutes {
         json.beginArray()
         for slot in tourSlots {
             guard let listing = snapshot.tourListing(slot) else { continue }
-            json.raw(listing.summary)
+            json.raw(listing.summaries[language.index])
         }
         json.endArray()
         json.endObject()
         return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request,
-                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)])
+                                    extraHeaders: [.serverTiming: Self.serverTiming("index", since: started)], language: language)
     }
 
     /// `Server-Timing` (W3C) with the in-process time of the index query, so benchmarks and browsers can

@@ -18,11 +18,13 @@ extension RenderedResource {
 /// Responses computed per request (nearby, search): the same validators and compression as the stored
 /// ones, worked out on the spot.
 enum DynamicResponse {
-    static func make(_ bytes: [UInt8], contentType: String, request: Request, extraHeaders: HTTPFields = [:]) -> Response {
+    static func make(_ bytes: [UInt8], contentType: String, request: Request, extraHeaders: HTTPFields = [:],
+                     language: ContentLanguage? = nil) -> Response {
         let hash = ContentHash.fnv1a64(bytes)
         var headers = extraHeaders
         headers[.cacheControl] = CachePolicy.content
-        headers[.vary] = "Accept-Encoding"
+        headers[.vary] = language == nil ? "Accept-Encoding" : "Accept-Encoding, Accept-Language"
+        if let language { headers[.contentLanguage] = language.tag }
         let etag = "\"\(hash)\"", gzipETag = "\"\(hash)-gzip\""
         let compressed = bytes.count >= RenderedResource.minimumGzipBytes && ContentNegotiation.acceptsGzip(request.headers[.acceptEncoding])
             ? GzipCompressor().compress(bytes).flatMap { $0.count < bytes.count ? $0 : nil } : nil

@@ -53,13 +53,18 @@ enum OpenAPIDocument {
         "headers": {
           "ETag": {"required": true, "description": "Changes when the content does", "schema": {"type": "string"}},
           "CacheControl": {"required": true, "schema": {"type": "string"}},
-          "RetryAfter": {"required": true, "description": "Seconds to wait before sending again", "schema": {"type": "string", "pattern": "^[0-9]+$"}}
+          "RetryAfter": {"required": true, "description": "Seconds to wait before sending again", "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+          "ContentLanguage": {"description": "The language of the answer: one of SITE_LANGUAGES (DESIGN.md, Languages)", "schema": {"type": "string"}}
         },
         "parameters": {
           "TourId": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"},
                      "example": "00000001-0000-4000-8000-000000000011", "description": "The demo content's Students Tour (Beta) in the example"},
           "PoiId": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"},
-                    "example": "00000002-0000-4000-8000-000000001014", "description": "The demo content's CIS Building in the example"}
+                    "example": "00000002-0000-4000-8000-000000001014", "description": "The demo content's CIS Building in the example"},
+          "Lang": {"name": "lang", "in": "query", "required": false, "schema": {"type": "string", "pattern": "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", "maxLength": 35},
+                   "example": "es", "description": "The answer's language, over Accept-Language; an unknown one gives the site's"},
+          "AcceptLanguage": {"name": "Accept-Language", "in": "header", "required": false, "schema": {"type": "string"}, "example": "es-MX, en;q=0.5",
+                             "description": "RFC 9110 q-values, matched by RFC 4647 lookup against the site's languages (es-MX finds es)"}
         },
         "responses": {
           "NotModified": {"description": "The content still has the ETag named in If-None-Match",
@@ -86,12 +91,14 @@ enum OpenAPIDocument {
               "summary": {"type": "string"},
               "stopCount": {"type": "integer", "minimum": 0},
               "updatedAt": {"type": "string", "format": "date-time"},
-              "legacyId": {"type": ["integer", "null"], "description": "The original iTour id, when the tour has one"}
+              "legacyId": {"type": ["integer", "null"], "description": "The original iTour id, when the tour has one"},
+              "languages": {"$ref": "#/components/schemas/Languages"}
             }
           },
+          "Languages": {"type": "array", "items": {"type": "string"}, "description": "The languages it has text in, the site's first"},
           "TourList": {
             "type": "object", "required": ["tours"],
-            "properties": {"tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}}}
+            "properties": {"language": {"type": "string"}, "tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}}}
           },
           "CategoryTree": {
             "type": "object", "required": ["categories"],
@@ -109,6 +116,7 @@ enum OpenAPIDocument {
           "Stop": {
             "type": "object", "required": ["id", "name", "summary", "latitude", "longitude", "category", "triggerRadiusMeters"],
             "properties": {
+              "languages": {"$ref": "#/components/schemas/Languages"},
               "triggerRadiusMeters": {"type": "integer", "minimum": 5, "maximum": 500, "description": "The stop's geofence for poi.arrived"},
               "id": {"type": "string", "format": "uuid", "description": "The POI's id"},
               "name": {"type": "string"},
@@ -130,6 +138,8 @@ enum OpenAPIDocument {
             "required": ["id", "name", "summary", "purpose", "legacyId", "stopCount", "updatedAt", "version", "stops", "bbox", "walkingDistanceMeters",
                          "color", "coverImage", "coverImageAlt", "estimatedMinutes", "route"],
             "properties": {
+              "language": {"type": "string", "description": "The answer's language"},
+              "languages": {"$ref": "#/components/schemas/Languages"},
               "color": {"type": ["string", "null"], "pattern": "^#[0-9a-f]{6}$", "description": "The colour to draw the tour in"},
               "coverImage": {"type": ["string", "null"], "description": "A picture for the tour's card"},
               "coverImageAlt": {"type": ["string", "null"], "description": "What the cover picture shows"},
@@ -169,6 +179,8 @@ enum OpenAPIDocument {
                          "address", "phone", "website", "openingHours", "tourIds", "legacyId", "updatedAt", "version",
                          "media", "narration", "pictureAlts", "triggerRadiusMeters"],
             "properties": {
+              "language": {"type": "string", "description": "The answer's language"},
+              "languages": {"$ref": "#/components/schemas/Languages"},
               "media": {"type": "array", "items": {"$ref": "#/components/schemas/PoiMediaFile"}, "description": "Each library file the POI uses, once"},
               "narration": {"oneOf": [{"$ref": "#/components/schemas/PoiMediaFile"}, {"type": "null"}], "description": "Audio to play on poi.arrived"},
               "pictureAlts": {"type": "array", "items": {"type": ["string", "null"]}, "description": "What each picture shows, parallel to pictures"},
@@ -213,6 +225,7 @@ enum OpenAPIDocument {
           "TourBundle": {
             "type": "object", "required": ["tour", "pois", "pages", "media"],
             "properties": {
+              "language": {"type": "string", "description": "The language of the tour, its POIs and their pages"},
               "tour": {"$ref": "#/components/schemas/Tour"},
               "pois": {"type": "array", "items": {"$ref": "#/components/schemas/Poi"}},
               "pages": {"type": "array", "items": {"type": "object", "required": ["poiId", "html"],
@@ -226,7 +239,7 @@ enum OpenAPIDocument {
             "type": "object", "required": ["id", "name", "summary", "latitude", "longitude", "category"],
             "properties": {
               "id": {"type": "string", "format": "uuid"}, "name": {"type": "string"},
-              "summary": {"type": "string"},
+              "summary": {"type": "string"}, "languages": {"$ref": "#/components/schemas/Languages"},
               "latitude": {"type": "number"}, "longitude": {"type": "number"},
               "category": {"type": ["string", "null"]}
             }
@@ -241,11 +254,12 @@ enum OpenAPIDocument {
           },
           "NearbyResult": {
             "type": "object", "required": ["pois"],
-            "properties": {"pois": {"type": "array", "items": {"$ref": "#/components/schemas/NearbyPoi"}}}
+            "properties": {"language": {"type": "string"}, "pois": {"type": "array", "items": {"$ref": "#/components/schemas/NearbyPoi"}}}
           },
           "PoiBrowseResult": {
             "type": "object", "required": ["pois"],
             "properties": {
+              "language": {"type": "string"},
               "pois": {"type": "array", "items": {"$ref": "#/components/schemas/PoiListing"}},
               "nextCursor": {"type": "string", "description": "Absent on the last page"}
             }
@@ -320,6 +334,7 @@ enum OpenAPIDocument {
           "SearchResult": {
             "type": "object", "required": ["tours", "pois", "events", "people", "pages"],
             "properties": {
+              "language": {"type": "string", "description": "The language of tours and POIs"},
               "tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}},
               "events": {"type": "array", "items": {"type": "object", "required": ["eventId", "title", "summary", "startsAt", "endsAt", "timeZone", "allDay"],
                 "properties": {"eventId": {"type": "string", "format": "uuid"}, "title": {"type": "string"}, "summary": {"type": "string"},
@@ -377,6 +392,7 @@ enum OpenAPIDocument {
               "deviceId": {"type": "string", "minLength": 1, "maxLength": 128},
               "touristId": {"type": "string", "minLength": 1, "maxLength": 128},
               "occurredAt": {"type": "string", "format": "date-time"},
+              "language": {"type": "string", "minLength": 2, "maxLength": 35, "description": "The app's language, a BCP 47 tag such as es or pt-BR (issue 45)"},
               "platform": {"type": "string", "description": "device.registered"},
               "osVersion": {"type": "string", "description": "device.registered"},
               "model": {"type": "string", "description": "device.registered"},

@@ -171,7 +171,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         switch request.method {
         case .GET:
             guard fields.first(name: "content-length") ?? "0" == "0" else { return nil }
-            if let (route, resource) = routes.storedResponse(request.uri) { return .stored(route, resource, request, started: lastActive) }
+            if let (route, resource) = routes.storedResponse(request.uri, acceptLanguage: fields.joined("accept-language")) { return .stored(route, resource, request, started: lastActive) }
             // A range is the router's to cut (`MediaRoutes`).
             guard !fields.contains(name: "range"), let (route, file, cached) = routes.cachedMedia(request.uri) else { return nil }
             return .media(route, file, cached, request, started: lastActive)

@@ -18,14 +18,15 @@ final class PipelineRoutes: Sendable {
         let path: String
         let template: PathTemplate
         /// A `.stored` route's lookup.
-        let lookup: (@Sendable (FeedSnapshot, Substring) throws -> RenderedResource)?
+        let lookup: (@Sendable (FeedSnapshot, Substring, ContentLanguage) throws -> RenderedResource)?
         /// The route's usual status and `304`, made at start; others on first use.
         let usual: RouteRequestMetrics
         let notModified: RouteRequestMetrics
         private let method: HTTPRequest.Method
         private let others = Mutex<[Int: RouteRequestMetrics]>([:])
 
-        init(_ route: FeedRoute, usual status: HTTPResponse.Status, lookup: (@Sendable (FeedSnapshot, Substring) throws -> RenderedResource)? = nil) {
+        init(_ route: FeedRoute, usual status: HTTPResponse.Status,
+             lookup: (@Sendable (FeedSnapshot, Substring, ContentLanguage) throws -> RenderedResource)? = nil) {
             path = route.path
             template = route.template
             method = route.method
@@ -72,10 +73,10 @@ final class PipelineRoutes: Sendable {
         self.proxies = proxies
     }
 
-    /// The stored route and response for a GET of `path` (query ignored and a trailing slash, as the router
-    /// ignores them), or nil when the router should answer. Matches the path's bytes against each route's
-    /// template without splitting it: this runs for every request.
-    func storedResponse(_ path: String) -> (Route, RenderedResource)? {
+    /// The stored route and response for a GET of `path` (the query read only for `lang`, and a trailing slash ignored,
+    /// as the router ignores them) in the language asked for, or nil when the router should answer. Matches the path's
+    /// bytes against each route's template without splitting it: this runs for every request.
+    func storedResponse(_ path: String, acceptLanguage: String?) -> (Route, RenderedResource)? {
         var path = path
         let found = path.withUTF8 { bytes -> (index: Int, parameter: Range<Int>)? in
             var end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
@@ -90,7 +91,9 @@ final class PipelineRoutes: Sendable {
         guard let found, let lookup = stored[found.index].lookup else { return nil }
         let utf8 = path.utf8
         let id = path[utf8.index(utf8.startIndex, offsetBy: found.parameter.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.parameter.upperBound)]
-        guard let resource = try? lookup(projection.snapshot, id) else { return nil }
+        let snapshot = projection.snapshot
+        guard let language = LanguageNegotiation.choose(uri: path, acceptLanguage: acceptLanguage, among: snapshot.languages),
+              let resource = try? lookup(snapshot, id, language) else { return nil }
         return (stored[found.index], resource)
     }
 }

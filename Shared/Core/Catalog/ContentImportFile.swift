@@ -89,6 +89,8 @@ public enum ContentImportFile {
             public var estimatedMinutes: Int?
             public var color: String?
             public var route: LineString?
+            /// DESIGN.md "Languages".
+            public var translations: Translations?
         }
 
         public struct Poi: Decodable, Sendable {
@@ -112,6 +114,8 @@ public enum ContentImportFile {
             public var status: ContentStatus?
             public var priceLevel: Int?
             public var accessibility: String?
+            public var narration: String?
+            public var translations: Translations?
         }
 
         /// A calendar event (DESIGN.md, "Calendar"): its content, its place as a POI's legacyId or text, its status.
@@ -470,7 +474,8 @@ public enum ContentImportFile {
                                          categories: poi.allCategories.map(normalizedPath).filter { !$0.isEmpty },
                                          buildings: poi.buildings ?? [], pictures: poi.pictures ?? [], links: poi.links ?? [],
                                          address: poi.address, phone: poi.phone, website: poi.website, openingHours: poi.openingHours,
-                                         legacyId: poi.legacyId, priceLevel: poi.priceLevel, accessibility: poi.accessibility)
+                                         legacyId: poi.legacyId, priceLevel: poi.priceLevel, accessibility: poi.accessibility,
+                                         narration: poi.narration, translations: poi.translations)
                 guard poi.status != .archived else {
                     plan.unreadable.append(CatalogBatchRowResult(label: label, outcome: .failed, message: "a POI's status is draft or published, not archived"))
                     continue
@@ -487,7 +492,7 @@ public enum ContentImportFile {
             case .success(let tour):
                 let content = TourContent(name: tour.name, summary: tour.summary ?? "", purpose: tour.purpose ?? "", legacyId: tour.legacyId,
                                           coverImage: tour.coverImage, coverImageAlt: tour.coverImageAlt, estimatedMinutes: tour.estimatedMinutes,
-                                          color: tour.color?.lowercased(), route: tour.route)
+                                          color: tour.color?.lowercased(), route: tour.route, translations: tour.translations)
                 plan.rows.append(tourRow(label: label, legacyId: tour.legacyId, content: content,
                                          stops: (tour.stops ?? []).map { stableId(Kind.poi.rawValue, $0) },
                                          status: tour.status ?? .published, actor: actor))
@@ -541,7 +546,8 @@ public enum ContentImportFile {
     // MARK: CSV
 
     /// The CSV columns, matched case-insensitively by header; only `name` is required (and `latitude`,
-    /// `longitude` for POIs). Lists inside a cell are separated by ";", a link is "name|type|url".
+    /// `longitude` for POIs). Lists inside a cell are separated by ";", a link is "name|type|url". A translatable
+    /// column followed by `@` and a language tag (`name@es`) holds that language's text (DESIGN.md "Languages").
     public static let csvColumns = ["kind", "legacyId", "name", "summary", "description", "purpose", "latitude", "longitude", "category",
                                     "buildings", "pictures", "links", "address", "phone", "website", "openingHours", "stops", "status",
                                     "priceLevel", "accessibility", "role", "department", "email", "office", "interests", "profileUrl",
@@ -557,8 +563,20 @@ public enum ContentImportFile {
         }
         guard let header = records.first else { throw FileError(message: "the CSV file is empty") }
         var columns: [String: Int] = [:]
+        /// `name@es` and the like: the column's index → field and language.
+        var translatedColumns: [(index: Int, field: String, language: String)] = []
+        let translatable = Set(TourContent.translatableFields + PoiContent.translatableFields)
         for (index, name) in header.fields.enumerated() {
             let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            if let at = key.firstIndex(of: "@") {
+                let language = name.trimmingCharacters(in: .whitespaces).split(separator: "@", maxSplits: 1).last.map(String.init) ?? ""
+                guard let field = translatable.first(where: { $0.lowercased() == key[..<at] }), LanguageTag.isWellFormed(language) else {
+                    throw FileError(message: "line 1: column \"\(name)\" is not a translation; a translation column is a field and a language tag, "
+                                    + "such as name@es, of these fields: \(translatable.sorted().joined(separator: ", "))")
+                }
+                translatedColumns.append((index, field, language))
+                continue
+            }
             guard let known = csvColumns.first(where: { $0.lowercased() == key }) else {
                 throw FileError(message: "line 1: unknown column \"\(name)\"; the columns are \(csvColumns.joined(separator: ", "))")
             }
@@ -569,6 +587,7 @@ public enum ContentImportFile {
         struct Row {
             let record: CSV.Record
             let values: [String: String]
+            let translations: Translations?
             var label: String { "line \(record.line)" }
             var kind: String { (values["kind"] ?? "").lowercased().isEmpty ? "poi" : (values["kind"] ?? "").lowercased() }
             func text(_ column: String) -> String { values[column] ?? "" }
@@ -590,7 +609,12 @@ public enum ContentImportFile {
             for (column, index) in columns where index < record.fields.count {
                 values[column] = record.fields[index].trimmingCharacters(in: .whitespaces)
             }
-            rows.append(Row(record: record, values: values))
+            var translations: Translations = [:]
+            for column in translatedColumns where column.index < record.fields.count {
+                let text = record.fields[column.index].trimmingCharacters(in: .whitespaces)
+                if !text.isEmpty { translations[column.language, default: [:]][column.field] = text }
+            }
+            rows.append(Row(record: record, values: values, translations: translations.isEmpty ? nil : translations))
         }
 
         /// A row read: planned and counted; its entity's id, for later rows to name it.
@@ -669,7 +693,7 @@ public enum ContentImportFile {
                                      buildings: row.list("buildings"), pictures: row.list("pictures"), links: links,
                                      address: row.optional("address"), phone: row.optional("phone"), website: row.optional("website"),
                                      openingHours: row.optional("openingHours"), legacyId: legacy, priceLevel: priceLevel,
-                                     accessibility: row.optional("accessibility"))
+                                     accessibility: row.optional("accessibility"), translations: row.translations)
             add(poiRow(label: row.label, legacyId: legacy, content: content, status: status, actor: actor), counted: \.pois)
         }
         for row in rows where row.kind == "tour" {
@@ -690,7 +714,8 @@ public enum ContentImportFile {
                 }
             }
             guard errors.isEmpty else { fail(row, errors); continue }
-            let content = TourContent(name: row.text("name"), summary: row.text("summary"), purpose: row.text("purpose"), legacyId: legacy)
+            let content = TourContent(name: row.text("name"), summary: row.text("summary"), purpose: row.text("purpose"), legacyId: legacy,
+                                      translations: row.translations)
             add(tourRow(label: row.label, legacyId: legacy, content: content, stops: stops, status: status, actor: actor), counted: \.tours)
         }
         for row in rows where row.kind == "person" {

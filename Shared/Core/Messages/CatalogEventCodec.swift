@@ -441,6 +441,7 @@ extension JSONWriter {
         key("pictures"); strings(poi.pictures)
         if let priceLevel = poi.priceLevel { key("priceLevel"); number(priceLevel) }
         key("summary"); string(poi.summary)
+        if let translations = poi.translations { key("translations"); self.translations(translations) }
         if let radius = poi.triggerRadiusMeters { key("triggerRadiusMeters"); number(radius) }
         if let website = poi.website { key("website"); string(website) }
         endObject()
@@ -457,6 +458,22 @@ extension JSONWriter {
         key("purpose"); string(tour.purpose)
         if let route = tour.route { key("route"); lineString(route) }
         key("summary"); string(tour.summary)
+        if let translations = tour.translations { key("translations"); self.translations(translations) }
+        endObject()
+    }
+
+    /// Language → field → text, each level's keys in order (as `JSONEncoder`'s sorted keys write them).
+    mutating func translations(_ translations: Translations) {
+        beginObject()
+        for language in translations.keys.sorted() {
+            key(dynamic: language)
+            beginObject()
+            let texts = translations[language]!
+            for field in texts.keys.sorted() {
+                key(dynamic: field); string(texts[field]!)
+            }
+            endObject()
+        }
         endObject()
     }
 
@@ -782,10 +799,10 @@ extension JSONReader {
         var name: String?, summary: String?, description: String?, latitude: Double?, longitude: Double?, category: String?
         var buildings: [String]?, pictures: [String]?, links: [MediaLink]?, address: String?, phone: String?, website: String?
         var openingHours: String?, legacyId: Int?, categories: [String]?, priceLevel: Int?, accessibility: String?
-        var pictureAlts: [String]?, triggerRadiusMeters: Int?, narration: String?
+        var pictureAlts: [String]?, triggerRadiusMeters: Int?, narration: String?, translations: Translations?
         let keys: [StaticString] = ["name", "summary", "description", "latitude", "longitude", "category", "buildings", "pictures", "links",
                                     "address", "phone", "website", "openingHours", "legacyId", "categories", "priceLevel", "accessibility",
-                                    "pictureAlts", "triggerRadiusMeters", "narration"]
+                                    "pictureAlts", "triggerRadiusMeters", "narration", "translations"]
         try object(depth: 3, keys: keys) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
@@ -807,7 +824,8 @@ extension JSONReader {
             case 16: accessibility = try reader.optional { r throws(Failure) in try r.text() }
             case 17: pictureAlts = try reader.optional { r throws(Failure) in try r.array { e throws(Failure) in try e.text() } }
             case 18: triggerRadiusMeters = try reader.optional { r throws(Failure) in try r.int() }
-            default: narration = try reader.optional { r throws(Failure) in try r.text() }
+            case 19: narration = try reader.optional { r throws(Failure) in try r.text() }
+            default: translations = try reader.optional { r throws(Failure) in try r.translations(depth: 4) }
             }
         }
         return PoiContent(name: try Self.required(name), summary: try Self.required(summary), description: try Self.required(description),
@@ -815,7 +833,7 @@ extension JSONReader {
                           buildings: try Self.required(buildings), pictures: try Self.required(pictures), links: try Self.required(links),
                           address: address, phone: phone, website: website, openingHours: openingHours, legacyId: legacyId,
                           priceLevel: priceLevel, accessibility: accessibility, pictureAlts: pictureAlts ?? [],
-                          triggerRadiusMeters: triggerRadiusMeters, narration: narration)
+                          triggerRadiusMeters: triggerRadiusMeters, narration: narration, translations: translations)
     }
 
     private mutating func link() throws(Failure) -> MediaLink {
@@ -834,9 +852,9 @@ extension JSONReader {
 
     mutating func tourContent() throws(Failure) -> TourContent {
         var name: String?, summary: String?, purpose: String?, legacyId: Int?
-        var coverImage: String?, coverImageAlt: String?, estimatedMinutes: Int?, color: String?, route: LineString?
+        var coverImage: String?, coverImageAlt: String?, estimatedMinutes: Int?, color: String?, route: LineString?, translations: Translations?
         try object(depth: 3, keys: ["name", "summary", "purpose", "legacyId", "coverImage", "coverImageAlt", "estimatedMinutes", "color",
-                                    "route"]) { reader, field throws(Failure) in
+                                    "route", "translations"]) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
             case 1: summary = try reader.text()
@@ -846,12 +864,31 @@ extension JSONReader {
             case 5: coverImageAlt = try reader.optional { r throws(Failure) in try r.text() }
             case 6: estimatedMinutes = try reader.optional { r throws(Failure) in try r.int() }
             case 7: color = try reader.optional { r throws(Failure) in try r.text() }
-            default: route = try reader.optional { r throws(Failure) in try r.lineString(depth: 4) }
+            case 8: route = try reader.optional { r throws(Failure) in try r.lineString(depth: 4) }
+            default: translations = try reader.optional { r throws(Failure) in try r.translations(depth: 4) }
             }
         }
         return TourContent(name: try Self.required(name), summary: try Self.required(summary), purpose: try Self.required(purpose),
                            legacyId: legacyId, coverImage: coverImage, coverImageAlt: coverImageAlt, estimatedMinutes: estimatedMinutes,
-                           color: color, route: route)
+                           color: color, route: route, translations: translations)
+    }
+
+    /// Language → field → text. A key twice is left to `JSONDecoder` (which refuses it in a dictionary).
+    mutating func translations(depth: Int) throws(Failure) -> Translations {
+        guard depth + 1 <= Self.maxDepth else { throw malformed("nesting deeper than \(Self.maxDepth)") }
+        var translations: Translations = [:]
+        try expect(UInt8(ascii: "{"))
+        _ = try members { reader, language throws(Failure) in
+            var texts: [String: String] = [:]
+            try reader.expect(UInt8(ascii: "{"))
+            _ = try reader.members { reader, field throws(Failure) in
+                guard texts.updateValue(try reader.text(), forKey: field.string) == nil else { throw reader.malformed("duplicate key") }
+                return true
+            }
+            guard translations.updateValue(texts, forKey: language.string) == nil else { throw reader.malformed("duplicate key") }
+            return true
+        }
+        return translations
     }
 
     /// A GeoJSON LineString; anything else (another type, a short position) is left to `JSONDecoder`, which refuses it.

@@ -39,11 +39,14 @@ public struct TourContent: Codable, Sendable, Equatable {
     public var color: String?
     /// The path walked; the straight lines between stops when nil.
     public var route: LineString?
+    /// Its texts in other languages (DESIGN.md "Languages"); nil when none.
+    public var translations: Translations?
 
     public static let estimatedMinutesRange = 1...1_440
 
     public init(name: String, summary: String = "", purpose: String = "", legacyId: Int? = nil, coverImage: String? = nil,
-                coverImageAlt: String? = nil, estimatedMinutes: Int? = nil, color: String? = nil, route: LineString? = nil) {
+                coverImageAlt: String? = nil, estimatedMinutes: Int? = nil, color: String? = nil, route: LineString? = nil,
+                translations: Translations? = nil) {
         self.name = name
         self.summary = summary
         self.purpose = purpose
@@ -53,6 +56,23 @@ public struct TourContent: Codable, Sendable, Equatable {
         self.estimatedMinutes = estimatedMinutes
         self.color = color
         self.route = route
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, summary, purpose, legacyId, coverImage, coverImageAlt, estimatedMinutes, color, route, translations
+    }
+
+    /// Through `init`, as the codec's reader: translations are tidied the same way whichever reads them.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try container.decode(String.self, forKey: .name), summary: try container.decode(String.self, forKey: .summary),
+                  purpose: try container.decode(String.self, forKey: .purpose), legacyId: try container.decodeIfPresent(Int.self, forKey: .legacyId),
+                  coverImage: try container.decodeIfPresent(String.self, forKey: .coverImage),
+                  coverImageAlt: try container.decodeIfPresent(String.self, forKey: .coverImageAlt),
+                  estimatedMinutes: try container.decodeIfPresent(Int.self, forKey: .estimatedMinutes),
+                  color: try container.decodeIfPresent(String.self, forKey: .color), route: try container.decodeIfPresent(LineString.self, forKey: .route),
+                  translations: try container.decodeIfPresent(Translations.self, forKey: .translations))
     }
 
     /// The walking distance phones are told: along the route, else along the stops in order.
@@ -89,6 +109,8 @@ public struct PoiContent: Codable, Sendable, Equatable {
     public var triggerRadiusMeters: Int?
     /// The sha256 of a library audio item phones play on `poi.arrived`.
     public var narration: String?
+    /// Its texts in other languages (DESIGN.md "Languages"); nil when none.
+    public var translations: Translations?
 
     public static let defaultTriggerRadiusMeters = 30
     public static let triggerRadiusRange = 5...500
@@ -97,7 +119,7 @@ public struct PoiContent: Codable, Sendable, Equatable {
                 category: String? = nil, categories: [String]? = nil, buildings: [String] = [], pictures: [String] = [],
                 links: [MediaLink] = [], address: String? = nil, phone: String? = nil, website: String? = nil, openingHours: String? = nil,
                 legacyId: Int? = nil, priceLevel: Int? = nil, accessibility: String? = nil, pictureAlts: [String] = [],
-                triggerRadiusMeters: Int? = nil, narration: String? = nil) {
+                triggerRadiusMeters: Int? = nil, narration: String? = nil, translations: Translations? = nil) {
         self.name = name
         self.summary = summary
         self.description = description
@@ -118,6 +140,7 @@ public struct PoiContent: Codable, Sendable, Equatable {
         self.pictureAlts = Array(pictureAlts[..<(pictureAlts.lastIndex { !$0.isEmpty }.map { $0 + 1 } ?? 0)])
         self.triggerRadiusMeters = triggerRadiusMeters
         self.narration = narration
+        self.translations = Self.tidy(translations)
     }
 
     /// The alt text the POI gives picture `index` itself, if any.
@@ -143,7 +166,7 @@ public struct PoiContent: Codable, Sendable, Equatable {
     /// only when there are several, so a POI with one category reads and writes as it always did.
     private enum CodingKeys: String, CodingKey {
         case name, summary, description, latitude, longitude, category, categories, buildings, pictures, links, address, phone, website,
-             openingHours, legacyId, priceLevel, accessibility, pictureAlts, triggerRadiusMeters, narration
+             openingHours, legacyId, priceLevel, accessibility, pictureAlts, triggerRadiusMeters, narration, translations
     }
 
     public init(from decoder: any Decoder) throws {
@@ -162,7 +185,8 @@ public struct PoiContent: Codable, Sendable, Equatable {
                   accessibility: try container.decodeIfPresent(String.self, forKey: .accessibility),
                   pictureAlts: try container.decodeIfPresent([String].self, forKey: .pictureAlts) ?? [],
                   triggerRadiusMeters: try container.decodeIfPresent(Int.self, forKey: .triggerRadiusMeters),
-                  narration: try container.decodeIfPresent(String.self, forKey: .narration))
+                  narration: try container.decodeIfPresent(String.self, forKey: .narration),
+                  translations: try container.decodeIfPresent(Translations.self, forKey: .translations))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -187,6 +211,7 @@ public struct PoiContent: Codable, Sendable, Equatable {
         if pictureAlts.contains(where: { !$0.isEmpty }) { try container.encode(pictureAlts, forKey: .pictureAlts) }
         try container.encodeIfPresent(triggerRadiusMeters, forKey: .triggerRadiusMeters)
         try container.encodeIfPresent(narration, forKey: .narration)
+        try container.encodeIfPresent(translations, forKey: .translations)
     }
 }
 

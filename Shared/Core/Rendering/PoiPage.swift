@@ -24,9 +24,11 @@ public enum PoiPage {
         .hours th{text-align:left;font-weight:400;padding-right:1em}
         """
 
-    /// A page's document up to its body's heading and summary, in this page's style (content pages share it).
-    public static func documentStart(title: String, summary: String) -> String {
-        var html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    /// A page's document up to its body's heading and summary, in this page's style (content pages share it), in `language`
+    /// (`dir="rtl"` for a right-to-left one).
+    public static func documentStart(title: String, summary: String, language: String = "en") -> String {
+        let direction = LanguageTag.isRightToLeft(language) ? " dir=\"rtl\"" : ""
+        var html = "<!DOCTYPE html>\n<html lang=\"\(escape(language))\"\(direction)><head><meta charset=\"utf-8\">"
         html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         html += "<title>\(escape(title))</title><style>\(style)</style></head><body>\n"
         html += "<h1>\(escape(title))</h1>\n"
@@ -36,9 +38,9 @@ public enum PoiPage {
 
     /// The page; `media` gives library pictures their alt text and lets library audio and video play with their
     /// captions and transcripts.
-    public static func render(_ poi: PoiState, tourNames: [String], media: PoiMedia? = nil) -> [UInt8] {
+    public static func render(_ poi: PoiState, tourNames: [String], media: PoiMedia? = nil, language: String = "en") -> [UInt8] {
         let content = poi.content
-        var html = documentStart(title: content.name, summary: content.summary)
+        var html = documentStart(title: content.name, summary: content.summary, language: language)
         for (index, picture) in content.pictures.enumerated() where TextRules.isWebURL(picture) {
             let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) ?? content.name
             // A library picture is linked as `media` links its files, with its query (`?w=`); another site's as given.

@@ -4,12 +4,13 @@ import Shared
 /// The JSON bodies of the Feed API (DESIGN.md "Feed API"), keys in sorted order. Absent optional
 /// fields are written as null, so every object of a kind has the same shape.
 enum ContentJSON {
-    /// A tour in `GET /v1/tours` and in search results.
-    static func tourSummary(_ tour: TourState, stopCount: Int) -> [UInt8] {
+    /// A tour in `GET /v1/tours` and in search results, as `localized` to one language; `languages`: those it has text in.
+    static func tourSummary(_ tour: TourState, stopCount: Int, languages: [String]) -> [UInt8] {
         var json = JSONWriter(capacity: 384)
         json.beginObject()
         lookMembers(tour.content, to: &json)
         json.key("id"); json.uuid(tour.id)
+        json.key("languages"); json.strings(languages)
         json.key("legacyId"); json.number(tour.content.legacyId)
         json.key("name"); json.string(tour.content.name)
         json.key("stopCount"); json.number(stopCount)
@@ -19,10 +20,11 @@ enum ContentJSON {
         return json.bytes
     }
 
-    /// `{"tours": [...]}` from rendered tour summaries.
-    static func tourList(_ summaries: [[UInt8]]) -> [UInt8] {
+    /// `{"language": …, "tours": [...]}` from rendered tour summaries.
+    static func tourList(_ summaries: [[UInt8]], language: String) -> [UInt8] {
         var json = JSONWriter(capacity: 64 + summaries.reduce(0) { $0 + $1.count + 1 })
         json.beginObject()
+        json.key("language"); json.string(language)
         json.key("tours")
         json.beginArray()
         for summary in summaries { json.raw(summary) }
@@ -42,7 +44,7 @@ enum ContentJSON {
 
     /// `GET /v1/tours/{id}`: the tour's fields, its stops in walking order, their bounding box, its route and the
     /// walking distance along it (along the stops without one).
-    static func tourDetail(_ tour: TourState, stops: [PoiState]) -> [UInt8] {
+    static func tourDetail(_ tour: TourState, stops: [PoiState], language: ContentLanguage, languages: SiteLanguages) -> [UInt8] {
         var json = JSONWriter(capacity: 512 + 256 * stops.count + 40 * (tour.content.route?.coordinates.count ?? 0))
         let points = stops.map { Coordinate(latitude: $0.content.latitude, longitude: $0.content.longitude) }
         json.beginObject()
@@ -59,6 +61,8 @@ enum ContentJSON {
         }
         lookMembers(tour.content, to: &json)
         json.key("id"); json.uuid(tour.id)
+        json.key("language"); json.string(language.tag)
+        json.key("languages"); json.strings(tour.content.languages(site: languages.site, offered: languages.offered))
         json.key("legacyId"); json.number(tour.content.legacyId)
         json.key("name"); json.string(tour.content.name)
         json.key("purpose"); json.string(tour.content.purpose)
@@ -69,7 +73,7 @@ enum ContentJSON {
         json.beginArray()
         for stop in stops {
             json.beginObject()
-            poiListingMembers(id: stop.id, stop.content, to: &json)
+            poiListingMembers(id: stop.id, stop.content, languages: stop.content.languages(site: languages.site, offered: languages.offered), to: &json)
             json.key("triggerRadiusMeters"); json.number(stop.content.triggerRadiusMeters ?? PoiContent.defaultTriggerRadiusMeters)
             json.endObject()
         }
@@ -83,15 +87,19 @@ enum ContentJSON {
     }
 
     /// `GET /v1/pois/{id}`: the whole POI and the published tours that stop there.
-    static func poiDetail(_ poi: PoiState, tourIds: [UUID], openingHours hours: OpeningHours?, media: PoiMedia? = nil) -> [UInt8] {
+    static func poiDetail(_ poi: PoiState, tourIds: [UUID], openingHours hours: OpeningHours?, media: PoiMedia? = nil,
+                          language: ContentLanguage, languages: [String]) -> [UInt8] {
         let content = poi.content
         var json = JSONWriter(capacity: 512 + content.description.utf8.count)
         json.beginObject()
         // The content's codec writes `categories` only for several, and the stored forms of alt texts, radius and
         // narration; the feed always writes them, worked out (DESIGN.md, "Accessibility and stops").
-        json.members(of: content, except: ["categories", "pictureAlts", "triggerRadiusMeters", "narration"])
+        // Translations are answered one language at a time (DESIGN.md "Languages").
+        json.members(of: content, except: ["categories", "pictureAlts", "triggerRadiusMeters", "narration", "translations"])
         json.key("categories"); json.strings(content.categories)
         json.key("id"); json.uuid(poi.id)
+        json.key("language"); json.string(language.tag)
+        json.key("languages"); json.strings(languages)
         json.key("media")
         json.objects(media?.items ?? []) { json, item in mediaMembers(item, media: media, to: &json) }
         json.key("narration")
@@ -142,13 +150,16 @@ enum ContentJSON {
     /// The members a POI shows in nearby and search results, without the braces, so a nearby result can
     /// put its distance and bearing in front. Written per answer: a few dozen per answer cost microseconds,
     /// and a city's worth kept encoded cost 20 MB.
-    static func poiListingMembers(id: UUID, _ content: PoiContent, to json: inout JSONWriter) {
+    /// `name` and `summary` are a translation's, when it has them.
+    static func poiListingMembers(id: UUID, _ content: PoiContent, name: String? = nil, summary: String? = nil, languages: [String],
+                                  to json: inout JSONWriter) {
         json.key("category"); json.string(content.category)
         json.key("id"); json.uuid(id)
+        json.key("languages"); json.strings(languages)
         json.key("latitude"); json.number(content.latitude)
         json.key("longitude"); json.number(content.longitude)
-        json.key("name"); json.string(content.name)
-        json.key("summary"); json.string(content.summary)
+        json.key("name"); json.string(name ?? content.name)
+        json.key("summary"); json.string(summary ?? content.summary)
     }
 
     /// `GET /v1/categories`: `{"categories": [{path, name, poiCount, children}]}`, each level by name (case

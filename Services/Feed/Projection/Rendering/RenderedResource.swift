@@ -15,11 +15,15 @@ final class RenderedResource: Sendable {
     let contentType: String
     let cacheControl: String
     let extraHeaders: HTTPFields
+    /// The language of content answered per language (DESIGN.md "Languages"): its `Content-Language`, and `Vary` names
+    /// `Accept-Language`. Nil for answers in one language only.
+    let language: String?
 
     /// Below this, gzip's own header and trailer outweigh anything it could save.
     static let minimumGzipBytes = 64
 
-    init(bytes: [UInt8], contentType: String, cacheControl: String, extraHeaders: HTTPFields = [:], compressor: GzipCompressor) {
+    init(bytes: [UInt8], contentType: String, cacheControl: String, extraHeaders: HTTPFields = [:], language: String? = nil,
+         compressor: GzipCompressor) {
         hash = ContentHash.fnv1a64Value(bytes)
         let compressed = bytes.count >= Self.minimumGzipBytes ? compressor.compress(bytes).flatMap { $0.count < bytes.count ? $0 : nil } : nil
         var storage = ByteBufferAllocator().buffer(capacity: bytes.count + (compressed?.count ?? 0))
@@ -30,6 +34,7 @@ final class RenderedResource: Sendable {
         self.contentType = contentType
         self.cacheControl = cacheControl
         self.extraHeaders = extraHeaders
+        self.language = language
     }
 
     /// The identity variant's strong ETag, quoted; the gzip variant's is the same with "-gzip" inside the quotes.
@@ -41,7 +46,12 @@ final class RenderedResource: Sendable {
     func forEachHeader(gzip useGzip: Bool, notModified: Bool, _ body: (HTTPField.Name, String) -> Void) {
         for field in extraHeaders { body(field.name, field.value) }
         body(.cacheControl, cacheControl)
-        body(.vary, "Accept-Encoding")
+        if let language {
+            body(.vary, "Accept-Encoding, Accept-Language")
+            body(.contentLanguage, language)
+        } else {
+            body(.vary, "Accept-Encoding")
+        }
         body(.eTag, useGzip ? gzipETag : etag)
         guard !notModified else { return }
         body(.contentType, contentType)
@@ -52,7 +62,7 @@ final class RenderedResource: Sendable {
     /// `forEachHeader`'s fields, for the router's answers.
     func headers(gzip useGzip: Bool, notModified: Bool) -> HTTPFields {
         var fields = HTTPFields()
-        fields.reserveCapacity(extraHeaders.count + 6)
+        fields.reserveCapacity(extraHeaders.count + 7)
         forEachHeader(gzip: useGzip, notModified: notModified) { fields.append(HTTPField(name: $0, value: $1)) }
         return fields
     }

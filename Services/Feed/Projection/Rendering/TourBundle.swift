@@ -31,10 +31,11 @@ enum TourBundle {
         return files
     }
 
-    static func json(tour: RenderedResource, stops: [PoiResources], manifest: [File]) -> [UInt8] {
-        let details = stops.map(\.detail.identity), pages = stops.map(\.page.identity)
+    static func json(tour: RenderedResource, stops: [PoiResources], language: ContentLanguage, manifest: [File]) -> [UInt8] {
+        let details = stops.map { $0.detail(language).identity }, pages = stops.map { $0.page(language).identity }
         var json = JSONWriter(capacity: 256 + tour.identity.readableBytes + (details + pages).reduce(0) { $0 + $1.readableBytes + 64 })
         json.beginObject()
+        json.key("language"); json.string(language.tag)
         json.key("media")
         json.objects(manifest) { json, file in
             json.key("byteCount"); json.number(file.byteCount)

@@ -1,0 +1,57 @@
+import Foundation
+import Shared
+
+/// The Translations page: each language's XLIFF out to an agency, and the file back (`TranslationsController`).
+enum TranslationPages {
+    static func page(languages: SiteLanguages, missing: [String: (tours: Int, pois: Int)], outcome: TranslationsController.Outcome?,
+                     error: String?, csrf: String) -> HTML {
+        guard !languages.translated.isEmpty else {
+            return """
+                <h1>Translations</h1>
+                <p>This site is in \(TranslationFields.name(of: languages.site)) only. Set <code>SITE_LANGUAGES</code> (for example
+                <code>\(languages.site),es</code>) to offer phones more languages and translate content here.</p>
+                """
+        }
+        let rows: [HTML] = languages.translated.map { language in
+            let gaps = missing[language] ?? (0, 0)
+            return """
+                <tr><td lang="\(language)">\(TranslationFields.name(of: language))</td>
+                <td>\(gaps.tours == 0 && gaps.pois == 0 ? "All translated" : "\(counted(gaps.tours, "tour")), \(counted(gaps.pois, "POI"))")</td>
+                <td><a href="/translations/\(language)/export" download>Export XLIFF</a></td></tr>
+                """
+        }
+        let errorBox: HTML = error.map { "<div class=\"error-summary\" role=\"alert\"><p>Nothing was imported: \($0)</p></div>" } ?? .empty
+        return """
+            <h1>Translations</h1>
+            <p>Each language's texts of every tour and point of interest, as an XLIFF file a translation agency or tool takes; the
+            file they send back (XLIFF 1.2 or 2.0) fills the translations. Imported translations are saved as drafts, like any
+            edit: publish each tour to show them. Staff can also translate on each form; CSV imports take columns such as
+            <code>name@es</code>.</p>
+            <table><thead><tr><th scope="col">Language</th><th scope="col">Not translated yet</th><th scope="col"><span class="visually-hidden">Export</span></th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            <h2>Import a translated file</h2>
+            \(errorBox)
+            \(outcome.map(report) ?? .empty)
+            \(Forms.post("/translations/import", csrf: csrf, multipart: true, """
+                <div class="field"><label for="field-file">XLIFF file (.xlf or .xliff)</label>\
+                <input type="file" id="field-file" name="file" accept=".xlf,.xliff,.xml"></div>
+                <div class="actions">\(Forms.submit("Import translations"))</div>
+                """))
+            """
+    }
+
+    static func report(_ outcome: TranslationsController.Outcome) -> HTML {
+        let problems: [HTML] = outcome.problems.map { "<li>\($0)</li>" }
+        let warnings: [HTML] = outcome.warnings.map { "<li>\($0)</li>" }
+        let updated: HTML = outcome.updated.isEmpty ? .empty : "<p>Saved as drafts: \(outcome.updated.joined(separator: ", ")).</p>"
+        return """
+            <div class="notice" role="status"><p><strong>\(TranslationFields.name(of: outcome.language)):
+            \(counted(outcome.updated.count, "tour or POI", plural: "tours and POIs")) updated, \(outcome.unchanged) unchanged\
+            \(outcome.problems.isEmpty ? "" : ", \(outcome.problems.count) not imported").</strong></p>
+            \(updated)
+            \(problems.isEmpty ? .empty : "<p>Not imported:</p><ul>\(problems)</ul>" as HTML)
+            \(warnings.isEmpty ? .empty : "<p>Check:</p><ul>\(warnings)</ul>" as HTML)
+            </div>
+            """
+    }
+}

@@ -1,0 +1,160 @@
+/// Texts in the languages a site offers besides its own (DESIGN.md "Languages"): language tag → field → text.
+/// The content's own fields hold the site language's text, so a reader that knows nothing of translations reads
+/// the site language.
+public typealias Translations = [String: [String: String]]
+
+/// BCP 47 language tags as phones and staff give them (`es`, `pt-BR`, `zh-Hant`), compared case-insensitively.
+public enum LanguageTag {
+    public static let maxBytes = 35
+
+    /// A primary subtag of 2–8 letters, then subtags of 1–8 letters or digits, joined by `-`; at most 35 bytes.
+    public static func isWellFormed(_ tag: some StringProtocol) -> Bool {
+        let bytes = Array(tag.utf8)
+        guard (2...maxBytes).contains(bytes.count) else { return false }
+        let subtags = bytes.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        guard let primary = subtags.first, (2...8).contains(primary.count), primary.allSatisfy(isLetter) else { return false }
+        return subtags.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { isLetter($0) || isDigit($0) } }
+    }
+
+    /// BCP 47's conventional case: the language lower-case, a script title-case, a region upper-case (`pt-BR`, `zh-Hant`).
+    public static func canonical(_ tag: String) -> String {
+        tag.split(separator: "-", omittingEmptySubsequences: false).enumerated().map { index, subtag in
+            guard index > 0 else { return subtag.lowercased() }
+            switch subtag.count {
+            case 2: return subtag.uppercased()
+            case 4: return subtag.prefix(1).uppercased() + subtag.dropFirst().lowercased()
+            default: return subtag.lowercased()
+            }
+        }.joined(separator: "-")
+    }
+
+    public static func equal(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
+    }
+
+    /// Right-to-left scripts' languages: the POI page's `dir="rtl"`.
+    public static func isRightToLeft(_ tag: String) -> Bool {
+        let primary = tag.split(separator: "-").first.map { $0.lowercased() } ?? ""
+        return ["ar", "he", "fa", "ur", "yi", "ps", "sd", "ckb", "dv"].contains(primary)
+    }
+
+    /// `SITE_LANGUAGES`-style text (`en, es`): the tags in order, each once; nil when one is malformed.
+    public static func list(_ text: String) -> [String]? {
+        var tags: [String] = []
+        for part in text.split(separator: ",") {
+            let tag = part.trimmingCharacters(in: .whitespaces)
+            guard isWellFormed(tag) else { return nil }
+            if !tags.contains(where: { equal($0, tag) }) { tags.append(tag) }
+        }
+        return tags
+    }
+
+    private static func lower(_ byte: UInt8) -> UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte }
+    private static func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower(byte)) }
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+}
+
+/// Content whose texts can be translated: tours and POIs.
+public protocol Translatable: Sendable {
+    /// The fields a translation may give, as JSON names them.
+    static var translatableFields: [String] { get }
+    var translations: Translations? { get set }
+    /// The site language's text of a translatable field.
+    func text(of field: String) -> String?
+    mutating func setText(_ text: String?, of field: String)
+}
+
+extension Translatable {
+    /// The texts of `language` (any case) where it has them, the site language's elsewhere.
+    public func localized(to language: String) -> Self {
+        guard let texts = translated(in: language) else { return self }
+        var copy = self
+        for (field, text) in texts where !text.isEmpty && Self.translatableFields.contains(field) { copy.setText(text, of: field) }
+        return copy
+    }
+
+    /// `language`'s translated texts, nil when it has none.
+    public func translated(in language: String) -> [String: String]? {
+        guard let translations, !translations.isEmpty else { return nil }
+        if let exact = translations[language] { return exact }
+        return translations.first { LanguageTag.equal($0.key, language) }?.value
+    }
+
+    /// True when `language` has at least one translated field.
+    public func hasTranslation(in language: String) -> Bool {
+        translated(in: language)?.contains { !$0.value.isEmpty } ?? false
+    }
+
+    /// The site language, then each other offered language with at least one translated field, in `offered` order.
+    public func languages(site: String, offered: [String]) -> [String] {
+        [site] + offered.filter { !LanguageTag.equal($0, site) && hasTranslation(in: $0) }
+    }
+
+    /// The translatable fields `language` leaves to the site language (among those the site language has text in).
+    public func untranslatedFields(in language: String) -> [String] {
+        let texts = translated(in: language) ?? [:]
+        return Self.translatableFields.filter { field in !(text(of: field) ?? "").isEmpty && (texts[field] ?? "").isEmpty }
+    }
+
+    /// Translations as they are kept: tags in their conventional case (`ES` and `es` are one language), empty texts and
+    /// languages without any text dropped, nil when none is left.
+    public static func tidy(_ translations: Translations?) -> Translations? {
+        var kept: Translations = [:]
+        for (language, texts) in translations ?? [:] {
+            let filled = texts.filter { !$0.value.isEmpty }
+            guard !filled.isEmpty else { continue }
+            kept[LanguageTag.isWellFormed(language) ? LanguageTag.canonical(language) : language, default: [:]].merge(filled) { first, _ in first }
+        }
+        return kept.isEmpty ? nil : kept
+    }
+}
+
+extension TourContent: Translatable {
+    public static let translatableFields = ["name", "summary", "purpose", "coverImageAlt"]
+
+    public func text(of field: String) -> String? {
+        switch field {
+        case "name": name
+        case "summary": summary
+        case "purpose": purpose
+        case "coverImageAlt": coverImageAlt
+        default: nil
+        }
+    }
+
+    public mutating func setText(_ text: String?, of field: String) {
+        switch field {
+        case "name": name = text ?? ""
+        case "summary": summary = text ?? ""
+        case "purpose": purpose = text ?? ""
+        case "coverImageAlt": coverImageAlt = text
+        default: break
+        }
+    }
+}
+
+extension PoiContent: Translatable {
+    public static let translatableFields = ["name", "summary", "description", "accessibility", "narration"]
+
+    public func text(of field: String) -> String? {
+        switch field {
+        case "name": name
+        case "summary": summary
+        case "description": description
+        case "accessibility": accessibility
+        case "narration": narration
+        default: nil
+        }
+    }
+
+    public mutating func setText(_ text: String?, of field: String) {
+        switch field {
+        case "name": name = text ?? ""
+        case "summary": summary = text ?? ""
+        case "description": description = text ?? ""
+        case "accessibility": accessibility = text
+        case "narration": narration = text
+        default: break
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Shared
+import Testing
+import TestSupport
+@testable import Feed
+
+/// DESIGN.md "Languages": which language answers, and the answers in it.
+@Suite("Feed languages")
+struct LanguageNegotiationTests {
+    static let site = SiteLanguages(site: "en", offered: ["en", "es", "pt-BR"])
+
+    static func chosen(_ acceptLanguage: String?, lang: String? = nil) throws -> String {
+        try LanguageNegotiation.choose(lang: lang, acceptLanguage: acceptLanguage, among: site).tag
+    }
+
+    @Test("Accept-Language by q-value, region fallback, unknown and wildcard, ?lang= over the header")
+    func negotiation() throws {
+        #expect(try Self.chosen(nil) == "en")
+        #expect(try Self.chosen("es") == "es")
+        #expect(try Self.chosen("es-MX") == "es", "a region falls back to its language")
+        #expect(try Self.chosen("ES-mx") == "es", "tags compare case-insensitively")
+        #expect(try Self.chosen("pt-BR") == "pt-BR")
+        #expect(try Self.chosen("pt") == "en", "lookup never widens a range: pt does not find pt-BR")
+        #expect(try Self.chosen("fr") == "en", "an unknown language gets the site's")
+        #expect(try Self.chosen("zh-Hant-TW, fr-CA") == "en")
+        #expect(try Self.chosen("fr, es;q=0.5") == "es", "an unknown first choice gives way to a known second")
+        #expect(try Self.chosen("en;q=0.4, es;q=0.9") == "es", "q decides, not the order")
+        #expect(try Self.chosen("es;q=0.5, pt-BR;q=0.5") == "es", "equal q: the order sent")
+        #expect(try Self.chosen("es;q=0, en") == "en", "q=0 means not this")
+        #expect(try Self.chosen("*") == "en")
+        #expect(try Self.chosen("*;q=0.9, es;q=0.8") == "es", "lookup skips a wildcard followed by other ranges (RFC 4647, 3.4)")
+        #expect(try Self.chosen("es;q=abc, pt-BR") == "pt-BR", "a q that does not read skips its range")
+        #expect(try Self.chosen("es;q=2") == "en", "q above 1 does not read")
+        #expect(try Self.chosen("!!, es") == "es", "a malformed range is skipped")
+        #expect(try Self.chosen("es-419") == "es")
+        #expect(try Self.chosen("en", lang: "es") == "es", "?lang= overrides the header")
+        #expect(try Self.chosen("es", lang: "fr") == "en", "an unknown ?lang= is the site's, not the header's")
+        #expect(try Self.chosen(nil, lang: "es-MX") == "es")
+        #expect(throws: (any Error).self) { try Self.chosen(nil, lang: "<script>") }
+        #expect(throws: (any Error).self) { try Self.chosen(nil, lang: String(repeating: "a", count: 40)) }
+    }
+
+    @Test("the pipeline's reading of a request: no query and no header is the site's at once; a malformed lang leaves it to the router")
+    func pipelineChoice() {
+        #expect(LanguageNegotiation.choose(uri: "/v1/tours", acceptLanguage: nil, among: Self.site)?.tag == "en")
+        #expect(LanguageNegotiation.choose(uri: "/v1/tours", acceptLanguage: "es-MX,es;q=0.9", among: Self.site)?.tag == "es")
+        #expect(LanguageNegotiation.choose(uri: "/v1/tours?lang=pt-BR", acceptLanguage: "es", among: Self.site)?.tag == "pt-BR")
+        #expect(LanguageNegotiation.choose(uri: "/v1/tours?lang=%3Cb%3E", acceptLanguage: nil, among: Self.site) == nil)
+        #expect(LanguageNegotiation.choose(uri: "/v1/tours?lang=%ZZ", acceptLanguage: nil, among: Self.site) == nil)
+    }
+
+    @Test("a translation shows field by field; an empty one and another language's leave the site's text")
+    func localized() {
+        let content = PoiContent(name: "Randall Library", summary: "Books", description: "Four floors", latitude: 0, longitude: 0,
+                                 accessibility: "Lifts", translations: ["es": ["name": "Biblioteca Randall", "summary": ""], "fr": ["name": "Bibliothèque"]])
+        let spanish = content.localized(to: "ES")
+        #expect(spanish.name == "Biblioteca Randall")
+        #expect(spanish.summary == "Books", "an empty translation was dropped: the site's text serves")
+        #expect(spanish.description == "Four floors")
+        #expect(content.localized(to: "de") == content)
+        #expect(content.languages(site: "en", offered: ["en", "es", "de"]) == ["en", "es"])
+        #expect(content.untranslatedFields(in: "es") == ["summary", "description", "accessibility"])
+    }
+}
+
+/// The answers over HTTP, through the pipeline (`.live`) and the router, with two languages loaded.
+@Suite("Feed languages over HTTP", .serialized, .stopsIfHung)
+struct LanguageHTTPTests {
+    static let library: PoiState = {
+        var poi = Fixture.poi(name: "Randall Library", latitude: 34.2275, longitude: -77.8750, summary: "Books and study rooms",
+                              description: "Four floors of books.", status: .published)
+        poi.content.translations = ["es": ["name": "Biblioteca Randall", "summary": "Libros y salas de estudio"]]
+        return poi
+    }()
+    static let untranslated = Fixture.poi(name: "Boathouse", latitude: 34.2276, longitude: -77.8751, summary: "Kayaks", status: .published)
+    static let tour: TourState = {
+        var tour = Fixture.tour(name: "Library Walk", stops: [library.id, untranslated.id], summary: "Where the books are")
+        tour.content.translations = ["es": ["name": "Paseo de la biblioteca"]]
+        return tour
+    }()
+    static let content: [CatalogEvent] = [.changed(library), .changed(untranslated), .changed(tour)]
+
+    static func withFeed(_ testing: TestingSetup, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await FeedHTTPTests.withFeed(content: content, testing: testing,
+                                         configure: { $0.site.languages = SiteLanguages(site: "en", offered: ["en", "es"]) }) { _, client in
+            // Everything arrived: the tour lists its second stop.
+            let arrived = try await TestServices.eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
+                let answer = try await client.execute(uri: "/v1/tours/\(tour.id.uuidString)", method: .get)
+                guard answer.status == .ok else { return false }
+                return (try FeedHTTPTests.json(answer)["stops"] as? [Any])?.count == 2
+            }
+            try #require(arrived, "the content never reached the feed")
+            try await body(client)
+        }
+    }
+
+    static func get(_ client: any TestClientProtocol, _ uri: String, _ language: String? = nil, ifNoneMatch: String? = nil) async throws -> TestResponse {
+        var headers = HTTPFields()
+        if let language { headers[.acceptLanguage] = language }
+        if let ifNoneMatch { headers[.ifNoneMatch] = ifNoneMatch }
+        return try await client.execute(uri: uri, method: .get, headers: headers)
+    }
+
+    @Test("a POI, a tour, the tour list and the POI page in the phone's language, with Content-Language, Vary and an ETag per language",
+          arguments: [TestingSetup.live, .router])
+    func storedAnswers(_ testing: TestingSetup) async throws {
+        try await Self.withFeed(testing) { client in
+            let poiPath = "/v1/pois/\(Self.library.id.uuidString)"
+            let english = try await Self.get(client, poiPath)
+            let spanish = try await Self.get(client, poiPath, "es-MX, en;q=0.5")
+            #expect(english.headers[.contentLanguage] == "en")
+            #expect(spanish.headers[.contentLanguage] == "es")
+            for answer in [english, spanish] { #expect(answer.headers[.vary] == "Accept-Encoding, Accept-Language") }
+            let poi = try FeedHTTPTests.json(spanish)
+            #expect(poi["name"] as? String == "Biblioteca Randall")
+            #expect(poi["summary"] as? String == "Libros y salas de estudio")
+            #expect(poi["description"] as? String == "Four floors of books.", "an untranslated field falls back to the site's text alone")
+            #expect(poi["language"] as? String == "es")
+            #expect(poi["languages"] as? [String] == ["en", "es"])
+            #expect(poi["translations"] == nil, "one language at a time")
+            #expect(try FeedHTTPTests.json(english)["name"] as? String == "Randall Library")
+            let englishTag = try #require(english.headers[.eTag]), spanishTag = try #require(spanish.headers[.eTag])
+            #expect(englishTag != spanishTag)
+            #expect(try await Self.get(client, poiPath, "es", ifNoneMatch: spanishTag).status == .notModified)
+            #expect(try await Self.get(client, poiPath, "en", ifNoneMatch: spanishTag).status == .ok, "the Spanish tag does not validate English")
+            // ?lang= over the header; unknown languages get the site's; a malformed lang is a 400.
+            #expect(try FeedHTTPTests.json(try await Self.get(client, poiPath + "?lang=en", "es"))["name"] as? String == "Randall Library")
+            let french = try await Self.get(client, poiPath, "fr")
+            #expect(french.headers[.contentLanguage] == "en")
+            try FeedHTTPTests.expectProblem(try await Self.get(client, poiPath + "?lang=%3Cscript%3E"), .badRequest)
+
+            // A POI with no translation answers in Spanish with the site's texts, and says which languages it has.
+            let boathouse = try await Self.get(client, "/v1/pois/\(Self.untranslated.id.uuidString)", "es")
+            #expect(boathouse.headers[.contentLanguage] == "es")
+            #expect(try FeedHTTPTests.json(boathouse)["name"] as? String == "Boathouse")
+            #expect(try FeedHTTPTests.json(boathouse)["languages"] as? [String] == ["en"])
+
+            let tour = try FeedHTTPTests.json(try await Self.get(client, "/v1/tours/\(Self.tour.id.uuidString)", "es"))
+            #expect(tour["name"] as? String == "Paseo de la biblioteca")
+            #expect(tour["summary"] as? String == "Where the books are")
+            let stops = try #require(tour["stops"] as? [[String: Any]])
+            #expect(stops.map { $0["name"] as? String } == ["Biblioteca Randall", "Boathouse"])
+            #expect(stops.map { $0["languages"] as? [String] } == [["en", "es"], ["en"]])
+
+            let list = try await Self.get(client, "/v1/tours", "es")
+            #expect(list.headers[.contentLanguage] == "es")
+            let listed = try #require(try FeedHTTPTests.json(list)["tours"] as? [[String: Any]])
+            #expect(listed.first?["name"] as? String == "Paseo de la biblioteca")
+            #expect(try FeedHTTPTests.json(try await Self.get(client, "/v1/tours"))["language"] as? String == "en")
+
+            let page = FeedHTTPTests.text(try await Self.get(client, poiPath + "/page", "es"))
+            #expect(page.contains("<html lang=\"es\">"))
+            #expect(page.contains("Biblioteca Randall"))
+            #expect(FeedHTTPTests.text(try await Self.get(client, poiPath + "/page")).contains("<html lang=\"en\">"))
+
+            // Answers in one language only say nothing of languages.
+            #expect(try await Self.get(client, "/v1/legacy/tours.xml", "es").headers[.contentLanguage] == nil)
+        }
+    }
+
+    @Test("nearby, browse, search and the bundle follow the language; a word of the Spanish name finds the stop")
+    func computedAnswers() async throws {
+        try await Self.withFeed(.router) { client in
+            let near = try await Self.get(client, "/v1/pois?near=34.2275,-77.8750&radius=500", "es")
+            #expect(near.headers[.contentLanguage] == "es")
+            #expect(near.headers[.vary] == "Accept-Encoding, Accept-Language")
+            let nearby = try FeedHTTPTests.json(near)
+            #expect(nearby["language"] as? String == "es")
+            let names = try #require(nearby["pois"] as? [[String: Any]]).compactMap { $0["name"] as? String }
+            #expect(Set(names) == ["Biblioteca Randall", "Boathouse"])
+
+            let browse = try FeedHTTPTests.json(try await Self.get(client, "/v1/pois?lang=es"))
+            #expect(try #require(browse["pois"] as? [[String: Any]]).contains { $0["name"] as? String == "Biblioteca Randall" })
+
+            // "biblioteca" is only in the Spanish name; found in any language, shown in the one asked for.
+            for (language, name) in [("es", "Biblioteca Randall"), ("en", "Randall Library")] {
+                let found = try FeedHTTPTests.json(try await Self.get(client, "/v1/search?q=biblioteca", language))
+                #expect(try #require(found["pois"] as? [[String: Any]]).map { $0["name"] as? String } == [name])
+                #expect((found["tours"] as? [[String: Any]])?.map { $0["name"] as? String } == [language == "es" ? "Paseo de la biblioteca" : "Library Walk"])
+            }
+
+            let bundle = try await Self.get(client, "/v1/tours/\(Self.tour.id.uuidString)/bundle", "es")
+            #expect(bundle.headers[.contentLanguage] == "es")
+            let body = try FeedHTTPTests.json(bundle)
+            #expect((body["tour"] as? [String: Any])?["name"] as? String == "Paseo de la biblioteca")
+            #expect((body["pois"] as? [[String: Any]])?.first?["name"] as? String == "Biblioteca Randall")
+            let english = try await Self.get(client, "/v1/tours/\(Self.tour.id.uuidString)/bundle")
+            #expect(english.headers[.eTag] != bundle.headers[.eTag])
+        }
+    }
+}
