@@ -31,7 +31,8 @@ struct AdminReportsTests {
         }),
         searches: SearchReport(top: [SearchRow(query: "<b>library</b>", searches: 1_500, zeroResults: 2)],
                                nothingFound: [NothingFoundRow(query: "<b>library</b>", searches: 2)]),
-        views: ViewsReport(events: [ViewRow(id: UUID(), name: "<i>Open Day</i>", views: 1_234)], pages: [], people: []))
+        views: ViewsReport(events: [ViewRow(id: UUID(), name: "<i>Open Day</i>", views: 1_234)], pages: [], people: []),
+        languages: LanguageReport(languages: [.init(language: "es", tourStarts: 3, poiViews: 10), .init(language: "unknown", tourStarts: 1, poiViews: 30)]))
 
     @Test("the dashboard shows tiles, a labelled chart with every number, the tables and a CSV link each; text is escaped")
     func dashboard() {
@@ -62,6 +63,14 @@ struct AdminReportsTests {
         // Most viewed: named, escaped, empty lists said so.
         #expect(html.contains("<td>&lt;i&gt;Open Day&lt;/i&gt;</td><td class=\"number\">1,234</td>"))
         #expect(html.contains("No page was opened in this range."))
+        // Languages: each tag marked as its language, its counts with a bar and a share; no language said so.
+        #expect(html.contains("<tr><td><span lang=\"es\">es</span></td><td class=\"number\">3 <svg class=\"meter\""))
+        #expect(html.contains("<td class=\"number\">75.0 %</td><td class=\"number\">10 <svg"))
+        #expect(html.contains("not told (unknown)</span></td><td class=\"number\">1 <svg"))
+        var older = Self.sample
+        older.languages = nil
+        #expect(ReportsPages.dashboard(Self.selection, data: older, error: nil, tourChoices: [], today: "2025-03-03", presets: []).rendered
+                    .contains("This analytics does not count languages yet."))
         // No tour chosen: no funnel, and it says how to get one.
         #expect(!html.contains("funnel-table"))
         #expect(html.contains("Choose a tour above"))
@@ -171,6 +180,12 @@ struct AdminReportsTests {
             #expect(data.pois.map(\.poiId) == truth.pois(query).map(\.poiId))
             #expect(data.tours.map(\.starts) == truth.tours(query).map(\.starts))
             #expect(data.devices.platforms == truth.devices(query).platforms)
+            // Site-wide, whatever tour is chosen.
+            let languages = truth.languages(query).languages
+            #expect(data.languages?.languages.map(\.language) == languages.map(\.language))
+            #expect(data.languages?.languages.map(\.tourStarts) == languages.map(\.tourStarts))
+            #expect(data.languages?.languages.map(\.poiViews) == languages.map(\.poiViews))
+            #expect(try await controller.analytics.csv("languages", selection.apiQuery).text.hasPrefix("language,tourStarts,poiViews\r\n"))
             let csv = try await controller.analytics.csv("daily", selection.apiQuery)
             #expect(csv.header("Content-Disposition")?.contains("attachment") == true)
             #expect(csv.text.hasPrefix("date,toursStarted,toursCompleted,uniqueDevices,poiViews,poiVisits,mediaPlays\r\n"))

@@ -160,6 +160,8 @@ struct AnalyticsHarness: Sendable {
             #expect(devices == truth.devices(query), "devices \(query)", sourceLocation: sourceLocation)
             let days = try await get(client, "daily", query, as: DayList.self).days
             #expect(days == truth.daily(query), "daily \(query)", sourceLocation: sourceLocation)
+            let languages = try await get(client, "languages", query, as: LanguageReport.self)
+            #expect(languages == truth.languages(query), "languages \(query): \(languages) vs \(truth.languages(query))", sourceLocation: sourceLocation)
         }
     }
 
@@ -178,6 +180,7 @@ struct AnalyticsHarness: Sendable {
             #expect(try await repository.tours(query).matches(truth.tours(query)), "tours \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.devices(query) == truth.devices(query), "devices \(query)", sourceLocation: sourceLocation)
             #expect(try await repository.daily(query) == truth.daily(query), "daily \(query)", sourceLocation: sourceLocation)
+            #expect(try await repository.languages(query) == truth.languages(query), "languages \(query)", sourceLocation: sourceLocation)
         }
     }
 }

@@ -32,7 +32,7 @@ struct MigrationUpgradeTests {
                 try await client.query("INSERT INTO analytics.day_devices VALUES (\(scope), \(day)::date, \(device))", logger: logger)
             }
             try await client.query("INSERT INTO analytics.day_tourists VALUES (\(all), '2025-03-02', 't')", logger: logger)
-            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [4, 5, 6, 7, 8, 9, 10])
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [4, 5, 6, 7, 8, 9, 10, 11])
             let rows = try await client.fetch("SELECT device_id, days::text FROM analytics.device_activity WHERE scope = \(all) ORDER BY 1",
                                               as: (String, String).self, logger: logger)
             #expect(rows.map(\.0) == ["a", "b"])
@@ -70,7 +70,7 @@ struct MigrationUpgradeTests {
                     VALUES (\(UUID()), \(device), \(tourist), \(at)::timestamptz, 'poi.viewed', \(UUID()), \(credited))
                     """, logger: logger)
             }
-            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [8, 9, 10])
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [8, 9, 10, 11])
             let rows = try await client.fetch("""
                 SELECT day::text, kind::text, member, events FROM analytics.credited_members WHERE tour_id = \(tour) ORDER BY 1, 2, 3
                 """, as: (String, String, String, Int32).self, logger: logger)
@@ -82,6 +82,34 @@ struct MigrationUpgradeTests {
             #expect(try await reports.daily(march).map(\.uniqueDevices) == [0, 2, 1, 0, 0])
             #expect(try await reports.tours(march).map(\.uniqueDevices) == [2])
             #expect(try await reports.devices(march).platforms == ["unknown": 2])
+        }
+    }
+
+    @Test("v11 counts the tour starts and POI views counted before it under unknown, so the languages report sums to the summary")
+    func languagesBackfill() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            try await MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= 10 }).run(on: client, logger: logger)
+            let tour = UUID(), otherTour = UUID(), poi = UUID(), all = AggregateDelta.Scope.all
+            try await client.query("""
+                INSERT INTO analytics.day_tour_stats VALUES ('2025-03-01', \(tour), 2, 1, 1, 60), ('2025-03-01', \(otherTour), 1, 0, 0, 0),
+                    ('2025-03-03', \(tour), 0, 1, 1, 30)
+                """, logger: logger)
+            // The tour scope's views are also in the all-events scope: counted once.
+            try await client.query("""
+                INSERT INTO analytics.day_poi_stats VALUES (\(all), '2025-03-01', \(poi), 4, 1, 0, 0, 0), (\(tour), '2025-03-01', \(poi), 3, 1, 0, 0, 0),
+                    (\(all), '2025-03-02', \(poi), 5, 0, 0, 0, 0)
+                """, logger: logger)
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [11])
+            let rows = try await client.fetch("SELECT day::text, language, tour_starts, poi_views FROM analytics.day_languages ORDER BY 1",
+                                              as: (String, String, Int, Int).self, logger: logger)
+            #expect(rows.map { "\($0.0) \($0.1) \($0.2) \($0.3)" } == ["2025-03-01 unknown 3 4", "2025-03-02 unknown 0 5"])
+            let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
+            let march = ReportQuery(from: Day("2025-03-01")!, to: Day("2025-03-05")!)
+            #expect(try await reports.languages(march) == LanguageReport(languages: [LanguageRow(language: "unknown", tourStarts: 3, poiViews: 9)]))
+            let summary = try await reports.summary(march)
+            #expect(summary.toursStarted == 3 && summary.poiViews == 9)
         }
     }
 }

@@ -93,6 +93,12 @@ struct Workload: Sendable {
             event.id = random.uuid()
             events.append(event)
         }
+        // The app's language on a share of events, in either case (issue 45); from a generator of its own, so the rest of
+        // the workload is what it was before languages.
+        var tongues = SplitMix(seed: seed &+ 45)
+        for index in events.indices {
+            events[index].language = Self.languageTags[tongues.next(Self.languageTags.count)]
+        }
         self.events = events
         self.tours = tours
         self.pois = pois
@@ -106,6 +112,10 @@ struct Workload: Sendable {
         firstDay = Day(containing: end.addingTimeInterval(-span))
         lastDay = Day(containing: end)
     }
+
+    /// Tags as phones may send them (none, or one in any case) and the language each counts as ("Languages").
+    static let languageTags: [String?] = [nil, nil, "en", "es", "ES", "pt-BR", "pt-br", "zh-Hant", "ZH-hANT", "en"]
+    static let canonicalLanguages = ["en": "en", "es": "es", "ES": "es", "pt-BR": "pt-BR", "pt-br": "pt-BR", "zh-Hant": "zh-Hant", "ZH-hANT": "zh-Hant"]
 
     /// Every event once or more (some three times), in shuffled order: what an at-least-once pipe may deliver.
     func deliveries(seed: UInt64) -> [TrackingEvent] {
@@ -272,6 +282,21 @@ struct Truth {
         return SearchReport(top: Array(rows.sorted { ($1.searches, $0.query) < ($0.searches, $1.query) }.prefix(20)),
                             nothingFound: Array(rows.filter { $0.zeroResults > 0 }.map { NothingFoundRow(query: $0.query, searches: $0.zeroResults) }
                                 .sorted { ($1.searches, $0.query) < ($0.searches, $1.query) }.prefix(20)))
+    }
+
+    /// Site-wide: tour starts and POI views by language, folded by the workload's own table, `unknown` without one.
+    func languages(_ query: ReportQuery) -> LanguageReport {
+        let events = inRange(ReportQuery(from: query.from, to: query.to))
+        var rows: [String: LanguageRow] = [:]
+        for event in events where event.type == .tourStarted || event.type == .poiViewed {
+            let language = event.language.map { Workload.canonicalLanguages[$0] ?? "(not in the workload's table: \($0))" } ?? "unknown"
+            if event.type == .tourStarted {
+                rows[language, default: LanguageRow(language: language, tourStarts: 0, poiViews: 0)].tourStarts += 1
+            } else {
+                rows[language, default: LanguageRow(language: language, tourStarts: 0, poiViews: 0)].poiViews += 1
+            }
+        }
+        return LanguageReport(languages: rows.values.sorted { ($1.tourStarts, $1.poiViews, $0.language) < ($0.tourStarts, $0.poiViews, $1.language) })
     }
 
     func daily(_ query: ReportQuery) -> [DailyReportRow] {

@@ -49,14 +49,39 @@ struct TrackingCodecTests {
 
     @Test("the reader keeps a value for every event key: an event with all of them reads back whole")
     func everyKey() throws {
-        #expect(TrackingEvent.Key.eventKeys.count == 21, "EventFields' InlineArray holds 21 values: change both together")
+        #expect(TrackingEvent.Key.eventKeys.count == 22, "EventFields' InlineArray holds 22 values: change both together")
         let id = UUID()
         let event = TrackingEvent(type: .eventViewed, deviceId: "d", touristId: "t", occurredAt: Date(timeIntervalSince1970: 1_790_000_000),
                                   platform: "ios", osVersion: "17", model: "m", appVersion: "1", tourId: id, poiId: id, durationSeconds: 1,
                                   dwellSeconds: 2, via: .map, url: "https://example.edu", mediaType: .audio, query: "q", resultCount: 3,
-                                  eventId: id, pageId: id, personId: id)
+                                  eventId: id, pageId: id, personId: id, language: "pt-BR")
         guard case .event(let read) = TrackingCodec.readMessage(TrackingCodec.writeMessage(event)) else { Issue.record("not read back"); return }
         #expect(read == event)
+    }
+
+    @Test("a language is read as sent; a malformed one or one of another JSON type rejects the event naming the field")
+    func language() throws {
+        let now = Date()
+        func body(_ language: String) -> [UInt8] {
+            Array(("{\"events\": [{\"id\": \"\(UUID().uuidString)\", \"type\": \"tour.started\", \"deviceId\": \"d\", "
+                + "\"occurredAt\": \"\(RFC3339.format(now))\", \"tourId\": \"\(UUID().uuidString)\", \"language\": \(language)}]}").utf8)
+        }
+        func read(_ language: String) throws -> Result<TrackingEvent, TrackingCodec.Rejection> {
+            try body(language).withUnsafeBytes { try TrackingCodec.readBatch($0) }[0]
+        }
+        #expect(try read("\"ES\"").get().language == "ES")
+        #expect(try read("\"zh-Hant-TW\"").get().validationError(now: now) == nil)
+        #expect(try read("null").get().language == nil)
+        if case .failure(let rejection) = try read("7") { #expect(rejection.reason == "language must be a string") } else { Issue.record("a number read as a language") }
+        for malformed in ["", "e", "es_MX", "es-", "-es", "español", "es-toolongsubtag", "en-US-" + String(repeating: "a", count: 30), "es\\u0000"] {
+            let event = try read("\"\(malformed)\"").get()
+            #expect(event.validationError(now: now)?.hasPrefix("language must be a BCP 47 language tag") == true, "\(malformed)")
+            guard case .rejected(let rejection) = TrackingCodec.readMessage(TrackingCodec.writeMessage(event)) else {
+                Issue.record("analytics would count \(malformed)")
+                continue
+            }
+            #expect(rejection.kind == .invalid && rejection.reason.hasPrefix("language must be"))
+        }
     }
 
     /// An event valid on the topic (every rule but the age window): any text, including escapes, control
@@ -78,7 +103,9 @@ struct TrackingCodecTests {
                                   durationSeconds: maybe(Double(random.below(604_800_000)) / 1_000), dwellSeconds: maybe(random.pick([0, 3e-05, 0.1, 604_800])),
                                   via: maybe(random.pick(TrackingEvent.Via.allCases)), url: maybe(text()), mediaType: maybe(random.pick(MediaType.allCases)),
                                   query: maybe(text()), resultCount: maybe(random.pick([0, 1, 37, 1_000_000_000])),
-                                  eventId: maybe(uuid()), pageId: maybe(uuid()), personId: maybe(uuid()))
+                                  eventId: maybe(uuid()), pageId: maybe(uuid()), personId: maybe(uuid()),
+                                  // Read as sent: analytics, not the codec, folds a tag's case.
+                                  language: maybe(random.pick(["en", "es", "ES", "pt-BR", "pt-br", "zh-Hant", "es-419", "sr-Latn-RS", "yue-HK"])))
         // The fields its type requires.
         for key in TrackingEvent.requiredFields(of: event.type) {
             switch key {

@@ -54,7 +54,18 @@ def workload(seed: int, count: int, tours: list[str], pois: list[str], days: int
             "media.played": {"poiId": poi, "url": f"https://example.edu/media/{r.randrange(5)}.mp3", "mediaType": "audio", **maybe_tour},
         }[kind]
         events.append({**base, "type": kind, **fields})
+    # The app's language on most events, in either case (issue 45); drawn apart so the rest is what it was before.
+    tongues = random.Random(seed + 45)
+    for event in events:
+        language = tongues.choice(LANGUAGE_TAGS)
+        if language is not None:
+            event["language"] = language
     return events
+
+
+# Tags as phones may send them (none, or one in any case), and the language each counts as (DESIGN.md "Languages").
+LANGUAGE_TAGS = [None, None, "en", "es", "ES", "pt-BR", "pt-br", "zh-Hant", "ZH-hANT", "en"]
+CANONICAL_LANGUAGES = {"en": "en", "es": "es", "ES": "es", "pt-BR": "pt-BR", "pt-br": "pt-BR", "zh-Hant": "zh-Hant", "ZH-hANT": "zh-Hant"}
 
 
 def deliveries(events: list[dict], seed: int) -> list[dict]:
@@ -165,6 +176,17 @@ class Truth:
                 report[key][registration.get(field, "unknown")] += 1
         return {key: dict(value) for key, value in report.items()}
 
+    def languages(self, start, end, tour=None) -> list[dict]:
+        """Site-wide (the tour is not looked at): tour starts and POI views per language, "unknown" without one."""
+        rows = {}
+        for e in self.in_range(start, end):
+            if e["type"] in ("tour.started", "poi.viewed"):
+                language = CANONICAL_LANGUAGES[e["language"]] if "language" in e else "unknown"
+                row = rows.setdefault(language, {"language": language, "tourStarts": 0, "poiViews": 0})
+                row["tourStarts" if e["type"] == "tour.started" else "poiViews"] += 1
+        # Code point order for ties, as the service sorts them.
+        return sorted(rows.values(), key=lambda row: (-row["tourStarts"], -row["poiViews"], row["language"].encode()))
+
     def daily(self, start, end, tour=None) -> list[dict]:
         rows, day = [], start
         while day <= end:
@@ -200,10 +222,11 @@ def differences(analytics_url: str, truth: Truth, queries) -> list[str]:
     for start, end, tour in queries:
         for name, expected in (("summary", truth.summary(start, end, tour)), ("pois", truth.pois(start, end, tour)),
                                ("tours", truth.tours(start, end, tour)), ("devices", truth.devices(start, end, tour)),
-                               ("daily", truth.daily(start, end, tour))):
+                               ("daily", truth.daily(start, end, tour)), ("languages", truth.languages(start, end, tour))):
             got = report(analytics_url, name, start, end, tour)
             got = {"summary": lambda g: {k: g[k] for k in expected}, "pois": lambda g: g["pois"], "tours": lambda g: g["tours"],
-                   "devices": lambda g: {k: g[k] for k in expected}, "daily": lambda g: g["days"]}[name](got)
+                   "devices": lambda g: {k: g[k] for k in expected}, "daily": lambda g: g["days"],
+                   "languages": lambda g: g["languages"]}[name](got)
             if not close(got, expected):
                 problems.append(f"{name} {start}..{end} tour={tour}:\n  got      {got}\n  expected {expected}")
     return problems

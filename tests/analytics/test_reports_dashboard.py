@@ -97,6 +97,15 @@ def test_a_viewer_sees_the_dashboard_with_the_reports_figures(suite, browser, re
         assert re.search(rf"{re.escape(platform)} {count:,} ", platform_text), platform_text
     assert browser.find_element(By.ID, "app-versions-table").text
 
+    # Tour starts and POI views by the app's language (issue 45), as analytics reports them, in its order.
+    languages = report(suite.analytics_url, "languages", start, today)["languages"]
+    language_rows = browser.find_elements(By.CSS_SELECTOR, "#languages-table tbody tr")
+    assert len(language_rows) == len(languages) and languages, "the workload's events carry languages"
+    for row, expected in zip(language_rows, languages):
+        cells = [cell.text.strip() for cell in row.find_elements(By.TAG_NAME, "td")]
+        name = "not told (unknown)" if expected["language"] == "unknown" else expected["language"]
+        assert [cells[0], cells[1], cells[3]] == [name, f"{expected['tourStarts']:,}", f"{expected['poiViews']:,}"], cells
+
     # The date-range picker is a plain GET form.
     site.fill("From (UTC day)", today.strftime("%m%d%Y"))
     site.fill("To (UTC day)", today.strftime("%m%d%Y"))

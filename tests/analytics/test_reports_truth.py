@@ -9,12 +9,13 @@ import os
 import signal
 import time
 import urllib.request
+import uuid
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
 from conftest import start_suite
-from reports_truth import Truth, deliveries, differences, post_events, report, wait_until, workload
+from reports_truth import Truth, deliveries, differences, post_events, report, stamp, wait_until, workload
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +125,26 @@ def test_csv_has_the_json_rows(own):
     daily = report(own.analytics_url, "daily", start, today, fmt="csv").strip().split("\r\n")
     assert daily[0] == "date,toursStarted,toursCompleted,uniqueDevices,poiViews,poiVisits,mediaPlays"
     assert [line.split(",")[0].strip('"') for line in daily[1:]] == [(start + timedelta(days=i)).isoformat() for i in range(8)]
+
+
+def test_languages_csv_has_the_json_rows_and_a_malformed_language_is_refused(own):
+    today = datetime.now(timezone.utc).date()
+    start = today - timedelta(days=7)
+    rows = report(own.analytics_url, "languages", start, today)["languages"]
+    lines = report(own.analytics_url, "languages", start, today, fmt="csv").strip().split("\r\n")
+    assert lines[0] == "language,tourStarts,poiViews"
+    assert lines[1:] == [f'"{r["language"]}",{r["tourStarts"]},{r["poiViews"]}' for r in rows]
+    # The feed refuses a tag that is not BCP 47, naming the field; the rest of the batch is accepted.
+    tours, pois, _ = demo_content(own.feed_url)
+    base = {"deviceId": "py-language-device", "occurredAt": stamp(datetime.now(timezone.utc)), "type": "tour.started", "tourId": tours[0]}
+    batch = [{**base, "id": str(uuid.uuid4()), "language": "es_MX"}, {**base, "id": str(uuid.uuid4()), "language": "es-MX"}]
+    request = urllib.request.Request(own.feed_url + "/v1/events", data=json.dumps({"events": batch}).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=15) as response:
+        answer = json.load(response)
+    assert answer["accepted"] == 1
+    assert [r["index"] for r in answer["rejected"]] == [0]
+    assert answer["rejected"][0]["reason"].startswith("language must be a BCP 47 language tag")
 
 
 def test_bad_requests_are_problems(own):

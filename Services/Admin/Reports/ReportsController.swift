@@ -58,9 +58,20 @@ struct ReportsController {
         async let searches = analytics.report("searches", query, as: SearchReport.self)
         async let views = analytics.report("views", query, as: ViewsReport.self)
         async let funnel = selection.tourId == nil ? nil : analytics.report("funnel", query, as: FunnelReport.self)
+        async let languages = optionalReport("languages", query, as: LanguageReport.self)
         return Reports.Dashboard(summary: try await summary, days: try await days.days, pois: try await pois.pois,
                                  tours: try await tours.tours, devices: try await devices, funnel: try await funnel,
-                                 hours: try await hours, searches: try await searches, views: try await views)
+                                 hours: try await hours, searches: try await searches, views: try await views,
+                                 languages: try await languages)
+    }
+
+    /// A report an older analytics does not have yet (it answers 404): nil then, so the rest of the dashboard still shows.
+    private func optionalReport<T: Decodable>(_ name: String, _ query: [(String, String)], as type: T.Type) async throws -> T? {
+        do {
+            return try await analytics.report(name, query, as: type)
+        } catch AnalyticsClient.Failure.refused(status: 404, _) {
+            return nil
+        }
     }
 
     /// Published tours, unless all are asked for (and the one selected, whatever its status). A viewer's selection never
@@ -107,9 +118,9 @@ struct ReportsController {
         }
     }
 
-    /// Reports counted site-wide whatever tour is chosen: what visitors searched for, and the events, pages, people and
-    /// POI sources they opened (none of them belongs to one tour).
-    static let siteWideReports: Set<String> = ["searches", "views"]
+    /// Reports counted site-wide whatever tour is chosen: what visitors searched for, the events, pages, people and
+    /// POI sources they opened (none of them belongs to one tour), and the app's languages.
+    static let siteWideReports: Set<String> = ["searches", "views", "languages"]
 
     /// A download's name says what it holds, since a saved file is all a reader has later: the report, its UTC days, its
     /// tour by name (or all tours), and up to when events were counted, e.g.

@@ -15,6 +15,8 @@ enum Reports {
         var hours: HourReport
         var searches: SearchReport
         var views: ViewsReport
+        /// Nil from an analytics older than the languages report (it answers 404).
+        var languages: LanguageReport?
     }
 
     /// The daily series a chart can show.
@@ -73,7 +75,7 @@ enum Reports {
 
 /// The reports pages' HTML (ReportsController fetches, these render).
 enum ReportsPages {
-    static let csvNames = ["summary", "daily", "pois", "tours", "devices", "funnel", "hours", "searches", "views"]
+    static let csvNames = ["summary", "daily", "pois", "tours", "devices", "funnel", "hours", "searches", "views", "languages"]
 
     /// The whole dashboard; `error` in place of the figures when analytics could not give them.
     static func dashboard(_ selection: Reports.Selection, data: Reports.Dashboard?, error: String?, tourChoices: [(id: String, name: String)],
@@ -105,6 +107,7 @@ enum ReportsPages {
         body += hours(data.hours, selection)
         body += searches(data.searches, selection)
         body += views(data.views, selection)
+        body += languages(data.languages, selection)
         body += devices(data.devices, selection)
         return body
     }
@@ -381,6 +384,38 @@ enum ReportsPages {
             <h3>POI views by source\(allTours ? " (all tours)" : "")</h3>
             <table id="view-sources-table"><thead><tr><th>Opened from</th><th>POI views</th><th>Share</th></tr></thead>
             <tbody>\(rows.isEmpty ? ["<tr><td colspan=\"3\" class=\"muted\">No POI was opened in this range.</td></tr>"] : rows)</tbody></table>
+            """
+    }
+
+    /// Tour starts and POI views by the app's language (site-wide), each with its bar and share.
+    static func languages(_ report: LanguageReport?, _ selection: Reports.Selection) -> HTML {
+        guard let report else {
+            return """
+                <section id="languages" aria-labelledby="languages-heading"><h2 id="languages-heading">Languages</h2>
+                <p class="muted">This analytics does not count languages yet.</p></section>
+                """
+        }
+        let rows = report.languages
+        let starts = rows.map(\.tourStarts), views = rows.map(\.poiViews)
+        let mostStarts = max(1, starts.max() ?? 1), mostViews = max(1, views.max() ?? 1)
+        let totalStarts = max(1, starts.reduce(0, +)), totalViews = max(1, views.reduce(0, +))
+        let lines: [HTML] = rows.map { row in
+            let name: HTML = row.language == "unknown" ? "<span class=\"muted\">not told (unknown)</span>" : "<span lang=\"\(row.language)\">\(row.language)</span>"
+            return """
+                <tr><td>\(name)</td><td class="number">\(grouped(row.tourStarts)) \(meter(row.tourStarts, of: mostStarts))</td>\
+                <td class="number">\(percent(Double(row.tourStarts) / Double(totalStarts)))</td>\
+                <td class="number">\(grouped(row.poiViews)) \(meter(row.poiViews, of: mostViews))</td>\
+                <td class="number">\(percent(Double(row.poiViews) / Double(totalViews)))</td></tr>
+                """
+        }
+        return """
+            <section id="languages" aria-labelledby="languages-heading">
+            <h2 id="languages-heading">Languages</h2>
+            <p class="muted">Tours started and POIs viewed by the app's language, on every tour\(siteWide(selection)); "unknown": the app did not say.</p>
+            <table id="languages-table"><thead><tr><th>Language</th><th>Tours started</th><th>Share</th><th>POI views</th><th>Share</th></tr></thead>
+            <tbody>\(lines.isEmpty ? ["<tr><td colspan=\"5\" class=\"muted\">No tour was started and no POI viewed in this range.</td></tr>"] : lines)</tbody></table>
+            <p>\(csvLink("languages", selection, "tours started and POI views by language"))</p>
+            </section>
             """
     }
 

@@ -114,6 +114,21 @@ struct AggregateDelta: Sendable {
         var via: String
     }
 
+    /// `tour.started` and `poi.viewed` by day and the app's language, site-wide ("Languages").
+    struct LanguageKey: Hashable, Sendable {
+        var day: Int32
+        /// `LanguageTag.canonical`, or `unknown` when the event has none.
+        var language: String
+    }
+
+    struct LanguageCounts: Sendable, Equatable {
+        var tourStarts: Int64 = 0
+        var poiViews: Int64 = 0
+    }
+
+    /// The row an event without a language counts in.
+    static let unknownLanguage = "unknown"
+
     var devices: Set<DayMember> = []
     var tourists: Set<DayMember> = []
     var pois: [PoiKey: PoiCounts] = [:]
@@ -125,6 +140,9 @@ struct AggregateDelta: Sendable {
     var credited: [CreditedMember: Int32] = [:]
     var views: [ViewKey: Int64] = [:]
     var sources: [SourceKey: Int64] = [:]
+    var languages: [LanguageKey: LanguageCounts] = [:]
+    /// Each tag as sent → its conventional case: a batch holds a handful of tags, and folding one splits and joins strings.
+    private var canonicalTags: [String: String] = [:]
 
     init() {}
 
@@ -154,6 +172,7 @@ struct AggregateDelta: Sendable {
             let key = TourKey(day: day, tour: tour)
             if event.type == .tourStarted {
                 tours[key, default: TourCounts()].starts += 1
+                languages[languageKey(event, day: day), default: LanguageCounts()].tourStarts += 1
             } else {
                 tours[key, default: TourCounts()].completions += 1
                 if let duration = event.durationSeconds {
@@ -176,7 +195,10 @@ struct AggregateDelta: Sendable {
             views[ViewKey(day: day, kind: viewed.0, item: item), default: 0] += 1
         case .poiViewed, .poiArrived, .poiLeft, .mediaPlayed:
             guard let poi = event.poiId else { return }
-            if event.type == .poiViewed, let via = event.via { sources[SourceKey(day: day, via: via.rawValue), default: 0] += 1 }
+            if event.type == .poiViewed {
+                if let via = event.via { sources[SourceKey(day: day, via: via.rawValue), default: 0] += 1 }
+                languages[languageKey(event, day: day), default: LanguageCounts()].poiViews += 1
+            }
             if event.type == .poiArrived {
                 let hour = Int16(Self.utcHour(event.occurredAt))
                 for scope in scopes { hours[HourKey(scope: scope, day: day, hour: hour), default: 0] += 1 }
@@ -199,6 +221,16 @@ struct AggregateDelta: Sendable {
 }
 
 extension AggregateDelta {
+    /// The event's language row: its tag in conventional case (`es` and `ES` are one), else `unknown`. Validation let
+    /// only well-formed tags through.
+    mutating func languageKey(_ event: TrackingEvent, day: Int32) -> LanguageKey {
+        guard let tag = event.language else { return LanguageKey(day: day, language: Self.unknownLanguage) }
+        if let canonical = canonicalTags[tag] { return LanguageKey(day: day, language: canonical) }
+        let canonical = LanguageTag.canonical(tag)
+        canonicalTags[tag] = canonical
+        return LanguageKey(day: day, language: canonical)
+    }
+
     /// The UTC hour (0–23) of an instant.
     static func utcHour(_ date: Date) -> Int {
         let seconds = Int64(date.timeIntervalSince1970.rounded(.down))

@@ -341,6 +341,17 @@ struct PostgresIngestStore: IngestStore {
                 """, logger: logger)
         }
 
+        if !delta.languages.isEmpty {
+            let rows = delta.languages.sorted { ($0.key.day, $0.key.language) < ($1.key.day, $1.key.language) }
+            try await connection.query("""
+                INSERT INTO \(unescaped: schema).day_languages AS l (day, language, tour_starts, poi_views)
+                SELECT DATE '1970-01-01' + d, la, ts, pv
+                FROM unnest(\(rows.map(\.key.day))::integer[], \(rows.map(\.key.language))::text[], \(rows.map(\.value.tourStarts))::bigint[],
+                            \(rows.map(\.value.poiViews))::bigint[]) AS x(d, la, ts, pv)
+                ON CONFLICT (day, language) DO UPDATE SET tour_starts = l.tour_starts + EXCLUDED.tour_starts, poi_views = l.poi_views + EXCLUDED.poi_views
+                """, logger: logger)
+        }
+
         if !delta.registrations.isEmpty {
             let rows = delta.registrations.sorted { $0.key < $1.key }
             // Only a newer registration replaces the held one, whatever order they arrive in.

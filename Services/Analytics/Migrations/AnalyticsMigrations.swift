@@ -241,6 +241,28 @@ enum AnalyticsMigrations {
                 PRIMARY KEY (day, via)
             ) WITH (fillfactor = 70);
             """),
+        Migration(11, "languages", """
+            -- tour.started and poi.viewed counts per day and the app's language (DESIGN.md "Languages", issue 45): the tag in
+            -- its conventional case, 'unknown' for events without one. Tags are compared byte by byte (COLLATE "C"): analytics
+            -- folds their case before storing them.
+            CREATE TABLE day_languages (
+                day date NOT NULL,
+                language text COLLATE "C" NOT NULL,
+                tour_starts bigint NOT NULL,
+                poi_views bigint NOT NULL,
+                PRIMARY KEY (day, language)
+            ) WITH (fillfactor = 70);
+            -- No event counted before carried a language: what was counted so far is 'unknown', so the columns keep summing
+            -- to the summary's tours started and POI views.
+            INSERT INTO day_languages (day, language, tour_starts, poi_views)
+            SELECT day, 'unknown', sum(starts), sum(views) FROM (
+                SELECT day, starts, 0 AS views FROM day_tour_stats
+                UNION ALL
+                SELECT day, 0, views FROM day_poi_stats WHERE scope = '00000000-0000-0000-0000-000000000000'
+            ) counted
+            GROUP BY day
+            HAVING sum(starts) > 0 OR sum(views) > 0;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

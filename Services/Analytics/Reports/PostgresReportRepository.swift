@@ -255,4 +255,13 @@ struct PostgresReportRepository: ReportRepository {
             """, as: (String, Int).self, logger: logger).map { SourceRow(via: $0.0, views: $0.1) }
         return ViewsReport(events: lists["e"] ?? [], pages: lists["p"] ?? [], people: lists["s"] ?? [], sources: sources)
     }
+
+    func languages(_ query: ReportQuery) async throws -> LanguageReport {
+        let s = schema.name, from = query.from.description, to = query.to.description
+        return LanguageReport(languages: try await read("""
+            SELECT language, sum(tour_starts)::bigint, sum(poi_views)::bigint
+            FROM \(unescaped: s).day_languages WHERE day BETWEEN \(from)::date AND \(to)::date
+            GROUP BY language HAVING sum(tour_starts) > 0 OR sum(poi_views) > 0 ORDER BY 2 DESC, 3 DESC, language COLLATE "C"
+            """, as: (String, Int, Int).self, logger: logger).map { LanguageRow(language: $0.0, tourStarts: $0.1, poiViews: $0.2) })
+    }
 }

@@ -138,3 +138,11 @@ extension ViewsReport {
                  } + sources.map { [.text("sources"), .text(""), .text($0.via), .integer($0.views)] })
     }
 }
+
+extension LanguageReport {
+    /// One row per language, as the JSON orders them; `unknown` for events without one.
+    var csv: CSVTable {
+        CSVTable(header: ["language", "tourStarts", "poiViews"],
+                 rows: languages.map { [.text($0.language), .integer($0.tourStarts), .integer($0.poiViews)] })
+    }
+}

@@ -28,6 +28,8 @@ protocol ReportRepository: Sendable {
     /// Site-wide: `tourId` is not looked at.
     func searches(_ query: ReportQuery) async throws -> SearchReport
     func views(_ query: ReportQuery) async throws -> ViewsReport
+    /// Site-wide: `tourId` is not looked at.
+    func languages(_ query: ReportQuery) async throws -> LanguageReport
 }
 
 extension Double {

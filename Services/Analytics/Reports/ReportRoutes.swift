@@ -4,7 +4,7 @@ import Hummingbird
 import Shared
 import Synchronization
 
-/// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily,funnel,hours,searches,views}`
+/// The Reports API (DESIGN.md "Reports API"): `GET /v1/reports/{summary,pois,tours,devices,daily,funnel,hours,searches,views,languages}`
 /// with `from`, `to`, optional `tourId`, as JSON or (`format=csv` or `Accept: text/csv`) CSV, and
 /// `GET /v1/reports/freshness` (up to when events are counted), behind `Authorization: Bearer <REPORTS_TOKEN>`.
 struct ReportRoutes<Repository: ReportRepository>: Sendable {
@@ -66,6 +66,11 @@ struct ReportRoutes<Repository: ReportRepository>: Sendable {
             let query = try Self.query(request)
             let report = try await repository.views(query)
             return try Self.respond(request, query, name: "views", json: report, csv: report.csv)
+        }
+        group.get("languages") { request, _ in
+            let query = try Self.query(request)
+            let report = try await repository.languages(query)
+            return try Self.respond(request, query, name: "languages", json: report, csv: report.csv)
         }
         group.get("freshness") { _, _ -> Response in
             guard let freshness else { throw Problem(.notFound, "this analytics does not know how fresh its counts are") }

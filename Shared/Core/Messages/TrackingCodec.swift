@@ -157,7 +157,7 @@ private struct MessageWriter: Sendable {
         func room(_ text: String?) -> Int { JSONBytes.quotedCapacity(utf8Count: text?.utf8.count ?? 0) }
         let strings = 2 * room(event.type.rawValue) + room(event.deviceId) + room(event.touristId) + room(event.platform)
             + room(event.osVersion) + room(event.model) + room(event.appVersion) + room(event.via?.rawValue) + room(event.url)
-            + room(event.mediaType?.rawValue) + room(event.query) + room(source)
+            + room(event.mediaType?.rawValue) + room(event.query) + room(event.language) + room(source)
         let capacity = 2 * quoted.count + 4 + strings + 7 * JSONBytes.quotedUUIDCapacity + 2 * JSONBytes.quotedDateCapacity
             + 4 * JSONBytes.numberCapacity
         quoted.withUnsafeBufferPointer { quoted in
@@ -200,6 +200,7 @@ private struct MessageWriter: Sendable {
                     case .eventId: out.uuid(name, event.eventId)
                     case .pageId: out.uuid(name, event.pageId)
                     case .personId: out.uuid(name, event.personId)
+                    case .language: out.string(name, event.language)
                     case .data, .schemaVersion, .source: break
                     }
                 }
@@ -278,7 +279,7 @@ struct EventFields {
 
     /// By key; null is absent.
     /// One per event key (`TrackingEvent.Key.eventKeys`; a test checks the count).
-    private var values = InlineArray<21, Value?>(repeating: nil)
+    private var values = InlineArray<22, Value?>(repeating: nil)
     private var given: UInt32 = 0
     /// A known key given twice: refused, as readers disagree on which value counts (Foundation keeps the first).
     private(set) var repeated: TrackingEvent.Key?
@@ -313,7 +314,8 @@ struct EventFields {
                              appVersion: try string(.appVersion), tourId: try uuid(.tourId), poiId: try uuid(.poiId),
                              durationSeconds: try number(.durationSeconds), dwellSeconds: try number(.dwellSeconds),
                              via: via, url: try string(.url), mediaType: mediaType, query: try string(.query), resultCount: try count(.resultCount),
-                             eventId: try uuid(.eventId), pageId: try uuid(.pageId), personId: try uuid(.personId))
+                             eventId: try uuid(.eventId), pageId: try uuid(.pageId), personId: try uuid(.personId),
+                             language: try string(.language))
     }
 
     private static let kinds = TrackingEvent.Kind.allCases.map { (Array($0.rawValue.utf8), $0) }

@@ -48,12 +48,14 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     public var eventId: UUID?
     public var pageId: UUID?
     public var personId: UUID?
+    /// The app's language, a BCP 47 tag (DESIGN.md "Languages"), on any type; nil when the phone did not say (issue 45).
+    public var language: String?
 
     public init(id: UUID = UUID.random(), type: Kind, deviceId: String, touristId: String? = nil, occurredAt: Date,
                 platform: String? = nil, osVersion: String? = nil, model: String? = nil, appVersion: String? = nil,
                 tourId: UUID? = nil, poiId: UUID? = nil, durationSeconds: Double? = nil, dwellSeconds: Double? = nil,
                 via: Via? = nil, url: String? = nil, mediaType: MediaType? = nil, query: String? = nil, resultCount: Int? = nil,
-                eventId: UUID? = nil, pageId: UUID? = nil, personId: UUID? = nil) {
+                eventId: UUID? = nil, pageId: UUID? = nil, personId: UUID? = nil, language: String? = nil) {
         self.id = id
         self.type = type
         self.deviceId = deviceId
@@ -75,6 +77,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         self.eventId = eventId
         self.pageId = pageId
         self.personId = personId
+        self.language = language
     }
 
     /// Every JSON key of a tracking event, and of the envelope it travels in on `tracking.events`: each
@@ -82,6 +85,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
     public enum Key: Int, CaseIterable, Sendable {
         case id, type, deviceId, touristId, occurredAt, platform, osVersion, model, appVersion
         case tourId, poiId, durationSeconds, dwellSeconds, via, url, mediaType, query, resultCount, eventId, pageId, personId
+        case language
         /// The envelope's own (`id`, `type` and `occurredAt` it shares with the event).
         case data, schemaVersion, source
 
@@ -108,6 +112,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
             case .eventId: "eventId"
             case .pageId: "pageId"
             case .personId: "personId"
+            case .language: "language"
             case .data: "data"
             case .schemaVersion: "schemaVersion"
             case .source: "source"
@@ -146,6 +151,9 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         if let reason = Self.seconds(.durationSeconds, durationSeconds) ?? Self.seconds(.dwellSeconds, dwellSeconds) { return reason }
         if let query, query.isEmpty || query.utf8.count > Self.maxQueryBytes { return "\(Key.query.name) must be 1 to \(Self.maxQueryBytes) bytes (UTF-8)" }
         if let resultCount, resultCount < 0 || resultCount > 1_000_000_000 { return "\(Key.resultCount.name) must be between 0 and 1000000000" }
+        if let language, !LanguageTag.isWellFormed(language) {
+            return "\(Key.language.name) must be a BCP 47 language tag such as es or pt-BR, at most \(LanguageTag.maxBytes) bytes"
+        }
         return Self.text(.platform, platform) ?? Self.text(.osVersion, osVersion) ?? Self.text(.model, model)
             ?? Self.text(.appVersion, appVersion) ?? Self.text(.url, url)
     }
@@ -170,6 +178,7 @@ public struct TrackingEvent: Codable, Sendable, Equatable {
         case .eventId: eventId != nil
         case .pageId: pageId != nil
         case .personId: personId != nil
+        case .language: language != nil
         default: false
         }
     }

@@ -325,3 +325,25 @@ public struct ViewRow: Codable, Sendable, Equatable {
         self.views = views
     }
 }
+
+/// `GET /v1/reports/languages` (DESIGN.md "Languages", issue 45): tour starts and POI views by the app's language.
+public struct LanguageReport: Codable, Sendable, Equatable {
+    public var languages: [LanguageRow]
+
+    public init(languages: [LanguageRow]) {
+        self.languages = languages
+    }
+}
+
+public struct LanguageRow: Codable, Sendable, Equatable {
+    /// A BCP 47 tag in its conventional case, or `unknown`.
+    public var language: String
+    public var tourStarts: Int
+    public var poiViews: Int
+
+    public init(language: String, tourStarts: Int, poiViews: Int) {
+        self.language = language
+        self.tourStarts = tourStarts
+        self.poiViews = poiViews
+    }
+}
