@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 import Testing
 @testable import Admin
 
@@ -32,6 +33,35 @@ struct XLIFFTests {
         let read = try XLIFF.read(Array(file.utf8))
         #expect(read.targetLanguage == "pt-BR")
         #expect(read.units == [XLIFF.Unit(id: "poi/1/name", source: "Hall", target: "Salão & <pátio> é")])
+    }
+
+    @Test("only a unit's own source and target count: not alt-trans or matches; a target marked not translated yet is none")
+    func ownTextsOnly() throws {
+        let file = """
+            <xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file source-language="en" target-language="es"><body>
+            <trans-unit id="a"><source>Library</source><target>Biblioteca</target>
+              <alt-trans><source>Library</source><target>Librería</target></alt-trans></trans-unit>
+            <trans-unit id="b"><source>Hall</source><target state="needs-translation">Hall</target></trans-unit>
+            </body></file></xliff>
+            """
+        let read = try XLIFF.read(Array(file.utf8))
+        #expect(read.units.map(\.target) == ["Biblioteca", nil])
+        let initial = """
+            <xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="es">
+            <file id="f"><unit id="a"><segment state="initial"><source>Hall</source><target>Hall</target></segment></unit></file></xliff>
+            """
+        #expect(try XLIFF.read(Array(initial.utf8)).units.map(\.target) == [nil])
+        let mixed = #"<xliff version="1.2"><file target-language="es"/><file target-language="fr"/></xliff>"#
+        #expect(throws: XLIFF.ReadError.self) { try XLIFF.read(Array(mixed.utf8)) }
+    }
+
+    @Test("a form's translations replace the stored ones field by field; a language the form did not show is kept")
+    func formOverStored() {
+        let stored: Translations = ["es": ["name": "Biblioteca", "summary": "Libros"], "fr": ["name": "Bibliothèque"]]
+        let posted = ["name@es": " Biblioteca Randall ", "summary@es": ""]
+        #expect(TranslationFields.translations(posted, over: stored) == ["es": ["name": "Biblioteca Randall"], "fr": ["name": "Bibliothèque"]])
+        #expect(TranslationFields.translations(["name@pt-br": "Biblioteca"], over: ["pt-BR": ["summary": "Livros"]])
+                == ["pt-BR": ["name": "Biblioteca", "summary": "Livros"]], "one language whatever the case the form names it in")
     }
 
     @Test("refused with the reason: a DOCTYPE, inline markup, unbalanced tags, an unknown entity, bytes that are not UTF-8, no xliff")

@@ -155,8 +155,10 @@ struct LanguageHTTPTests {
             #expect(page.contains("Biblioteca Randall"))
             #expect(FeedHTTPTests.text(try await Self.get(client, poiPath + "/page")).contains("<html lang=\"en\">"))
 
-            // Answers in one language only say nothing of languages.
+            // Answers in one language only say nothing of languages, and do not read lang.
             #expect(try await Self.get(client, "/v1/legacy/tours.xml", "es").headers[.contentLanguage] == nil)
+            #expect(try await Self.get(client, "/v1/legacy/tours.xml?lang=%3Cscript%3E").status == .ok)
+            #expect(try await Self.get(client, "/openapi.json?lang=%ZZ").status == .ok)
         }
     }
 

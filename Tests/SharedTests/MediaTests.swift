@@ -84,4 +84,12 @@ struct MediaTests {
             #expect(try await store.blob(String(repeating: "f", count: 64)) == nil)
         }
     }
+
+    @Test("a translation's narration is one of the POI's files, after its own (DESIGN.md \"Languages\")")
+    func translatedNarration() {
+        let own = String(repeating: "a1", count: 32), spanish = String(repeating: "b2", count: 32)
+        let content = PoiContent(name: "Hall", latitude: 0, longitude: 0, narration: own, translations: ["es": ["narration": spanish, "name": "Sala"]])
+        #expect(MediaHash.named(in: content) == [own, spanish])
+        #expect(MediaHash.narrations(of: content).map(\.field) == ["narration", "translations.es.narration"])
+    }
 }

@@ -265,7 +265,7 @@ struct ToursController {
         try access.requireEdit(tour: tour.id)
         let form = TourForm(context.form)
         let content: TourContent
-        switch form.content(legacyId: tour.content.legacyId) {
+        switch form.content(legacyId: tour.content.legacyId, translated: tour.working.content.translations) {
         case .success(let value): content = value
         case .failure(let errors):
             return try await managePage(tour: tour, form: form, errors: errors.byField, access: access, context: context, status: .unprocessableContent)

@@ -145,7 +145,7 @@ struct PoiForm: MergeableForm {
                                    address: optional(address), phone: optional(phone), website: optional(website),
                                    openingHours: optional(openingHours), legacyId: base?.legacyId, priceLevel: Int(price),
                                    accessibility: optional(accessibility), pictureAlts: alts, triggerRadiusMeters: Int(radius),
-                                   narration: optional(narration), translations: TranslationFields.translations(translations)))
+                                   narration: optional(narration), translations: TranslationFields.translations(translations, over: base?.translations)))
     }
 }
 

@@ -54,7 +54,8 @@ struct TourForm: MergeableForm {
 
     /// The content to send, or the errors of fields that cannot even be sent (minutes that are not a number, a route
     /// that is not GeoJSON); the catalog checks the rest.
-    func content(legacyId: Int?) -> Result<TourContent, FieldErrors> {
+    /// `translated`: the tour's translations as stored, which the form's own (`name@es`) replace field by field.
+    func content(legacyId: Int?, translated: Translations? = nil) -> Result<TourContent, FieldErrors> {
         func optional(_ text: String) -> String? {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.isEmpty ? nil : trimmed
@@ -71,7 +72,7 @@ struct TourForm: MergeableForm {
                                     purpose: purpose.trimmingCharacters(in: .whitespacesAndNewlines), legacyId: legacyId,
                                     coverImage: optional(coverImage), coverImageAlt: optional(coverImageAlt), estimatedMinutes: minutes.flatMap { Int($0) },
                                     color: optional(color)?.lowercased(), route: line ?? nil,
-                                    translations: TranslationFields.translations(translations)))
+                                    translations: TranslationFields.translations(translations, over: translated)))
     }
 
     /// A route as the form shows it: compact GeoJSON.

@@ -40,13 +40,16 @@ enum TranslationFields {
         return values
     }
 
-    /// The translations to send: each text trimmed, empty ones left out (the site language's text then serves).
-    static func translations(_ values: [String: String]) -> Translations? {
-        var translations: Translations = [:]
+    /// The translations to send: `stored` with each field the form posted replaced by its text, trimmed (emptied: not
+    /// translated, the site language's text then serves). What the form did not show (a language no longer offered)
+    /// stays as stored.
+    static func translations(_ values: [String: String], over stored: Translations?) -> Translations? {
+        var translations = stored ?? [:]
         for (name, text) in values {
             guard let (field, language) = split(name) else { continue }
+            let key = translations.keys.first { LanguageTag.equal($0, language) } ?? LanguageTag.canonical(language)
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty { translations[language, default: [:]][field] = trimmed }
+            translations[key, default: [:]][field] = trimmed.isEmpty ? nil : trimmed
         }
         return translations.isEmpty ? nil : translations
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// Translation exchange files for agencies (DESIGN.md "Languages"): written as XLIFF 1.2, read as XLIFF 1.2 (or 1.1)
 /// and 2.0, whichever a translation tool sends back. A unit is one field of one tour or POI, its id `tour/<uuid>/name`;
@@ -44,7 +45,9 @@ enum XLIFF {
     }
 
     /// The units of an XLIFF 1.x or 2.0 file, with its languages. Refuses what is not XLIFF, and inline markup in a
-    /// source or target (a tag inside the text), naming the unit.
+    /// source or target (a tag inside the text), naming the unit. Only a unit's own source and target are read (not those of
+    /// `<alt-trans>` or match suggestions), and a target a tool marks as not translated yet (1.2 `state="new"` or
+    /// `"needs-translation"`, a 2.0 segment in `state="initial"`) is no target.
     static func read(_ bytes: [UInt8]) throws(ReadError) -> Document {
         guard bytes.count <= maxBytes else { throw ReadError(description: "the file is larger than \(maxBytes >> 20) MiB") }
         var reader = XMLReader(bytes)
@@ -53,11 +56,16 @@ enum XLIFF {
         var unit: Unit?
         var text: String?
         var textOf: String?
+        /// The open elements' local names.
+        var open: [String] = []
+        var untranslatedSegment = false
         do {
             while let event = try reader.next() {
                 switch event {
                 case .start(let name, let attributes, let selfClosing):
                     let local = Self.localName(name)
+                    let parent = open.last
+                    open.append(local)
                     if textOf != nil {
                         // Inline markup inside a source or target.
                         throw ReadError(description: "unit \(unit?.id ?? "?"): <\(local)> inside a \(textOf!): only plain text is taken")
@@ -73,13 +81,22 @@ enum XLIFF {
                     case "file" where !version2:
                         guard document != nil else { throw ReadError(description: "not an XLIFF file: <file> outside <xliff>") }
                         if let source = attributes["source-language"] { document!.sourceLanguage = source }
-                        if let target = attributes["target-language"] { document!.targetLanguage = target }
+                        if let target = attributes["target-language"] {
+                            if let earlier = document!.targetLanguage, !LanguageTag.equal(earlier, target) {
+                                throw ReadError(description: "its files are in two target languages, \(earlier) and \(target): send one language per file")
+                            }
+                            document!.targetLanguage = target
+                        }
+                    case "segment" where version2:
+                        untranslatedSegment = attributes["state"] == "initial"
                     case "trans-unit" where !version2, "unit" where version2:
                         guard document != nil else { throw ReadError(description: "not an XLIFF file: a unit outside <xliff>") }
                         unit = Unit(id: attributes["id"] ?? "", source: "", target: nil)
                         if selfClosing { unit = nil }
                     case "source", "target":
-                        guard unit != nil else { continue }
+                        // A unit's own text only: in 1.2 right under its trans-unit, in 2.0 under a segment.
+                        guard unit != nil, parent == (version2 ? "segment" : "trans-unit") else { continue }
+                        if local == "target" && (untranslatedSegment || ["new", "needs-translation"].contains(attributes["state"] ?? "")) { continue }
                         if selfClosing {
                             if local == "target" { unit!.target = "" }
                         } else {
@@ -93,6 +110,7 @@ enum XLIFF {
                     if textOf != nil { text! += value }
                 case .end(let name):
                     let local = Self.localName(name)
+                    open.removeLast()
                     if let current = textOf, local == current {
                         if current == "source" { unit!.source += text ?? "" } else { unit!.target = (unit!.target ?? "") + (text ?? "") }
                         textOf = nil
@@ -118,23 +136,5 @@ enum XLIFF {
         name.split(separator: ":").last.map(String.init) ?? name
     }
 
-    /// Text and attribute values as XML 1.0 takes them; C0 controls but tab and line breaks cannot be written at all.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { MarkupEscaping.xml(text) }
 }

@@ -262,6 +262,7 @@ struct PostgresReportRepository: ReportRepository {
             SELECT language, sum(tour_starts)::bigint, sum(poi_views)::bigint
             FROM \(unescaped: s).day_languages WHERE day BETWEEN \(from)::date AND \(to)::date
             GROUP BY language HAVING sum(tour_starts) > 0 OR sum(poi_views) > 0 ORDER BY 2 DESC, 3 DESC, language COLLATE "C"
+            LIMIT \(LanguageReport.maxRows)
             """, as: (String, Int, Int).self, logger: logger).map { LanguageRow(language: $0.0, tourStarts: $0.1, poiViews: $0.2) })
     }
 }

@@ -39,6 +39,7 @@ enum CommandValidation {
     }
 
     static let maxLanguages = 50
+    static let maxTranslationBytes = 256 * 1_024
 
     /// A translation's texts meet their field's own rules (DESIGN.md "Languages"), checked by validating the content
     /// as that language shows it; errors name `translations.<tag>.<field>`.
@@ -47,6 +48,13 @@ enum CommandValidation {
         var errors: [FieldError] = []
         if translations.count > maxLanguages {
             errors.append(FieldError(field: "translations", message: "At most \(maxLanguages) languages, not \(translations.count)"))
+        }
+        // Each text is held to its field's limit; all of them together to what one message carries with room to spare.
+        let bytes = translations.reduce(0) { sum, language in
+            sum + language.key.utf8.count + language.value.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        }
+        if bytes > maxTranslationBytes {
+            errors.append(FieldError(field: "translations", message: "Translations add up to \(bytes / 1_024) KiB; at most \(maxTranslationBytes / 1_024) KiB"))
         }
         for language in translations.keys.sorted() {
             guard LanguageTag.isWellFormed(language) else {

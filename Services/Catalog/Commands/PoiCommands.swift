@@ -147,10 +147,10 @@ extension Work {
             }
             content.categories = known
         }
-        if let narration = content.narration, MediaHash.isValid(narration) {
+        for (field, narration) in MediaHash.narrations(of: content) where MediaHash.isValid(narration) {
             let item = try await transaction.liveMedia(sha256s: [narration])[narration]
             if item?.content.format.kind != .audio || item?.status != .published {
-                errors.append(FieldError(field: "narration", message: item == nil
+                errors.append(FieldError(field: field, message: item == nil
                     ? "Narration must be a file of the media library; \(narration.prefix(12))… is not (deleted?)"
                     : item?.content.format.kind != .audio ? "Narration must be audio; \(item?.content.title ?? "") is \(item?.content.format.label ?? "")"
                     : "Narration must be a published file of the media library; \(item?.content.title ?? "") is not published"))

@@ -167,7 +167,7 @@ final class PoiResources: Sendable {
     private let tours: [(id: UUID, name: String)]
     /// Folded category paths, for `category=` filters; one array per distinct set of categories, shared.
     let foldedCategories: [[UInt8]]
-    /// The languages it has text in, the site's first (shared by every POI with the same).
+    /// The languages it has text in, the site's first (one array for every POI without translations).
     let languages: [String]
     private let renderedDetail = PerLanguage()
     private let renderedPage = PerLanguage()

@@ -33,11 +33,15 @@ struct FeedRoute: Sendable {
     /// The OpenAPI operation object, JSON.
     let operation: String
     let template: PathTemplate
+    /// A `.stored` route answering in the request's language (DESIGN.md "Languages"); the others answer in one and leave
+    /// `lang` and `Accept-Language` unread.
+    let followsLanguage: Bool
 
-    init(_ method: HTTPRequest.Method, _ path: String, _ handler: Handler, operation: String) {
+    init(_ method: HTTPRequest.Method, _ path: String, _ handler: Handler, followsLanguage: Bool = false, operation: String) {
         self.method = method
         self.path = path
         self.handler = handler
+        self.followsLanguage = followsLanguage
         self.operation = operation
         template = PathTemplate(path)
     }
@@ -45,11 +49,11 @@ struct FeedRoute: Sendable {
 
 enum FeedAPI {
     static let routes: [FeedRoute] = [
-        FeedRoute(.get, "/v1/tours", .stored { snapshot, _, language in snapshot.tourList(language) }, operation: #"""
+        FeedRoute(.get, "/v1/tours", .stored { snapshot, _, language in snapshot.tourList(language) }, followsLanguage: true, operation: #"""
             {"operationId": "listTours", "summary": "Published tours, by name", "parameters": [\#(languageParameters)],
              "responses": {"200": \#(ok("The published tours", "application/json", schema: "TourList")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id, language in try FeedRoutes.tour(id, in: snapshot).detail(language) },
+        FeedRoute(.get, "/v1/tours/{id}", .stored { snapshot, id, language in try FeedRoutes.tour(id, in: snapshot).detail(language) }, followsLanguage: true,
                   operation: oneResource("getTour", "A published tour with its stops in walking order, their bounding box and the walking distance along them", parameter: tourId + ", " + languageParameters, ok: ok("The tour", "application/json", schema: "Tour"))),
         FeedRoute(.get, "/v1/tours/{id}/bundle", .bundle, operation: #"""
             {"operationId": "getTourBundle",
@@ -82,9 +86,9 @@ enum FeedAPI {
              "responses": {"200": \#(ok("Nearby POIs, or a page of POIs by name", "application/json", schema: "PoiQueryResult")),
                            "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id, language in try FeedRoutes.poi(id, in: snapshot).detail(language) },
+        FeedRoute(.get, "/v1/pois/{id}", .stored { snapshot, id, language in try FeedRoutes.poi(id, in: snapshot).detail(language) }, followsLanguage: true,
                   operation: oneResource("getPoi", "A visible POI in full, with the published tours that stop there", parameter: poiId + ", " + languageParameters, ok: ok("The POI", "application/json", schema: "Poi"))),
-        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id, language in try FeedRoutes.poi(id, in: snapshot).page(language) },
+        FeedRoute(.get, "/v1/pois/{id}/page", .stored { snapshot, id, language in try FeedRoutes.poi(id, in: snapshot).page(language) }, followsLanguage: true,
                   operation: oneResource("getPoiPage", "A small mobile HTML page about the POI, for the app's embedded browser", parameter: poiId + ", " + languageParameters, ok: ok("The page", "text/html"))),
         FeedRoute(.get, "/v1/pois/{id}/qr.svg", .computed(FeedRoutes.poiQRCode),
                   operation: oneResource("getPoiQRCode", "The QR code of the POI's link (its phone page, ?src=qr), to print at the stop", parameter: poiId, ok: ok("The code", "image/svg+xml"))),
@@ -220,7 +224,7 @@ enum FeedAPI {
             case .stored(let lookup):
                 router.on(RouterPath(route.path), method: route.method) { request, context in
                     let snapshot = projection.snapshot
-                    let language = try LanguageNegotiation.choose(request, among: snapshot.languages)
+                    let language = route.followsLanguage ? try LanguageNegotiation.choose(request, among: snapshot.languages) : .site(of: snapshot.languages)
                     return try lookup(snapshot, route.template.parameter(in: context), language).response(to: request)
                 }
             case .computed(let answer):

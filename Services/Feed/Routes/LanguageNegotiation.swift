@@ -34,6 +34,22 @@ enum LanguageNegotiation {
         try choose(lang: try QueryParameters(request.uri.query)["lang"], acceptLanguage: request.headers[.acceptLanguage], among: languages)
     }
 
+    /// The last `Accept-Language` a connection sent and the language it chose: a phone sends the same header with every
+    /// request on its connection, so the pipeline reads it once per connection.
+    struct Memo {
+        var header: String?
+        var chosen = ContentLanguage(index: 0, tag: "")
+    }
+
+    /// `choose(uri:acceptLanguage:among:)`, remembered in `memo` for requests without a query.
+    static func choose(uri: String, acceptLanguage: String?, among languages: SiteLanguages, memo: inout Memo) -> ContentLanguage? {
+        let hasQuery = uri.utf8.contains(UInt8(ascii: "?"))
+        if !hasQuery, let acceptLanguage, acceptLanguage == memo.header { return memo.chosen }
+        let chosen = choose(uri: uri, acceptLanguage: acceptLanguage, among: languages)
+        if !hasQuery, let acceptLanguage, let chosen { memo = Memo(header: acceptLanguage, chosen: chosen) }
+        return chosen
+    }
+
     /// A request's language as the pipeline sees it (NIO's head), nil when the router should answer (a malformed
     /// query or `lang`, for its 400). Requests without a query or `Accept-Language` are the site's at once.
     static func choose(uri: String, acceptLanguage: String?, among languages: SiteLanguages) -> ContentLanguage? {

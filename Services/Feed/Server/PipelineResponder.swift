@@ -63,6 +63,8 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
     private var lastActive = DispatchTime.now().uptimeNanoseconds
     private var idleCheck: Scheduled<Void>?
     private var responseTail: ResponseTail
+    /// The connection's last `Accept-Language` and the language it chose.
+    private var languageMemo = LanguageNegotiation.Memo()
 
     init(routes: PipelineRoutes, idleTimeout: TimeAmount) {
         self.routes = routes
@@ -171,7 +173,7 @@ final class PipelineResponder: ChannelDuplexHandler, RemovableChannelHandler {
         switch request.method {
         case .GET:
             guard fields.first(name: "content-length") ?? "0" == "0" else { return nil }
-            if let (route, resource) = routes.storedResponse(request.uri, acceptLanguage: fields.joined("accept-language")) { return .stored(route, resource, request, started: lastActive) }
+            if let (route, resource) = routes.storedResponse(request.uri, acceptLanguage: fields.joined("accept-language"), memo: &languageMemo) { return .stored(route, resource, request, started: lastActive) }
             // A range is the router's to cut (`MediaRoutes`).
             guard !fields.contains(name: "range"), let (route, file, cached) = routes.cachedMedia(request.uri) else { return nil }
             return .media(route, file, cached, request, started: lastActive)

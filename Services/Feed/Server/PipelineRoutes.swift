@@ -19,6 +19,7 @@ final class PipelineRoutes: Sendable {
         let template: PathTemplate
         /// A `.stored` route's lookup.
         let lookup: (@Sendable (FeedSnapshot, Substring, ContentLanguage) throws -> RenderedResource)?
+        let followsLanguage: Bool
         /// The route's usual status and `304`, made at start; others on first use.
         let usual: RouteRequestMetrics
         let notModified: RouteRequestMetrics
@@ -31,6 +32,7 @@ final class PipelineRoutes: Sendable {
             template = route.template
             method = route.method
             self.lookup = lookup
+            followsLanguage = route.followsLanguage
             usual = RouteRequestMetrics(route: route.path, method: route.method, status: status)
             notModified = RouteRequestMetrics(route: route.path, method: route.method, status: .notModified)
         }
@@ -76,7 +78,7 @@ final class PipelineRoutes: Sendable {
     /// The stored route and response for a GET of `path` (the query read only for `lang`, and a trailing slash ignored,
     /// as the router ignores them) in the language asked for, or nil when the router should answer. Matches the path's
     /// bytes against each route's template without splitting it: this runs for every request.
-    func storedResponse(_ path: String, acceptLanguage: String?) -> (Route, RenderedResource)? {
+    func storedResponse(_ path: String, acceptLanguage: String?, memo: inout LanguageNegotiation.Memo) -> (Route, RenderedResource)? {
         var path = path
         let found = path.withUTF8 { bytes -> (index: Int, parameter: Range<Int>)? in
             var end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
@@ -92,7 +94,10 @@ final class PipelineRoutes: Sendable {
         let utf8 = path.utf8
         let id = path[utf8.index(utf8.startIndex, offsetBy: found.parameter.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: found.parameter.upperBound)]
         let snapshot = projection.snapshot
-        guard let language = LanguageNegotiation.choose(uri: path, acceptLanguage: acceptLanguage, among: snapshot.languages),
+        let route = stored[found.index]
+        guard let language = route.followsLanguage
+                ? LanguageNegotiation.choose(uri: path, acceptLanguage: acceptLanguage, among: snapshot.languages, memo: &memo)
+                : .site(of: snapshot.languages),
               let resource = try? lookup(snapshot, id, language) else { return nil }
         return (stored[found.index], resource)
     }

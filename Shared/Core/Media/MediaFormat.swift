@@ -149,7 +149,8 @@ public enum MediaHash {
 
     private static let mediaPathPrefix = Array("/v1/media/".utf8)
 
-    /// Every library file the POI names, once each, in the order pictures, links, narration.
+    /// Every library file the POI names, once each, in the order pictures, links, narration (then each translation's
+    /// narration, in its language's tag order: DESIGN.md "Languages").
     public static func named(in content: PoiContent) -> [String] {
         var hashes: [String] = []
         func note(_ hash: String?) {
@@ -157,7 +158,16 @@ public enum MediaHash {
         }
         for picture in content.pictures { note(named(inURL: picture)) }
         for link in content.links { note(named(inURL: link.url)) }
-        note(content.narration)
+        for narration in narrations(of: content) { note(narration.hash) }
         return hashes
+    }
+
+    /// The POI's narrations: its own (field `narration`), then each translation's (`translations.<tag>.narration`).
+    public static func narrations(of content: PoiContent) -> [(field: String, hash: String)] {
+        let own = content.narration.map { [("narration", $0)] } ?? []
+        let translated = (content.translations ?? [:]).sorted { $0.key < $1.key }.compactMap { language, texts in
+            texts["narration"].map { ("translations.\(language).narration", $0) }
+        }
+        return own + translated
     }
 }

@@ -54,22 +54,48 @@ public enum LanguageTag {
     private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 }
 
+/// One translatable field of a content type: its JSON name and where the content keeps its site-language text.
+public struct TranslatableField<Content> {
+    public let name: String
+    let read: (Content) -> String?
+    let write: (inout Content, String?) -> Void
+
+    public init(_ name: String, _ path: WritableKeyPath<Content, String>) {
+        self.name = name
+        read = { $0[keyPath: path] }
+        write = { $0[keyPath: path] = $1 ?? "" }
+    }
+
+    public init(_ name: String, _ path: WritableKeyPath<Content, String?>) {
+        self.name = name
+        read = { $0[keyPath: path] }
+        write = { $0[keyPath: path] = $1 }
+    }
+}
+
 /// Content whose texts can be translated: tours and POIs.
 public protocol Translatable: Sendable {
-    /// The fields a translation may give, as JSON names them.
-    static var translatableFields: [String] { get }
+    /// The fields a translation may give, each declared once. Computed: key paths are not Sendable.
+    static var translatedFields: [TranslatableField<Self>] { get }
     var translations: Translations? { get set }
-    /// The site language's text of a translatable field.
-    func text(of field: String) -> String?
-    mutating func setText(_ text: String?, of field: String)
 }
 
 extension Translatable {
+    /// The fields a translation may give, as JSON names them.
+    public static var translatableFields: [String] { translatedFields.map(\.name) }
+
+    /// The site language's text of a translatable field.
+    public func text(of field: String) -> String? { Self.translatedFields.first { $0.name == field }?.read(self) }
+
+    public mutating func setText(_ text: String?, of field: String) { Self.translatedFields.first { $0.name == field }?.write(&self, text) }
+
     /// The texts of `language` (any case) where it has them, the site language's elsewhere.
     public func localized(to language: String) -> Self {
         guard let texts = translated(in: language) else { return self }
         var copy = self
-        for (field, text) in texts where !text.isEmpty && Self.translatableFields.contains(field) { copy.setText(text, of: field) }
+        for field in Self.translatedFields {
+            if let text = texts[field.name], !text.isEmpty { field.write(&copy, text) }
+        }
         return copy
     }
 
@@ -100,7 +126,12 @@ extension Translatable {
     /// languages without any text dropped, nil when none is left.
     public static func tidy(_ translations: Translations?) -> Translations? {
         var kept: Translations = [:]
-        for (language, texts) in translations ?? [:] {
+        // The conventionally spelled key first, so its texts win over another spelling's whatever the dictionary's order.
+        let ordered = (translations ?? [:]).sorted { a, b in
+            let aCanonical = a.key == LanguageTag.canonical(a.key), bCanonical = b.key == LanguageTag.canonical(b.key)
+            return aCanonical != bCanonical ? aCanonical : a.key < b.key
+        }
+        for (language, texts) in ordered {
             let filled = texts.filter { !$0.value.isEmpty }
             guard !filled.isEmpty else { continue }
             kept[LanguageTag.isWellFormed(language) ? LanguageTag.canonical(language) : language, default: [:]].merge(filled) { first, _ in first }
@@ -110,51 +141,14 @@ extension Translatable {
 }
 
 extension TourContent: Translatable {
-    public static let translatableFields = ["name", "summary", "purpose", "coverImageAlt"]
-
-    public func text(of field: String) -> String? {
-        switch field {
-        case "name": name
-        case "summary": summary
-        case "purpose": purpose
-        case "coverImageAlt": coverImageAlt
-        default: nil
-        }
-    }
-
-    public mutating func setText(_ text: String?, of field: String) {
-        switch field {
-        case "name": name = text ?? ""
-        case "summary": summary = text ?? ""
-        case "purpose": purpose = text ?? ""
-        case "coverImageAlt": coverImageAlt = text
-        default: break
-        }
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("name", \.name), .init("summary", \.summary), .init("purpose", \.purpose), .init("coverImageAlt", \.coverImageAlt)]
     }
 }
 
 extension PoiContent: Translatable {
-    public static let translatableFields = ["name", "summary", "description", "accessibility", "narration"]
-
-    public func text(of field: String) -> String? {
-        switch field {
-        case "name": name
-        case "summary": summary
-        case "description": description
-        case "accessibility": accessibility
-        case "narration": narration
-        default: nil
-        }
-    }
-
-    public mutating func setText(_ text: String?, of field: String) {
-        switch field {
-        case "name": name = text ?? ""
-        case "summary": summary = text ?? ""
-        case "description": description = text ?? ""
-        case "accessibility": accessibility = text
-        case "narration": narration = text
-        default: break
-        }
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("name", \.name), .init("summary", \.summary), .init("description", \.description), .init("accessibility", \.accessibility),
+         .init("narration", \.narration)]
     }
 }

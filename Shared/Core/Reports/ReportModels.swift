@@ -329,6 +329,8 @@ public struct ViewRow: Codable, Sendable, Equatable {
 /// `GET /v1/reports/languages` (DESIGN.md "Languages", issue 45): tour starts and POI views by the app's language.
 public struct LanguageReport: Codable, Sendable, Equatable {
     public var languages: [LanguageRow]
+    /// The most used languages only: any well-formed tag counts, and made-up ones must not make the report unbounded.
+    public static let maxRows = 100
 
     public init(languages: [LanguageRow]) {
         self.languages = languages

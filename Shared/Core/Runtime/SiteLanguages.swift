@@ -13,9 +13,10 @@ public struct SiteLanguages: Sendable, Equatable {
     public let site: String
     public let offered: [String]
 
+    /// Tags are kept in their conventional case (`pt-br` is `pt-BR`), as content keeps them.
     public init(site: String, offered: [String] = []) {
-        self.site = site
-        self.offered = [site] + offered.filter { !LanguageTag.equal($0, site) }
+        self.site = LanguageTag.canonical(site)
+        self.offered = [self.site] + offered.filter { !LanguageTag.equal($0, site) }.map(LanguageTag.canonical)
     }
 
     public static let english = SiteLanguages(site: "en")

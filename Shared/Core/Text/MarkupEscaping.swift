@@ -17,4 +17,13 @@ public enum MarkupEscaping {
         }
         return escaped
     }
+
+    /// Text for XML 1.0 (the legacy feeds, translation files): the characters XML 1.0 cannot carry at all are dropped.
+    public static func xml(_ text: String) -> String {
+        escape(text, apostrophe: "&apos;") { scalar in
+            let value = scalar.value
+            return value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
+                || (0xE000...0xFFFD).contains(value) || value >= 0x10000
+        }
+    }
 }

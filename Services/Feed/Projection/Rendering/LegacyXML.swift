@@ -42,12 +42,5 @@ enum LegacyXML {
         return Array(xml.utf8)
     }
 
-    /// Text safe in XML element content; characters XML 1.0 cannot carry at all are dropped.
-    static func escape(_ text: String) -> String {
-        MarkupEscaping.escape(text, apostrophe: "&apos;") { scalar in
-            let value = scalar.value
-            return value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
-                || (0xE000...0xFFFD).contains(value) || value >= 0x10000
-        }
-    }
+    static func escape(_ text: String) -> String { MarkupEscaping.xml(text) }
 }
