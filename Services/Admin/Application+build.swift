@@ -58,7 +58,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository).register(on: pages)
-    RecordController<ContentPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
+    RecordController<ContentPages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<FeaturedPages>(projection: projection, writer: writer, editors: repository).register(on: pages)
     DeletedController(writer: writer, editors: repository, clock: admin.clock).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)

@@ -377,7 +377,8 @@ struct CatalogEventCodecTests {
     }
 
     static func page(_ random: inout SplitMix64) -> PageContent {
-        PageContent(slug: text(&random), title: text(&random), summary: text(&random), body: text(&random), order: random.below(200) - 100)
+        PageContent(slug: text(&random), title: text(&random), summary: text(&random), body: text(&random), order: random.below(200) - 100,
+                    translations: translations(&random, fields: PageContent.translatableFields))
     }
 
     static func featured(_ random: inout SplitMix64) -> FeaturedContent {

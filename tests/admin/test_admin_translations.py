@@ -184,3 +184,32 @@ def test_a_translation_file_that_is_not_xliff_or_names_nothing_here_is_refused_w
                         '<trans-unit id="poi/x/latitude"><source>1</source><target>2</target></trans-unit></body></file></xliff>')
     upload_translations(site, stranger)
     assert "no such tour or point of interest" in site.text and "not a unit of this site" in site.text, site.text[:2000]
+
+
+def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translation(site):
+    body, headers = feed_get(site.suite, "/v1/pages/about", "es-ES")
+    assert headers["Content-Language"] == "es" and "Accept-Language" in headers["Vary"]
+    assert body["title"] == "Acerca de iTour" and body["language"] == "es" and body["languages"] == ["en", "es"]
+    assert "<h1>Bienvenido a UNCW</h1>" in body["html"]
+    english, english_headers = feed_get(site.suite, "/v1/pages/about")
+    assert english["title"] == "About iTour" and english_headers["ETag"] != headers["ETag"]
+    request = urllib.request.Request(site.suite.feed_url + "/v1/pages/about/page", headers={"Accept-Language": "es"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        page = response.read().decode()
+    assert '<html lang="es">' in page and "Acerca de iTour" in page
+    listed, _ = feed_get(site.suite, "/v1/pages?lang=es")
+    assert [p["title"] for p in listed["pages"] if p["slug"] == "about"] == ["Acerca de iTour"]
+
+    # Staff see the Spanish beside the English, and a save of the English alone keeps it.
+    site.open("/pages")
+    site.click_link("About iTour")
+    assert site.value("Title (es)") == "Acerca de iTour"
+    site.fill("Summary", "A self-guided tour of the UNCW campus, on your phone (updated).")
+    site.click_button("Save")
+    assert site.value("Title (es)") == "Acerca de iTour"
+    assert eventually(lambda: feed_get(site.suite, "/v1/pages/about")[0]["summary"].endswith("(updated)."), timeout=15)
+    assert feed_get(site.suite, "/v1/pages/about", "es")[0]["title"] == "Acerca de iTour"
+    # Back as the demo has it: other suites read the demo page.
+    site.fill("Summary", "A self-guided tour of the UNCW campus, on your phone.")
+    site.click_button("Save")
+    assert eventually(lambda: not feed_get(site.suite, "/v1/pages/about")[0]["summary"].endswith("(updated)."), timeout=15)

@@ -39,6 +39,13 @@ protocol AdminRecordForm {
     var version: Int? { get }
     /// The content to send, or the errors of fields that cannot even be sent.
     func content() -> Result<Content, FieldErrors>
+    /// The content to send in place of `stored`: what the form does not show (a translation into a language no longer
+    /// offered) is kept from it.
+    func content(replacing stored: Content?) -> Result<Content, FieldErrors>
+}
+
+extension AdminRecordForm {
+    func content(replacing _: Content?) -> Result<Content, FieldErrors> { content() }
 }
 
 /// What a record's form page shows.
@@ -49,6 +56,8 @@ struct RecordFormModel<Kind: AdminRecordKind> {
     var problem: String?
     var catalog: AdminCatalogProjection.Content
     var csrf: String
+    /// `SITE_LANGUAGES`: what a translatable record's form translates into.
+    var languages = SiteLanguages.english
 }
 
 /// A record's pages (owners): the list, create, manage, publish and delete, each a catalog command.
@@ -56,6 +65,7 @@ struct RecordController<Kind: AdminRecordKind> {
     let projection: AdminCatalogProjection
     let writer: any CatalogWriter
     let editors: any TourEditorRepository
+    var languages = SiteLanguages.english
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get(RouterPath(Kind.path), use: list)
@@ -89,7 +99,8 @@ struct RecordController<Kind: AdminRecordKind> {
 
     func page(record: CatalogRecordState<Kind.Content>?, form: Kind.Form, context: AdminRequestContext, errors: [String: String] = [:],
               problem: String? = nil, notice: Notice? = nil, status: HTTPResponse.Status = .ok) -> Response {
-        let model = RecordFormModel<Kind>(record: record, form: form, errors: errors, problem: problem, catalog: projection.content, csrf: context.csrfToken)
+        let model = RecordFormModel<Kind>(record: record, form: form, errors: errors, problem: problem, catalog: projection.content, csrf: context.csrfToken,
+                                          languages: languages)
         let title = record == nil ? Kind.createTitle : Kind.manageTitle
         return AdminPage(title: title, context: context, breadcrumbs: breadcrumbs + [(title, nil)], notice: notice,
                          body: Kind.form(model), status: status).response()
@@ -119,7 +130,7 @@ struct RecordController<Kind: AdminRecordKind> {
         try access.requireOwner(Kind.task)
         let record = try record(context)
         let form = Kind.Form(context.form)
-        switch form.content() {
+        switch form.content(replacing: record.content) {
         case .failure(let errors):
             return page(record: record, form: form, context: context, errors: errors.byField, status: .unprocessableContent)
         case .success(let content):

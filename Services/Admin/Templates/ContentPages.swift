@@ -8,6 +8,8 @@ struct PageForm: AdminRecordForm {
     var summary = ""
     var body = ""
     var order = ""
+    /// Translations by form name, `title@es` (DESIGN.md "Languages").
+    var translations: [String: String] = [:]
     var version: Int?
 
     static let fields: Set<String> = ["slug", "title", "summary", "body", "order"]
@@ -20,6 +22,7 @@ struct PageForm: AdminRecordForm {
         summary = page.content.summary
         body = page.content.body
         order = String(page.content.order)
+        translations = TranslationFields.values(page.content.translations)
         version = page.version
     }
 
@@ -29,14 +32,18 @@ struct PageForm: AdminRecordForm {
         summary = form["summary"]
         body = form["body"]
         order = form["order"]
+        translations = TranslationFields.values(form, fields: PageContent.translatableFields)
         version = form.int("version")
     }
 
-    func content() -> Result<PageContent, FieldErrors> {
+    func content() -> Result<PageContent, FieldErrors> { content(replacing: nil) }
+
+    func content(replacing stored: PageContent?) -> Result<PageContent, FieldErrors> {
         let orderText = order.trimmingCharacters(in: .whitespaces)
         guard orderText.isEmpty || Int(orderText) != nil else { return .failure(FieldErrors(byField: ["order": "Order must be a whole number"])) }
         return .success(PageContent(slug: slug.trimmingCharacters(in: .whitespaces), title: title.trimmingCharacters(in: .whitespacesAndNewlines),
-                                    summary: summary.trimmingCharacters(in: .whitespacesAndNewlines), body: body, order: Int(orderText) ?? 0))
+                                    summary: summary.trimmingCharacters(in: .whitespacesAndNewlines), body: body, order: Int(orderText) ?? 0,
+                                    translations: TranslationFields.translations(translations, over: stored?.translations)))
     }
 }
 
@@ -89,6 +96,7 @@ enum ContentPages: AdminRecordKind {
             + Forms.textarea("Text", name: "body", value: form.body, error: errors["body"], rows: 14,
                              hint: "Markdown: blank lines between paragraphs, # Heading, **bold**, *italic*, [link](https://…), - list items.")
             + Forms.text("Order", name: "order", value: form.order, error: errors["order"], hint: "Smaller first.", attributes: " inputmode=\"numeric\"")
+            + translations(form, languages: model.languages, errors: errors)
         let status: HTML = model.record.map {
             RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> in the phones' menu of pages.",
                                   draft: "<strong>Draft:</strong> not on phones yet.")
@@ -100,6 +108,18 @@ enum ContentPages: AdminRecordKind {
             <div class="phone page-preview">\(HTML(trusted: PageMarkdown.html(form.body)))</div>
             """
         return RecordPages.form(model, top: status, fields: fields, fieldNames: PageForm.fields, bottom: preview)
+    }
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "body", label: "Text", rows: 10),
+    ]
+
+    /// The form's translation fieldsets (`TranslationFields`).
+    static func translations(_ form: PageForm, languages: SiteLanguages, errors: [String: String]) -> HTML {
+        let siteTexts = ["title": form.title, "summary": form.summary, "body": form.body]
+        return TranslationFields.fieldsets(translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations,
+                                           errors: errors)
     }
 
     static func confirmDelete(_ page: PageState, csrf: String) -> HTML {

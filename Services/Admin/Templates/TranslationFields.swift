@@ -66,7 +66,9 @@ enum TranslationFields {
         languages.translated.reduce(HTML.empty) { html, language in
             let inputs = fields.reduce(HTML.empty) { html, field in
                 let name = formName(field.name, language)
-                let original = siteText(field.name)
+                // A long text (a page's) is quoted by its start.
+                let whole = siteText(field.name)
+                let original = whole.count > 240 ? whole.prefix(240) + "\u{2026}" : whole
                 let hint = original.isEmpty ? "Nothing in \(Self.name(of: languages.site)) yet."
                     : "\(Self.name(of: languages.site)): \u{201C}\(original)\u{201D}. Empty: phones asking for \(language) get this."
                 let error = errors["translations.\(language).\(field.name)"] ?? errors[name]

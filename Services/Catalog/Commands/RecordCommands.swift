@@ -192,15 +192,22 @@ extension PageContent: StoredRecord {
         } else if try await transaction.liveRecords(PageContent.self).contains(where: { $0.id != id && $0.content.slug == content.slug }) {
             errors.append(FieldError(field: "slug", message: "Another page already has the address \(content.slug)"))
         }
+        errors += textErrors(content) + CommandValidation.translationErrors(content, validate: textErrors)
+        if !(-10_000...10_000).contains(content.order) {
+            errors.append(FieldError(field: "order", message: "Order must be between -10000 and 10000"))
+        }
+        return errors
+    }
+
+    /// The rules of its texts, a translation's too.
+    static func textErrors(_ content: Self) -> [FieldError] {
+        var errors: [FieldError] = []
         CommandValidation.requireText(content.title, field: "title", label: "Title", max: 200, into: &errors)
         CommandValidation.limit(content.summary, field: "summary", label: "Summary", max: 1_000, into: &errors)
         if CommandValidation.isLonger(content.body, than: 100_000) {
             errors.append(FieldError(field: "body", message: TextRules.tooLong("Text", characters: 100_000, content.body)))
         } else if content.body.unicodeScalars.contains(where: { $0.value == 0 }) {
             errors.append(FieldError(field: "body", message: "Text must not contain NUL characters"))
-        }
-        if !(-10_000...10_000).contains(content.order) {
-            errors.append(FieldError(field: "order", message: "Order must be between -10000 and 10000"))
         }
         return errors
     }

@@ -13,7 +13,10 @@ extension PageContent: ListedRecord {
         (a.content.order, a.content.title, a.id) < (b.content.order, b.content.title, b.id)
     }
 
-    var indexedText: (name: String, fields: [String])? { (title, [summary, body]) }
+    /// A translation's title and summary too: a word of any language finds the page (DESIGN.md "Languages").
+    var indexedText: (name: String, fields: [String])? {
+        (title, [summary, body] + (translations ?? [:]).values.flatMap { [$0["title"], $0["summary"]].compactMap { $0 } })
+    }
     var listingKey: String? { slug }
 }
 

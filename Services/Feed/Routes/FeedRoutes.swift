@@ -210,7 +210,9 @@ enum FeedRoutes {
         json.endArray()
         json.key("language"); json.string(language.tag)
         json.key("pages")
-        json.objects(pageSlots.compactMap(snapshot.pages.entry(inSlot:))) { json, entry in PageRoutes.writeSummary(entry, to: &json) }
+        json.objects(pageSlots.compactMap(snapshot.pages.entry(inSlot:))) { json, entry in
+            PageRoutes.writeSummary(entry, in: language, of: snapshot.languages, to: &json)
+        }
         json.key("people")
         json.objects(personSlots.compactMap(snapshot.people.entry(inSlot:))) { json, entry in PeopleRoutes.writeMembers(entry, snapshot, to: &json) }
         json.key("pois")

@@ -161,6 +161,7 @@ public enum ContentImportFile {
             public var body: String?
             public var order: Int?
             public var status: ContentStatus?
+            public var translations: Translations?
         }
 
         /// A featured item (DESIGN.md, "Featured"): its target as a tour's or POI's legacyId, an event's place in this
@@ -524,7 +525,7 @@ public enum ContentImportFile {
         }
         plan.pages = addRows(pages, named: "pages", to: &plan) { page, label in
             let row = pageRow(label: label, content: PageContent(slug: page.slug, title: page.title, summary: page.summary ?? "", body: page.body ?? "",
-                                                                 order: page.order ?? 0),
+                                                                 order: page.order ?? 0, translations: page.translations),
                               status: page.status ?? .published, actor: actor)
             pageIds[page.slug.trimmingCharacters(in: .whitespaces).lowercased()] = row.commands.first?.entityId
             return row
@@ -565,7 +566,7 @@ public enum ContentImportFile {
         var columns: [String: Int] = [:]
         /// `name@es` and the like: the column's index → field and language.
         var translatedColumns: [(index: Int, field: String, language: String)] = []
-        let translatable = Set(TourContent.translatableFields + PoiContent.translatableFields)
+        let translatable = Set(TourContent.translatableFields + PoiContent.translatableFields + PageContent.translatableFields)
         for (index, name) in header.fields.enumerated() {
             let key = name.trimmingCharacters(in: .whitespaces).lowercased()
             if let at = key.firstIndex(of: "@") {
@@ -746,8 +747,12 @@ public enum ContentImportFile {
             let status = recordStatus(row, into: &errors)
             let order = order(row, into: &errors)
             guard errors.isEmpty else { fail(row, errors); continue }
+            // A page's title is the row's name, in every language.
+            let translations = row.translations?.mapValues { texts in
+                Dictionary(texts.map { ($0.key == "name" ? "title" : $0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+            }
             let content = PageContent(slug: row.text("slug"), title: row.text("name"), summary: row.text("summary"), body: row.text("body"),
-                                      order: order)
+                                      order: order, translations: translations)
             pageIds[content.slug.lowercased()] = add(pageRow(label: row.label, content: content, status: status, actor: actor), counted: \.pages)
         }
         for row in rows where row.kind == "event" {

@@ -266,22 +266,24 @@ extension PageContent {
         out.key("slug"); out.string(slug)
         out.key("summary"); out.string(summary)
         out.key("title"); out.string(title)
+        if let translations { out.key("translations"); out.translations(translations) }
         out.endObject()
     }
 
     public static func read(from reader: inout JSONReader, depth: Int) throws(JSONReader.Failure) -> Self {
-        var slug: String?, title: String?, summary: String?, body: String?, order: Int?
-        try reader.object(depth: depth, keys: ["slug", "title", "summary", "body", "order"]) { reader, field throws(JSONReader.Failure) in
+        var slug: String?, title: String?, summary: String?, body: String?, order: Int?, translations: Translations?
+        try reader.object(depth: depth, keys: ["slug", "title", "summary", "body", "order", "translations"]) { reader, field throws(JSONReader.Failure) in
             switch field {
             case 0: slug = try reader.text()
             case 1: title = try reader.text()
             case 2: summary = try reader.text()
             case 3: body = try reader.text()
-            default: order = try reader.int()
+            case 4: order = try reader.int()
+            default: translations = try reader.optional { r throws(JSONReader.Failure) in try r.translations(depth: depth + 1) }
             }
         }
         return Self(slug: try JSONReader.required(slug), title: try JSONReader.required(title), summary: try JSONReader.required(summary),
-                    body: try JSONReader.required(body), order: try JSONReader.required(order))
+                    body: try JSONReader.required(body), order: try JSONReader.required(order), translations: translations)
     }
 }
 

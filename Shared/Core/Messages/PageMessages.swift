@@ -20,18 +20,34 @@ public struct PageContent: CatalogRecordContent {
     public var body: String
     /// Where it stands in the list of pages, smaller first.
     public var order: Int
+    /// Its title, summary and text in other languages (DESIGN.md "Languages"); nil when none.
+    public var translations: Translations?
 
     /// 1 to 100 lower-case ASCII letters, digits and hyphens.
     public static func isSlug(_ text: String) -> Bool {
         (1...100).contains(text.count) && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
     }
 
-    public init(slug: String, title: String, summary: String = "", body: String = "", order: Int = 0) {
+    public init(slug: String, title: String, summary: String = "", body: String = "", order: Int = 0, translations: Translations? = nil) {
         self.slug = slug
         self.title = title
         self.summary = summary
         self.body = body
         self.order = order
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case slug, title, summary, body, order, translations
+    }
+
+    /// Through `init`, as the codec's reader: translations are tidied the same way whichever reads them.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(slug: try container.decode(String.self, forKey: .slug), title: try container.decode(String.self, forKey: .title),
+                  summary: try container.decode(String.self, forKey: .summary), body: try container.decode(String.self, forKey: .body),
+                  order: try container.decode(Int.self, forKey: .order),
+                  translations: try container.decodeIfPresent(Translations.self, forKey: .translations))
     }
 }
 

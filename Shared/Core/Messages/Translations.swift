@@ -146,6 +146,12 @@ extension TourContent: Translatable {
     }
 }
 
+extension PageContent: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("title", \.title), .init("summary", \.summary), .init("body", \.body)]
+    }
+}
+
 extension PoiContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("name", \.name), .init("summary", \.summary), .init("description", \.description), .init("accessibility", \.accessibility),
