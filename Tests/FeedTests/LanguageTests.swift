@@ -153,6 +153,7 @@ struct LanguageHTTPTests {
             let page = FeedHTTPTests.text(try await Self.get(client, poiPath + "/page", "es"))
             #expect(page.contains("<html lang=\"es\">"))
             #expect(page.contains("Biblioteca Randall"))
+            #expect(page.contains("Paseo de la biblioteca"), "the tours stopping there by their Spanish names")
             #expect(FeedHTTPTests.text(try await Self.get(client, poiPath + "/page")).contains("<html lang=\"en\">"))
 
             // Answers in one language only say nothing of languages, and do not read lang.

@@ -153,10 +153,7 @@ private struct RenderWork: Sendable {
         let media: PoiMedia?
     }
 
-    struct TourRef: Sendable {
-        let id: UUID
-        let name: String
-    }
+    typealias TourRef = TourName
 
     struct Tour: Sendable {
         let tour: TourState
@@ -334,7 +331,7 @@ private struct EntityState {
         }
         for stop in tour?.stops ?? [] where toursByPoi[stop]?.contains(id) != true { toursByPoi[stop, default: []].append(id) }
         tours[id] = tour
-        publishedTourRefs[id] = tour.flatMap { $0.status == .published ? RenderWork.TourRef(id: id, name: $0.content.name) : nil }
+        publishedTourRefs[id] = tour.flatMap { $0.status == .published ? RenderWork.TourRef(id: id, content: $0.content) : nil }
         dirtyTours.insert(id)
         // The stops' tourIds, visibility and pages name this tour. A stop not held is not shown (a POI that was shown and
         // is gone is already marked by its deletion), and is marked when it arrives.
@@ -525,13 +522,13 @@ private struct RenderedState {
         let (work, gone) = Self.split(changed)
         for id in gone { removePoi(id) }
         // The POIs of a tour share one list of the tours stopping there, not one each.
-        var tourLists: [[UUID]: [(id: UUID, name: String)]] = [:]
+        var tourLists: [[UUID]: [TourName]] = [:]
         for item in work {
             let poi = item.poi
             let folded = foldedCategories[poi.content.categories] ?? poi.content.categories.map(TextFolding.fold)
             foldedCategories[poi.content.categories] = folded
             let tourIds = item.tours.map(\.id)
-            let tours = tourLists[tourIds] ?? item.tours.map { ($0.id, $0.name) }
+            let tours = tourLists[tourIds] ?? item.tours
             tourLists[tourIds] = tours
             let hours = poi.content.openingHours.flatMap { text in
                 openingHours[text] ?? {

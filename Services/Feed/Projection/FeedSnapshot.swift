@@ -164,7 +164,7 @@ final class TourResources: Sendable {
 final class PoiResources: Sendable {
     private let poi: PoiRecord
     /// The published tours stopping there, in list order.
-    private let tours: [(id: UUID, name: String)]
+    private let tours: [TourName]
     /// Folded category paths, for `category=` filters; one array per distinct set of categories, shared.
     let foldedCategories: [[UInt8]]
     /// The languages it has text in, the site's first (one array for every POI without translations).
@@ -180,7 +180,7 @@ final class PoiResources: Sendable {
     var id: UUID { poi.id }
     var version: Int { poi.version }
 
-    init(poi: PoiRecord, tours: [(id: UUID, name: String)], foldedCategories: [[UInt8]], languages: [String], openingHours: OpeningHours?,
+    init(poi: PoiRecord, tours: [TourName], foldedCategories: [[UInt8]], languages: [String], openingHours: OpeningHours?,
          media: PoiMedia? = nil) {
         self.poi = poi
         self.tours = tours
@@ -220,11 +220,29 @@ final class PoiResources: Sendable {
 
     func page(_ language: ContentLanguage) -> RenderedResource {
         renderedPage.resource(language) {
-            .content(PoiPage.render(poi.state.localized(language), tourNames: tours.map(\.name), media: media?.linked(from: PoiPage.relativeMediaBase),
+            .content(PoiPage.render(poi.state.localized(language), tourNames: tours.map { $0.name(in: language) },
+                                    media: media?.linked(from: PoiPage.relativeMediaBase),
                                     language: language.tag),
                      MediaTypes.html, extraHeaders: PoiPage.headers, language: language)
         }
     }
+}
+
+/// A published tour as its stops show it: its id and name, in each language it has one in.
+struct TourName: Sendable {
+    let id: UUID
+    let name: String
+    /// Its name in other languages (language → name), nil when it has none.
+    let translatedNames: [String: String]?
+
+    init(id: UUID, content: TourContent) {
+        self.id = id
+        name = content.name
+        let names = (content.translations ?? [:]).compactMapValues { $0["name"] }
+        translatedNames = names.isEmpty ? nil : names
+    }
+
+    func name(in language: ContentLanguage) -> String { language.isSite ? name : translatedNames?[language.tag] ?? name }
 }
 
 /// A POI as the feed keeps it, held once and shared by reference: by the projection's entities, the POI's
@@ -352,22 +370,22 @@ final class TourListing: Sendable {
     }
 }
 
-extension TourState {
-    /// As phones see it in `language` (each untranslated field in the site's language).
-    func localized(_ language: ContentLanguage) -> TourState {
-        guard !language.isSite, content.translations != nil else { return self }
-        var tour = self
-        tour.content = content.localized(to: language.tag)
-        return tour
-    }
+/// A state whose content translates: a tour's, a POI's.
+protocol LocalizableState {
+    associatedtype Content: Translatable
+    var content: Content { get set }
 }
 
-extension PoiState {
-    func localized(_ language: ContentLanguage) -> PoiState {
+extension TourState: LocalizableState {}
+extension PoiState: LocalizableState {}
+
+extension LocalizableState {
+    /// As phones see it in `language` (each untranslated field in the site's language).
+    func localized(_ language: ContentLanguage) -> Self {
         guard !language.isSite, content.translations != nil else { return self }
-        var poi = self
-        poi.content = content.localized(to: language.tag)
-        return poi
+        var state = self
+        state.content = content.localized(to: language.tag)
+        return state
     }
 }
 
