@@ -83,8 +83,12 @@ struct LanguageHTTPTests {
     static let content: [CatalogEvent] = [.changed(library), .changed(untranslated), .changed(tour)]
 
     static func withFeed(_ testing: TestingSetup, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await withFeed(testing) { _, client in try await body(client) }
+    }
+
+    static func withFeed(_ testing: TestingSetup, _ body: @escaping @Sendable (CatalogStandIn, any TestClientProtocol) async throws -> Void) async throws {
         try await FeedHTTPTests.withFeed(content: content, testing: testing,
-                                         configure: { $0.site.languages = SiteLanguages(site: "en", offered: ["en", "es"]) }) { _, client in
+                                         configure: { $0.site.languages = SiteLanguages(site: "en", offered: ["en", "es"]) }) { standIn, client in
             // Everything arrived: the tour lists its second stop.
             let arrived = try await TestServices.eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
                 let answer = try await client.execute(uri: "/v1/tours/\(tour.id.uuidString)", method: .get)
@@ -92,7 +96,7 @@ struct LanguageHTTPTests {
                 return (try FeedHTTPTests.json(answer)["stops"] as? [Any])?.count == 2
             }
             try #require(arrived, "the content never reached the feed")
-            try await body(client)
+            try await body(standIn, client)
         }
     }
 
@@ -163,9 +167,33 @@ struct LanguageHTTPTests {
         }
     }
 
-    @Test("nearby, browse, search and the bundle follow the language; a word of the Spanish name finds the stop")
+    @Test("nearby, browse, search, the bundle and the calendar follow the language; a word of the Spanish name finds the stop")
     func computedAnswers() async throws {
-        try await Self.withFeed(.router) { client in
+        try await Self.withFeed(.router) { standIn, client in
+            let fair = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
+                title: "Book fair", summary: "Second-hand books", description: "In the library.", startsAt: "2026-12-10", endsAt: "2026-12-11",
+                timeZone: "UTC", allDay: true, translations: ["es": ["title": "Feria del libro", "description": "En la biblioteca."]]),
+                updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            let event = CalendarEntryEvent.changed(fair)
+            _ = try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: fair.id.uuidString.lowercased(),
+                                                                      value: try Envelope(type: event.type, source: "catalog", data: event).encoded())])
+            let entryPath = "/v1/calendar/\(fair.id.uuidString)"
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await Self.get(client, entryPath).status == .ok
+            })
+            let entry = try await Self.get(client, entryPath, "es")
+            #expect(entry.headers[.contentLanguage] == "es")
+            let spanishEntry = try FeedHTTPTests.json(entry)
+            #expect(spanishEntry["title"] as? String == "Feria del libro")
+            #expect(spanishEntry["summary"] as? String == "Second-hand books", "untranslated: the site's text")
+            #expect(spanishEntry["description"] as? String == "En la biblioteca.")
+            #expect(spanishEntry["languages"] as? [String] == ["en", "es"] && spanishEntry["translations"] == nil)
+            let month = try FeedHTTPTests.json(try await Self.get(client, "/v1/calendar?from=2026-12-01&to=2026-12-31&lang=es"))
+            #expect((month["occurrences"] as? [[String: Any]])?.map { $0["title"] as? String } == ["Feria del libro"])
+            let feria = try FeedHTTPTests.json(try await Self.get(client, "/v1/search?q=feria", "es"))
+            #expect((feria["events"] as? [[String: Any]])?.map { $0["title"] as? String } == ["Feria del libro"])
+
             let near = try await Self.get(client, "/v1/pois?near=34.2275,-77.8750&radius=500", "es")
             #expect(near.headers[.contentLanguage] == "es")
             #expect(near.headers[.vary] == "Accept-Encoding, Accept-Language")

@@ -367,7 +367,8 @@ struct CatalogEventCodecTests {
                                 frequency: random.pick(CalendarRecurrence.Frequency.allCases), interval: random.chance(2) ? nil : random.below(9),
                                 byDay: random.chance(2) ? nil : (0..<random.below(3)).map { _ in text(&random) },
                                 count: random.chance(2) ? nil : random.below(99), until: optionalText(&random)),
-                             exceptionDates: (0..<random.below(3)).map { _ in text(&random) })
+                             exceptionDates: (0..<random.below(3)).map { _ in text(&random) },
+                             translations: translations(&random, fields: CalendarEntryContent.translatableFields))
     }
 
     static func person(_ random: inout SplitMix64) -> PersonContent {

@@ -23,6 +23,8 @@ struct CalendarForm: AdminRecordForm {
     var until = ""
     /// One per line.
     var exceptionDates = ""
+    /// Translations by form name, `title@es` (DESIGN.md "Languages").
+    var translations: [String: String] = [:]
     var version: Int?
 
     static let fields: Set<String> = ["title", "summary", "description", "startsAt", "endsAt", "timeZone", "placePoiId", "placeText", "url",
@@ -50,6 +52,7 @@ struct CalendarForm: AdminRecordForm {
         count = content.recurrence?.count.map(String.init) ?? ""
         until = content.recurrence?.until ?? ""
         exceptionDates = content.exceptionDates.joined(separator: "\n")
+        translations = TranslationFields.values(content.translations)
         version = entry.version
     }
 
@@ -72,11 +75,14 @@ struct CalendarForm: AdminRecordForm {
         count = form["count"]
         until = form["until"]
         exceptionDates = form["exceptionDates"]
+        translations = TranslationFields.values(form, fields: CalendarEntryContent.translatableFields)
         version = form.int("version")
     }
 
     /// The content to send, or the errors of fields that cannot even be sent (a number that is not one).
-    func content() -> Result<CalendarEntryContent, FieldErrors> {
+    func content() -> Result<CalendarEntryContent, FieldErrors> { content(replacing: nil) }
+
+    func content(replacing stored: CalendarEntryContent?) -> Result<CalendarEntryContent, FieldErrors> {
         func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
         func optional(_ text: String) -> String? { trimmed(text).isEmpty ? nil : trimmed(text) }
         // A browser's datetime-local sends 2026-12-05T09:00; an all-day entry keeps the date.
@@ -105,7 +111,8 @@ struct CalendarForm: AdminRecordForm {
             title: trimmed(title), summary: trimmed(summary), description: trimmed(description), startsAt: when(startsAt), endsAt: when(endsAt),
             timeZone: trimmed(timeZone), allDay: allDay, placePoiId: place, placeText: optional(placeText), url: optional(url),
             registrationUrl: optional(registrationUrl), categories: categories, recurrence: recurrence,
-            exceptionDates: exceptionDates.split(whereSeparator: \.isNewline).map { when(String($0)) }.filter { !$0.isEmpty }))
+            exceptionDates: exceptionDates.split(whereSeparator: \.isNewline).map { when(String($0)) }.filter { !$0.isEmpty },
+            translations: TranslationFields.translations(translations, over: stored?.translations)))
     }
 }
 
@@ -215,7 +222,20 @@ enum CalendarPages: AdminRecordKind {
                                          draft: "<strong>Draft:</strong> not in the phones' calendar yet.")
                 + (next.isEmpty ? .empty : "<h2>Next occurrences</h2><ul class=\"occurrences\">\(next)</ul>" as HTML)
         }
-        return RecordPages.form(model, top: more, fields: fields, fieldNames: CalendarForm.fields)
+        return RecordPages.form(model, top: more, fields: fields + translations(form, languages: model.languages, errors: errors),
+                                fieldNames: CalendarForm.fields)
+    }
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "description", label: "Description", rows: 6),
+    ]
+
+    /// The form's translation fieldsets (`TranslationFields`).
+    static func translations(_ form: CalendarForm, languages: SiteLanguages, errors: [String: String]) -> HTML {
+        let siteTexts = ["title": form.title, "summary": form.summary, "description": form.description]
+        return TranslationFields.fieldsets(translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations,
+                                           errors: errors)
     }
 
     static func confirmDelete(_ entry: CalendarEntryState, csrf: String) -> HTML {

@@ -130,7 +130,7 @@ extension CalendarEntryContent: StoredRecord {
     /// The schedule's rules, then the categories and the place.
     static func validate(_ content: inout Self, id: UUID, on transaction: any CatalogTransaction) async throws -> [FieldError] {
         content.title = content.title.trimmingCharacters(in: .whitespacesAndNewlines)
-        var errors = CalendarSchedule.problems(content)
+        var errors = CalendarSchedule.problems(content) + CommandValidation.translationErrors(content, validate: CalendarSchedule.problems)
         try await checkCategories(&content.categories, on: transaction, into: &errors)
         try await checkPoi(content.placePoiId, field: "placePoiId", label: "Place", on: transaction, into: &errors)
         return errors

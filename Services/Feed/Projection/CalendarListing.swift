@@ -18,7 +18,10 @@ extension CalendarEntryContent: ListedRecord {
 
     static func listedBefore(_ a: CalendarEntryState, _ b: CalendarEntryState) -> Bool { (a.content.title, a.id) < (b.content.title, b.id) }
 
-    var indexedText: (name: String, fields: [String])? { (title, [summary, placeText ?? ""]) }
+    /// A translation's title and summary too: a word of any language finds the entry (DESIGN.md "Languages").
+    var indexedText: (name: String, fields: [String])? {
+        (title, [summary, placeText ?? ""] + (translations ?? [:]).values.flatMap { [$0["title"], $0["summary"]].compactMap { $0 } })
+    }
 }
 
 extension RecordListing.Entry where Content == CalendarEntryContent {

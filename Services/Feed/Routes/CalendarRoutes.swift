@@ -21,9 +21,11 @@ enum CalendarRoutes {
         }
         let end = calendar.date(byAdding: .day, value: 1, to: to)!
         let category = try query.folded("category", meaning: "category is a category path such as Visit/Open days")
+        let language = try LanguageNegotiation.choose(lang: query["lang"], acceptLanguage: request.headers[.acceptLanguage], among: snapshot.languages)
         var json = JSONWriter(capacity: 1_024)
         json.beginObject()
         json.key("from"); json.string(dateText(from, calendar))
+        json.key("language"); json.string(language.tag)
         json.key("occurrences")
         // A `to` before `from` is an empty range.
         json.objects(end > from ? snapshot.calendar.occurrences(from: from, to: end, category: category) : []) { json, item in
@@ -35,12 +37,18 @@ enum CalendarRoutes {
             // Links that are not plain web URLs (stored before catalog refused them) are given as null.
             json.key("registrationUrl"); json.string(entry.content.registrationUrl.flatMap { TextRules.isWebURL($0) ? $0 : nil })
             json.key("timeZone"); json.string(entry.content.timeZone)
-            json.key("title"); json.string(entry.content.title)
+            json.key("title"); json.string(title(of: entry, in: language))
             json.key("url"); json.string(entry.content.url.flatMap { TextRules.isWebURL($0) ? $0 : nil })
         }
         json.key("to"); json.string(dateText(to, calendar))
         json.endObject()
-        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request, language: language)
+    }
+
+    /// The entry's title in `language`, the site's where it has none.
+    static func title(of entry: CalendarListing.Entry, in language: ContentLanguage) -> String {
+        guard !language.isSite, let title = entry.content.translated(in: language.tag)?["title"], !title.isEmpty else { return entry.content.title }
+        return title
     }
 
     private static func dateText(_ date: Date, _ calendar: Calendar) -> String {
@@ -52,11 +60,15 @@ enum CalendarRoutes {
     static func entry(_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let id = try PathParameter.uuid(parameter, naming: "an event")
         guard let entry = snapshot.calendar.byId[id] else { throw Problem.notFound("no published event has id \(id.uuidString)") }
-        let content = entry.content
+        let language = try LanguageNegotiation.choose(request, among: snapshot.languages)
+        let content = language.isSite ? entry.content : entry.content.localized(to: language.tag)
         var json = JSONWriter(capacity: 1_024 + content.description.utf8.count)
         json.beginObject()
-        json.members(of: content, except: ["placePoiId", "placeText"])
+        // Translations are answered one language at a time (DESIGN.md "Languages").
+        json.members(of: content, except: ["placePoiId", "placeText", "translations"])
         json.key("id"); json.uuid(entry.id)
+        json.key("language"); json.string(language.tag)
+        json.key("languages"); json.strings(content.languages(site: snapshot.languages.site, offered: snapshot.languages.offered))
         json.key("nextOccurrences")
         json.objects(entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10)) { json, occurrence in
             writeTimes(occurrence, of: entry, to: &json)
@@ -65,7 +77,7 @@ enum CalendarRoutes {
         json.key("updatedAt"); json.date(entry.state.updatedAt)
         json.key("version"); json.number(entry.state.version)
         json.endObject()
-        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request, language: language)
     }
 
     /// `startsAt`/`endsAt`: RFC 3339 with the entry's offset then, or dates (the last day, inclusive) when all-day.

@@ -201,10 +201,11 @@ enum FeedRoutes {
             json.beginObject()
             json.key("allDay"); json.bool(entry.content.allDay)
             CalendarRoutes.writeTimes(occurrence, of: entry, to: &json)
+            let texts = language.isSite ? nil : entry.content.translated(in: language.tag)
             json.key("eventId"); json.uuid(entry.id)
-            json.key("summary"); json.string(entry.content.summary)
+            json.key("summary"); json.string(texts?["summary"].flatMap { $0.isEmpty ? nil : $0 } ?? entry.content.summary)
             json.key("timeZone"); json.string(entry.content.timeZone)
-            json.key("title"); json.string(entry.content.title)
+            json.key("title"); json.string(CalendarRoutes.title(of: entry, in: language))
             json.endObject()
         }
         json.endArray()

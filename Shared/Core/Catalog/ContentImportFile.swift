@@ -136,6 +136,7 @@ public enum ContentImportFile {
             public var exceptionDates: [String]?
             /// Default `published`.
             public var status: ContentStatus?
+            public var translations: Translations?
         }
 
         /// A person in the directory (DESIGN.md, "People"): the office as a POI's legacyId or text; default `published`.
@@ -509,7 +510,7 @@ public enum ContentImportFile {
                 endsAt: event.endsAt, timeZone: event.timeZone, allDay: event.allDay ?? false,
                 placePoiId: event.placePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, placeText: event.placeText, url: event.url,
                 registrationUrl: event.registrationUrl, categories: (event.categories ?? []).map(normalizedPath), recurrence: event.recurrence,
-                exceptionDates: event.exceptionDates ?? [])
+                exceptionDates: event.exceptionDates ?? [], translations: event.translations)
             let row = calendarRow(label: label, content: content, status: event.status ?? .published, actor: actor)
             while case .failure = calendar[eventIndex].value { eventIndex += 1 }
             eventIds[eventIndex] = row.commands.first?.entityId

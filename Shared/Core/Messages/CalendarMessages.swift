@@ -86,10 +86,12 @@ public struct CalendarEntryContent: Codable, Sendable, Equatable {
     public var recurrence: CalendarRecurrence?
     /// Occurrence starts, written as `startsAt` is, that do not happen.
     public var exceptionDates: [String]
+    /// Its title, summary and description in other languages (DESIGN.md "Languages"); nil when none.
+    public var translations: Translations?
 
     public init(title: String, summary: String = "", description: String = "", startsAt: String, endsAt: String, timeZone: String,
                 allDay: Bool = false, placePoiId: UUID? = nil, placeText: String? = nil, url: String? = nil, registrationUrl: String? = nil,
-                categories: [String] = [], recurrence: CalendarRecurrence? = nil, exceptionDates: [String] = []) {
+                categories: [String] = [], recurrence: CalendarRecurrence? = nil, exceptionDates: [String] = [], translations: Translations? = nil) {
         self.title = title
         self.summary = summary
         self.description = description
@@ -104,6 +106,27 @@ public struct CalendarEntryContent: Codable, Sendable, Equatable {
         self.categories = categories
         self.recurrence = recurrence
         self.exceptionDates = exceptionDates
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case title, summary, description, startsAt, endsAt, timeZone, allDay, placePoiId, placeText, url, registrationUrl, categories, recurrence,
+             exceptionDates, translations
+    }
+
+    /// Through `init`, as the codec's reader: translations are tidied the same way whichever reads them.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(title: try c.decode(String.self, forKey: .title), summary: try c.decode(String.self, forKey: .summary),
+                  description: try c.decode(String.self, forKey: .description), startsAt: try c.decode(String.self, forKey: .startsAt),
+                  endsAt: try c.decode(String.self, forKey: .endsAt), timeZone: try c.decode(String.self, forKey: .timeZone),
+                  allDay: try c.decode(Bool.self, forKey: .allDay), placePoiId: try c.decodeIfPresent(UUID.self, forKey: .placePoiId),
+                  placeText: try c.decodeIfPresent(String.self, forKey: .placeText), url: try c.decodeIfPresent(String.self, forKey: .url),
+                  registrationUrl: try c.decodeIfPresent(String.self, forKey: .registrationUrl),
+                  categories: try c.decode([String].self, forKey: .categories),
+                  recurrence: try c.decodeIfPresent(CalendarRecurrence.self, forKey: .recurrence),
+                  exceptionDates: try c.decode([String].self, forKey: .exceptionDates),
+                  translations: try c.decodeIfPresent(Translations.self, forKey: .translations))
     }
 }
 

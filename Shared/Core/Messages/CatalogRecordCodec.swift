@@ -166,6 +166,7 @@ extension CalendarEntryContent {
         out.key("summary"); out.string(summary)
         out.key("timeZone"); out.string(timeZone)
         out.key("title"); out.string(title)
+        if let translations { out.key("translations"); out.translations(translations) }
         if let url { out.key("url"); out.string(url) }
         out.endObject()
     }
@@ -173,9 +174,9 @@ extension CalendarEntryContent {
     public static func read(from reader: inout JSONReader, depth: Int) throws(JSONReader.Failure) -> Self {
         var title: String?, summary: String?, description: String?, startsAt: String?, endsAt: String?, timeZone: String?, allDay: Bool?
         var placePoiId: UUID?, placeText: String?, url: String?, registrationUrl: String?, categories: [String]?
-        var recurrence: CalendarRecurrence?, exceptionDates: [String]?
+        var recurrence: CalendarRecurrence?, exceptionDates: [String]?, translations: Translations?
         let keys: [StaticString] = ["title", "summary", "description", "startsAt", "endsAt", "timeZone", "allDay", "placePoiId", "placeText", "url",
-                                    "registrationUrl", "categories", "recurrence", "exceptionDates"]
+                                    "registrationUrl", "categories", "recurrence", "exceptionDates", "translations"]
         try reader.object(depth: depth, keys: keys) { reader, field throws(JSONReader.Failure) in
             switch field {
             case 0: title = try reader.text()
@@ -191,14 +192,16 @@ extension CalendarEntryContent {
             case 10: registrationUrl = try reader.optionalText()
             case 11: categories = try reader.texts()
             case 12: recurrence = try reader.optional { r throws(JSONReader.Failure) in try CalendarRecurrence.read(from: &r, depth: depth + 1) }
-            default: exceptionDates = try reader.texts()
+            case 13: exceptionDates = try reader.texts()
+            default: translations = try reader.optional { r throws(JSONReader.Failure) in try r.translations(depth: depth + 1) }
             }
         }
         return Self(title: try JSONReader.required(title), summary: try JSONReader.required(summary),
                     description: try JSONReader.required(description), startsAt: try JSONReader.required(startsAt),
                     endsAt: try JSONReader.required(endsAt), timeZone: try JSONReader.required(timeZone), allDay: try JSONReader.required(allDay),
                     placePoiId: placePoiId, placeText: placeText, url: url, registrationUrl: registrationUrl,
-                    categories: try JSONReader.required(categories), recurrence: recurrence, exceptionDates: try JSONReader.required(exceptionDates))
+                    categories: try JSONReader.required(categories), recurrence: recurrence, exceptionDates: try JSONReader.required(exceptionDates),
+                    translations: translations)
     }
 }
 

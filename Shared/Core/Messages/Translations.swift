@@ -146,6 +146,12 @@ extension TourContent: Translatable {
     }
 }
 
+extension CalendarEntryContent: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("title", \.title), .init("summary", \.summary), .init("description", \.description)]
+    }
+}
+
 extension PageContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("title", \.title), .init("summary", \.summary), .init("body", \.body)]
