@@ -194,6 +194,37 @@ struct LanguageHTTPTests {
             let feria = try FeedHTTPTests.json(try await Self.get(client, "/v1/search?q=feria", "es"))
             #expect((feria["events"] as? [[String: Any]])?.map { $0["title"] as? String } == ["Feria del libro"])
 
+            // A person's role and department.
+            let librarian = PersonState(id: UUID(), version: 1, status: .published, content: PersonContent(
+                name: "Ada Ortiz", role: "Librarian", department: "Library", translations: ["es": ["role": "Bibliotecaria"]]),
+                updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+            let personEvent = PersonEvent.changed(librarian)
+            _ = try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: librarian.id.uuidString.lowercased(),
+                                                                      value: try Envelope(type: personEvent.type, source: "catalog", data: personEvent).encoded())])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await Self.get(client, "/v1/people/\(librarian.id.uuidString)").status == .ok
+            })
+            let person = try FeedHTTPTests.json(try await Self.get(client, "/v1/people/\(librarian.id.uuidString)", "es"))
+            #expect(person["role"] as? String == "Bibliotecaria" && person["department"] as? String == "Library")
+            #expect(person["languages"] as? [String] == ["en", "es"] && person["translations"] == nil)
+            let found = try FeedHTTPTests.json(try await Self.get(client, "/v1/people?q=bibliotecaria&lang=es"))
+            #expect((found["people"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Ada Ortiz"])
+
+            // A featured item without a title of its own is named as what it shows is, in the language asked for.
+            let featured = FeaturedState(id: UUID(), version: 1, status: .published, content: FeaturedContent(
+                targetKind: .poi, targetId: Self.library.id, imageUrl: "https://images.example.edu/library.jpg", imageAlt: "The library's reading room",
+                translations: ["es": ["imageAlt": "La sala de lectura"]]), updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+            let featuredEvent = FeaturedEvent.changed(featured)
+            _ = try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: featured.id.uuidString.lowercased(),
+                                                                      value: try Envelope(type: featuredEvent.type, source: "catalog", data: featuredEvent).encoded())])
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                try await Self.get(client, "/v1/featured/\(featured.id.uuidString)").status == .ok
+            })
+            let item = try FeedHTTPTests.json(try await Self.get(client, "/v1/featured/\(featured.id.uuidString)", "es"))
+            #expect(item["title"] as? String == "Biblioteca Randall" && item["imageAlt"] as? String == "La sala de lectura")
+            #expect(item["summary"] as? String == "Libros y salas de estudio")
+            #expect(try FeedHTTPTests.json(try await Self.get(client, "/v1/featured/\(featured.id.uuidString)"))["title"] as? String == "Randall Library")
+
             let near = try await Self.get(client, "/v1/pois?near=34.2275,-77.8750&radius=500", "es")
             #expect(near.headers[.contentLanguage] == "es")
             #expect(near.headers[.vary] == "Accept-Encoding, Accept-Language")

@@ -372,6 +372,12 @@ struct CatalogEventCodecTests {
     }
 
     static func person(_ random: inout SplitMix64) -> PersonContent {
+        var person = personWithoutTranslations(&random)
+        person.translations = PersonContent.tidy(translations(&random, fields: PersonContent.translatableFields))
+        return person
+    }
+
+    static func personWithoutTranslations(_ random: inout SplitMix64) -> PersonContent {
         PersonContent(name: text(&random), role: text(&random), department: text(&random), email: optionalText(&random), phone: optionalText(&random),
                       officePoiId: random.chance(2) ? UUID() : nil, officeText: optionalText(&random),
                       interests: (0..<random.below(3)).map { _ in text(&random) }, profileUrl: optionalText(&random), photoUrl: optionalText(&random))
@@ -384,7 +390,8 @@ struct CatalogEventCodecTests {
 
     static func featured(_ random: inout SplitMix64) -> FeaturedContent {
         FeaturedContent(targetKind: random.pick(FeaturedContent.TargetKind.allCases), targetId: UUID(), title: optionalText(&random),
-                        imageUrl: text(&random), imageAlt: text(&random), order: random.below(50))
+                        imageUrl: text(&random), imageAlt: text(&random), order: random.below(50),
+                        translations: translations(&random, fields: FeaturedContent.translatableFields))
     }
 
     static func media(_ random: inout SplitMix64) -> MediaContent {

@@ -9,6 +9,8 @@ struct FeaturedForm: AdminRecordForm {
     var imageUrl = ""
     var imageAlt = ""
     var order = ""
+    /// Translations by form name, `title@es` (DESIGN.md "Languages").
+    var translations: [String: String] = [:]
     var version: Int?
 
     static let fields: Set<String> = ["targetId", "title", "imageUrl", "imageAlt", "order"]
@@ -21,6 +23,7 @@ struct FeaturedForm: AdminRecordForm {
         imageUrl = item.content.imageUrl
         imageAlt = item.content.imageAlt
         order = String(item.content.order)
+        translations = TranslationFields.values(item.content.translations)
         version = item.version
     }
 
@@ -30,10 +33,13 @@ struct FeaturedForm: AdminRecordForm {
         imageUrl = form["imageUrl"]
         imageAlt = form["imageAlt"]
         order = form["order"]
+        translations = TranslationFields.values(form, fields: FeaturedContent.translatableFields)
         version = form.int("version")
     }
 
-    func content() -> Result<FeaturedContent, FieldErrors> {
+    func content() -> Result<FeaturedContent, FieldErrors> { content(replacing: nil) }
+
+    func content(replacing stored: FeaturedContent?) -> Result<FeaturedContent, FieldErrors> {
         let parts = target.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let kind = FeaturedContent.TargetKind(rawValue: parts[0]), let id = UUID(uuidString: parts[1]) else {
             return .failure(FieldErrors(byField: ["targetId": "Choose what to feature from the list"]))
@@ -42,7 +48,8 @@ struct FeaturedForm: AdminRecordForm {
         guard orderText.isEmpty || Int(orderText) != nil else { return .failure(FieldErrors(byField: ["order": "Order must be a whole number"])) }
         let trimmedTitle = title.trimmingCharacters(in: .whitespacesAndNewlines)
         return .success(FeaturedContent(targetKind: kind, targetId: id, title: trimmedTitle.isEmpty ? nil : trimmedTitle,
-                                        imageUrl: imageUrl.trimmingCharacters(in: .whitespaces), imageAlt: imageAlt, order: Int(orderText) ?? 0))
+                                        imageUrl: imageUrl.trimmingCharacters(in: .whitespaces), imageAlt: imageAlt, order: Int(orderText) ?? 0,
+                                        translations: TranslationFields.translations(translations, over: stored?.translations)))
     }
 }
 
@@ -114,8 +121,15 @@ enum FeaturedPages: AdminRecordKind {
             RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> on the phones' home screen.",
                                   draft: "<strong>Draft:</strong> not on phones yet.")
         } ?? .empty
-        return RecordPages.form(model, top: status, fields: fields, fieldNames: FeaturedForm.fields)
+        let siteTexts = ["title": form.title, "imageAlt": form.imageAlt]
+        let translated = TranslationFields.fieldsets(translatedFields, languages: model.languages, siteText: { siteTexts[$0] ?? "" },
+                                                     values: form.translations, errors: errors)
+        return RecordPages.form(model, top: status, fields: fields + translated, fieldNames: FeaturedForm.fields)
     }
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "imageAlt", label: "Image description", rows: 1),
+    ]
 
     static func confirmDelete(_ item: FeaturedState, csrf: String) -> HTML {
         RecordPages.confirmDelete(item, at: path, title: deleteTitle, csrf: csrf,

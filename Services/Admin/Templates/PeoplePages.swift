@@ -14,6 +14,8 @@ struct PersonForm: AdminRecordForm {
     var interests = ""
     var profileUrl = ""
     var photoUrl = ""
+    /// Translations by form name, `role@es` (DESIGN.md "Languages").
+    var translations: [String: String] = [:]
     var version: Int?
 
     static let fields: Set<String> = ["name", "role", "department", "email", "phone", "officePoiId", "officeText", "interests", "profileUrl",
@@ -33,6 +35,7 @@ struct PersonForm: AdminRecordForm {
         interests = content.interests.joined(separator: "\n")
         profileUrl = content.profileUrl ?? ""
         photoUrl = content.photoUrl ?? ""
+        translations = TranslationFields.values(content.translations)
         version = person.version
     }
 
@@ -47,10 +50,13 @@ struct PersonForm: AdminRecordForm {
         interests = form["interests"]
         profileUrl = form["profileUrl"]
         photoUrl = form["photoUrl"]
+        translations = TranslationFields.values(form, fields: PersonContent.translatableFields)
         version = form.int("version")
     }
 
-    func content() -> Result<PersonContent, FieldErrors> {
+    func content() -> Result<PersonContent, FieldErrors> { content(replacing: nil) }
+
+    func content(replacing stored: PersonContent?) -> Result<PersonContent, FieldErrors> {
         func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
         func optional(_ text: String) -> String? { trimmed(text).isEmpty ? nil : trimmed(text) }
         var office: UUID?
@@ -62,7 +68,8 @@ struct PersonForm: AdminRecordForm {
             name: trimmed(name), role: trimmed(role), department: trimmed(department), email: optional(email), phone: optional(phone),
             officePoiId: office, officeText: optional(officeText),
             interests: interests.split(whereSeparator: \.isNewline).map { trimmed(String($0)) }.filter { !$0.isEmpty },
-            profileUrl: optional(profileUrl), photoUrl: optional(photoUrl)))
+            profileUrl: optional(profileUrl), photoUrl: optional(photoUrl),
+            translations: TranslationFields.translations(translations, over: stored?.translations)))
     }
 }
 
@@ -130,8 +137,13 @@ enum PeoplePages: AdminRecordKind {
                 published tour stops there), so phones show \(instead) for this person until it is.</p>
                 """
         }
-        return RecordPages.form(model, top: status, fields: fields, fieldNames: PersonForm.fields)
+        let siteTexts = ["role": form.role, "department": form.department]
+        let translated = TranslationFields.fieldsets(translatedFields, languages: model.languages, siteText: { siteTexts[$0] ?? "" },
+                                                     values: form.translations, errors: errors)
+        return RecordPages.form(model, top: status, fields: fields + translated, fieldNames: PersonForm.fields)
     }
+
+    static let translatedFields = [TranslationFields.Field(name: "role", label: "Role", rows: 1), .init(name: "department", label: "Department", rows: 1)]
 
     static func confirmDelete(_ person: PersonState, csrf: String) -> HTML {
         RecordPages.confirmDelete(person, at: path, title: deleteTitle, csrf: csrf,

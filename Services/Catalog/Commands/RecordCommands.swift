@@ -148,8 +148,7 @@ extension PersonContent: StoredRecord {
         content.interests = content.interests.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         var errors: [FieldError] = []
         CommandValidation.requireText(content.name, field: "name", label: "Name", max: 200, into: &errors)
-        CommandValidation.limit(content.role, field: "role", label: "Role", max: 200, into: &errors)
-        CommandValidation.limit(content.department, field: "department", label: "Department", max: 200, into: &errors)
+        errors += titleErrors(content) + CommandValidation.translationErrors(content, validate: titleErrors)
         CommandValidation.limit(content.officeText ?? "", field: "officeText", label: "Office", max: 500, into: &errors)
         CommandValidation.limit(content.phone ?? "", field: "phone", label: "Phone", max: 50, into: &errors)
         if let email = content.email, !isEmail(email) {
@@ -165,6 +164,14 @@ extension PersonContent: StoredRecord {
             }
         }
         try await checkPoi(content.officePoiId, field: "officePoiId", label: "Office", on: transaction, into: &errors)
+        return errors
+    }
+
+    /// The rules of their role and department, a translation's too.
+    static func titleErrors(_ content: Self) -> [FieldError] {
+        var errors: [FieldError] = []
+        CommandValidation.limit(content.role, field: "role", label: "Role", max: 200, into: &errors)
+        CommandValidation.limit(content.department, field: "department", label: "Department", max: 200, into: &errors)
         return errors
     }
 
@@ -232,14 +239,21 @@ extension FeaturedContent: StoredRecord {
         if !exists {
             errors.append(FieldError(field: "targetId", message: "Featured must be an existing \(content.targetKind == .poi ? "point of interest" : content.targetKind == .event ? "calendar event" : content.targetKind.rawValue)"))
         }
-        CommandValidation.limit(content.title ?? "", field: "title", label: "Title", max: 200, into: &errors)
+        errors += textErrors(content) + CommandValidation.translationErrors(content, validate: textErrors)
         if !TextRules.isWebURL(content.imageUrl) {
             errors.append(FieldError(field: "imageUrl", message: "Image must be an http or https URL"))
         }
-        CommandValidation.requireText(content.imageAlt, field: "imageAlt", label: "Image description", max: 300, into: &errors)
         if !(-10_000...10_000).contains(content.order) {
             errors.append(FieldError(field: "order", message: "Order must be between -10000 and 10000"))
         }
+        return errors
+    }
+
+    /// The rules of its title and image description, a translation's too.
+    static func textErrors(_ content: Self) -> [FieldError] {
+        var errors: [FieldError] = []
+        CommandValidation.limit(content.title ?? "", field: "title", label: "Title", max: 200, into: &errors)
+        CommandValidation.requireText(content.imageAlt, field: "imageAlt", label: "Image description", max: 300, into: &errors)
         return errors
     }
 }

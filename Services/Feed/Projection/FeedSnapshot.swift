@@ -144,6 +144,11 @@ final class TourResources: Sendable {
     var summary: String { tour.content.summary }
     var coverImage: String? { tour.content.coverImage }
 
+    /// Its translated texts in `language` (empty ones left out), none for the site's.
+    func translatedTexts(in language: ContentLanguage) -> [String: String] {
+        language.isSite ? [:] : tour.content.translated(in: language.tag)?.filter { !$0.value.isEmpty } ?? [:]
+    }
+
     func detail(_ language: ContentLanguage) -> RenderedResource {
         renderedDetail.resource(language) {
             .content(ContentJSON.tourDetail(tour.localized(language), stops: stops.map { $0.state.localized(language) }, language: language,
@@ -196,6 +201,11 @@ final class PoiResources: Sendable {
     var name: String { poi.content.name }
 
     var summary: String { poi.content.summary }
+
+    /// Its translated texts in `language` (empty ones left out), none for the site's.
+    func translatedTexts(in language: ContentLanguage) -> [String: String] {
+        language.isSite ? [:] : poi.content.translated(in: language.tag)?.filter { !$0.value.isEmpty } ?? [:]
+    }
 
     var coordinate: Coordinate { Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude) }
 

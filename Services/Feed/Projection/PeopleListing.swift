@@ -11,7 +11,10 @@ extension PersonContent: ListedRecord {
 
     static func listedBefore(_ a: PersonState, _ b: PersonState) -> Bool { (a.content.name, a.id) < (b.content.name, b.id) }
 
-    var indexedText: (name: String, fields: [String])? { (name, [role, department] + interests) }
+    /// A translation's role and department too: a word of any language finds them (DESIGN.md "Languages").
+    var indexedText: (name: String, fields: [String])? {
+        (name, [role, department] + interests + (translations ?? [:]).values.flatMap { [$0["role"], $0["department"]].compactMap { $0 } })
+    }
 }
 
 extension RecordListing where Content == PersonContent {

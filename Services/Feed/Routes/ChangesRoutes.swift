@@ -90,7 +90,7 @@ enum ChangesRoutes {
         case .event: snapshot.calendar.byId[id] == nil ? nil : "/v1/calendar/\(id.uuidString)"
         case .person: snapshot.people.byId[id] == nil ? nil : "/v1/people/\(id.uuidString)"
         case .featured:
-            snapshot.featured.byId[id].flatMap { FeaturedRoutes.target(of: $0.content, in: snapshot) } == nil
+            snapshot.featured.byId[id].flatMap { FeaturedRoutes.target(of: $0.content, in: snapshot, language: .site(of: snapshot.languages)) } == nil
                 ? nil : "/v1/featured/\(id.uuidString)"
         case .media: snapshot.media.hashById[id].map { "/v1/media/\($0)" }
         }

@@ -6,47 +6,68 @@ import Shared
 /// the feed, named as that is unless the item has its own title.
 enum FeaturedRoutes {
     static func list(_ request: Request, _: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
-        let shown = snapshot.featured.ordered.compactMap { item in target(of: item.content, in: snapshot).map { (item.state, $0) } }
+        let language = try LanguageNegotiation.choose(request, among: snapshot.languages)
+        let shown = snapshot.featured.ordered.compactMap { item in target(of: item.content, in: snapshot, language: language).map { (item.state, $0) } }
         var json = JSONWriter(capacity: 64 + shown.count * 320)
         json.beginObject()
         json.key("featured")
-        json.objects(shown) { json, entry in write(entry.0, showing: entry.1, to: &json) }
+        json.objects(shown) { json, entry in write(entry.0, showing: entry.1, in: language, to: &json) }
+        json.key("language"); json.string(language.tag)
         json.endObject()
-        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request, language: language)
     }
 
     /// `GET /v1/featured/{id}`: one item, by its own id, as the list shows it (what `/v1/changes` links to).
     static func entry(_ request: Request, _ parameter: Substring, _ snapshot: FeedSnapshot, _: FeedSite) throws -> Response {
         let id = try PathParameter.uuid(parameter, naming: "a featured item")
-        guard let item = snapshot.featured.byId[id]?.state, let target = target(of: item.content, in: snapshot) else {
+        let language = try LanguageNegotiation.choose(request, among: snapshot.languages)
+        guard let item = snapshot.featured.byId[id]?.state, let target = target(of: item.content, in: snapshot, language: language) else {
             throw Problem.notFound("no featured item shown has id \(id.uuidString)")
         }
         var json = JSONWriter(capacity: 320)
         json.beginObject()
-        write(item, showing: target, to: &json)
+        write(item, showing: target, in: language, to: &json)
+        json.key("language"); json.string(language.tag)
         json.endObject()
-        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request)
+        return DynamicResponse.make(json.bytes, contentType: MediaTypes.json, request: request, language: language)
     }
 
-    private static func write(_ item: FeaturedState, showing target: (name: String, summary: String, slug: String?), to json: inout JSONWriter) {
+    private static func write(_ item: FeaturedState, showing target: (name: String, summary: String, slug: String?), in language: ContentLanguage,
+                              to json: inout JSONWriter) {
+        let content = language.isSite ? item.content : item.content.localized(to: language.tag)
         json.key("featuredId"); json.uuid(item.id)
-        json.key("id"); json.uuid(item.content.targetId)
-        json.key("imageAlt"); json.string(item.content.imageAlt)
+        json.key("id"); json.uuid(content.targetId)
+        json.key("imageAlt"); json.string(content.imageAlt)
         json.key("imageUrl"); json.string(item.content.imageUrl)
         json.key("kind"); json.string(item.content.targetKind.rawValue)
         json.key("order"); json.number(item.content.order)
         if let slug = target.slug { json.key("slug"); json.string(slug) }
         json.key("summary"); json.string(target.summary)
-        json.key("title"); json.string(item.content.title ?? target.name)
+        json.key("title"); json.string(content.title ?? target.name)
     }
 
-    /// What the item shows, when it is on the feed.
-    static func target(of item: FeaturedContent, in snapshot: FeedSnapshot) -> (name: String, summary: String, slug: String?)? {
+    /// What the item shows, when it is on the feed, named in `language`.
+    static func target(of item: FeaturedContent, in snapshot: FeedSnapshot, language: ContentLanguage) -> (name: String, summary: String, slug: String?)? {
+        func texts<Content: Translatable>(_ content: Content) -> [String: String] {
+            language.isSite ? [:] : content.translated(in: language.tag)?.filter { !$0.value.isEmpty } ?? [:]
+        }
         switch item.targetKind {
-        case .tour: snapshot.tours[item.targetId].map { ($0.name, $0.summary, nil) }
-        case .poi: snapshot.pois[item.targetId].map { ($0.name, $0.summary, nil) }
-        case .event: snapshot.calendar.byId[item.targetId].map { ($0.content.title, $0.content.summary, nil) }
-        case .page: snapshot.pages.byId[item.targetId].map { ($0.content.title, $0.content.summary, $0.content.slug) }
+        case .tour: return snapshot.tours[item.targetId].map { tour in
+            let translated = tour.translatedTexts(in: language)
+            return (translated["name"] ?? tour.name, translated["summary"] ?? tour.summary, nil)
+        }
+        case .poi: return snapshot.pois[item.targetId].map { poi in
+            let translated = poi.translatedTexts(in: language)
+            return (translated["name"] ?? poi.name, translated["summary"] ?? poi.summary, nil)
+        }
+        case .event: return snapshot.calendar.byId[item.targetId].map { entry in
+            let translated = texts(entry.content)
+            return (translated["title"] ?? entry.content.title, translated["summary"] ?? entry.content.summary, nil)
+        }
+        case .page: return snapshot.pages.byId[item.targetId].map { page in
+            let translated = texts(page.content)
+            return (translated["title"] ?? page.content.title, translated["summary"] ?? page.content.summary, page.content.slug)
+        }
         }
     }
 }

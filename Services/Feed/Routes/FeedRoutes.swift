@@ -215,7 +215,9 @@ enum FeedRoutes {
             PageRoutes.writeSummary(entry, in: language, of: snapshot.languages, to: &json)
         }
         json.key("people")
-        json.objects(personSlots.compactMap(snapshot.people.entry(inSlot:))) { json, entry in PeopleRoutes.writeMembers(entry, snapshot, to: &json) }
+        json.objects(personSlots.compactMap(snapshot.people.entry(inSlot:))) { json, entry in
+            PeopleRoutes.writeMembers(entry, snapshot, in: language, to: &json)
+        }
         json.key("pois")
         json.beginArray()
         for slot in poiSlots {

@@ -152,6 +152,7 @@ public enum ContentImportFile {
             public var profileUrl: String?
             public var photoUrl: String?
             public var status: ContentStatus?
+            public var translations: Translations?
         }
 
         /// A content page (DESIGN.md, "Pages"); default `published`.
@@ -177,6 +178,7 @@ public enum ContentImportFile {
             public var imageAlt: String
             public var order: Int?
             public var status: ContentStatus?
+            public var translations: Translations?
         }
 
         public var tours: [Tour]?
@@ -521,7 +523,7 @@ public enum ContentImportFile {
             let content = PersonContent(
                 name: person.name, role: person.role ?? "", department: person.department ?? "", email: person.email, phone: person.phone,
                 officePoiId: person.officePoiLegacyId.map { stableId(Kind.poi.rawValue, $0) }, officeText: person.officeText,
-                interests: person.interests ?? [], profileUrl: person.profileUrl, photoUrl: person.photoUrl)
+                interests: person.interests ?? [], profileUrl: person.profileUrl, photoUrl: person.photoUrl, translations: person.translations)
             return personRow(label: label, content: content, status: person.status ?? .published, actor: actor)
         }
         plan.pages = addRows(pages, named: "pages", to: &plan) { page, label in
@@ -539,7 +541,7 @@ public enum ContentImportFile {
                 else if let index = item.calendarIndex { (.event, eventIds[index] ?? stableId(Kind.calendarEntry.rawValue, index)) }
                 else { (.page, pageIds[slug] ?? stableId(Kind.page.rawValue, content: slug)) }
             let content = FeaturedContent(targetKind: target.0, targetId: target.1, title: item.title, imageUrl: item.imageUrl,
-                                          imageAlt: item.imageAlt, order: item.order ?? 0)
+                                          imageAlt: item.imageAlt, order: item.order ?? 0, translations: item.translations)
             return featuredRow(label: label, content: content, status: item.status ?? .published, actor: actor)
         }
         return plan
@@ -567,7 +569,8 @@ public enum ContentImportFile {
         var columns: [String: Int] = [:]
         /// `name@es` and the like: the column's index → field and language.
         var translatedColumns: [(index: Int, field: String, language: String)] = []
-        let translatable = Set(TourContent.translatableFields + PoiContent.translatableFields + PageContent.translatableFields)
+        let translatable = Set(TourContent.translatableFields + PoiContent.translatableFields + PageContent.translatableFields
+                               + PersonContent.translatableFields)
         for (index, name) in header.fields.enumerated() {
             let key = name.trimmingCharacters(in: .whitespaces).lowercased()
             if let at = key.firstIndex(of: "@") {
@@ -730,7 +733,7 @@ public enum ContentImportFile {
                 name: row.text("name"), role: row.text("role"), department: row.text("department"), email: row.optional("email"),
                 phone: row.optional("phone"), officePoiId: office.flatMap(Int.init).map { stableId(Kind.poi.rawValue, $0) },
                 officeText: office.flatMap { Int($0) == nil ? $0 : nil }, interests: row.list("interests"),
-                profileUrl: row.optional("profileUrl"), photoUrl: row.optional("photoUrl"))
+                profileUrl: row.optional("profileUrl"), photoUrl: row.optional("photoUrl"), translations: row.translations)
             add(personRow(label: row.label, content: content, status: status, actor: actor), counted: \.people)
         }
         func order(_ row: Row, into errors: inout [FieldError]) -> Int {

@@ -234,13 +234,15 @@ extension PersonContent {
         if let photoUrl { out.key("photoUrl"); out.string(photoUrl) }
         if let profileUrl { out.key("profileUrl"); out.string(profileUrl) }
         out.key("role"); out.string(role)
+        if let translations { out.key("translations"); out.translations(translations) }
         out.endObject()
     }
 
     public static func read(from reader: inout JSONReader, depth: Int) throws(JSONReader.Failure) -> Self {
         var name: String?, role: String?, department: String?, email: String?, phone: String?, officePoiId: UUID?, officeText: String?
-        var interests: [String]?, profileUrl: String?, photoUrl: String?
-        let keys: [StaticString] = ["name", "role", "department", "email", "phone", "officePoiId", "officeText", "interests", "profileUrl", "photoUrl"]
+        var interests: [String]?, profileUrl: String?, photoUrl: String?, translations: Translations?
+        let keys: [StaticString] = ["name", "role", "department", "email", "phone", "officePoiId", "officeText", "interests", "profileUrl", "photoUrl",
+                                    "translations"]
         try reader.object(depth: depth, keys: keys) { reader, field throws(JSONReader.Failure) in
             switch field {
             case 0: name = try reader.text()
@@ -252,12 +254,13 @@ extension PersonContent {
             case 6: officeText = try reader.optionalText()
             case 7: interests = try reader.texts()
             case 8: profileUrl = try reader.optionalText()
-            default: photoUrl = try reader.optionalText()
+            case 9: photoUrl = try reader.optionalText()
+            default: translations = try reader.optional { r throws(JSONReader.Failure) in try r.translations(depth: depth + 1) }
             }
         }
         return Self(name: try JSONReader.required(name), role: try JSONReader.required(role), department: try JSONReader.required(department),
                     email: email, phone: phone, officePoiId: officePoiId, officeText: officeText, interests: try JSONReader.required(interests),
-                    profileUrl: profileUrl, photoUrl: photoUrl)
+                    profileUrl: profileUrl, photoUrl: photoUrl, translations: translations)
     }
 }
 
@@ -299,12 +302,13 @@ extension FeaturedContent {
         out.key("targetId"); out.uuid(targetId)
         out.key("targetKind"); out.string(targetKind.rawValue)
         if let title { out.key("title"); out.string(title) }
+        if let translations { out.key("translations"); out.translations(translations) }
         out.endObject()
     }
 
     public static func read(from reader: inout JSONReader, depth: Int) throws(JSONReader.Failure) -> Self {
-        var targetKind: TargetKind?, targetId: UUID?, title: String?, imageUrl: String?, imageAlt: String?, order: Int?
-        let keys: [StaticString] = ["targetKind", "targetId", "title", "imageUrl", "imageAlt", "order"]
+        var targetKind: TargetKind?, targetId: UUID?, title: String?, imageUrl: String?, imageAlt: String?, order: Int?, translations: Translations?
+        let keys: [StaticString] = ["targetKind", "targetId", "title", "imageUrl", "imageAlt", "order", "translations"]
         try reader.object(depth: depth, keys: keys) { reader, field throws(JSONReader.Failure) in
             switch field {
             case 0: targetKind = try reader.value(TargetKind.self)
@@ -312,11 +316,13 @@ extension FeaturedContent {
             case 2: title = try reader.optionalText()
             case 3: imageUrl = try reader.text()
             case 4: imageAlt = try reader.text()
-            default: order = try reader.int()
+            case 5: order = try reader.int()
+            default: translations = try reader.optional { r throws(JSONReader.Failure) in try r.translations(depth: depth + 1) }
             }
         }
         return Self(targetKind: try JSONReader.required(targetKind), targetId: try JSONReader.required(targetId), title: title,
-                    imageUrl: try JSONReader.required(imageUrl), imageAlt: try JSONReader.required(imageAlt), order: try JSONReader.required(order))
+                    imageUrl: try JSONReader.required(imageUrl), imageAlt: try JSONReader.required(imageAlt), order: try JSONReader.required(order),
+                    translations: translations)
     }
 }
 

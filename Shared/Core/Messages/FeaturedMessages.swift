@@ -25,14 +25,31 @@ public struct FeaturedContent: CatalogRecordContent {
     public var imageAlt: String
     /// Smaller first.
     public var order: Int
+    /// Its title and image description in other languages (DESIGN.md "Languages"); nil when none.
+    public var translations: Translations?
 
-    public init(targetKind: TargetKind, targetId: UUID, title: String? = nil, imageUrl: String, imageAlt: String, order: Int = 0) {
+    public init(targetKind: TargetKind, targetId: UUID, title: String? = nil, imageUrl: String, imageAlt: String, order: Int = 0,
+                translations: Translations? = nil) {
         self.targetKind = targetKind
         self.targetId = targetId
         self.title = title
         self.imageUrl = imageUrl
         self.imageAlt = imageAlt
         self.order = order
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case targetKind, targetId, title, imageUrl, imageAlt, order, translations
+    }
+
+    /// Through `init`, as the codec's reader: translations are tidied the same way whichever reads them.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(targetKind: try c.decode(TargetKind.self, forKey: .targetKind), targetId: try c.decode(UUID.self, forKey: .targetId),
+                  title: try c.decodeIfPresent(String.self, forKey: .title), imageUrl: try c.decode(String.self, forKey: .imageUrl),
+                  imageAlt: try c.decode(String.self, forKey: .imageAlt), order: try c.decode(Int.self, forKey: .order),
+                  translations: try c.decodeIfPresent(Translations.self, forKey: .translations))
     }
 }
 

@@ -152,6 +152,19 @@ extension CalendarEntryContent: Translatable {
     }
 }
 
+extension PersonContent: Translatable {
+    /// Their title (role) and department: a name is not translated.
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("role", \.role), .init("department", \.department)]
+    }
+}
+
+extension FeaturedContent: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("title", \.title), .init("imageAlt", \.imageAlt)]
+    }
+}
+
 extension PageContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("title", \.title), .init("summary", \.summary), .init("body", \.body)]
