@@ -45,7 +45,7 @@ def admin_pages(site) -> list[str]:
     poi = poi[len(site.base):].split("?")[0]
     pages = ["/", "/tours", "/tours/new", tour, f"{tour}/history", f"{tour}/preview", f"{tour}/qr", f"{tour}/pois/new",
              f"{tour}/delete", "/pois", "/pois/new", poi, f"{poi}/history", f"{poi}/links", f"{poi}/delete", "/categories",
-             "/media", "/import", "/users", "/reports", "/status", "/account", "/help", "/deleted"]
+             "/media", "/import", "/translations", "/users", "/reports", "/status", "/account", "/help", "/deleted"]
     for kind in ("/calendar", "/people", "/pages", "/featured"):
         record = make_record(site, kind)
         pages += [kind, f"{kind}/new", record, f"{record}/delete"]

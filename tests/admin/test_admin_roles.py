@@ -49,7 +49,8 @@ def test_an_editor_edits_their_tour_and_is_refused_on_a_tour_not_theirs(suite, b
     refused = [f"/tours/{world['other']}", f"/tours/{world['other']}/pois/new", f"/pois/{world['other_poi']}",
                f"/pois/{world['other_poi']}/links", f"/pois/{world['other_poi']}/preview", f"/pois/{world['other_poi']}/delete",
                f"/tours/{world['mine']}/delete", "/tours/new", "/pois", "/users", "/categories", "/import", "/calendar", "/calendar/new",
-               "/people", "/people/new", "/pages", "/pages/new", "/featured", "/featured/new", "/deleted"]
+               "/people", "/people/new", "/pages", "/pages/new", "/featured", "/featured/new", "/deleted", "/translations",
+               "/translations/es/export"]
     for path in refused:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -79,7 +80,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     pages = ["/tours", "/tours/new", f"/tours/{tour}", f"/tours/{tour}/pois/new", f"/tours/{tour}/delete", "/pois", "/pois/new",
              f"/pois/{poi}", f"/pois/{poi}/links", f"/pois/{poi}/links/0/edit", f"/pois/{poi}/preview", f"/pois/{poi}/delete",
              "/categories", "/users", "/import", "/calendar", "/calendar/new", "/people", "/people/new",
-             "/pages", "/pages/new", "/featured", "/featured/new", "/deleted"]
+             "/pages", "/pages/new", "/featured", "/featured/new", "/deleted", "/translations", "/translations/es/export"]
     for path in pages:
         site.open(path)
         assert site.heading == "Not allowed", path
@@ -88,7 +89,7 @@ def test_a_viewer_is_refused_on_every_edit_page(suite, browser, world):
     session = site.http()
     posts = ["/tours", f"/tours/{tour}", f"/tours/{tour}/status", f"/tours/{tour}/stops", f"/tours/{tour}/editors", f"/tours/{tour}/delete",
              f"/tours/{tour}/pois", "/pois", f"/pois/{poi}", f"/pois/{poi}/delete", f"/pois/{poi}/links", "/categories", "/users", "/import",
-             "/calendar", "/people", "/pages", "/featured", f"/deleted/tours/{tour}", f"/deleted/pois/{poi}"]
+             "/calendar", "/people", "/pages", "/featured", f"/deleted/tours/{tour}", f"/deleted/pois/{poi}", "/translations/import"]
     for path in posts:
         response = session.post(site.base + path, data={"csrf_token": token, "name": "Viewer was here", "version": "1", "poi": poi,
                                                         "move": "remove", "status": "archived", "user": tour, "action": "add",
