@@ -66,7 +66,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     TranslationsController(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
-                    feedPublicURL: admin.feedPublicURL, images: ImageVariants(), maxPixels: admin.mediaMaxPixels).register(on: pages)
+                    feedPublicURL: admin.feedPublicURL, images: ImageVariants(), languages: admin.languages, maxPixels: admin.mediaMaxPixels)
+        .register(on: pages)
     if !ImageVariants.isAvailable {
         logger.warning("libvips's tools (vipsthumbnail, vipsheader) are not installed: image uploads will be refused")
     }

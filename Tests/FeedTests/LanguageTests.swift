@@ -225,6 +225,27 @@ struct LanguageHTTPTests {
             #expect(item["summary"] as? String == "Libros y salas de estudio")
             #expect(try FeedHTTPTests.json(try await Self.get(client, "/v1/featured/\(featured.id.uuidString)"))["title"] as? String == "Randall Library")
 
+            // A library picture's texts on the POI that shows it.
+            let hash = String(repeating: "c3", count: 32)
+            let picture = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
+                sha256: hash, format: .jpeg, byteCount: 1_000, fileName: "reading-room.jpg", title: "Reading room", altText: "Desks under tall windows",
+                width: 800, height: 600, translations: ["es": ["altText": "Mesas bajo ventanales"]]), updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
+            let mediaEvent = MediaEvent.changed(picture)
+            _ = try await standIn.producer.send([KafkaOutgoingMessage(topic: topic, key: picture.id.uuidString.lowercased(),
+                                                                      value: try Envelope(type: mediaEvent.type, source: "catalog", data: mediaEvent).encoded())])
+            var withPicture = Self.library
+            withPicture.version = 2
+            withPicture.content.pictures = ["https://feed.example.edu/v1/media/\(hash)"]
+            try await standIn.publish(.changed(withPicture))
+            let poiPath = "/v1/pois/\(Self.library.id.uuidString)"
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                (try FeedHTTPTests.json(try await Self.get(client, poiPath))["media"] as? [Any])?.count == 1
+            })
+            let shown = try FeedHTTPTests.json(try await Self.get(client, poiPath, "es"))
+            #expect((shown["media"] as? [[String: Any]])?.first?["altText"] as? String == "Mesas bajo ventanales")
+            #expect((shown["media"] as? [[String: Any]])?.first?["title"] as? String == "Reading room", "an untranslated title is the site's")
+            #expect(shown["pictureAlts"] as? [String] == ["Mesas bajo ventanales"])
+
             let near = try await Self.get(client, "/v1/pois?near=34.2275,-77.8750&radius=500", "es")
             #expect(near.headers[.contentLanguage] == "es")
             #expect(near.headers[.vary] == "Accept-Encoding, Accept-Language")

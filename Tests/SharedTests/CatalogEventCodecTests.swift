@@ -401,7 +401,8 @@ struct CatalogEventCodecTests {
                      variants: (0..<random.below(3)).map { _ in
                          MediaContent.Variant(width: random.below(1_280), height: random.below(1_280), sha256: text(&random), byteCount: random.below(1 << 20))
                      },
-                     captions: optionalText(&random), captionsByteCount: random.chance(2) ? nil : random.below(9_999), transcript: optionalText(&random))
+                     captions: optionalText(&random), captionsByteCount: random.chance(2) ? nil : random.below(9_999), transcript: optionalText(&random),
+                     translations: translations(&random, fields: MediaContent.translatableFields))
     }
 
     static func same(_ a: Envelope<CatalogEvent>, _ b: Envelope<CatalogEvent>) -> Bool {

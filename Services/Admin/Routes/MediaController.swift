@@ -13,6 +13,8 @@ struct MediaController {
     let maxBytes: Int
     let feedPublicURL: String
     let images: ImageVariants
+    /// `SITE_LANGUAGES`: what an item's texts translate into.
+    var languages = SiteLanguages.english
     /// `MEDIA_MAX_PIXELS`: the largest picture (width × height, read from its header) the library takes.
     var maxPixels = AdminSettings.defaultMediaMaxPixels
 
@@ -44,14 +46,15 @@ struct MediaController {
         AdminPage(title: item.content.title, context: context, breadcrumbs: [("Media", Self.path), (item.content.title, nil)], notice: notice,
                   body: MediaPages.item(item, form: form, feedPublicURL: feedPublicURL,
                                         usedBy: projection.content.pois(using: item.content.sha256), errors: errors, problem: problem,
-                                        csrf: context.csrfToken),
+                                        csrf: context.csrfToken, languages: languages),
                   status: status).response()
     }
 
     @Sendable func show(_ request: Request, context: AdminRequestContext) async throws -> Response {
         try await context.access(editors).requireOwner("manage the media library")
         let item = try item(context)
-        var form = MediaPages.ItemForm(title: item.content.title, altText: item.content.altText ?? "", transcript: item.content.transcript ?? "")
+        var form = MediaPages.ItemForm(title: item.content.title, altText: item.content.altText ?? "", transcript: item.content.transcript ?? "",
+                                       translations: TranslationFields.values(item.content.translations))
         if let captions = item.content.captions {
             guard let blob = try? await store.blob(captions) else {
                 // No form: saved without its captions box filled, it would remove them.
@@ -69,9 +72,11 @@ struct MediaController {
         try access.requireOwner("manage the media library")
         let item = try item(context)
         let form = MediaPages.ItemForm(title: context.form["title"], altText: context.form["altText"], transcript: context.form["transcript"],
-                                       captions: context.form["captions"])
+                                       captions: context.form["captions"],
+                                       translations: TranslationFields.values(context.form, fields: MediaContent.translatableFields))
         var content = item.content
         content.title = form.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        content.translations = MediaContent.tidy(TranslationFields.translations(form.translations, over: content.translations))
         if content.format.kind == .image {
             content.altText = form.altText
         } else {

@@ -57,11 +57,13 @@ enum MediaPages {
         var altText = ""
         var transcript = ""
         var captions = ""
+        /// Translations by form name, `title@es` (DESIGN.md "Languages").
+        var translations: [String: String] = [:]
     }
 
     /// One file's page: its details to edit (title, alt text; for audio and video captions and a transcript).
     static func item(_ item: MediaState, form: ItemForm, feedPublicURL: String, usedBy: [PoiState], errors: [String: String], problem: String?,
-                     csrf: String) -> HTML {
+                     csrf: String, languages: SiteLanguages = .english) -> HTML {
         let content = item.content
         let url = "\(feedPublicURL)/v1/media/\(content.sha256)"
         let preview: HTML = switch content.format.kind {
@@ -90,9 +92,18 @@ enum MediaPages {
             \(Forms.post("/media/\(item.id.uuidString.lowercased())", csrf: csrf, """
                 \(Forms.hidden("version", String(item.version)))
                 \(fields)
+                \(translations(form, kind: content.format.kind, languages: languages, errors: errors))
                 <div class="actions">\(Forms.submit("Save"))<a href="/media">Back to the library</a></div>
                 """))
             \(usedList)
             """
+    }
+
+    /// The item's translation fieldsets: its title, and its alternative text (pictures) or transcript (audio, video).
+    static func translations(_ form: ItemForm, kind: MediaFormat.Kind, languages: SiteLanguages, errors: [String: String]) -> HTML {
+        let fields = [TranslationFields.Field(name: "title", label: "Title", rows: 1)]
+            + (kind == .image ? [.init(name: "altText", label: "Alternative text", rows: 2)] : [.init(name: "transcript", label: "Transcript", rows: 6)])
+        let siteTexts = ["title": form.title, "altText": form.altText, "transcript": form.transcript]
+        return TranslationFields.fieldsets(fields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations, errors: errors)
     }
 }

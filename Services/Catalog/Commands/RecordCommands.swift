@@ -274,15 +274,12 @@ extension MediaContent: StoredRecord {
         if content.byteCount <= 0 {
             errors.append(FieldError(field: "byteCount", message: "byteCount must be more than 0"))
         }
-        CommandValidation.requireText(content.title, field: "title", label: "Title", max: 200, into: &errors)
         CommandValidation.limit(content.fileName, field: "fileName", label: "File name", max: 255, into: &errors)
-        CommandValidation.limit(content.altText ?? "", field: "altText", label: "Alternative text", max: 1_000, into: &errors)
         for (field, value) in [("width", content.width), ("height", content.height)] {
             if let value, !(1...100_000).contains(value) { errors.append(FieldError(field: field, message: "\(field) must be 1 to 100000 pixels")) }
         }
         content.transcript = content.transcript.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
-        CommandValidation.limit(content.transcript ?? "", field: "transcript", label: "Transcript", max: MediaContent.maxTranscriptCharacters,
-                                into: &errors)
+        errors += textErrors(content) + CommandValidation.translationErrors(content, validate: textErrors)
         if let captions = content.captions {
             if (content.captionsByteCount ?? 0) <= 0 {
                 errors.append(FieldError(field: "captionsByteCount", message: "captionsByteCount must be given, more than 0, with captions"))
@@ -300,6 +297,16 @@ extension MediaContent: StoredRecord {
         where !MediaHash.isValid(variant.sha256) || variant.byteCount <= 0 || variant.width <= 0 || variant.height <= 0 {
             errors.append(FieldError(field: "variants[\(index)]", message: "a variant needs its hash, size in bytes and pixel size"))
         }
+        return errors
+    }
+
+    /// The rules of its title, alternative text and transcript, a translation's too.
+    static func textErrors(_ content: Self) -> [FieldError] {
+        var errors: [FieldError] = []
+        CommandValidation.requireText(content.title, field: "title", label: "Title", max: 200, into: &errors)
+        CommandValidation.limit(content.altText ?? "", field: "altText", label: "Alternative text", max: 1_000, into: &errors)
+        CommandValidation.limit(content.transcript ?? "", field: "transcript", label: "Transcript", max: MediaContent.maxTranscriptCharacters,
+                                into: &errors)
         return errors
     }
 }

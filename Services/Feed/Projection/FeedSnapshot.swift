@@ -222,7 +222,8 @@ final class PoiResources: Sendable {
 
     func detail(_ language: ContentLanguage) -> RenderedResource {
         renderedDetail.resource(language) {
-            .content(ContentJSON.poiDetail(poi.state.localized(language), tourIds: tours.map(\.id), openingHours: openingHours, media: media,
+            .content(ContentJSON.poiDetail(poi.state.localized(language), tourIds: tours.map(\.id), openingHours: openingHours,
+                                           media: language.isSite ? media : media?.localized(to: language.tag),
                                            language: language, languages: languages),
                      MediaTypes.json, language: language)
         }
@@ -231,7 +232,7 @@ final class PoiResources: Sendable {
     func page(_ language: ContentLanguage) -> RenderedResource {
         renderedPage.resource(language) {
             .content(PoiPage.render(poi.state.localized(language), tourNames: tours.map { $0.name(in: language) },
-                                    media: media?.linked(from: PoiPage.relativeMediaBase),
+                                    media: (language.isSite ? media : media?.localized(to: language.tag))?.linked(from: PoiPage.relativeMediaBase),
                                     language: language.tag),
                      MediaTypes.html, extraHeaders: PoiPage.headers, language: language)
         }

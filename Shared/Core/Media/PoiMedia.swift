@@ -23,6 +23,12 @@ public final class PoiMedia: Sendable {
     /// The same files linked from another base: the feed's POI page links them relatively (`PoiPage.relativeMediaBase`).
     public func linked(from baseURL: String) -> PoiMedia { PoiMedia(baseURL: baseURL, items: items) }
 
+    /// The same files with their texts in `language` where they have them (DESIGN.md "Languages"); itself when none has.
+    public func localized(to language: String) -> PoiMedia {
+        guard items.contains(where: { $0.translations != nil }) else { return self }
+        return PoiMedia(baseURL: baseURL, items: items.map { $0.localized(to: language) })
+    }
+
     public func item(_ sha256: String) -> MediaContent? { items.first { $0.sha256 == sha256 } }
 
     public func url(_ sha256: String) -> String { baseURL + sha256 }

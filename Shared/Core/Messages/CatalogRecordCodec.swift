@@ -339,6 +339,7 @@ extension MediaContent {
         out.key("sha256"); out.string(sha256)
         out.key("title"); out.string(title)
         if let transcript { out.key("transcript"); out.string(transcript) }
+        if let translations { out.key("translations"); out.translations(translations) }
         out.key("variants"); out.beginArray()
         for variant in variants {
             out.beginObject()
@@ -355,9 +356,9 @@ extension MediaContent {
 
     public static func read(from reader: inout JSONReader, depth: Int) throws(JSONReader.Failure) -> Self {
         var sha256: String?, format: MediaFormat?, byteCount: Int?, fileName: String?, title: String?, altText: String?, width: Int?
-        var height: Int?, variants: [Variant]?, captions: String?, captionsByteCount: Int?, transcript: String?
+        var height: Int?, variants: [Variant]?, captions: String?, captionsByteCount: Int?, transcript: String?, translations: Translations?
         let keys: [StaticString] = ["sha256", "format", "byteCount", "fileName", "title", "altText", "width", "height", "variants", "captions",
-                                    "captionsByteCount", "transcript"]
+                                    "captionsByteCount", "transcript", "translations"]
         try reader.object(depth: depth, keys: keys) { reader, field throws(JSONReader.Failure) in
             switch field {
             case 0: sha256 = try reader.text()
@@ -371,13 +372,14 @@ extension MediaContent {
             case 8: variants = try reader.array { e throws(JSONReader.Failure) in try Variant.read(from: &e, depth: depth + 2) }
             case 9: captions = try reader.optionalText()
             case 10: captionsByteCount = try reader.optionalInt()
-            default: transcript = try reader.optionalText()
+            case 11: transcript = try reader.optionalText()
+            default: translations = try reader.optional { r throws(JSONReader.Failure) in try r.translations(depth: depth + 1) }
             }
         }
         return Self(sha256: try JSONReader.required(sha256), format: try JSONReader.required(format), byteCount: try JSONReader.required(byteCount),
                     fileName: try JSONReader.required(fileName), title: try JSONReader.required(title), altText: altText, width: width,
                     height: height, variants: try JSONReader.required(variants), captions: captions, captionsByteCount: captionsByteCount,
-                    transcript: transcript)
+                    transcript: transcript, translations: translations)
     }
 }
 

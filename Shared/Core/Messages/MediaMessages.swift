@@ -44,12 +44,14 @@ public struct MediaContent: CatalogRecordContent {
     public var captionsByteCount: Int?
     /// What an audio or video file says, as text.
     public var transcript: String?
+    /// Its title, alternative text and transcript in other languages (DESIGN.md "Languages"); nil when none.
+    public var translations: Translations?
 
     public static let maxTranscriptCharacters = 50_000
 
     public init(sha256: String, format: MediaFormat, byteCount: Int, fileName: String, title: String, altText: String? = nil,
                 width: Int? = nil, height: Int? = nil, variants: [Variant] = [], captions: String? = nil, captionsByteCount: Int? = nil,
-                transcript: String? = nil) {
+                transcript: String? = nil, translations: Translations? = nil) {
         self.sha256 = sha256
         self.format = format
         self.byteCount = byteCount
@@ -62,6 +64,24 @@ public struct MediaContent: CatalogRecordContent {
         self.captions = captions
         self.captionsByteCount = captionsByteCount
         self.transcript = transcript
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case sha256, format, byteCount, fileName, title, altText, width, height, variants, captions, captionsByteCount, transcript, translations
+    }
+
+    /// Through `init`, as the codec's reader: translations are tidied the same way whichever reads them.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(sha256: try c.decode(String.self, forKey: .sha256), format: try c.decode(MediaFormat.self, forKey: .format),
+                  byteCount: try c.decode(Int.self, forKey: .byteCount), fileName: try c.decode(String.self, forKey: .fileName),
+                  title: try c.decode(String.self, forKey: .title), altText: try c.decodeIfPresent(String.self, forKey: .altText),
+                  width: try c.decodeIfPresent(Int.self, forKey: .width), height: try c.decodeIfPresent(Int.self, forKey: .height),
+                  variants: try c.decode([Variant].self, forKey: .variants), captions: try c.decodeIfPresent(String.self, forKey: .captions),
+                  captionsByteCount: try c.decodeIfPresent(Int.self, forKey: .captionsByteCount),
+                  transcript: try c.decodeIfPresent(String.self, forKey: .transcript),
+                  translations: try c.decodeIfPresent(Translations.self, forKey: .translations))
     }
 
     /// Why a phone user who cannot hear it could not follow this audio or video, if so: audio needs captions or a

@@ -165,6 +165,13 @@ extension FeaturedContent: Translatable {
     }
 }
 
+extension MediaContent: Translatable {
+    /// Its texts; captions stay one file (a captions file per language is not built yet).
+    public static var translatedFields: [TranslatableField<Self>] {
+        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript)]
+    }
+}
+
 extension PageContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("title", \.title), .init("summary", \.summary), .init("body", \.body)]
