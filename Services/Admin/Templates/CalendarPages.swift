@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the event form holds, as typed (DESIGN.md, "Calendar"; the original vocabulary: "Create New Event", "Manage Event").
-struct CalendarForm: AdminRecordForm {
+struct CalendarForm: AdminRecordForm, TranslatingForm {
     var title = ""
     var summary = ""
     var description = ""
@@ -29,6 +29,13 @@ struct CalendarForm: AdminRecordForm {
 
     static let fields: Set<String> = ["title", "summary", "description", "startsAt", "endsAt", "timeZone", "placePoiId", "placeText", "url",
                                       "registrationUrl", "categories", "recurrence", "exceptionDates"]
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "description", label: "Description", rows: 6),
+    ]
+
+    var siteTexts: [String: String] { ["title": title, "summary": summary, "description": description] }
 
     init(timeZone: String = "UTC") { self.timeZone = timeZone }
 
@@ -222,20 +229,8 @@ enum CalendarPages: AdminRecordKind {
                                          draft: "<strong>Draft:</strong> not in the phones' calendar yet.")
                 + (next.isEmpty ? .empty : "<h2>Next occurrences</h2><ul class=\"occurrences\">\(next)</ul>" as HTML)
         }
-        return RecordPages.form(model, top: more, fields: fields + translations(form, languages: model.languages, errors: errors),
+        return RecordPages.form(model, top: more, fields: fields + form.translationFieldsets(languages: model.languages, errors: errors),
                                 fieldNames: CalendarForm.fields)
-    }
-
-    static let translatedFields = [
-        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
-        .init(name: "description", label: "Description", rows: 6),
-    ]
-
-    /// The form's translation fieldsets (`TranslationFields`).
-    static func translations(_ form: CalendarForm, languages: SiteLanguages, errors: [String: String]) -> HTML {
-        let siteTexts = ["title": form.title, "summary": form.summary, "description": form.description]
-        return TranslationFields.fieldsets(translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations,
-                                           errors: errors)
     }
 
     static func confirmDelete(_ entry: CalendarEntryState, csrf: String) -> HTML {

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the content page form holds, as typed (DESIGN.md, "Pages").
-struct PageForm: AdminRecordForm {
+struct PageForm: AdminRecordForm, TranslatingForm {
     var slug = ""
     var title = ""
     var summary = ""
@@ -13,6 +13,12 @@ struct PageForm: AdminRecordForm {
     var version: Int?
 
     static let fields: Set<String> = ["slug", "title", "summary", "body", "order"]
+    static let translatedFields = [
+        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "body", label: "Text", rows: 10),
+    ]
+
+    var siteTexts: [String: String] { ["title": title, "summary": summary, "body": body] }
 
     init() {}
 
@@ -96,7 +102,7 @@ enum ContentPages: AdminRecordKind {
             + Forms.textarea("Text", name: "body", value: form.body, error: errors["body"], rows: 14,
                              hint: "Markdown: blank lines between paragraphs, # Heading, **bold**, *italic*, [link](https://…), - list items.")
             + Forms.text("Order", name: "order", value: form.order, error: errors["order"], hint: "Smaller first.", attributes: " inputmode=\"numeric\"")
-            + translations(form, languages: model.languages, errors: errors)
+            + form.translationFieldsets(languages: model.languages, errors: errors)
         let status: HTML = model.record.map {
             RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> in the phones' menu of pages.",
                                   draft: "<strong>Draft:</strong> not on phones yet.")
@@ -108,18 +114,6 @@ enum ContentPages: AdminRecordKind {
             <div class="phone page-preview">\(HTML(trusted: PageMarkdown.html(form.body)))</div>
             """
         return RecordPages.form(model, top: status, fields: fields, fieldNames: PageForm.fields, bottom: preview)
-    }
-
-    static let translatedFields = [
-        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
-        .init(name: "body", label: "Text", rows: 10),
-    ]
-
-    /// The form's translation fieldsets (`TranslationFields`).
-    static func translations(_ form: PageForm, languages: SiteLanguages, errors: [String: String]) -> HTML {
-        let siteTexts = ["title": form.title, "summary": form.summary, "body": form.body]
-        return TranslationFields.fieldsets(translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations,
-                                           errors: errors)
     }
 
     static func confirmDelete(_ page: PageState, csrf: String) -> HTML {

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the featured item form holds, as typed (DESIGN.md, "Featured").
-struct FeaturedForm: AdminRecordForm {
+struct FeaturedForm: AdminRecordForm, TranslatingForm {
     /// `kind:uuid`, e.g. `tour:3f2504e0-…`.
     var target = ""
     var title = ""
@@ -14,6 +14,12 @@ struct FeaturedForm: AdminRecordForm {
     var version: Int?
 
     static let fields: Set<String> = ["targetId", "title", "imageUrl", "imageAlt", "order"]
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "imageAlt", label: "Image description", rows: 1),
+    ]
+
+    var siteTexts: [String: String] { ["title": title, "imageAlt": imageAlt] }
 
     init() {}
 
@@ -121,15 +127,9 @@ enum FeaturedPages: AdminRecordKind {
             RecordPages.statusBox(of: $0, at: path, csrf: model.csrf, published: "<strong>Published:</strong> on the phones' home screen.",
                                   draft: "<strong>Draft:</strong> not on phones yet.")
         } ?? .empty
-        let siteTexts = ["title": form.title, "imageAlt": form.imageAlt]
-        let translated = TranslationFields.fieldsets(translatedFields, languages: model.languages, siteText: { siteTexts[$0] ?? "" },
-                                                     values: form.translations, errors: errors)
-        return RecordPages.form(model, top: status, fields: fields + translated, fieldNames: FeaturedForm.fields)
+        return RecordPages.form(model, top: status, fields: fields + form.translationFieldsets(languages: model.languages, errors: errors),
+                                fieldNames: FeaturedForm.fields)
     }
-
-    static let translatedFields = [
-        TranslationFields.Field(name: "title", label: "Title", rows: 1), .init(name: "imageAlt", label: "Image description", rows: 1),
-    ]
 
     static func confirmDelete(_ item: FeaturedState, csrf: String) -> HTML {
         RecordPages.confirmDelete(item, at: path, title: deleteTitle, csrf: csrf,

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the person form holds, as typed (DESIGN.md, "People").
-struct PersonForm: AdminRecordForm {
+struct PersonForm: AdminRecordForm, TranslatingForm {
     var name = ""
     var role = ""
     var department = ""
@@ -20,6 +20,9 @@ struct PersonForm: AdminRecordForm {
 
     static let fields: Set<String> = ["name", "role", "department", "email", "phone", "officePoiId", "officeText", "interests", "profileUrl",
                                       "photoUrl"]
+
+    static let translatedFields = [TranslationFields.Field(name: "role", label: "Role", rows: 1), .init(name: "department", label: "Department", rows: 1)]
+    var siteTexts: [String: String] { ["role": role, "department": department] }
 
     init() {}
 
@@ -137,13 +140,9 @@ enum PeoplePages: AdminRecordKind {
                 published tour stops there), so phones show \(instead) for this person until it is.</p>
                 """
         }
-        let siteTexts = ["role": form.role, "department": form.department]
-        let translated = TranslationFields.fieldsets(translatedFields, languages: model.languages, siteText: { siteTexts[$0] ?? "" },
-                                                     values: form.translations, errors: errors)
-        return RecordPages.form(model, top: status, fields: fields + translated, fieldNames: PersonForm.fields)
+        return RecordPages.form(model, top: status, fields: fields + form.translationFieldsets(languages: model.languages, errors: errors),
+                                fieldNames: PersonForm.fields)
     }
-
-    static let translatedFields = [TranslationFields.Field(name: "role", label: "Role", rows: 1), .init(name: "department", label: "Department", rows: 1)]
 
     static func confirmDelete(_ person: PersonState, csrf: String) -> HTML {
         RecordPages.confirmDelete(person, at: path, title: deleteTitle, csrf: csrf,

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the POI form holds, as typed (a latitude that is not a number stays in the field with its error).
-struct PoiForm: MergeableForm {
+struct PoiForm: MergeableForm, TranslatingForm {
     var name = ""
     var summary = ""
     var description = ""
@@ -105,6 +105,16 @@ struct PoiForm: MergeableForm {
 
     static let fields: Set<String> = ["name", "summary", "description", "latitude", "longitude", "category", "otherCategories", "buildings", "pictures",
                                       "triggerRadius", "narration", "address", "phone", "website", "openingHours", "priceLevel", "accessibility"]
+
+    static let translatedFields = [
+        TranslationFields.Field(name: "name", label: "Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "description", label: "Description", rows: 6), .init(name: "accessibility", label: "Accessibility", rows: 2),
+        .init(name: "narration", label: "Narration (sha256 of a library audio file spoken in this language)", rows: 1),
+    ]
+
+    var siteTexts: [String: String] {
+        ["name": name, "summary": summary, "description": description, "accessibility": accessibility, "narration": narration]
+    }
 
     /// The content to send, keeping what the form does not edit (links, legacy id) from `base`; or the
     /// errors of fields that cannot even be sent (a coordinate that is not a number).
@@ -258,20 +268,6 @@ enum PoiPages {
         return "<table class=\"hours\" aria-label=\"Opening hours by day\">\(rows)</table>"
     }
 
-    static let translatedFields = [
-        TranslationFields.Field(name: "name", label: "Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
-        .init(name: "description", label: "Description", rows: 6), .init(name: "accessibility", label: "Accessibility", rows: 2),
-        .init(name: "narration", label: "Narration (sha256 of a library audio file spoken in this language)", rows: 1),
-    ]
-
-    /// The form's translation fieldsets (`TranslationFields`).
-    static func translations(_ form: PoiForm, model: ManageModel, errors: [String: String]) -> HTML {
-        let siteTexts = ["name": form.name, "summary": form.summary, "description": form.description, "accessibility": form.accessibility,
-                         "narration": form.narration]
-        return TranslationFields.fieldsets(translatedFields, languages: model.languages, siteText: { siteTexts[$0] ?? "" },
-                                           values: form.translations, errors: errors)
-    }
-
     static func manage(_ model: ManageModel) -> HTML {
         let form = model.form
         // A conflict's notes show beside their fields like errors, but are not errors to sum up.
@@ -331,7 +327,7 @@ enum PoiPages {
                            selected: form.priceLevel, error: errors["priceLevel"])
             + Forms.textarea("Accessibility", name: "accessibility", value: form.accessibility, error: errors["accessibility"], rows: 2,
                              hint: "Step-free entrances, lifts, accessible toilets, seating.")
-            + translations(form, model: model, errors: errors)
+            + form.translationFieldsets(languages: model.languages, errors: errors)
         // An existing POI's form carries what it was rendered from (`MergeableForm`), for a conflict's merge.
         let version: HTML = form.version.map { Forms.hidden("version", String($0)) + (model.poi.map(PoiForm.init) ?? form).baseFields() } ?? .empty
         let conflict = model.conflict

@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// What the tour form holds: the typed text, kept as typed when it is refused.
-struct TourForm: MergeableForm {
+struct TourForm: MergeableForm, TranslatingForm {
     var name = ""
     var summary = ""
     var purpose = ""
@@ -91,6 +91,13 @@ struct TourForm: MergeableForm {
 
     static let fields: Set<String> = ["name", "summary", "purpose", "coverImage", "coverImageAlt", "estimatedMinutes", "color", "route"]
 
+    static let translatedFields = [
+        TranslationFields.Field(name: "name", label: "Tour's Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
+        .init(name: "purpose", label: "Tour's Purpose", rows: 4), .init(name: "coverImageAlt", label: "Cover picture shows", rows: 1),
+    ]
+
+    var siteTexts: [String: String] { ["name": name, "summary": summary, "purpose": purpose, "coverImageAlt": coverImageAlt] }
+
     // Computed: key paths are not Sendable.
     static var mergeFields: [(name: String, label: String, value: WritableKeyPath<TourForm, String>)] {
         [
@@ -152,11 +159,6 @@ enum TourPages {
             """
     }
 
-    static let translatedFields = [
-        TranslationFields.Field(name: "name", label: "Tour's Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
-        .init(name: "purpose", label: "Tour's Purpose", rows: 4), .init(name: "coverImageAlt", label: "Cover picture shows", rows: 1),
-    ]
-
     static func fields(_ form: TourForm, errors: [String: String], languages: SiteLanguages) -> HTML {
         Forms.text("Tour's Name", name: "name", value: form.name, error: errors["name"], required: true)
             + Forms.textarea("Summary", name: "summary", value: form.summary, error: errors["summary"], rows: 2,
@@ -173,14 +175,7 @@ enum TourPages {
             + Forms.textarea("Route", name: "route", value: form.route, error: errors["route"], rows: 3,
                              hint: "The path walked, as GeoJSON (a LineString, or a Feature holding one), or click on the tour's map "
                                  + "with “Draw the route” ticked. Empty: the straight lines between stops.")
-            + translations(form, errors: errors, languages: languages)
-    }
-
-    /// The form's translation fieldsets (`TranslationFields`).
-    static func translations(_ form: TourForm, errors: [String: String], languages: SiteLanguages) -> HTML {
-        let siteTexts = ["name": form.name, "summary": form.summary, "purpose": form.purpose, "coverImageAlt": form.coverImageAlt]
-        return TranslationFields.fieldsets(translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations,
-                                           errors: errors)
+            + form.translationFieldsets(languages: languages, errors: errors)
     }
 
     static func new(_ form: TourForm, errors: [String: String], problem: String?, csrf: String, languages: SiteLanguages) -> HTML {

@@ -104,3 +104,18 @@ enum TranslationFields {
         return "<ul class=\"untranslated\">\(items)</ul>"
     }
 }
+
+/// A form with translation fieldsets: the fields it translates, and their site-language text as it holds them.
+protocol TranslatingForm {
+    static var translatedFields: [TranslationFields.Field] { get }
+    /// Translations by form name, `name@es`.
+    var translations: [String: String] { get }
+    /// The site language's text of each translatable field, as typed.
+    var siteTexts: [String: String] { get }
+}
+
+extension TranslatingForm {
+    func translationFieldsets(languages: SiteLanguages, errors: [String: String]) -> HTML {
+        TranslationFields.fieldsets(Self.translatedFields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: translations, errors: errors)
+    }
+}
