@@ -144,10 +144,8 @@ final class TourResources: Sendable {
     var summary: String { tour.content.summary }
     var coverImage: String? { tour.content.coverImage }
 
-    /// Its translated texts in `language` (empty ones left out), none for the site's.
-    func translatedTexts(in language: ContentLanguage) -> [String: String] {
-        language.isSite ? [:] : tour.content.translated(in: language.tag)?.filter { !$0.value.isEmpty } ?? [:]
-    }
+    /// Its translated texts in `language`, none for the site's.
+    func translatedTexts(in language: ContentLanguage) -> [String: String] { tour.content.texts(in: language) }
 
     func detail(_ language: ContentLanguage) -> RenderedResource {
         renderedDetail.resource(language) {
@@ -202,10 +200,8 @@ final class PoiResources: Sendable {
 
     var summary: String { poi.content.summary }
 
-    /// Its translated texts in `language` (empty ones left out), none for the site's.
-    func translatedTexts(in language: ContentLanguage) -> [String: String] {
-        language.isSite ? [:] : poi.content.translated(in: language.tag)?.filter { !$0.value.isEmpty } ?? [:]
-    }
+    /// Its translated texts in `language`, none for the site's.
+    func translatedTexts(in language: ContentLanguage) -> [String: String] { poi.content.texts(in: language) }
 
     var coordinate: Coordinate { Coordinate(latitude: poi.content.latitude, longitude: poi.content.longitude) }
 
@@ -378,6 +374,13 @@ final class TourListing: Sendable {
     init(id: UUID, summaries: [[UInt8]]) {
         self.id = id
         self.summaries = summaries
+    }
+}
+
+extension Translatable {
+    /// Its translated texts in an answer's language (`tidy` kept no empty one), none for the site's.
+    func texts(in language: ContentLanguage) -> [String: String] {
+        language.isSite ? [:] : translated(in: language.tag) ?? [:]
     }
 }
 

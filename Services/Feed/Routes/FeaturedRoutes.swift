@@ -48,9 +48,6 @@ enum FeaturedRoutes {
 
     /// What the item shows, when it is on the feed, named in `language`.
     static func target(of item: FeaturedContent, in snapshot: FeedSnapshot, language: ContentLanguage) -> (name: String, summary: String, slug: String?)? {
-        func texts<Content: Translatable>(_ content: Content) -> [String: String] {
-            language.isSite ? [:] : content.translated(in: language.tag)?.filter { !$0.value.isEmpty } ?? [:]
-        }
         switch item.targetKind {
         case .tour: return snapshot.tours[item.targetId].map { tour in
             let translated = tour.translatedTexts(in: language)
@@ -61,11 +58,11 @@ enum FeaturedRoutes {
             return (translated["name"] ?? poi.name, translated["summary"] ?? poi.summary, nil)
         }
         case .event: return snapshot.calendar.byId[item.targetId].map { entry in
-            let translated = texts(entry.content)
+            let translated = entry.content.texts(in: language)
             return (translated["title"] ?? entry.content.title, translated["summary"] ?? entry.content.summary, nil)
         }
         case .page: return snapshot.pages.byId[item.targetId].map { page in
-            let translated = texts(page.content)
+            let translated = page.content.texts(in: language)
             return (translated["title"] ?? page.content.title, translated["summary"] ?? page.content.summary, page.content.slug)
         }
         }
