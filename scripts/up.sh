@@ -72,6 +72,14 @@ if [[ ! -s $command_key_file ]]; then
 fi
 CATALOG_COMMAND_KEY=$(<"$command_key_file")
 export CATALOG_COMMAND_KEY
+# The key of the pseudonyms analytics stores for device and tourist ids (docs/PRIVACY.md): made once and kept, since a
+# new key would make every device new to the reports.
+id_key_file=$secrets_dir/analytics-id-key
+if [[ ! -s $id_key_file ]]; then
+  (umask 077 && openssl rand -hex 32 >"$id_key_file")
+fi
+ANALYTICS_ID_KEY=$(<"$id_key_file")
+export ANALYTICS_ID_KEY
 # A tansu on our port that no pid file names (its pid file was lost): adopt it (stopping it would
 # lose what it holds; the services are talking to it).
 if ! live_pid "$run_dir/broker.pid" tansu >/dev/null; then

@@ -8,6 +8,8 @@ import Shared
 struct AnalyticsOptions: Sendable {
     /// The bearer token of the Reports API (`REPORTS_TOKEN`; the demo value in demo mode).
     var reportsToken: String
+    /// How device and tourist ids are stored (`ANALYTICS_ID_KEY`; the demo key in demo mode, else required).
+    var pseudonyms: IdPseudonyms
     var ingest = TrackingIngest.Options()
     /// How long the ingest's lag may wait without shrinking before it is degraded (`CONSUMER_STALL_SECONDS`, 30).
     var stallWindow: Duration = .seconds(30)
@@ -17,16 +19,18 @@ struct AnalyticsOptions: Sendable {
     var tokenFailuresPerMinute = AnalyticsOptions.defaultTokenFailuresPerMinute
     static let defaultTokenFailuresPerMinute = 10
 
-    init(reportsToken: String) {
+    init(reportsToken: String, pseudonyms: IdPseudonyms) {
         self.reportsToken = reportsToken
+        self.pseudonyms = pseudonyms
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.reportsToken, .demo, .analyticsBatchSize, .consumerStallSeconds, .reportsTokenFailuresPerMinute]
+    static let variables: [ConfigVariable] = [.reportsToken, .analyticsIdKey, .demo, .analyticsBatchSize, .consumerStallSeconds, .reportsTokenFailuresPerMinute]
         + TrustedProxies.variables
 
     init(environment: Shared.Environment = Shared.Environment()) throws {
         reportsToken = try environment.required(.reportsToken)
+        pseudonyms = try IdPseudonyms(environment: environment)
         ingest.batchSize = try environment.int(.analyticsBatchSize)
         stallWindow = .seconds(try environment.int(.consumerStallSeconds))
         trustedProxies = try TrustedProxies(environment: environment)
@@ -50,7 +54,11 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
     let logger = runtime.logger
     let store = PostgresIngestStore(client: postgres, schema: .live, logger: logger)
     let deadLetters = DeadLetterSink(producer: runtime.producer, consumerName: "analytics", logger: logger)
-    let ingest = TrackingIngest(configuration: settings.kafka, store: store, deadLetters: deadLetters, options: options.ingest, logger: logger)
+    let ingest = TrackingIngest(configuration: settings.kafka, store: store, deadLetters: deadLetters, pseudonyms: options.pseudonyms,
+                                options: options.ingest, logger: logger)
+    // Opens once the migrations ran and the rows stored before ids were hashed are converted (IdConversion): the ingest
+    // waits for it, and so does readiness (an erasure before it would miss the rows still unconverted).
+    let idsConverted = StartupBarrier()
 
     let commands = CatalogCommandClient(producer: runtime.producer, configuration: settings.kafka, startup: runtime.startup,
                                         source: "analytics", logger: logger)
@@ -72,18 +80,30 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
     let lagWatch = IngestLagWatch.make(ends: trackingEnds, store: store, window: options.stallWindow, logger: logger)
     let namesLag = try LagWatch.watching(names.progress, name: "analytics-catalog-events", topic: settings.kafka.topic(Topic.catalogEvents),
                                          configuration: settings.kafka, logger: logger)
-    let router = runtime.makeRouter(context: PeerRequestContext.self, checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded }, lagWatch.readinessCheck,
+    let router = runtime.makeRouter(context: PeerRequestContext.self, checks: runtime.readinessChecks([ReadinessCheck("catalog names") { names.isLoaded },
+                                                                     ReadinessCheck("ids converted") { idsConverted.isOpen }, lagWatch.readinessCheck,
                                                                      namesLag.watch.readinessCheck]),
                                     beforeScrape: { await ingest.recordLag() })
     ReportRoutes(repository: PostgresReportRepository(client: postgres, schema: .live, logger: logger), token: options.reportsToken,
                  freshness: { lagWatch.reportFreshness() }, proxies: options.trustedProxies, tokenFailuresPerMinute: options.tokenFailuresPerMinute)
         .register(on: router)
+    ErasureRoutes(store: PostgresErasureStore(client: postgres, schema: .live, logger: logger), pseudonyms: options.pseudonyms,
+                  token: options.reportsToken, proxies: options.trustedProxies, tokenFailuresPerMinute: options.tokenFailuresPerMinute,
+                  logger: logger)
+        .register(on: router)
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, names, AfterStartup(runtime.startup, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),
+    app.addServices(commands, names, AfterStartup(idsConverted, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),
                     AfterStartup(runtime.startup, namesLag.ends), AfterStartup(runtime.startup, namesLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: [AnalyticsMigrations.runner])
+        do {
+            try await IdConversion(client: postgres, schema: .live, pseudonyms: options.pseudonyms, logger: logger).run()
+            idsConverted.open()
+        } catch {
+            idsConverted.fail(error)
+            throw error
+        }
     }
     return app
 }

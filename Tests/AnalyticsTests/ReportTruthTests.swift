@@ -50,7 +50,7 @@ struct ReportTruthTests {
             }
             let ingest = TrackingIngest(configuration: harness.kafka, store: store,
                                         deadLetters: DeadLetterSink(producer: harness.producer, consumerName: "analytics", logger: TestServices.logger),
-                                        options: TrackingIngest.Options(batchSize: 150), logger: TestServices.logger)
+                                        pseudonyms: AnalyticsHarness.pseudonyms, options: TrackingIngest.Options(batchSize: 150), logger: TestServices.logger)
             let reader = Task { try await ingest.run() }
             let partway = try await TestServices.eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
                 try await store.countedEvents() >= truth.all.count / 3

@@ -31,7 +31,8 @@ EXPECTED = {
     "feed": SHARED | POSTGRES | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT", "SITE_TIME_ZONE", "SITE_LANGUAGE", "SITE_LANGUAGES",
                                  "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES", "FEED_MAX_CONNECTIONS_PER_CLIENT",
                                  "TRUSTED_PROXIES", "FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT"},
-    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES"},
+    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
+                                      "ANALYTICS_ID_KEY"},
     "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
                                   "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
@@ -41,8 +42,8 @@ EXPECTED = {
                                   "SITE_LANGUAGE", "SITE_LANGUAGES"}
              | COMMAND_KEYS,
 }
-SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"} | COMMAND_KEYS
-REQUIRED = {"catalog": {"CATALOG_COMMAND_KEY"}, "analytics": {"REPORTS_TOKEN"},
+SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD", "ANALYTICS_ID_KEY"} | COMMAND_KEYS
+REQUIRED = {"catalog": {"CATALOG_COMMAND_KEY"}, "analytics": {"REPORTS_TOKEN", "ANALYTICS_ID_KEY"},
             "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "ADMIN_PUBLIC_URL", "CATALOG_COMMAND_KEY"}}
 
 
@@ -149,6 +150,14 @@ def test_producer_timings_librdkafka_would_refuse_are_refused_at_start_naming_th
 def test_a_missing_required_secret_is_refused_at_start_naming_it():
     message = assert_one_line_failure(run("analytics"))
     assert "REPORTS_TOKEN" in message and "demo mode" in message, message
+
+
+def test_analytics_refuses_to_start_without_its_id_key_or_with_a_short_one():
+    """docs/PRIVACY.md: outside demo mode the pseudonyms' key is required, and a key under 16 bytes is refused."""
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token"))
+    assert "ANALYTICS_ID_KEY" in message and "demo mode" in message, message
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="short"))
+    assert "ANALYTICS_ID_KEY" in message and "16 bytes" in message, message
 
 
 def test_unreachable_postgres_ends_the_start_with_one_log_line_and_exit_1(tmp_path):

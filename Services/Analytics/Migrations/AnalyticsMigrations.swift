@@ -263,6 +263,102 @@ enum AnalyticsMigrations {
             GROUP BY day
             HAVING sum(starts) > 0 OR sum(views) > 0;
             """),
+        Migration(12, "pseudonymous ids", """
+            -- Device and tourist ids are stored only as pseudonyms (HMAC-SHA-256 with ANALYTICS_ID_KEY, docs/PRIVACY.md). The
+            -- tables holding ids are renamed *_unhashed and made again empty; analytics moves their rows into the new tables in
+            -- batches at start-up, hashing each id with its key (IdConversion), and drops each *_unhashed table once empty. The
+            -- key cannot be in a migration, and a renamed table tells converted rows from raw ones without guessing by shape.
+            ALTER TABLE device_activity RENAME TO device_activity_unhashed;
+            ALTER INDEX device_activity_pkey RENAME TO device_activity_unhashed_pkey;
+            CREATE TABLE device_activity (
+                scope uuid NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (scope, device_id)
+            ) WITH (fillfactor = 70);
+            ALTER TABLE tourist_activity RENAME TO tourist_activity_unhashed;
+            ALTER INDEX tourist_activity_pkey RENAME TO tourist_activity_unhashed_pkey;
+            CREATE TABLE tourist_activity (
+                scope uuid NOT NULL,
+                tourist_id text COLLATE "C" NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (scope, tourist_id)
+            ) WITH (fillfactor = 70);
+            ALTER TABLE device_days RENAME TO device_days_unhashed;
+            ALTER INDEX device_days_pkey RENAME TO device_days_unhashed_pkey;
+            CREATE TABLE device_days (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                PRIMARY KEY (scope, day, device_id)
+            );
+            ALTER TABLE devices RENAME TO devices_unhashed;
+            ALTER INDEX devices_pkey RENAME TO devices_unhashed_pkey;
+            CREATE TABLE devices (
+                device_id text COLLATE "C" PRIMARY KEY,
+                registered_at timestamptz NOT NULL,
+                event_id uuid NOT NULL,
+                platform text NOT NULL,
+                model text NOT NULL,
+                os_version text NOT NULL,
+                app_version text NOT NULL
+            ) WITH (fillfactor = 80);
+            ALTER TABLE tour_marks RENAME TO tour_marks_unhashed;
+            ALTER INDEX tour_marks_pkey RENAME TO tour_marks_unhashed_pkey;
+            CREATE TABLE tour_marks (
+                device_id text COLLATE "C" NOT NULL,
+                occurred_at timestamptz NOT NULL,
+                event_id uuid NOT NULL,
+                kind "char" NOT NULL,
+                tour_id uuid NOT NULL,
+                tourist_id text COLLATE "C",
+                PRIMARY KEY (device_id, occurred_at, event_id)
+            );
+            ALTER TABLE untoured_events RENAME TO untoured_events_unhashed;
+            ALTER INDEX untoured_events_pkey RENAME TO untoured_events_unhashed_pkey;
+            ALTER INDEX untoured_events_by_device RENAME TO untoured_events_unhashed_by_device;
+            ALTER INDEX untoured_events_by_tour RENAME TO untoured_events_unhashed_by_tour;
+            CREATE TABLE untoured_events (
+                event_id uuid PRIMARY KEY,
+                device_id text COLLATE "C" NOT NULL,
+                tourist_id text COLLATE "C",
+                occurred_at timestamptz NOT NULL,
+                type text NOT NULL,
+                poi_id uuid NOT NULL,
+                dwell_seconds double precision,
+                tour_id uuid
+            );
+            CREATE INDEX untoured_events_by_device ON untoured_events (device_id, occurred_at);
+            CREATE INDEX untoured_events_by_tour ON untoured_events (tour_id, occurred_at) WHERE tour_id IS NOT NULL;
+            ALTER TABLE stop_visits RENAME TO stop_visits_unhashed;
+            ALTER INDEX stop_visits_pkey RENAME TO stop_visits_unhashed_pkey;
+            CREATE TABLE stop_visits (
+                tour_id uuid NOT NULL,
+                poi_id uuid NOT NULL,
+                day date NOT NULL,
+                device_id text COLLATE "C" NOT NULL,
+                PRIMARY KEY (tour_id, day, poi_id, device_id)
+            );
+            ALTER TABLE credited_members RENAME TO credited_members_unhashed;
+            ALTER INDEX credited_members_pkey RENAME TO credited_members_unhashed_pkey;
+            CREATE TABLE credited_members (
+                tour_id uuid NOT NULL,
+                day date NOT NULL,
+                kind "char" NOT NULL,
+                member text COLLATE "C" NOT NULL,
+                events integer NOT NULL,
+                PRIMARY KEY (tour_id, day, kind, member)
+            ) WITH (fillfactor = 70);
+            -- Each DELETE /v1/devices/{deviceId}: the device's pseudonym (never the id sent), when, who asked (the client
+            -- address the reports token came from) and the rows removed per table. Kept: the record that it was done.
+            CREATE TABLE erasures (
+                id bigserial PRIMARY KEY,
+                device_id text COLLATE "C" NOT NULL,
+                erased_at timestamptz NOT NULL DEFAULT now(),
+                requested_by text NOT NULL,
+                removed jsonb NOT NULL
+            );
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

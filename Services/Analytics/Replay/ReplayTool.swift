@@ -54,6 +54,8 @@ struct ReplayTool {
 
     let command: Command
     let settings: ServiceSettings
+    /// The live service's (`ANALYTICS_ID_KEY`): the rebuilt tables must hold the same pseudonyms to be swapped in.
+    let pseudonyms: IdPseudonyms
     var batchSize = 10_000
 
     func run() async throws {
@@ -66,24 +68,25 @@ struct ReplayTool {
             defer { group.cancelAll() }
             switch command {
             case .fromBeginning(let schema):
-                let store = try await Self.freshStore(client: client, schema: schema, logger: logger)
+                let store = try await Self.freshStore(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger)
                 let summary = try await replayTopic(into: store, logger: logger)
                 print("replayed \(settings.kafka.topic(Topic.trackingEvents)) into schema \(schema.name): \(summary)")
             case .file(let path, let schema):
-                let store = try await Self.freshStore(client: client, schema: schema, logger: logger)
+                let store = try await Self.freshStore(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger)
                 let summary = try await replayFile(path, into: store, logger: logger)
                 print("replayed \(path) into schema \(schema.name): \(summary)")
             case .activate(let schema):
-                let previous = try await Self.activate(schema, client: client, logger: logger)
+                let previous = try await Self.activate(schema, client: client, pseudonyms: pseudonyms, logger: logger)
                 print("schema \(schema.name) is now analytics; the previous tables are in schema \(previous)")
             }
         }
     }
 
     /// Drops and recreates `schema` with the current migrations.
-    static func freshStore(client: PostgresClient, schema: AnalyticsSchema, logger: Logger) async throws -> PostgresIngestStore {
+    static func freshStore(client: PostgresClient, schema: AnalyticsSchema, pseudonyms: IdPseudonyms, logger: Logger) async throws -> PostgresIngestStore {
         try await client.query("DROP SCHEMA IF EXISTS \(unescaped: schema.name) CASCADE", logger: logger)
         try await schema.migrations.run(on: client, logger: logger)
+        try await IdConversion(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger).run()
         return PostgresIngestStore(client: client, schema: schema, logger: logger)
     }
 
@@ -94,7 +97,8 @@ struct ReplayTool {
                                                     logger: logger)
         var summary = Summary()
         while true {
-            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)), topic: topic)
+            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)), topic: topic,
+                                     pseudonyms: pseudonyms)
             if batch.isEmpty {
                 // Lag is measured against each partition's end: zero everywhere and nothing more arriving means done.
                 if try await consumer.lag().values.allSatisfy({ $0 == 0 }) { break }
@@ -117,7 +121,7 @@ struct ReplayTool {
         var carry: [UInt8] = []
         func flush() async throws {
             guard !lines.isEmpty else { return }
-            let batch = DecodedBatch(lines: lines)
+            let batch = DecodedBatch(lines: lines, pseudonyms: pseudonyms)
             try await summary.count(batch, into: store, logger: logger)
             lines.removeAll(keepingCapacity: true)
         }
@@ -139,11 +143,12 @@ struct ReplayTool {
 
     /// Renames `analytics` to `analytics_previous_<unix time>` and `schema` to `analytics`, holding the
     /// ingest lock exclusively so no batch is half in one schema and half in the other.
-    static func activate(_ schema: AnalyticsSchema, client: PostgresClient, logger: Logger) async throws -> String {
+    static func activate(_ schema: AnalyticsSchema, client: PostgresClient, pseudonyms: IdPseudonyms, logger: Logger) async throws -> String {
         let exists = try await client.fetch("SELECT count(*)::bigint FROM pg_namespace WHERE nspname = \(schema.name)", as: Int.self, logger: logger)
         guard exists.first == 1 else { throw ReplayError(description: "schema \(schema.name) does not exist; build it with replay first") }
         // Bring the rebuilt schema to the current version first (a no-op when it was built by this build).
         try await schema.migrations.run(on: client, logger: logger)
+        try await IdConversion(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger).run()
         let previous = "analytics_previous_\(Int(Date().timeIntervalSince1970))"
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
@@ -160,7 +165,7 @@ struct ReplayError: Error, CustomStringConvertible {
 
 extension DecodedBatch {
     /// Lines of a replay file: envelopes as on the topic, or bare events (wrapped as the feed would).
-    init(lines: [[UInt8]]) {
+    init(lines: [[UInt8]], pseudonyms: IdPseudonyms) {
         var wrapped: [[UInt8]] = []
         wrapped.reserveCapacity(lines.count)
         for line in lines {
@@ -178,6 +183,6 @@ extension DecodedBatch {
             case .rejected(let rejection): rejected.append((nil, rejection))
             }
         }
-        self.init(batch: IngestBatch(events: events, topic: "file", nextOffsets: [:]), rejected: rejected, messageCount: lines.count)
+        self.init(batch: IngestBatch(events: pseudonyms.pseudonymized(events), topic: "file", nextOffsets: [:]), rejected: rejected, messageCount: lines.count)
     }
 }

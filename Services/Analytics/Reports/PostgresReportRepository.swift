@@ -83,7 +83,9 @@ struct PostgresReportRepository: ReportRepository {
 
     func tours(_ query: ReportQuery) async throws -> [TourReportRow] {
         let s = schema.name, from = query.from.description, to = query.to.description
-        // Every tour event carries its tour, so the tours with device activity in the range are every tour with any event.
+        // Every tour event carries its tour, so the tours with device activity in the range are every tour with any event;
+        // those with starts, completions or POI events carrying them are listed too, so a tour whose devices were erased
+        // or pruned (docs/PRIVACY.md) keeps its sums, with the devices still kept.
         return try await read("""
             WITH devices AS (
                 SELECT tour_id, count(*)::bigint AS devices FROM (
@@ -100,11 +102,18 @@ struct PostgresReportRepository: ReportRepository {
                 FROM \(unescaped: s).day_tour_stats
                 WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))
                 GROUP BY tour_id
+            ), listed AS (
+                SELECT tour_id FROM devices
+                UNION SELECT tour_id FROM stats
+                UNION SELECT scope FROM \(unescaped: s).day_poi_stats
+                WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
+                  AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
             )
-            SELECT d.tour_id, n.name, COALESCE(t.starts, 0), COALESCE(t.completions, 0), d.devices,
+            SELECT l.tour_id, n.name, COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(d.devices, 0),
                    COALESCE(t.duration_count, 0), COALESCE(t.duration_sum, 0)
-            FROM devices d LEFT JOIN stats t USING (tour_id) LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = d.tour_id
-            ORDER BY 3 DESC, d.tour_id
+            FROM listed l LEFT JOIN devices d USING (tour_id) LEFT JOIN stats t USING (tour_id)
+                LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = l.tour_id
+            ORDER BY 3 DESC, l.tour_id
             """, as: (UUID, String?, Int, Int, Int, Int, Double).self, logger: logger).map { id, name, starts, completions, devices, durations, durationSum in
             TourReportRow(tourId: id, name: name, starts: starts, completions: completions, completionRate: .ratio(completions, starts),
                           uniqueDevices: devices, averageDurationSeconds: .mean(sum: durationSum, count: durations))

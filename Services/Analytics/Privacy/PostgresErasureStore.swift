@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// What one erasure removed, per table, and the record of it.
+struct Erasure: Sendable, Equatable, Encodable {
+    /// The device's pseudonym: what the tables held, and what the audit keeps (never the id sent).
+    var pseudonym: String
+    var erasedAt: Date
+    /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `hour_visits` the
+    /// hours its credited arrivals were moved into.
+    var removed: [String: Int]
+}
+
+/// The SQL of `DELETE /v1/devices/{deviceId}` (docs/PRIVACY.md "Erasure"). One statement, in one transaction that holds
+/// the ingest lock exclusively: the batches being counted finish first and none starts until the device is gone, so no
+/// batch half-written around the erasure leaves a row of it behind.
+struct PostgresErasureStore: Sendable {
+    let client: PostgresClient
+    let schema: AnalyticsSchema
+    let logger: Logger
+
+    /// Every event-level table that names a device, in the order the erasure reports them.
+    static let tables = ["device_activity", "device_days", "devices", "tour_marks", "untoured_events", "stop_visits", "credited_members"]
+
+    func erase(pseudonym: String, requestedBy: String) async throws -> Erasure {
+        let s = schema.name
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+            // The daily series' device counters keep their meaning (distinct devices that day): each day the device was
+            // counted on loses it, as every other distinct-device figure does. Sums of events stay (docs/PRIVACY.md).
+            let rows = try await connection.fetch("""
+                WITH dd AS (DELETE FROM \(unescaped: s).device_days WHERE device_id = \(pseudonym) RETURNING scope, day),
+                counts AS (
+                    UPDATE \(unescaped: s).day_device_counts c SET devices = c.devices - 1 FROM dd
+                    WHERE c.scope = dd.scope AND c.day = dd.day RETURNING 1
+                ),
+                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym) RETURNING 1),
+                dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym) RETURNING 1),
+                tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym) RETURNING 1),
+                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING type, occurred_at, tour_id),
+                -- The hour × weekday report of a tour reads its credited arrivals from untoured_events: they move into the
+                -- tour's hour_visits, so the sum stays (AggregateDelta counts a tour's own arrivals there the same way).
+                hv AS (
+                    INSERT INTO \(unescaped: s).hour_visits AS h (scope, day, hour, visits)
+                    SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
+                    FROM ue WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
+                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+                    ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
+                    RETURNING 1
+                ),
+                sv AS (DELETE FROM \(unescaped: s).stop_visits WHERE device_id = \(pseudonym) RETURNING 1),
+                cm AS (DELETE FROM \(unescaped: s).credited_members WHERE kind = 'd' AND member = \(pseudonym) RETURNING 1),
+                removed AS (
+                    SELECT jsonb_build_object(
+                        'device_activity', (SELECT count(*) FROM da), 'device_days', (SELECT count(*) FROM dd),
+                        'devices', (SELECT count(*) FROM dv), 'tour_marks', (SELECT count(*) FROM tm),
+                        'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
+                        'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
+                        'hour_visits', (SELECT count(*) FROM hv)) AS removed
+                ),
+                audit AS (
+                    INSERT INTO \(unescaped: s).erasures (device_id, requested_by, removed)
+                    SELECT \(pseudonym), \(requestedBy), removed FROM removed
+                    RETURNING erased_at, removed::text
+                )
+                SELECT erased_at, removed FROM audit
+                """, as: (Date, String).self, logger: logger)
+            guard let (erasedAt, removedJSON) = rows.first,
+                  let removed = try? JSONDecoder().decode([String: Int].self, from: Data(removedJSON.utf8)) else {
+                throw ErasureError(description: "the erasure wrote no audit row")
+            }
+            return Erasure(pseudonym: pseudonym, erasedAt: erasedAt, removed: removed)
+        }
+    }
+
+    /// Every row of every event-level table that names `pseudonym` (device or tourist column), per table: for tests and
+    /// for an operator checking an erasure by hand.
+    func rowsNaming(_ pseudonym: String) async throws -> [String: Int] {
+        var found: [String: Int] = [:]
+        for table in IdConversion.tables {
+            let condition = table.ids.sorted().map { "\($0) = $1" }.joined(separator: " OR ")
+            var binds = PostgresBindings()
+            binds.append(pseudonym)
+            let count = try await client.fetch(
+                PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM \(schema.name).\(table.name) WHERE \(condition)", binds: binds),
+                as: Int.self, logger: logger).first ?? 0
+            found[table.name] = count
+        }
+        return found
+    }
+}
+
+struct ErasureError: Error, CustomStringConvertible {
+    let description: String
+}
