@@ -17,6 +17,8 @@ struct AnalyticsOptions: Sendable {
     var trustedProxies = TrustedProxies.none
     /// `REPORTS_TOKEN_FAILURES_PER_MINUTE` (10): wrong tokens a client may send in a minute before it waits (0: no limit).
     var tokenFailuresPerMinute = AnalyticsOptions.defaultTokenFailuresPerMinute
+    /// `ANALYTICS_RETENTION_DAYS` (400) and the dedupe window: what pruning keeps.
+    var retention = RetentionPolicy()
     static let defaultTokenFailuresPerMinute = 10
 
     init(reportsToken: String, pseudonyms: IdPseudonyms) {
@@ -25,7 +27,7 @@ struct AnalyticsOptions: Sendable {
     }
 
     /// The variables `init(environment:)` reads.
-    static let variables: [ConfigVariable] = [.reportsToken, .analyticsIdKey, .demo, .analyticsBatchSize, .consumerStallSeconds, .reportsTokenFailuresPerMinute]
+    static let variables: [ConfigVariable] = [.reportsToken, .analyticsIdKey, .demo, .analyticsBatchSize, .consumerStallSeconds, .reportsTokenFailuresPerMinute, .analyticsRetentionDays]
         + TrustedProxies.variables
 
     init(environment: Shared.Environment = Shared.Environment()) throws {
@@ -35,6 +37,7 @@ struct AnalyticsOptions: Sendable {
         stallWindow = .seconds(try environment.int(.consumerStallSeconds))
         trustedProxies = try TrustedProxies(environment: environment)
         tokenFailuresPerMinute = try environment.int(.reportsTokenFailuresPerMinute, in: 0...1_000_000, unit: "wrong tokens a minute")
+        retention.eventDays = try environment.int(.analyticsRetentionDays, in: RetentionPolicy.minimumEventDays...36_600, unit: "days")
     }
 }
 
@@ -91,9 +94,11 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
                   token: options.reportsToken, proxies: options.trustedProxies, tokenFailuresPerMinute: options.tokenFailuresPerMinute,
                   logger: logger)
         .register(on: router)
+    let pruning = PruningService(store: PostgresPruningStore(client: postgres, schema: .live, logger: logger), policy: options.retention,
+                                 logger: logger)
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
-    app.addServices(commands, names, AfterStartup(idsConverted, ingest), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),
+    app.addServices(commands, names, AfterStartup(idsConverted, ingest), AfterStartup(idsConverted, pruning), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),
                     AfterStartup(runtime.startup, namesLag.ends), AfterStartup(runtime.startup, namesLag.watch))
     app.beforeServerStarts {
         try await runtime.prepare(migrations: [AnalyticsMigrations.runner])

@@ -32,7 +32,7 @@ EXPECTED = {
                                  "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES", "FEED_MAX_CONNECTIONS_PER_CLIENT",
                                  "TRUSTED_PROXIES", "FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT"},
     "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
-                                      "ANALYTICS_ID_KEY"},
+                                      "ANALYTICS_ID_KEY", "ANALYTICS_RETENTION_DAYS"},
     "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
                                   "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
@@ -158,6 +158,9 @@ def test_analytics_refuses_to_start_without_its_id_key_or_with_a_short_one():
     assert "ANALYTICS_ID_KEY" in message and "demo mode" in message, message
     message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="short"))
     assert "ANALYTICS_ID_KEY" in message and "16 bytes" in message, message
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="a-long-enough-test-key",
+                                          ANALYTICS_RETENTION_DAYS="30"))
+    assert "ANALYTICS_RETENTION_DAYS" in message and "31 to 36600" in message, message
 
 
 def test_unreachable_postgres_ends_the_start_with_one_log_line_and_exit_1(tmp_path):

@@ -359,6 +359,19 @@ enum AnalyticsMigrations {
                 removed jsonb NOT NULL
             );
             """),
+        Migration(13, "retention", """
+            -- The UTC day each event id was counted: ids are kept only while a redelivery is possible, event-level rows for
+            -- ANALYTICS_RETENTION_DAYS (docs/ANALYTICS.md "Retention"). Ids counted before this migration count as counted
+            -- today. A default that is not volatile adds the column without rewriting the table.
+            ALTER TABLE processed_events ADD COLUMN counted_on date NOT NULL DEFAULT ((now() AT TIME ZONE 'UTC')::date);
+            -- Pruning finds old rows by these: block-range indexes, a few pages each, since rows arrive roughly in time order.
+            CREATE INDEX processed_events_by_counted_on ON processed_events USING brin (counted_on);
+            CREATE INDEX tour_marks_by_time ON tour_marks USING brin (occurred_at);
+            CREATE INDEX untoured_events_by_time ON untoured_events USING brin (occurred_at);
+            CREATE INDEX device_days_by_day ON device_days USING brin (day);
+            CREATE INDEX stop_visits_by_day ON stop_visits USING brin (day);
+            CREATE INDEX credited_members_by_day ON credited_members USING brin (day);
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)
