@@ -2,8 +2,10 @@ import Crypto
 import Foundation
 import Shared
 
-/// Device and tourist ids as analytics stores them (docs/PRIVACY.md): HMAC-SHA-256 keyed with `ANALYTICS_ID_KEY`,
-/// written as base64url without padding (RFC 4648 §5), 43 ASCII characters. The database never holds what phones
+/// Device and tourist ids as analytics stores them (docs/PRIVACY.md): HMAC-SHA-256 keyed with `ANALYTICS_ID_KEY`, its
+/// first 128 bits (RFC 2104 §5 allows truncating to half the hash: two devices would share a pseudonym only after some
+/// 2^64 devices), written as base64url without padding (RFC 4648 §5), 22 ASCII characters: shorter than most ids
+/// phones send, so every index holding them is smaller than before. The database never holds what phones
 /// send; the same id always gives the same pseudonym under one key, so distinct counts, tour attribution and the
 /// tourist checks stay exact, and every replica (and `analytics replay`) must run with the same key.
 struct IdPseudonyms: Sendable {
@@ -16,8 +18,9 @@ struct IdPseudonyms: Sendable {
 
     /// The shortest key taken, in bytes (as `CATALOG_COMMAND_KEY`).
     static let minimumKeyBytes = 16
-    /// Characters of every pseudonym.
-    static let length = 43
+    /// Bytes of the MAC kept, and characters of every pseudonym.
+    static let bytesKept = 16
+    static let length = 22
 
     init(key: String) throws {
         let bytes = Array(key.utf8)
@@ -41,7 +44,7 @@ struct IdPseudonyms: Sendable {
     func pseudonym(_ id: String) -> String {
         var mac = prepared
         mac.update(data: Array(id.utf8))
-        return Self.base64URL(mac.finalize().withUnsafeBytes { Array($0) })
+        return Self.base64URL(mac.finalize().withUnsafeBytes { Array($0.prefix(Self.bytesKept)) })
     }
 
     /// The event as analytics keeps it: its device and tourist ids replaced by their pseudonyms, through `cache`
@@ -66,9 +69,10 @@ struct IdPseudonyms: Sendable {
     }
 
     /// The same function in SQL (Postgres' own sha256, no extension) over a text expression, with the two pads bound
-    /// as `$inner` and `$outer` bytea parameters: sha256(outer || sha256(inner || utf8(id))), base64url without '='.
+    /// as `$inner` and `$outer` bytea parameters: the first 16 bytes of sha256(outer || sha256(inner || utf8(id))), base64url
+    /// without '='.
     static func sqlPseudonym(_ column: String, inner: String, outer: String) -> String {
-        "translate(encode(sha256(\(outer) || sha256(\(inner) || convert_to(\(column), 'UTF8'))), 'base64'), '+/=', '-_')"
+        "translate(encode(substring(sha256(\(outer) || sha256(\(inner) || convert_to(\(column), 'UTF8'))) FROM 1 FOR \(bytesKept)), 'base64'), '+/=', '-_')"
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
