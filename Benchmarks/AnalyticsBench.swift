@@ -309,15 +309,17 @@ enum AnalyticsBench {
         }
     }
 
-    /// True when the feed accepted the event (202).
+    /// True when the feed accepted the event (202, and not rejected in its answer: a feed that has catalog's snapshot
+    /// refuses a tour it does not know, and the bench's tours are made up).
     static func post(_ event: TrackingEvent, _ settings: Settings) async throws -> Bool {
         struct Batch: Encodable { let events: [TrackingEvent] }
         var request = URLRequest(url: URL(string: "\(settings.feedURL)/v1/events")!)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONCoding.encoder.encode(Batch(events: [event]))
-        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
-        return (response as? HTTPURLResponse)?.statusCode == 202
+        guard let (data, response) = try? await URLSession.shared.data(for: request) else { return false }
+        struct Answer: Decodable { let accepted: Int }
+        return (response as? HTTPURLResponse)?.statusCode == 202 && (try? JSONDecoder().decode(Answer.self, from: data))?.accepted == 1
     }
 }
 

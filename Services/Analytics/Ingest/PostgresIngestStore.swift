@@ -55,9 +55,11 @@ struct PostgresIngestStore: IngestStore {
             // The lock is shared with every other batch; `replay --activate` takes it exclusively to swap
             // schemas between batches, never in the middle of one. COMMIT does not wait for the WAL flush:
             // if Postgres itself crashed, the last batches would be lost whole (aggregates, ids and offsets
-            // together) and read again from the topic, so still counted once.
+            // together) and read again from the topic, so still counted once. JIT compilation is off for the batch: the
+            // planner's guess for an `unnest` of thousands of rows would have it compile statements for longer than they run.
             try await connection.query("""
-                SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey))), set_config('synchronous_commit', 'off', true)
+                SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey))), set_config('synchronous_commit', 'off', true),
+                       set_config('jit', 'off', true)
                 """, logger: logger)
             if !batch.expectedOffsets.isEmpty {
                 let partitions = Array(batch.expectedOffsets.keys)
@@ -174,6 +176,9 @@ struct PostgresIngestStore: IngestStore {
         // memory, instead of two index probes per event.
         let devices = Array(Set(untoured.map(\.deviceId))).sorted()
         let earliest = untoured.map(\.occurredAt).min()!, latest = untoured.map(\.occurredAt).max()!
+        // The planner guesses 100 rows for an unnest and would join the thousands it holds to the marks by nested loops,
+        // each over every mark: hash joins, for this statement only.
+        try await connection.query("SELECT set_config('enable_nestloop', 'off', true)", logger: logger)
         for try await row in try await connection.query("""
             WITH u(event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds) AS (
                 SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
@@ -205,6 +210,7 @@ struct PostgresIngestStore: IngestStore {
             """, logger: logger).decode((UUID, UUID).self) {
             credited.append(row)
         }
+        try await connection.query("SELECT set_config('enable_nestloop', 'on', true)", logger: logger)
         guard !credited.isEmpty else { return }
         let byId = Dictionary(untoured.map { ($0.eventId, $0) }, uniquingKeysWith: { first, _ in first })
         for (eventId, tour) in credited {
