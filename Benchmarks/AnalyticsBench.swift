@@ -280,8 +280,12 @@ enum AnalyticsBench {
                         FileHandle.standardError.write(Data("steady load: \(sent) sent\n".utf8))
                     }
                     let now = Date()
+                    // Each slice's sessions on phones of their own (cycling over 3 000 slices: some 36 000 phones, each a few
+                    // events a minute), as a city's visitors send them; a dozen phones sending hundreds of events a second
+                    // each would make every tour mark decide again thousands of stored events.
                     let batch = AnalyticsBench.events(count: slice, days: 1, now: now, seed: UInt64(round) &+ 1_000).map { event in
                         var event = event
+                        event.deviceId = "live-\(round % 3_000)-\(event.deviceId)"
                         event.occurredAt = now.addingTimeInterval(-Double(abs(event.id.hashValue % 600)))
                         return event
                     }
