@@ -55,7 +55,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                     feedPublicURL: admin.feedPublicURL, clock: admin.clock, languages: admin.languages).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository, map: map, feedPublicURL: admin.feedPublicURL,
                    clock: admin.clock, languages: admin.languages).register(on: pages)
-    CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    CategoriesController(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<ContentPages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)

@@ -273,4 +273,40 @@ struct LanguageHTTPTests {
             #expect(english.headers[.eTag] != bundle.headers[.eTag])
         }
     }
+
+    @Test("category names in the phone's language, sorted in it; paths stay the site's, so filters and POIs keep naming them")
+    func categoryNames() async throws {
+        try await Self.withFeed(.router) { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            let see = UUID(), eat = UUID(), cafes = UUID()
+            let categories = [
+                CategoryState(id: see, version: 1, name: "See", parentId: nil, path: "See", updatedAt: Date(), translations: ["es": ["name": "Ver"]]),
+                CategoryState(id: eat, version: 1, name: "Eat", parentId: nil, path: "Eat", updatedAt: Date(), translations: ["es": ["name": "Comer"]]),
+                CategoryState(id: cafes, version: 1, name: "Cafés", parentId: eat, path: "Eat/Cafés", updatedAt: Date()),
+            ]
+            _ = try await standIn.producer.send(try categories.map { category in
+                KafkaOutgoingMessage(topic: topic, key: category.id.uuidString.lowercased(), value: try Envelope(
+                    type: CategoryEvent.Kind.changed.rawValue, source: "catalog", data: CategoryEvent.changed(category)).encoded())
+            })
+            @Sendable func roots(_ language: String?) async throws -> (TestResponse, [[String: Any]]) {
+                let answer = try await Self.get(client, "/v1/categories", language)
+                return (answer, try FeedHTTPTests.json(answer)["categories"] as? [[String: Any]] ?? [])
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                let nodes = try await roots(nil).1
+                return nodes.count == 2 && (nodes.first?["children"] as? [[String: Any]])?.count == 1
+            })
+            let (english, inEnglish) = try await roots(nil)
+            #expect(inEnglish.map { $0["name"] as? String } == ["Eat", "See"])
+            let (spanish, inSpanish) = try await roots("es-ES")
+            #expect(spanish.headers[.contentLanguage] == "es" && english.headers[.contentLanguage] == "en")
+            #expect(spanish.headers[.vary] == "Accept-Encoding, Accept-Language")
+            #expect(spanish.headers[.eTag] != english.headers[.eTag])
+            #expect(inSpanish.map { $0["name"] as? String } == ["Comer", "Ver"], "sorted by the Spanish names")
+            #expect(inSpanish.map { $0["path"] as? String } == ["Eat", "See"], "paths stay the site's")
+            let child = (inSpanish.first?["children"] as? [[String: Any]])?.first
+            #expect(child?["name"] as? String == "Cafés" && child?["path"] as? String == "Eat/Cafés", "untranslated: the site's name")
+            #expect(try await roots(nil).1.map { $0["name"] as? String } == ["Eat", "See"], "the English answer is its own")
+        }
+    }
 }

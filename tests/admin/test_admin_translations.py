@@ -213,3 +213,45 @@ def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translati
     site.fill("Summary", "A self-guided tour of the UNCW campus, on your phone.")
     site.click_button("Save")
     assert eventually(lambda: not feed_get(site.suite, "/v1/pages/about")[0]["summary"].endswith("(updated)."), timeout=15)
+
+
+def find_category(nodes: list, path: str) -> dict | None:
+    for node in nodes:
+        if node["path"] == path:
+            return node
+        found = find_category(node["children"], path)
+        if found:
+            return found
+    return None
+
+
+def test_a_category_named_in_spanish_on_the_categories_page_reaches_phones_asking_in_spanish(site):
+    tag = uuid.uuid4().hex[:6]
+    top = f"Eat {tag}"
+    site.open("/categories")
+    site.fill("Name", top)
+    site.fill("Name (es)", f"Comer {tag}")
+    site.click_button("Save", index=-1)
+    assert "All translated" in site.row(top).text, site.row(top).text
+    assert eventually(lambda: (find_category(feed_get(site.suite, "/v1/categories", "es")[0]["categories"], top) or {}).get("name")
+                      == f"Comer {tag}", timeout=15)
+    body, headers = feed_get(site.suite, "/v1/categories", "es")
+    assert headers["Content-Language"] == "es"
+    assert find_category(feed_get(site.suite, "/v1/categories")[0]["categories"], top)["name"] == top
+
+    # Renamed in place, the Spanish name beside the English one; the path stays English.
+    site.fill(f"Spanish (es) name for {top}", f"Comida {tag}")
+    site.navigate(site.row(top).find_element(By.XPATH, ".//button[normalize-space()='Save']"))
+    assert eventually(lambda: (find_category(feed_get(site.suite, "/v1/categories", "es")[0]["categories"], top) or {}).get("name")
+                      == f"Comida {tag}", timeout=15)
+
+    # A subcategory without a Spanish name is listed as missing one; a malformed one is refused with the reason.
+    site.fill("Name", "Cafés")
+    site.fill("Parent", top)
+    site.fill("Name (es)", "Cafés/Bares")
+    site.click_button("Save", index=-1)
+    assert site.error_for("Name (es)").startswith("es: Category name must not contain"), site.error_for("Name (es)")
+    assert site.value("Name (es)") == "Cafés/Bares"
+    site.fill("Name (es)", "")
+    site.click_button("Save", index=-1)
+    assert "es: name" in site.row(f"{top}/Cafés").text, site.row(f"{top}/Cafés").text

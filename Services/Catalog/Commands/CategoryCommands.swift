@@ -3,7 +3,8 @@ import Shared
 
 /// The category tree's commands. A POI names its category by path ("Shop/Fashion"), so a rename rewrites
 /// the paths of the category's descendants and of every POI under it, in the same transaction, each with
-/// a new version and event: consumers never see a POI in a category that no longer exists.
+/// a new version and event: consumers never see a POI in a category that no longer exists. A rename's
+/// translations replace the category's, as a tour's content does; paths stay in the site language.
 extension Work {
     mutating func createCategory() async throws -> CatalogCommandResult {
         guard let content = command.category else { return missing("category", "category content is required") }
@@ -24,7 +25,8 @@ extension Work {
         if let existing = try await transaction.category(path: path) {
             return missing("name", "There is already a category \(existing.path); choose another name")
         }
-        let category = CategoryState(id: id, version: 1, name: name, parentId: content.parentId, path: path, updatedAt: now)
+        let category = CategoryState(id: id, version: 1, name: name, parentId: content.parentId, path: path, updatedAt: now,
+                                     translations: content.translations)
         return try await commit(category, before: nil)
     }
 
@@ -71,9 +73,12 @@ extension Work {
         var renamed = old
         renamed.name = name
         renamed.path = newPath
+        renamed.translations = content.translations
         renamed.version += 1
         renamed.updatedAt = now
         let result = try await commit(renamed, before: old)
+        // Only its translations changed: no path moves.
+        guard newPath != old.path else { return result }
         for var descendant in try await transaction.descendantCategories(of: old.path) {
             let before = descendant
             descendant.path = newPath + descendant.path.dropFirst(old.path.count)

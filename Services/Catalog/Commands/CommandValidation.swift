@@ -180,7 +180,7 @@ enum CommandValidation {
         if category.name.contains("/") {
             errors.append(FieldError(field: "name", message: "Category name must not contain \"/\" (it separates the levels of a path)"))
         }
-        return errors
+        return errors + translationErrors(category, validate: validate)
     }
 
     /// Characters RFC 3986 allows in a URI as they are (unreserved, reserved, and `%` of an existing escape).

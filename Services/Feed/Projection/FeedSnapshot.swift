@@ -44,7 +44,7 @@ final class FeedSnapshot: Sendable {
     }
 
     let contents: Contents
-    private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
+    private let renderedCategoryTree = PerLanguage()
     private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
     /// Tours' bundles rendered from this snapshot, on their first request, by tour and language.
     private let renderedBundles = Mutex<[BundleKey: RenderedResource]>([:])
@@ -64,10 +64,12 @@ final class FeedSnapshot: Sendable {
     /// `GET /v1/tours` in `language`.
     func tourList(_ language: ContentLanguage) -> RenderedResource { contents.tourLists[language.index] }
 
-    /// `GET /v1/categories`: the tree with each node's visible POIs, descendants included.
-    var categoryTree: RenderedResource {
-        .cached(in: renderedCategoryTree) {
-            .content(ContentJSON.categoryTree(contents.categories, poiCategories: contents.pois.values.compactMap { $0?.categories }), MediaTypes.json)
+    /// `GET /v1/categories` in `language`: the tree with each node's visible POIs, descendants included.
+    func categoryTree(_ language: ContentLanguage) -> RenderedResource {
+        renderedCategoryTree.resource(language) {
+            let categories = language.isSite ? contents.categories : contents.categories.map { $0.localized(to: language.tag) }
+            return .content(ContentJSON.categoryTree(categories, poiCategories: contents.pois.values.compactMap { $0?.categories }), MediaTypes.json,
+                            language: language)
         }
     }
 

@@ -73,7 +73,7 @@ public struct TranslatableField<Content> {
     }
 }
 
-/// Content whose texts can be translated: tours and POIs.
+/// Content whose texts can be translated: tours, POIs, the records, categories.
 public protocol Translatable: Sendable {
     /// The fields a translation may give, each declared once. Computed: key paths are not Sendable.
     static var translatedFields: [TranslatableField<Self>] { get }
@@ -176,6 +176,14 @@ extension PageContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("title", \.title), .init("summary", \.summary), .init("body", \.body)]
     }
+}
+
+extension CategoryContent: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] { [.init("name", \.name)] }
+}
+
+extension CategoryState: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] { [.init("name", \.name)] }
 }
 
 extension PoiContent: Translatable {
