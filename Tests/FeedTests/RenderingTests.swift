@@ -212,6 +212,24 @@ struct RenderingTests {
         #expect(html.utf8.count < 4_096)
     }
 
+    @Test("the POI page's own words follow its language by lookup (es-MX is Spanish), English where the suite has none")
+    func pageWords() {
+        var poi = Fixture.poi(name: "Hall", summary: "S", buildings: ["Kenan Hall"],
+                              links: [MediaLink(name: "Video", type: .video, url: "https://example.edu/v.mp4")])
+        poi.content.openingHours = "Mo-Fr 09:00-17:00"
+        poi.content.priceLevel = 0
+        let spanish = String(decoding: PoiPage.render(poi, tourNames: ["Paseo"], language: "es-MX"), as: UTF8.self)
+        for words in ["<html lang=\"es-MX\">", "<h2>Edificios</h2>", "<h2>En los recorridos</h2>", "<h2>Visita</h2>", "<dt>Horario</dt>",
+                      "<th scope=\"row\">lunes</th><td>09:00-17:00</td>", "<th scope=\"row\">domingo</th><td>Cerrado</td>", "<dd>Gratis</dd>",
+                      "(vídeo)"] {
+            #expect(spanish.contains(words), "\(words)")
+        }
+        #expect(!spanish.contains("Buildings") && !spanish.contains("Opening hours"))
+        let chinese = String(decoding: PoiPage.render(poi, tourNames: [], language: "zh-Hant"), as: UTF8.self)
+        #expect(chinese.contains("<html lang=\"zh-Hant\">") && chinese.contains("<h2>Buildings</h2>") && chinese.contains("<th scope=\"row\">Monday</th>"))
+        #expect(PageWords.of("PT-br").language == "pt" && PageWords.of("de").language == "de" && PageWords.of("x-klingon").language == "en")
+    }
+
     @Test("the legacy XML is well-formed with hostile text and has Appendix E's elements")
     func legacyXML() throws {
         let poi = Fixture.poi(name: hostile, summary: "Randall & Campus Commons", legacyId: 1013)

@@ -99,11 +99,12 @@ enum MediaPages {
             """
     }
 
-    /// The item's translation fieldsets: its title, and its alternative text (pictures) or transcript (audio, video).
+    /// The item's translation fieldsets: its title, and its alternative text (pictures) or captions and transcript (audio, video).
     static func translations(_ form: ItemForm, kind: MediaFormat.Kind, languages: SiteLanguages, errors: [String: String]) -> HTML {
         let fields = [TranslationFields.Field(name: "title", label: "Title", rows: 1)]
-            + (kind == .image ? [.init(name: "altText", label: "Alternative text", rows: 2)] : [.init(name: "transcript", label: "Transcript", rows: 6)])
-        let siteTexts = ["title": form.title, "altText": form.altText, "transcript": form.transcript]
+            + (kind == .image ? [.init(name: "altText", label: "Alternative text", rows: 2)]
+                : [.init(name: "captions", label: "Captions (WebVTT)", rows: 6), .init(name: "transcript", label: "Transcript", rows: 6)])
+        let siteTexts = ["title": form.title, "altText": form.altText, "transcript": form.transcript, "captions": form.captions]
         return TranslationFields.fieldsets(fields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations, errors: errors)
     }
 }

@@ -231,7 +231,7 @@ final class PoiResources: Sendable {
         renderedPage.resource(language) {
             .content(PoiPage.render(poi.state.localized(language), tourNames: tours.map { $0.name(in: language) },
                                     media: (language.isSite ? media : media?.localized(to: language.tag))?.linked(from: PoiPage.relativeMediaBase),
-                                    language: language.tag),
+                                    language: language.tag, siteLanguage: languages.first ?? language.tag),
                      MediaTypes.html, extraHeaders: PoiPage.headers, language: language)
         }
     }

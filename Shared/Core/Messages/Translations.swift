@@ -57,19 +57,31 @@ public enum LanguageTag {
 /// One translatable field of a content type: its JSON name and where the content keeps its site-language text.
 public struct TranslatableField<Content> {
     public let name: String
+    /// A number that goes with another field (a file's size with its hash): translated with it, never missing on its own.
+    public let isCompanion: Bool
     let read: (Content) -> String?
     let write: (inout Content, String?) -> Void
 
     public init(_ name: String, _ path: WritableKeyPath<Content, String>) {
         self.name = name
+        isCompanion = false
         read = { $0[keyPath: path] }
         write = { $0[keyPath: path] = $1 ?? "" }
     }
 
     public init(_ name: String, _ path: WritableKeyPath<Content, String?>) {
         self.name = name
+        isCompanion = false
         read = { $0[keyPath: path] }
         write = { $0[keyPath: path] = $1 }
+    }
+
+    /// A number kept as its decimal text in translations; text that is not one reads as none.
+    public init(companion name: String, _ path: WritableKeyPath<Content, Int?>) {
+        self.name = name
+        isCompanion = true
+        read = { $0[keyPath: path].map(String.init) }
+        write = { $0[keyPath: path] = $1.flatMap { Int($0) } }
     }
 }
 
@@ -119,7 +131,8 @@ extension Translatable {
     /// The translatable fields `language` leaves to the site language (among those the site language has text in).
     public func untranslatedFields(in language: String) -> [String] {
         let texts = translated(in: language) ?? [:]
-        return Self.translatableFields.filter { field in !(text(of: field) ?? "").isEmpty && (texts[field] ?? "").isEmpty }
+        return Self.translatedFields.filter { field in !field.isCompanion && !(field.read(self) ?? "").isEmpty && (texts[field.name] ?? "").isEmpty }
+            .map(\.name)
     }
 
     /// Translations as they are kept: tags in their conventional case (`ES` and `es` are one language), empty texts and
@@ -166,9 +179,10 @@ extension FeaturedContent: Translatable {
 }
 
 extension MediaContent: Translatable {
-    /// Its texts; captions stay one file (a captions file per language is not built yet).
+    /// Its texts, and its captions: a language's own WebVTT file (its sha256 and size), as a POI's narration is a file.
     public static var translatedFields: [TranslatableField<Self>] {
-        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript)]
+        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript), .init("captions", \.captions),
+         .init(companion: "captionsByteCount", \.captionsByteCount)]
     }
 }
 
