@@ -124,6 +124,9 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     tag = uuid.uuid4().hex[:6]
     tour = site.create_tour(f"History Walk {tag}", purpose="The old buildings.")
     poi = site.add_poi(tour, f"Leutze Hall {tag}", "34.2268", "-77.8772", description="The history department.")
+    site.open("/categories")
+    site.fill("Name", f"History {tag}")
+    site.click_button("Save", index=-1)
     session = site.http()
     exported = session.get(site.suite.admin_url + "/translations/es/export", timeout=30)
     assert exported.status_code == 200 and exported.headers["Content-Type"].startswith("application/x-xliff+xml")
@@ -133,11 +136,17 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     assert units[f"poi/{poi}/name"].source == f"Leutze Hall {tag}"
     assert units[f"poi/{poi}/description"].source == "The history department."
     assert f"poi/{poi}/summary" not in units, "an empty text has nothing to translate"
+    # Every kind of content is in it: the demo's About page with its Spanish title, the new category.
+    about = [unit for key, unit in units.items() if key.startswith("page/") and key.endswith("/title") and unit.source == "About iTour"]
+    assert len(about) == 1 and about[0].target == "Acerca de iTour"
+    category = [unit for key, unit in units.items() if key.startswith("category/") and unit.source == f"History {tag}"]
+    assert len(category) == 1 and not category[0].target
 
     # The agency's work, written back by the tool.
     units[f"poi/{poi}/name"].target = f"Edificio Leutze {tag}"
     units[f"poi/{poi}/description"].target = "El departamento de historia & <más>."
     units[f"tour/{tour}/name"].target = f"Paseo histórico {tag}"
+    category[0].target = f"Historia {tag}"
     translated = tmp_path / f"itour-es-{tag}.xlf"
     translated.write_bytes(bytes(store))
     upload_translations(site, translated)
@@ -150,6 +159,9 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     site.click_button("Publish")
     assert eventually(lambda: feed_get(site.suite, f"/v1/pois/{poi}", "es")[0].get("name") == f"Edificio Leutze {tag}", timeout=15)
     assert feed_get(site.suite, f"/v1/tours/{tour}", "es")[0]["name"] == f"Paseo histórico {tag}"
+    # A category has no draft: its Spanish name is on the feed at once.
+    assert eventually(lambda: (find_category(feed_get(site.suite, "/v1/categories", "es")[0]["categories"], f"History {tag}") or {})
+                      .get("name") == f"Historia {tag}", timeout=15)
 
     # Out again, the file holds what was done; read back by the tool.
     again = unit_ids(xliff.xlifffile.parsestring(session.get(site.suite.admin_url + "/translations/es/export", timeout=30).content))
@@ -162,7 +174,7 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
   <file id="f1"><unit id="tour/{tour}/purpose"><segment><source>The old buildings.</source><target>Los edificios antiguos.</target></segment></unit></file>
 </xliff>""")
     upload_translations(site, version2)
-    assert "1 tour or POI updated" in site.text, site.text[:2000]
+    assert "1 item updated" in site.text, site.text[:2000]
     site.open(f"/tours/{tour}")
     assert site.value("Tour's Purpose (es)") == "Los edificios antiguos."
 
@@ -183,7 +195,7 @@ def test_a_translation_file_that_is_not_xliff_or_names_nothing_here_is_refused_w
                         f'<trans-unit id="poi/{uuid.uuid4()}/name"><source>Gone</source><target>Ido</target></trans-unit>'
                         '<trans-unit id="poi/x/latitude"><source>1</source><target>2</target></trans-unit></body></file></xliff>')
     upload_translations(site, stranger)
-    assert "no such tour or point of interest" in site.text and "not a unit of this site" in site.text, site.text[:2000]
+    assert "not here (deleted since the export?)" in site.text and "not a unit of this site" in site.text, site.text[:2000]
 
 
 def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translation(site):

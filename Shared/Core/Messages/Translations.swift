@@ -56,30 +56,39 @@ public enum LanguageTag {
 
 /// One translatable field of a content type: its JSON name and where the content keeps its site-language text.
 public struct TranslatableField<Content> {
+    /// What a field's translation holds.
+    public enum Role: Sendable {
+        /// Text a translator writes.
+        case text
+        /// A file of that language (a narration, captions): its sha256, chosen on the item's form, not by a translator.
+        case file
+        /// A file's size, as decimal text: translated with its file, never missing on its own.
+        case fileSize
+    }
+
     public let name: String
-    /// A number that goes with another field (a file's size with its hash): translated with it, never missing on its own.
-    public let isCompanion: Bool
+    public let role: Role
     let read: (Content) -> String?
     let write: (inout Content, String?) -> Void
 
     public init(_ name: String, _ path: WritableKeyPath<Content, String>) {
         self.name = name
-        isCompanion = false
+        role = .text
         read = { $0[keyPath: path] }
         write = { $0[keyPath: path] = $1 ?? "" }
     }
 
-    public init(_ name: String, _ path: WritableKeyPath<Content, String?>) {
+    public init(_ name: String, _ path: WritableKeyPath<Content, String?>, role: Role = .text) {
         self.name = name
-        isCompanion = false
+        self.role = role
         read = { $0[keyPath: path] }
         write = { $0[keyPath: path] = $1 }
     }
 
-    /// A number kept as its decimal text in translations; text that is not one reads as none.
-    public init(companion name: String, _ path: WritableKeyPath<Content, Int?>) {
+    /// A file's size, kept as its decimal text in translations; text that is not a number reads as none.
+    public init(fileSize name: String, _ path: WritableKeyPath<Content, Int?>) {
         self.name = name
-        isCompanion = true
+        role = .fileSize
         read = { $0[keyPath: path].map(String.init) }
         write = { $0[keyPath: path] = $1.flatMap { Int($0) } }
     }
@@ -95,6 +104,9 @@ public protocol Translatable: Sendable {
 extension Translatable {
     /// The fields a translation may give, as JSON names them.
     public static var translatableFields: [String] { translatedFields.map(\.name) }
+
+    /// The fields a translator writes (not files): what an XLIFF exchange carries.
+    public static var textFields: [String] { translatedFields.filter { $0.role == .text }.map(\.name) }
 
     /// The site language's text of a translatable field.
     public func text(of field: String) -> String? { Self.translatedFields.first { $0.name == field }?.read(self) }
@@ -131,7 +143,7 @@ extension Translatable {
     /// The translatable fields `language` leaves to the site language (among those the site language has text in).
     public func untranslatedFields(in language: String) -> [String] {
         let texts = translated(in: language) ?? [:]
-        return Self.translatedFields.filter { field in !field.isCompanion && !(field.read(self) ?? "").isEmpty && (texts[field.name] ?? "").isEmpty }
+        return Self.translatedFields.filter { field in field.role != .fileSize && !(field.read(self) ?? "").isEmpty && (texts[field.name] ?? "").isEmpty }
             .map(\.name)
     }
 
@@ -181,8 +193,8 @@ extension FeaturedContent: Translatable {
 extension MediaContent: Translatable {
     /// Its texts, and its captions: a language's own WebVTT file (its sha256 and size), as a POI's narration is a file.
     public static var translatedFields: [TranslatableField<Self>] {
-        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript), .init("captions", \.captions),
-         .init(companion: "captionsByteCount", \.captionsByteCount)]
+        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript), .init("captions", \.captions, role: .file),
+         .init(fileSize: "captionsByteCount", \.captionsByteCount)]
     }
 }
 
@@ -203,6 +215,6 @@ extension CategoryState: Translatable {
 extension PoiContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("name", \.name), .init("summary", \.summary), .init("description", \.description), .init("accessibility", \.accessibility),
-         .init("narration", \.narration)]
+         .init("narration", \.narration, role: .file)]
     }
 }
