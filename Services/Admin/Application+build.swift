@@ -63,7 +63,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     DeletedController(writer: writer, editors: repository, clock: admin.clock).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports, projection: projection, clock: admin.clock).register(on: pages)
-    TranslationsController(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
+    TranslationsController(projection: projection, editors: repository, languages: admin.languages, jobs: repository, runner: imports)
+        .register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
                     feedPublicURL: admin.feedPublicURL, images: ImageVariants(), languages: admin.languages, maxPixels: admin.mediaMaxPixels)

@@ -7,7 +7,7 @@ import uuid
 from selenium.webdriver.common.by import By
 
 from adminsite import eventually, site  # noqa: F401 (fixture)
-from test_admin_import import import_csv
+from test_admin_import import import_csv, wait_done
 
 
 def feed_get(suite, path: str, language: str | None = None) -> tuple[dict, dict]:
@@ -150,7 +150,10 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     translated = tmp_path / f"itour-es-{tag}.xlf"
     translated.write_bytes(bytes(store))
     upload_translations(site, translated)
-    assert "updated" in site.text and f"Leutze Hall {tag}" in site.text, site.text[:2000]
+    # The changes run as an import: its progress, then a row per entity changed.
+    assert site.path.startswith("/import/"), site.path
+    wait_done(site)
+    assert "3 imported, 0 failed" in site.text and f"Leutze Hall {tag}" in site.text, site.text[:2000]
 
     site.open(f"/pois/{poi}?tour={tour}")
     assert site.value("Name (es)") == f"Edificio Leutze {tag}"
@@ -174,7 +177,11 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
   <file id="f1"><unit id="tour/{tour}/purpose"><segment><source>The old buildings.</source><target>Los edificios antiguos.</target></segment></unit></file>
 </xliff>""")
     upload_translations(site, version2)
-    assert "1 item updated" in site.text, site.text[:2000]
+    wait_done(site)
+    assert "1 imported, 0 failed" in site.text, site.text[:2000]
+    # The same file again changes nothing, and says so on the Translations page.
+    upload_translations(site, version2)
+    assert "nothing to change, 1 item already translated so" in site.text, site.text[:2000]
     site.open(f"/tours/{tour}")
     assert site.value("Tour's Purpose (es)") == "Los edificios antiguos."
 

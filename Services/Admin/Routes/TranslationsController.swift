@@ -3,12 +3,15 @@ import Hummingbird
 import Shared
 
 /// A language out to a translation agency and back (DESIGN.md "Languages"): every translatable text (`TranslationExchanges`)
-/// as XLIFF 1.2, and an XLIFF file (1.2 or 2.0) read back into their translations, as any edit of each is saved.
+/// as XLIFF 1.2, and an XLIFF file (1.2 or 2.0) read back into their translations: the entities it changes go to catalog
+/// as one bulk import (a row each, bad rows skipped), so a whole city's file has the import's progress and report.
 struct TranslationsController {
     let projection: AdminCatalogProjection
-    let writer: any CatalogWriter
     let editors: any TourEditorRepository
     let languages: SiteLanguages
+    /// An import's changes run as a bulk import does: one `catalog.import`, its progress and report on `/import/{id}`.
+    let jobs: any ImportJobRepository
+    let runner: ImportRunner
 
     static let uploadPaths: [String: Int] = ["/translations/import": XLIFF.maxBytes]
 
@@ -18,13 +21,11 @@ struct TranslationsController {
         router.post("/translations/import", use: importFile)
     }
 
-    /// What a file changed, for the page after an import.
+    /// What a file that changes nothing held, for the Translations page (a file that changes something is an import job).
     struct Outcome: Sendable {
         var language: String
-        var updated: [String] = []
         var unchanged = 0
         var problems: [String] = []
-        var warnings: [String] = []
     }
 
     @Sendable func page(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -115,50 +116,37 @@ struct TranslationsController {
             guard !text.isEmpty else { continue }
             texts[parts[0], default: [:]][id, default: []].append(ImportedText(field: parts[2], source: unit.source, text: text))
         }
+        // Each entity whose translations change is a row of one import, saved as any edit of it is.
+        var plan = ContentImportFile.Plan()
+        let content = projection.content
         for exchange in TranslationExchanges.all {
             for (id, entityTexts) in (texts[exchange.prefix] ?? [:]).sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-                await apply(entityTexts, to: id, of: exchange, language: language, actor: access.user.email, context: context, outcome: &outcome)
-            }
-        }
-        let status: HTTPResponse.Status = outcome.problems.isEmpty ? .ok : .unprocessableContent
-        return render(context: context, outcome: outcome, error: nil, status: status)
-    }
-
-    /// One entity's translated texts, merged into its working content and sent (tours and POIs as drafts); a lost race is
-    /// tried once more on the newer version.
-    private func apply(_ texts: [ImportedText], to id: UUID, of exchange: any TranslationExchange, language: String, actor: String,
-                       context: AdminRequestContext, outcome: inout Outcome) async {
-        for attempt in 0..<2 {
-            guard let change = exchange.change(id, texts: texts, language: language, actor: actor, in: projection.content) else {
-                outcome.problems.append("\(exchange.prefix)/\(id.uuidString.lowercased()): not here (deleted since the export?).")
-                return
-            }
-            if attempt == 0 {
-                for field in change.sourceChanged {
-                    outcome.warnings.append("\(change.name), \(field): the \(languages.site) text changed since the export; check the translation.")
+                guard let change = exchange.change(id, texts: entityTexts, language: language, actor: access.user.email, in: content) else {
+                    outcome.problems.append("\(exchange.prefix)/\(id.uuidString.lowercased()): not here (deleted since the export?).")
+                    continue
                 }
-            }
-            guard let command = change.command else {
-                outcome.unchanged += 1
-                return
-            }
-            let result: CatalogCommandResult
-            do {
-                result = try await writer.execute(command, for: context)
-            } catch {
-                outcome.problems.append("\(change.name): not saved, \(error.description)")
-                return
-            }
-            switch result.outcome {
-            case .applied:
-                outcome.updated.append(change.name)
-                return
-            case .rejected:
-                outcome.problems.append("\(change.name): " + result.errors.map(\.message).joined(separator: "; "))
-                return
-            case .conflict:
-                if attempt == 1 { outcome.problems.append("\(change.name): changed by someone else while importing; import the file again.") }
+                guard let command = change.command else {
+                    outcome.unchanged += 1
+                    continue
+                }
+                let check = change.sourceChanged.isEmpty ? ""
+                    : " (check: its \(languages.site) \(change.sourceChanged.joined(separator: ", ")) changed since the export)"
+                plan.rows.append(CatalogBatchRow(label: change.name + check, commands: [command]))
             }
         }
+        guard !plan.rows.isEmpty else {
+            return render(context: context, outcome: outcome, error: nil, status: outcome.problems.isEmpty ? .ok : .unprocessableContent)
+        }
+        // A problem's "unit: reason" as the report's row and problem.
+        let unreadable = outcome.problems.map { problem in
+            let parts = problem.split(separator: ": ", maxSplits: 1).map(String.init)
+            return CatalogBatchRowResult(label: parts[0], outcome: .failed, message: parts.count > 1 ? parts[1] : nil)
+        }
+        plan = ContentImportFile.Plan(rows: plan.rows, unreadable: unreadable)
+        let job = ImportJob(id: UUID.random(), userId: access.user.id, fileName: file.fileName, skipBadRows: true, phase: .reading,
+                            totalRows: plan.fileRows, message: nil, report: plan.unreadable, createdAt: Date())
+        try await jobs.createJob(job, owner: runner.lease.owner, lease: runner.lease.duration)
+        runner.enqueue(ImportRunner.Work(job: job, plan: plan, actor: access.user.email, requestId: RequestIdMiddleware.id(of: context)))
+        return .redirect(to: "/import/\(job.id.uuidString.lowercased())")
     }
 }

@@ -29,8 +29,8 @@ enum TranslationPages {
             <h1>Translations</h1>
             <p>Each language's texts of every tour, point of interest, page, calendar event, person, featured item, media file and
             category, as an XLIFF file a translation agency or tool takes; the file they send back (XLIFF 1.2 or 2.0) fills the
-            translations. Tours' and points of interest's are saved as drafts, like any edit of them: publish each tour to show
-            them. The others have no drafts: theirs show at once. Staff can also translate on each form; CSV imports take
+            translations, as an import with its progress and report. Tours' and points of interest's are saved as drafts, like
+            any edit of them: publish each tour to show them. The others have no drafts: theirs show at once. Staff can also translate on each form; CSV imports take
             columns such as <code>name@es</code>.</p>
             <table><thead><tr><th scope="col">Language</th><th scope="col">Not translated yet</th><th scope="col"><span class="visually-hidden">Export</span></th></tr></thead>
             <tbody>\(rows)</tbody></table>
@@ -52,17 +52,14 @@ enum TranslationPages {
         "category": ("category", "categories"),
     ]
 
+    /// A file that changed nothing: how much was already here, and what could not be read.
     static func report(_ outcome: TranslationsController.Outcome) -> HTML {
         let problems: [HTML] = outcome.problems.map { "<li>\($0)</li>" }
-        let warnings: [HTML] = outcome.warnings.map { "<li>\($0)</li>" }
-        let updated: HTML = outcome.updated.isEmpty ? .empty : "<p>Saved: \(outcome.updated.joined(separator: ", ")).</p>"
         return """
-            <div class="notice" role="status"><p><strong>\(TranslationFields.name(of: outcome.language)):
-            \(counted(outcome.updated.count, "item")) updated, \(outcome.unchanged) unchanged\
+            <div class="notice" role="status"><p><strong>\(TranslationFields.name(of: outcome.language)): nothing to change\
+            \(outcome.unchanged == 0 ? "" : ", \(counted(outcome.unchanged, "item")) already translated so")\
             \(outcome.problems.isEmpty ? "" : ", \(outcome.problems.count) not imported").</strong></p>
-            \(updated)
             \(problems.isEmpty ? .empty : "<p>Not imported:</p><ul>\(problems)</ul>" as HTML)
-            \(warnings.isEmpty ? .empty : "<p>Check:</p><ul>\(warnings)</ul>" as HTML)
             </div>
             """
     }

@@ -170,6 +170,16 @@ final class CommandConsumer: Service, Sendable {
                     await deadLetters.send(message, reason: reason)
                 }
                 return nil
+            } catch let failure where !DatabaseFailure.isDatabaseError(failure) && attempt + 1 >= Self.programErrorAttempts {
+                // Not the database's: the same command meets the same error each time, and retried forever it would hold up
+                // its partition (every command after it). Refused with the reason, so staff see it and the rest go on.
+                logger.error("command failed the same way \(Self.programErrorAttempts) times; refused", metadata: [
+                    "commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: failure))"])
+                let reason = "catalog could not apply this command: \(Self.describe(failure))"
+                if (try? await handler.refuse(envelope.data, reason: reason, requestId: message.header(MessageHeader.requestId))) == nil {
+                    await deadLetters.send(message, reason: reason)
+                }
+                return nil
             } catch {
                 attempt += 1
                 logger.error("command failed; retrying", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
@@ -181,6 +191,14 @@ final class CommandConsumer: Service, Sendable {
 }
 
 extension CommandConsumer {
+    /// How often an error that is not the database's is tried before the command is refused (about 3 s of backoff).
+    static let programErrorAttempts = 5
+
+    /// An error as the refusal names it: a transaction's wrapper looked through.
+    static func describe(_ error: any Error) -> String {
+        "\((error as? PostgresTransactionError)?.closureError ?? error)"
+    }
+
     static let overRate = "unsigned: snapshot requests without a signature are over their rate (\(UnsignedSnapshotAllowance.burst), then one per \(UnsignedSnapshotAllowance.interval))"
 
     /// A snapshot request that takes a snapshot answering others too (`sharedSnapshot`).
