@@ -100,8 +100,12 @@ enum ContentJSON {
         json.key("id"); json.uuid(poi.id)
         json.key("language"); json.string(language.tag)
         json.key("languages"); json.strings(languages)
+        // The files this answer uses: its language's narration, not every translation's (a bundle's manifest has them all).
+        var own = content
+        own.translations = nil
+        let used = Set(MediaHash.named(in: own))
         json.key("media")
-        json.objects(media?.items ?? []) { json, item in mediaMembers(item, media: media, to: &json) }
+        json.objects((media?.items ?? []).filter { used.contains($0.sha256) }) { json, item in mediaMembers(item, media: media, to: &json) }
         json.key("narration")
         if let narration = content.narration, let media, let item = media.item(narration) {
             json.beginObject()
