@@ -112,6 +112,13 @@ struct ImportAndCategoryTests {
             let cleared = try await handler.handle(CatalogCommand(action: .renameCategory, actor: "a", entityId: eat, expectedVersion: 2,
                                                                   category: CategoryContent(name: "Food")))
             #expect(cleared.category?.translations == nil && cleared.category?.path == "Food", "a rename without translations sends none")
+            // By path (an import's way): the leaf it makes takes them; a malformed one is refused.
+            let byPath = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
+                category: CategoryContent(name: "", path: "Food/Cafés", translations: ["es": ["name": "Cafeterías"]])))
+            #expect(byPath.category?.path == "Food/Cafés" && byPath.category?.translations == ["es": ["name": "Cafeterías"]])
+            let badPath = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
+                category: CategoryContent(name: "", path: "Food/Bars", translations: ["es": ["name": "Bares/Pubs"]])))
+            #expect(badPath.outcome == .rejected && badPath.errors.map(\.field) == ["translations.es.name"], "\(badPath.errors)")
         }
     }
 

@@ -172,7 +172,8 @@ struct LanguageHTTPTests {
         try await Self.withFeed(.router) { standIn, client in
             let fair = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
                 title: "Book fair", summary: "Second-hand books", description: "In the library.", startsAt: "2026-12-10", endsAt: "2026-12-11",
-                timeZone: "UTC", allDay: true, translations: ["es": ["title": "Feria del libro", "description": "En la biblioteca."]]),
+                timeZone: "UTC", allDay: true, placePoiId: Self.library.id,
+                translations: ["es": ["title": "Feria del libro", "description": "En la biblioteca."]]),
                 updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
             let topic = standIn.configuration.topic(Topic.catalogEvents)
             let event = CalendarEntryEvent.changed(fair)
@@ -189,6 +190,13 @@ struct LanguageHTTPTests {
             #expect(spanishEntry["summary"] as? String == "Second-hand books", "untranslated: the site's text")
             #expect(spanishEntry["description"] as? String == "En la biblioteca.")
             #expect(spanishEntry["languages"] as? [String] == ["en", "es"] && spanishEntry["translations"] == nil)
+            #expect((spanishEntry["place"] as? [String: Any])?["name"] as? String == "Biblioteca Randall", "its place by its Spanish name")
+            // The iCalendar file too, by ?lang= (calendar apps subscribing send no Accept-Language).
+            let spanishFile = try await Self.get(client, "/v1/calendar.ics?lang=es")
+            #expect(spanishFile.headers[.contentLanguage] == "es")
+            #expect(FeedHTTPTests.text(spanishFile).contains("SUMMARY:Feria del libro") && FeedHTTPTests.text(spanishFile).contains("LOCATION:Biblioteca Randall"))
+            let englishFile = try await Self.get(client, "/v1/calendar.ics")
+            #expect(FeedHTTPTests.text(englishFile).contains("SUMMARY:Book fair") && englishFile.headers[.eTag] != spanishFile.headers[.eTag])
             let month = try FeedHTTPTests.json(try await Self.get(client, "/v1/calendar?from=2026-12-01&to=2026-12-31&lang=es"))
             #expect((month["occurrences"] as? [[String: Any]])?.map { $0["title"] as? String } == ["Feria del libro"])
             let feria = try FeedHTTPTests.json(try await Self.get(client, "/v1/search?q=feria", "es"))
@@ -303,6 +311,7 @@ struct LanguageHTTPTests {
             #expect(spanish.headers[.vary] == "Accept-Encoding, Accept-Language")
             #expect(spanish.headers[.eTag] != english.headers[.eTag])
             #expect(inSpanish.map { $0["name"] as? String } == ["Comer", "Ver"], "sorted by the Spanish names")
+            #expect(try FeedHTTPTests.json(spanish)["language"] as? String == "es" && FeedHTTPTests.json(english)["language"] as? String == "en")
             #expect(inSpanish.map { $0["path"] as? String } == ["Eat", "See"], "paths stay the site's")
             let child = (inSpanish.first?["children"] as? [[String: Any]])?.first
             #expect(child?["name"] as? String == "Cafés" && child?["path"] as? String == "Eat/Cafés", "untranslated: the site's name")

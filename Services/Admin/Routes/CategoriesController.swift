@@ -37,8 +37,9 @@ struct CategoriesController {
     }
 
     /// Runs a category command; back to the list with a notice, or the list with the errors.
+    /// `renaming`: a row's rename, whose errors the page names with the row's path (the field beside them is the add form's).
     func run(_ command: CatalogCommand, context: AdminRequestContext, name: String = "", translations: [String: String] = [:],
-             parent: String = "") async throws -> Response {
+             parent: String = "", renaming: CategoryState? = nil) async throws -> Response {
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
@@ -50,6 +51,11 @@ struct CategoriesController {
         case .applied:
             return .redirect(to: "/categories?notice=\(Notice.key("saved", for: result))")
         case .rejected:
+            if let renaming {
+                let messages = result.errors.map(\.message).joined(separator: "; ")
+                return page(context: context, errors: ["general": "\(renaming.path) was not renamed: \(messages.isEmpty ? result.message ?? "refused" : messages)"],
+                            status: .unprocessableContent)
+            }
             var errors = fieldErrors(result.errors)
             if let message = errors.removeValue(forKey: "entityId") { errors["general"] = message }
             if let message = errors.removeValue(forKey: "parentId") { errors["parent"] = message }
@@ -80,7 +86,7 @@ struct CategoriesController {
                                      expectedVersion: context.form.int("version") ?? category.version,
                                      category: CategoryContent(name: context.form["name"], translations: TranslationFields.translations(
                                         TranslationFields.values(context.form, fields: ["name"]), over: category.translations)))
-        return try await run(command, context: context)
+        return try await run(command, context: context, renaming: category)
     }
 
     @Sendable func confirmDelete(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -19,6 +19,9 @@ struct MediaController {
     var maxPixels = AdminSettings.defaultMediaMaxPixels
 
     static let path = "/media"
+    /// The translated fields the item's form posts: texts and the captions file (pasted), not a file's size, which the
+    /// stored captions give.
+    static let formFields = MediaContent.translatedFields.filter { $0.role != .fileSize }.map(\.name)
 
     /// Pixels as megapixels for people: whole when whole, else to one decimal.
     static func megapixels(_ pixels: Int) -> String {
@@ -78,7 +81,7 @@ struct MediaController {
         let item = try item(context)
         let form = MediaPages.ItemForm(title: context.form["title"], altText: context.form["altText"], transcript: context.form["transcript"],
                                        captions: context.form["captions"],
-                                       translations: TranslationFields.values(context.form, fields: ["title", "altText", "transcript", "captions"]))
+                                       translations: TranslationFields.values(context.form, fields: Self.formFields))
         var content = item.content
         content.title = form.title.trimmingCharacters(in: .whitespacesAndNewlines)
         // Each language's pasted captions become its captions file's hash and size, as the site language's do.

@@ -23,9 +23,15 @@ struct TranslationsController {
 
     /// What a file that changes nothing held, for the Translations page (a file that changes something is an import job).
     struct Outcome: Sendable {
+        struct Problem: Sendable {
+            /// The unit, or the entity, it is about.
+            let unit: String
+            let reason: String
+        }
+
         var language: String
         var unchanged = 0
-        var problems: [String] = []
+        var problems: [Problem] = []
     }
 
     @Sendable func page(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -105,11 +111,11 @@ struct TranslationsController {
             let parts = unit.id.split(separator: "/").map(String.init)
             guard parts.count == 3, let id = UUID(uuidString: parts[1]), let exchange = TranslationExchanges.exchange(parts[0]) else {
                 let kinds = TranslationExchanges.all.map(\.prefix).joined(separator: ", ")
-                outcome.problems.append("Unit \(unit.id): not a unit of this site's export (<kind>/<id>/<field>, the kind one of \(kinds)).")
+                outcome.problems.append(.init(unit: "Unit \(unit.id)", reason: "not a unit of this site's export (<kind>/<id>/<field>, the kind one of \(kinds))."))
                 continue
             }
             guard exchange.fields.contains(parts[2]) else {
-                outcome.problems.append("Unit \(unit.id): \(parts[2]) is not translated here; these are: \(exchange.fields.joined(separator: ", ")).")
+                outcome.problems.append(.init(unit: "Unit \(unit.id)", reason: "\(parts[2]) is not translated here; these are: \(exchange.fields.joined(separator: ", "))."))
                 continue
             }
             let text = (unit.target ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -122,7 +128,7 @@ struct TranslationsController {
         for exchange in TranslationExchanges.all {
             for (id, entityTexts) in (texts[exchange.prefix] ?? [:]).sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
                 guard let change = exchange.change(id, texts: entityTexts, language: language, actor: access.user.email, in: content) else {
-                    outcome.problems.append("\(exchange.prefix)/\(id.uuidString.lowercased()): not here (deleted since the export?).")
+                    outcome.problems.append(.init(unit: "\(exchange.prefix)/\(id.uuidString.lowercased())", reason: "not here (deleted since the export?)."))
                     continue
                 }
                 guard let command = change.command else {
@@ -137,16 +143,9 @@ struct TranslationsController {
         guard !plan.rows.isEmpty else {
             return render(context: context, outcome: outcome, error: nil, status: outcome.problems.isEmpty ? .ok : .unprocessableContent)
         }
-        // A problem's "unit: reason" as the report's row and problem.
-        let unreadable = outcome.problems.map { problem in
-            let parts = problem.split(separator: ": ", maxSplits: 1).map(String.init)
-            return CatalogBatchRowResult(label: parts[0], outcome: .failed, message: parts.count > 1 ? parts[1] : nil)
-        }
-        plan = ContentImportFile.Plan(rows: plan.rows, unreadable: unreadable)
-        let job = ImportJob(id: UUID.random(), userId: access.user.id, fileName: file.fileName, skipBadRows: true, phase: .reading,
-                            totalRows: plan.fileRows, message: nil, report: plan.unreadable, createdAt: Date())
-        try await jobs.createJob(job, owner: runner.lease.owner, lease: runner.lease.duration)
-        runner.enqueue(ImportRunner.Work(job: job, plan: plan, actor: access.user.email, requestId: RequestIdMiddleware.id(of: context)))
-        return .redirect(to: "/import/\(job.id.uuidString.lowercased())")
+        plan = ContentImportFile.Plan(rows: plan.rows, unreadable: outcome.problems.map { CatalogBatchRowResult(label: $0.unit, outcome: .failed, message: $0.reason) })
+        let job = try await runner.start(plan, fileName: file.fileName, skipBadRows: true, by: access.user, jobs: jobs,
+                                         requestId: RequestIdMiddleware.id(of: context))
+        return .redirect(to: "/import/\(job.uuidString.lowercased())")
     }
 }

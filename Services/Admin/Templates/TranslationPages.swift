@@ -16,7 +16,7 @@ enum TranslationPages {
         let rows: [HTML] = languages.translated.map { language in
             let gaps = TranslationExchanges.all.compactMap { exchange -> String? in
                 let count = missing[language]?[exchange.prefix] ?? 0
-                return count == 0 ? nil : counted(count, nouns[exchange.prefix]?.0 ?? exchange.prefix, plural: nouns[exchange.prefix]?.1)
+                return count == 0 ? nil : counted(count, exchange.counted.one, plural: exchange.counted.many)
             }
             return """
                 <tr><td lang="\(language)">\(TranslationFields.name(of: language))</td>
@@ -45,16 +45,9 @@ enum TranslationPages {
             """
     }
 
-    /// What the counts call each kind.
-    static let nouns: [String: (String, String)] = [
-        "tour": ("tour", "tours"), "poi": ("POI", "POIs"), "page": ("page", "pages"), "event": ("calendar event", "calendar events"),
-        "person": ("person", "people"), "featured": ("featured item", "featured items"), "media": ("media file", "media files"),
-        "category": ("category", "categories"),
-    ]
-
     /// A file that changed nothing: how much was already here, and what could not be read.
     static func report(_ outcome: TranslationsController.Outcome) -> HTML {
-        let problems: [HTML] = outcome.problems.map { "<li>\($0)</li>" }
+        let problems: [HTML] = outcome.problems.map { "<li>\($0.unit): \($0.reason)</li>" }
         return """
             <div class="notice" role="status"><p><strong>\(TranslationFields.name(of: outcome.language)): nothing to change\
             \(outcome.unchanged == 0 ? "" : ", \(counted(outcome.unchanged, "item")) already translated so")\

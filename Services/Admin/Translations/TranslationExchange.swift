@@ -7,6 +7,8 @@ import Shared
 protocol TranslationExchange: Sendable {
     /// The units' id prefix: `tour`, `poi`, `page`, …
     var prefix: String { get }
+    /// What the Translations page counts them as: ("POI", "POIs").
+    var counted: (one: String, many: String) { get }
     /// The text fields a unit may name.
     var fields: [String] { get }
     /// Every entity's units in `language`, each its working text as source and its translation as target.
@@ -31,6 +33,7 @@ struct ExchangedContent<Content: Translatable>: TranslationExchange {
     let prefix: String
     /// "Tour", "Point of interest", …: a unit's note names its entity with it.
     let noun: String
+    let counted: (one: String, many: String)
     let all: @Sendable (AdminCatalogProjection.Content) -> [Entity]
     let one: @Sendable (AdminCatalogProjection.Content, UUID) -> Entity?
     let command: @Sendable (_ entity: Entity, _ changed: Content, _ actor: String) -> CatalogCommand
@@ -71,12 +74,12 @@ struct ExchangedContent<Content: Translatable>: TranslationExchange {
 
 extension ExchangedContent where Content: CatalogRecordContent {
     /// A record kind (pages, the calendar, people, featured items, media): no drafts, so a change is live at once.
-    init(records prefix: String, noun: String, _ records: @escaping @Sendable (AdminCatalogProjection.Content) -> [UUID: CatalogRecordState<Content>],
+    init(records prefix: String, noun: String, counted: (one: String, many: String), _ records: @escaping @Sendable (AdminCatalogProjection.Content) -> [UUID: CatalogRecordState<Content>],
          name: @escaping @Sendable (Content) -> String) {
         let entity: @Sendable (CatalogRecordState<Content>) -> Entity = { state in
             Entity(id: state.id, version: state.version, working: state.content, name: name(state.content))
         }
-        self.init(prefix: prefix, noun: noun,
+        self.init(prefix: prefix, noun: noun, counted: counted,
                   all: { content in records(content).values.sorted { ($0.updatedAt, $0.id.uuidString) < ($1.updatedAt, $1.id.uuidString) }.map(entity) },
                   one: { content, id in records(content)[id].map(entity) },
                   command: { entity, changed, actor in
@@ -91,24 +94,24 @@ enum TranslationExchanges {
     /// Every kind the exchange carries, in the file's order.
     static let all: [any TranslationExchange] = [
         ExchangedContent<TourContent>(
-            prefix: "tour", noun: "Tour",
+            prefix: "tour", noun: "Tour", counted: ("tour", "tours"),
             all: { $0.sortedTours.map(tour) }, one: { content, id in content.tours[id].map(tour) },
             command: { entity, changed, actor in
                 CatalogCommand(action: .updateTour, actor: actor, entityId: entity.id, expectedVersion: entity.version, tour: changed, asDraft: true)
             }),
         ExchangedContent<PoiContent>(
-            prefix: "poi", noun: "Point of interest",
+            prefix: "poi", noun: "Point of interest", counted: ("POI", "POIs"),
             all: { $0.sortedPois.map(poi) }, one: { content, id in content.pois[id].map(poi) },
             command: { entity, changed, actor in
                 CatalogCommand(action: .updatePoi, actor: actor, entityId: entity.id, expectedVersion: entity.version, poi: changed, asDraft: true)
             }),
-        ExchangedContent<PageContent>(records: "page", noun: "Page", { $0.pages }, name: { $0.title }),
-        ExchangedContent<CalendarEntryContent>(records: "event", noun: "Calendar event", { $0.calendar }, name: { $0.title }),
-        ExchangedContent<PersonContent>(records: "person", noun: "Person", { $0.people }, name: { $0.name }),
-        ExchangedContent<FeaturedContent>(records: "featured", noun: "Featured item", { $0.featured }, name: { $0.title ?? "Featured item" }),
-        ExchangedContent<MediaContent>(records: "media", noun: "Media file", { $0.media }, name: { $0.title }),
+        ExchangedContent<PageContent>(records: "page", noun: "Page", counted: ("page", "pages"), { $0.pages }, name: { $0.title }),
+        ExchangedContent<CalendarEntryContent>(records: "event", noun: "Calendar event", counted: ("calendar event", "calendar events"), { $0.calendar }, name: { $0.title }),
+        ExchangedContent<PersonContent>(records: "person", noun: "Person", counted: ("person", "people"), { $0.people }, name: { $0.name }),
+        ExchangedContent<FeaturedContent>(records: "featured", noun: "Featured item", counted: ("featured item", "featured items"), { $0.featured }, name: { $0.title ?? "Featured item" }),
+        ExchangedContent<MediaContent>(records: "media", noun: "Media file", counted: ("media file", "media files"), { $0.media }, name: { $0.title }),
         ExchangedContent<CategoryState>(
-            prefix: "category", noun: "Category",
+            prefix: "category", noun: "Category", counted: ("category", "categories"),
             all: { $0.sortedCategories.map(category) }, one: { content, id in content.categories[id].map(category) },
             command: { entity, changed, actor in
                 CatalogCommand(action: .renameCategory, actor: actor, entityId: entity.id, expectedVersion: entity.version,

@@ -8,7 +8,7 @@ import Shared
 extension Work {
     mutating func createCategory() async throws -> CatalogCommandResult {
         guard let content = command.category else { return missing("category", "category content is required") }
-        if let path = content.path { return try await ensureCategoryPath(path) }
+        if let path = content.path { return try await ensureCategoryPath(path, translations: content.translations) }
         let errors = CommandValidation.validate(content)
         guard errors.isEmpty else { return rejected(errors) }
         let id = command.entityId ?? UUID.random()
@@ -31,13 +31,17 @@ extension Work {
     }
 
     /// Creates what is missing along `path` (an import's way to name categories); an existing path is applied as is.
-    mutating func ensureCategoryPath(_ path: String) async throws -> CatalogCommandResult {
+    /// `translations` name the leaf when this creates it (an existing category keeps its own).
+    mutating func ensureCategoryPath(_ path: String, translations: Translations? = nil) async throws -> CatalogCommandResult {
         let names = path.split(separator: "/", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         var errors: [FieldError] = []
         for name in names { errors += CommandValidation.validate(CategoryContent(name: name)) }
         guard errors.isEmpty, !names.isEmpty else {
             return missing("path", "Category path must be names separated by \"/\", e.g. Shop/Fashion")
         }
+        let translationErrors = CommandValidation.translationErrors(CategoryContent(name: names[names.count - 1], translations: translations),
+                                                                    validate: CommandValidation.validate)
+        guard translationErrors.isEmpty else { return rejected(translationErrors) }
         var parent: CategoryState? = nil
         for (index, name) in names.enumerated() {
             let prefix = names[...index].joined(separator: "/")
@@ -47,7 +51,7 @@ extension Work {
             }
             let isLeaf = index == names.count - 1
             let category = CategoryState(id: isLeaf ? command.entityId ?? UUID.random() : UUID.random(), version: 1, name: name, parentId: parent?.id,
-                                         path: parent.map { "\($0.path)/\(name)" } ?? name, updatedAt: now)
+                                         path: parent.map { "\($0.path)/\(name)" } ?? name, updatedAt: now, translations: isLeaf ? translations : nil)
             _ = try await commit(category, before: nil)
             parent = category
         }

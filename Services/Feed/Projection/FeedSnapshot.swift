@@ -45,7 +45,7 @@ final class FeedSnapshot: Sendable {
 
     let contents: Contents
     private let renderedCategoryTree = PerLanguage()
-    private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
+    private let renderedCalendarFile = PerLanguage()
     /// Tours' bundles rendered from this snapshot, on their first request, by tour and language.
     private let renderedBundles = Mutex<[BundleKey: RenderedResource]>([:])
 
@@ -68,15 +68,21 @@ final class FeedSnapshot: Sendable {
     func categoryTree(_ language: ContentLanguage) -> RenderedResource {
         renderedCategoryTree.resource(language) {
             let categories = language.isSite ? contents.categories : contents.categories.map { $0.localized(to: language.tag) }
-            return .content(ContentJSON.categoryTree(categories, poiCategories: contents.pois.values.compactMap { $0?.categories }), MediaTypes.json,
+            return .content(ContentJSON.categoryTree(categories, poiCategories: contents.pois.values.compactMap { $0?.categories },
+                                                                language: language.tag), MediaTypes.json,
                             language: language)
         }
     }
 
-    /// `GET /v1/calendar.ics`.
-    var calendarFile: RenderedResource {
-        .cached(in: renderedCalendarFile) {
-            .content(CalendarFile.render(contents.calendar.entries, placeName: { self.placeName(of: $0) }), MediaTypes.calendar)
+    /// `GET /v1/calendar.ics` in `language`: each event's texts and its place's name in it where they have them.
+    func calendarFile(_ language: ContentLanguage) -> RenderedResource {
+        renderedCalendarFile.resource(language) {
+            let entries = language.isSite ? contents.calendar.entries : contents.calendar.entries.map { entry in
+                var shown = entry
+                shown.content = entry.content.localized(to: language.tag)
+                return shown
+            }
+            return .content(CalendarFile.render(entries, placeName: { self.placeName(of: $0, in: language) }), MediaTypes.calendar, language: language)
         }
     }
 
@@ -107,8 +113,8 @@ final class FeedSnapshot: Sendable {
     }
 
     /// Where an entry happens, as phones show it: the POI's name when it is on the feed, else the text given.
-    func placeName(of content: CalendarEntryContent) -> (poiId: UUID?, name: String)? {
-        if let id = content.placePoiId, let poi = contents.pois[id] { return (id, poi.name) }
+    func placeName(of content: CalendarEntryContent, in language: ContentLanguage) -> (poiId: UUID?, name: String)? {
+        if let id = content.placePoiId, let poi = contents.pois[id] { return (id, poi.translatedTexts(in: language)["name"] ?? poi.name) }
         if let text = content.placeText, !text.isEmpty { return (nil, text) }
         return nil
     }

@@ -134,9 +134,11 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("Occurrences", "application/json", schema: "CalendarOccurrences")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _, _ in snapshot.calendarFile }, operation: #"""
-            {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to",
-             "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified)}}
+        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _, language in snapshot.calendarFile(language) }, followsLanguage: true,
+                  operation: #"""
+            {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to (?lang=es for a calendar in Spanish: apps subscribing send no Accept-Language)",
+             "parameters": [\#(languageParameters)],
+             "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
         FeedRoute(.get, "/v1/calendar/{id}", .computed(CalendarRoutes.entry),
                   operation: oneResource("getCalendarEvent", "A published calendar event with its next occurrences", parameter: uuidId, ok: ok("The event", "application/json", schema: "CalendarEvent"))),

@@ -45,9 +45,11 @@ extension DatabaseFailure {
         isDatabaseError(error) && DatabaseFailure(error) == .transient
     }
 
-    /// Whether `error` came from Postgres or its connection, a transaction's wrapper looked through.
+    /// Whether `error` came from Postgres or its connection, a transaction's wrapper looked through (its BEGIN, body,
+    /// ROLLBACK or COMMIT).
     public static func isDatabaseError(_ error: any Error) -> Bool {
-        error is PSQLError || (error as? PostgresTransactionError)?.closureError is PSQLError
+        guard let transaction = error as? PostgresTransactionError else { return error is PSQLError }
+        return [transaction.beginError, transaction.closureError, transaction.rollbackError, transaction.commitError].contains { $0 is PSQLError }
     }
 
     /// Runs `body`, again after a back-off (0.2 s doubling to 5 s) for as long as it fails with a transient database

@@ -14,7 +14,7 @@ public struct PageWords: Sendable {
         language: "en", buildings: "Buildings", onTheTours: "On the tours", narration: "Narration", transcript: "Transcript",
         visiting: "Visiting", address: "Address", phone: "Phone", openingHours: "Opening hours", closed: "Closed", price: "Price", free: "Free",
         accessibility: "Accessibility", website: "Website", more: "More",
-        days: ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "Public holidays"],
+        days: OpeningHours.Day.allCases.map(\.name),
         linkTypes: [.page: "page", .video: "video", .audio: "audio", .image: "image"])
 
     static let all: [PageWords] = [
