@@ -63,6 +63,18 @@ struct LanguageNegotiationTests {
         #expect(content.languages(site: "en", offered: ["en", "es", "de"]) == ["en", "es"])
         #expect(content.untranslatedFields(in: "es") == ["summary", "description", "accessibility"])
     }
+
+    @Test("a POI's pictures' alt texts translate line by line: an empty line leaves that picture's site text")
+    func pictureAlts() {
+        let content = PoiContent(name: "Hall", latitude: 0, longitude: 0, pictures: ["https://a.example/1.jpg", "https://a.example/2.jpg", "https://a.example/3.jpg"],
+                                 pictureAlts: ["Brick front", "", "The gate"], translations: ["es": ["pictureAlts": "Fachada de ladrillo\n  \nEl portón"]])
+        #expect(content.localized(to: "es").pictureAlts == ["Fachada de ladrillo", "", "El portón"])
+        #expect(PoiContent(name: "Hall", latitude: 0, longitude: 0, pictures: ["https://a.example/1.jpg", "https://a.example/2.jpg"],
+                           pictureAlts: ["Brick front", "The gate"], translations: ["es": ["pictureAlts": "\nEl portón"]]).localized(to: "es").pictureAlts
+                == ["Brick front", "El portón"], "an empty line: the site's alt text")
+        #expect(content.text(of: "pictureAlts") == "Brick front\n\nThe gate")
+        #expect(content.untranslatedFields(in: "fr") == ["name", "pictureAlts"])
+    }
 }
 
 /// The answers over HTTP, through the pipeline (`.live`) and the router, with two languages loaded.

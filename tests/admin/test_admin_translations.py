@@ -28,6 +28,9 @@ def test_a_stop_translated_in_its_form_reaches_phones_asking_in_spanish_once_pub
     assert "Spanish (es)" in fieldset.text
     assert f"\u201c{stop}\u201d" in fieldset.text, fieldset.text
     site.fill("Name (es)", f"Biblioteca Randall {tag}")
+    # A hot-linked picture's alt text, and its Spanish line.
+    site.fill("Main Pictures (URL)", f"https://example.edu/randall-{tag}.jpg The brick front")
+    site.fill("What the pictures show (a line per picture, in their order) (es)", "La fachada de ladrillo")
     site.click_button("Save")
     assert "Saved." in site.text, site.text
     assert site.value("Name (es)") == f"Biblioteca Randall {tag}"
@@ -51,9 +54,11 @@ def test_a_stop_translated_in_its_form_reaches_phones_asking_in_spanish_once_pub
     assert "Accept-Language" in headers["Vary"]
     assert body["name"] == f"Biblioteca Randall {tag}"
     assert body["description"] == "Four floors of books.", "an untranslated field falls back to English on its own"
+    assert body["pictureAlts"] == ["La fachada de ladrillo"], body["pictureAlts"]
     assert body["languages"] == ["en", "es"]
     english, english_headers = feed_get(site.suite, f"/v1/pois/{poi}")
     assert english["name"] == stop and english_headers["Content-Language"] == "en"
+    assert english["pictureAlts"] == ["The brick front"]
     assert english_headers["ETag"] != headers["ETag"]
 
     # Emptying the translation takes it back to English.

@@ -68,7 +68,8 @@ enum CommandValidation {
             }
             var shown = content.localized(to: language)
             shown.translations = nil
-            for error in validate(shown) where texts[error.field] != nil {
+            // A list's item is reported by its field's name (`pictureAlts[1]` of the translation `pictureAlts`).
+            for error in validate(shown) where texts[error.field] != nil || texts[String(error.field.prefix { $0 != "[" })] != nil {
                 errors.append(FieldError(field: "translations.\(language).\(error.field)", message: "\(language): \(error.message)"))
             }
         }

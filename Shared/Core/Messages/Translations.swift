@@ -85,6 +85,28 @@ public struct TranslatableField<Content> {
         write = { $0[keyPath: path] = $1 }
     }
 
+    /// A list of short texts (a POI's pictures' alt texts), one line each in translations: an empty or missing line leaves
+    /// that item's site-language text.
+    public init(lines name: String, _ path: WritableKeyPath<Content, [String]>) {
+        self.name = name
+        role = .text
+        read = { content in
+            let lines = content[keyPath: path]
+            return lines.allSatisfy(\.isEmpty) ? nil : lines.joined(separator: "\n")
+        }
+        write = { content, text in
+            guard let text else { return }
+            var lines = content[keyPath: path]
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty else { continue }
+                if index >= lines.count { lines += Array(repeating: "", count: index - lines.count + 1) }
+                lines[index] = trimmed
+            }
+            content[keyPath: path] = lines
+        }
+    }
+
     /// A file's size, kept as its decimal text in translations; text that is not a number reads as none.
     public init(fileSize name: String, _ path: WritableKeyPath<Content, Int?>) {
         self.name = name
@@ -215,6 +237,6 @@ extension CategoryState: Translatable {
 extension PoiContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("name", \.name), .init("summary", \.summary), .init("description", \.description), .init("accessibility", \.accessibility),
-         .init("narration", \.narration, role: .file)]
+         .init("narration", \.narration, role: .file), .init(lines: "pictureAlts", \.pictureAlts)]
     }
 }
