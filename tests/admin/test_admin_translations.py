@@ -226,6 +226,7 @@ def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translati
 
     # Staff see the Spanish beside the English, and a save of the English alone keeps it.
     site.open("/pages")
+    assert "All translated" in site.row("About iTour").text, site.row("About iTour").text
     site.click_link("About iTour")
     assert site.value("Title (es)") == "Acerca de iTour"
     site.fill("Summary", "A self-guided tour of the UNCW campus, on your phone (updated).")

@@ -105,9 +105,8 @@ enum AdminPages {
                     + Forms.text("New name for \(category.path)", name: "name", value: category.name, id: "rename-\(id)")
                     + names
                     + Forms.submit("Save", class: ""))
-            let missing: HTML = translated ? "<td>\(TranslationFields.missingSummary(category, languages: languages))</td>" : .empty
             return """
-                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage[category.path] ?? 0)</td>\(missing)<td>\(rename)</td>
+                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage[category.path] ?? 0)</td>\(TranslationFields.missingCell(category, languages: languages))<td>\(rename)</td>
                 <td><a href="/categories/\(id)/delete">Delete</a></td></tr>
                 """
         }
@@ -118,14 +117,13 @@ enum AdminPages {
                                      error: errors["translations.\(language).name"], hint: "Empty: phones asking for \(language) get the name above.",
                                      attributes: " lang=\"\(language)\"")
         }
-        let missingHeader: HTML = translated ? "<th scope=\"col\">Not translated</th>" : .empty
         return """
             <h1>Categories</h1>
             <p>The category tree POIs are filed under, e.g. Shop/Fashion. A count includes the POIs of its sub-categories. Renaming a category moves its POIs with it.\(translated ? " Phones see each name in their language; paths stay in \(TranslationFields.name(of: languages.site))." : "")</p>
             \(problem.map(CommonPages.unavailableBox))
             \(Forms.errorSummary(errors, fields: Set(["name", "parent"] + languages.translated.map { "translations.\($0).name" })))
             \(rows.isEmpty ? "<p class=\"muted\">No categories yet.</p>" : """
-                <table><thead><tr><th scope="col">Category</th><th scope="col">Path</th><th scope="col">POIs</th>\(missingHeader)<th scope="col">Rename</th>
+                <table><thead><tr><th scope="col">Category</th><th scope="col">Path</th><th scope="col">POIs</th>\(TranslationFields.missingHeader(languages))<th scope="col">Rename</th>
                 <th scope="col"><span class="visually-hidden">Delete</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             <h2>Add Category</h2>

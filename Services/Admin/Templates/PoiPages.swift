@@ -213,13 +213,12 @@ enum PoiPages {
     }
 
     static func list(pois: [PoiState], content: AdminCatalogProjection.Content, filter: ListFilter, languages: SiteLanguages) -> HTML {
-        let translating = !languages.translated.isEmpty
         let rows: [HTML] = pois.map { poi in
             let tours = content.tours(stoppingAt: poi.id).map(\.content.name).joined(separator: ", ")
             return """
                 <tr><td><a href="/pois/\(poi.id.uuidString.lowercased())">\(poi.content.name)</a></td><td>\(poi.content.categories.joined(separator: ", "))</td>
                 <td>\(CommonPages.coordinates(poi.content))</td><td>\(tours.isEmpty ? "(no tour)" : tours)</td>\
-                \(translating ? "<td>\(TranslationFields.missingSummary(poi.working, languages: languages))</td>" as HTML : .empty)
+                \(TranslationFields.missingCell(poi.working, languages: languages))
                 <td><a href="/pois/\(poi.id.uuidString.lowercased())/delete">Delete</a></td></tr>
                 """
         }
@@ -234,7 +233,7 @@ enum PoiPages {
             \(search)
             \(filter.isEmpty ? "" : "<p>\(counted(rows.count, "POI")) found.</p>" as HTML)
             \(rows.isEmpty ? empty : """
-                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>\(translating ? "<th scope=\"col\">Not translated</th>" as HTML : .empty)
+                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>\(TranslationFields.missingHeader(languages))
                 <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             """
