@@ -155,7 +155,7 @@ struct MediaController {
                       status: HTTPResponse.Status = .ok) -> Response {
         AdminPage(title: "Media", context: context, breadcrumbs: [("Media", nil)], notice: notice,
                   body: MediaPages.library(projection.content.sortedMedia, feedPublicURL: feedPublicURL, maxBytes: maxBytes,
-                                           error: error, csrf: context.csrfToken),
+                                           error: error, csrf: context.csrfToken, languages: languages),
                   status: status).response()
     }
 
