@@ -10,7 +10,8 @@
 #   3. GET /v1/tours/{id} and /v1/pois/{id} over every generated id with wrk, against nginx serving the
 #      feed's own response bytes from disk, and against pgbench doing the equivalent SELECT per request;
 #      and the small case: the demo tour (2.5 KB, deploy/demo) alone, wrk -c SMALL_CONNECTIONS (32),
-#      against nginx serving its bytes, so per-request cost shows and not only bytes
+#      against nginx serving its bytes, so per-request cost shows and not only bytes; and /v1/pois/{id} again with
+#      Accept-Language: es (every generated POI has a Spanish name and summary) against nginx serving the Spanish bytes
 #   4. near and search: in-process p50/p99 (Server-Timing) and HTTP p50/p99 one at a time; wrk throughput
 #   5. POST /v1/events, batches of 50 from many devices, with wrk; the broker's own limit from a raw
 #      librdkafka producer (confluent-kafka, the same librdkafka) sending the same events as messages
@@ -203,6 +204,22 @@ for name in sys.argv[3:]:
         with open(root + path, "wb") as out:
             out.write(body)
 PY
+# The POIs' Spanish answers (issue 45: every generated POI has a Spanish name and summary), under /es for nginx.
+mkdir -p "$work/www/es/v1/pois"
+sed 's|^|/es|' "$work/lists/pois.txt" >"$work/lists/pois-es.txt"
+"$python" - "$feed_port" "$work/www/es" "$work/lists/pois.txt" <<'PY'
+import http.client, sys
+port, root = int(sys.argv[1]), sys.argv[2]
+connection = http.client.HTTPConnection("127.0.0.1", port)
+for path in open(sys.argv[3]).read().split():
+    connection.request("GET", path, headers={"Accept-Language": "es"})
+    response = connection.getresponse()
+    body = response.read()
+    if response.status != 200 or response.getheader("Content-Language") != "es":
+        sys.exit(f"{path} in Spanish: HTTP {response.status}, Content-Language {response.getheader('Content-Language')}")
+    with open(root + path, "wb") as out:
+        out.write(body)
+PY
 chmod -R a+rX "$work/www"
 mkdir -p "$work/nginx-temp"
 cat >"$work/nginx.conf" <<EOF
@@ -244,6 +261,10 @@ init = function(args)
 end
 request = function() return wrk.format("GET", paths[math.random(#paths)]) end
 LUA
+# The same, asking for Spanish as a phone set to Spanish does.
+sed 's|wrk.format("GET", paths\[math.random(#paths)\])|wrk.format("GET", paths[math.random(#paths)], { ["Accept-Language"] = "es-ES,es;q=0.9,en;q=0.5" })|' \
+  "$work/paths.lua" >"$work/paths-es.lua"
+grep -q Accept-Language "$work/paths-es.lua" || { echo "bench-feed: paths-es.lua lacks its header" >&2; exit 1; }
 cat >"$work/post.lua" <<'LUA'
 -- POST the bodies of the file given after --, one per line, in turn from a random start
 local bodies = {}
@@ -363,6 +384,21 @@ wants gets && for kind in tours pois; do
   done
 done
 
+if wants gets; then
+  log "GET /v1/pois/{id} in Spanish (Accept-Language: es-ES,es;q=0.9,en;q=0.5): feed vs nginx, $ROUNDS rounds of ${DURATION}s"
+  : >"$work/pois-es.feed"; : >"$work/pois-es.nginx"
+  spanish_feed() { wrk_run "$feed_url" "$work/paths-es.lua" "$work/lists/pois.txt" >>"$work/pois-es.feed"; }
+  spanish_nginx() { wrk_run "http://127.0.0.1:$nginx_port" "$work/paths.lua" "$work/lists/pois-es.txt" >>"$work/pois-es.nginx"; }
+  for ((round = 1; round <= ROUNDS; round++)); do
+    in_turns "$round" spanish_feed spanish_nginx
+    echo "  round $round: feed $(cut -d' ' -f1 <"$work/pois-es.feed" | tail -1) req/s, nginx $(cut -d' ' -f1 <"$work/pois-es.nginx" | tail -1) req/s" >&2
+  done
+  for target in feed nginx; do
+    bad=$(awk '{ s += $4 } END { print s + 0 }' "$work/pois-es.$target")
+    ((bad == 0)) || { echo "bench-feed: $bad non-2xx answers from $target on /v1/pois in Spanish" >&2; exit 1; }
+  done
+fi
+
 if wants queries; then
 log "near and search on the city, one query at a time"
 "$bin/itour-bench" feed-queries --count 3000 --paths "$work/lists" | tee "$work/queries.txt"
@@ -442,6 +478,12 @@ wants gets && for kind in tours pois; do
     "$p_tps" "$(col_median "$work/$kind.pg" 2)" "$(col_median "$work/$kind.pg" 3)" \
     "$(ratio "$f_rps" "$n_rps")" "$(ratio "$f_rps" "$p_tps")"
 done
+if wants gets; then
+  f_rps=$(col_median "$work/pois-es.feed" 1); n_rps=$(col_median "$work/pois-es.nginx" 1)
+  printf 'GET /v1/pois/{id} in Spanish: feed %.0f req/s (p50 %s ms, p99 %s ms) | nginx same bytes %.0f req/s (p50 %s, p99 %s) | feed/nginx %s\n' \
+    "$f_rps" "$(col_median "$work/pois-es.feed" 2)" "$(col_median "$work/pois-es.feed" 3)" \
+    "$n_rps" "$(col_median "$work/pois-es.nginx" 2)" "$(col_median "$work/pois-es.nginx" 3)" "$(ratio "$f_rps" "$n_rps")"
+fi
 if wants media; then
   f_rps=$(col_median "$work/media.feed" 1); n_rps=$(col_median "$work/media.nginx" 1)
   printf 'GET /v1/media/{sha256} (%s bytes, -c%s): feed %.0f req/s (p50 %s ms, p99 %s ms) | nginx same bytes %.0f req/s (p50 %s, p99 %s) | feed/nginx %s\n' \
@@ -470,6 +512,7 @@ wants gets && echo "ratio GET small tour: $(paired_ratio "$work/small.feed" 1 "$
 wants gets && for kind in tours pois; do
   echo "ratio GET /v1/$kind/{id}: $(paired_ratio "$work/$kind.feed" 1 "$work/$kind.nginx" 1)x nginx (goal >= 0.85x), $(paired_ratio "$work/$kind.feed" 1 "$work/$kind.pg" 1)x postgres (goal >= 5x)"
 done
+wants gets && echo "ratio GET /v1/pois/{id} in Spanish (Accept-Language): $(paired_ratio "$work/pois-es.feed" 1 "$work/pois-es.nginx" 1)x nginx (goal >= 0.85x, as in English)"
 wants media && echo "ratio GET media ($MEDIA_BYTES bytes): $(paired_ratio "$work/media.feed" 1 "$work/media.nginx" 1)x nginx (goal >= 0.7x)"
 wants queries && echo "in-process p99 on $POIS POIs: near ${near_p99} ms, search ${search_p99} ms (goal < 1 ms)"
 wants events && echo "ratio POST /v1/events: $events events/s (goal >= 50000), $(paired_ratio "$work/events.rate" 1 "$work/events.raw" 1)x raw producer (goal >= 0.5x; rounds $(round_ratios "$work/events.rate" 1 "$work/events.raw" 1 | paste -sd ' '); ratio of the medians $(ratio "$events" "$raw"))"

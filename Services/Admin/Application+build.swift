@@ -55,7 +55,7 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
                     feedPublicURL: admin.feedPublicURL, clock: admin.clock, languages: admin.languages).register(on: pages)
     PoisController(projection: projection, writer: writer, editors: repository, map: map, feedPublicURL: admin.feedPublicURL,
                    clock: admin.clock, languages: admin.languages).register(on: pages)
-    CategoriesController(projection: projection, writer: writer, editors: repository).register(on: pages)
+    CategoriesController(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<CalendarPages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<PeoplePages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
     RecordController<ContentPages>(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
@@ -63,7 +63,8 @@ func buildApplication(settings: ServiceSettings, admin: AdminSettings) throws ->
     DeletedController(writer: writer, editors: repository, clock: admin.clock).register(on: pages)
     UsersController(users: repository, editors: repository, hasher: hasher).register(on: pages)
     ImportController(jobs: repository, editors: repository, runner: imports, projection: projection, clock: admin.clock).register(on: pages)
-    TranslationsController(projection: projection, writer: writer, editors: repository, languages: admin.languages).register(on: pages)
+    TranslationsController(projection: projection, editors: repository, languages: admin.languages, jobs: repository, runner: imports)
+        .register(on: pages)
     MediaController(projection: projection, writer: writer, editors: repository,
                     store: PostgresMediaStore(client: runtime.postgres!, logger: logger), maxBytes: admin.mediaMaxBytes,
                     feedPublicURL: admin.feedPublicURL, images: ImageVariants(), languages: admin.languages, maxPixels: admin.mediaMaxPixels)

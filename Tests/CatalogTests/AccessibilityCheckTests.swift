@@ -16,6 +16,33 @@ struct AccessibilityCheckTests {
                      captions: captions, captionsByteCount: captions == nil ? nil : 40, transcript: transcript)
     }
 
+    @Test("a language's captions are a file of their own: hash and size together, each checked as the site's are")
+    func translatedCaptions() async throws {
+        try await HandlerFixture.with { handler, _ in
+            let (audio, picture, vtt) = (String(repeating: "b", count: 64), String(repeating: "a", count: 64), String(repeating: "d", count: 64))
+            func create(_ sha: String, _ format: MediaFormat, _ translations: Translations) async throws -> CatalogCommandResult {
+                var content = Self.media(sha, format, captions: format == .mp3 ? vtt : nil)
+                content.translations = translations
+                return try await handler.handle(CatalogCommand(action: .createMedia, actor: "a", entityId: UUID(), media: content))
+            }
+            let spanish = String(repeating: "e", count: 64)
+            for (translations, field) in [(["es": ["captions": spanish]], "translations.es.captions"),
+                                          (["es": ["captions": "not-a-hash", "captionsByteCount": "12"]], "translations.es.captions"),
+                                          (["es": ["captions": spanish, "captionsByteCount": "0"]], "translations.es.captionsByteCount"),
+                                          (["es": ["captions": spanish, "captionsByteCount": "many"]], "translations.es.captionsByteCount")] {
+                let refused = try await create(audio, .mp3, translations)
+                #expect(refused.outcome == .rejected && refused.errors.map(\.field).contains(field), "\(translations): \(refused.errors)")
+            }
+            let onPicture = try await create(picture, .jpeg, ["es": ["captions": spanish, "captionsByteCount": "40"]])
+            #expect(onPicture.errors.map(\.field) == ["translations.es.captions"], "\(onPicture.errors)")
+            let created = try await create(audio, .mp3, ["es": ["captions": spanish, "captionsByteCount": "40"]])
+            #expect(created.outcome == .applied, "\(created.errors)")
+            #expect(created.media?.content.captionsFiles.map(\.sha256) == [vtt, spanish])
+            #expect(created.media?.content.localized(to: "es").captions == spanish)
+            #expect(created.media?.content.untranslatedFields(in: "fr") == ["title", "captions"], "a file's size is never missing on its own")
+        }
+    }
+
     @Test("publishing a POI or a tour refuses pictures without alt text and audio or video nobody can read; fixed in the library, it publishes")
     func publishCheck() async throws {
         try await HandlerFixture.with { handler, _ in

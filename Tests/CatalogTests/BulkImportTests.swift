@@ -80,6 +80,31 @@ struct BulkImportTests {
         }
     }
 
+    @Test("rows saving drafts (a translations file's): a stop of a published tour gets a draft, a POI on no tour its content")
+    func draftRows() async throws {
+        try await withHandler { handler, client in
+            let first = try await handler.handle(importCommand(Self.rows(pois: 3, tours: 1), skip: false), now: Self.now)
+            try #require(first.outcome == .applied, "\(first.message ?? "")")
+            let stop = ContentImportFile.stableId(ContentImportFile.Kind.poi.rawValue, 70_000)
+            let loose = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a", poi: Self.poi(9, category: nil)))
+            let looseId = try #require(loose.entityId)
+            func draftRow(_ id: UUID, _ index: Int, version: Int) -> CatalogBatchRow {
+                var content = Self.poi(index, category: index == 9 ? nil : "Eat/Café")
+                content.translations = ["es": ["name": "Lugar \(index)"]]
+                return CatalogBatchRow(label: "poi \(index)", commands: [
+                    CatalogCommand(action: .updatePoi, actor: "a", entityId: id, expectedVersion: version, poi: content, asDraft: true)])
+            }
+            let stopVersion = try await client.fetch("SELECT version FROM catalog.pois WHERE id = \(stop)", as: Int.self, logger: logger)[0]
+            let result = try await handler.handle(importCommand([draftRow(stop, 0, version: stopVersion), draftRow(looseId, 9, version: 1)], skip: true))
+            #expect(result.outcome == .applied && result.rows?.map(\.outcome) == [.applied, .applied], "\(result.rows ?? [])")
+            let states = try await client.fetch("SELECT id, content IS NOT NULL AND content LIKE '%Lugar%', draft LIKE '%Lugar%' FROM catalog.pois WHERE id = ANY(\([stop, looseId]))",
+                                                as: (UUID, Bool, Bool?).self, logger: logger)
+            let byId = Dictionary(uniqueKeysWithValues: states.map { ($0.0, ($0.1, $0.2 ?? false)) })
+            #expect(byId[stop]?.0 == false && byId[stop]?.1 == true, "on the feed: the translation waits in the draft")
+            #expect(byId[looseId]?.0 == true && byId[looseId]?.1 == false, "on no tour and not published: the content itself")
+        }
+    }
+
     @Test("one bad row in a chunk: all or nothing rejects every row with that row's field error; skipping bad rows keeps the others")
     func badRowInChunk() async throws {
         try await withHandler { handler, client in

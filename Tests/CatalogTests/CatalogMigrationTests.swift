@@ -28,7 +28,8 @@ struct CatalogMigrationTests {
                     """, logger: logger)
             }
 
-            #expect(try await CatalogMigrations.runner.run(on: client, logger: logger) == [14, 15])
+            // Every migration after 13 runs (14 and the ones added since).
+            #expect(try await CatalogMigrations.runner.run(on: client, logger: logger) == CatalogMigrations.runner.migrations.map(\.version).filter { $0 > 13 })
             let types = try await client.fetch("""
                 SELECT column_name, data_type FROM information_schema.columns
                 WHERE table_schema = 'catalog' AND table_name = 'pois' AND column_name IN ('content', 'draft') ORDER BY 1

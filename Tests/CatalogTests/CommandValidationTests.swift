@@ -32,6 +32,8 @@ struct CommandValidationTests {
         #expect(errors(["es": ["name": String(repeating: "ñ", count: 201)]])["translations.es.name"]?.hasPrefix("es: ") == true)
         #expect(errors(["es": ["name": "Biblio\u{0}teca"]])["translations.es.name"]?.contains("control characters") == true)
         #expect(errors(["es": ["narration": "not a hash"]])["translations.es.narration"] != nil)
+        // Pictures' alt texts: a line per picture, no more lines than pictures.
+        #expect(errors(["es": ["pictureAlts": "Uno\nDos"]])["translations.es.pictureAlts"]?.contains("more alt texts (2) than pictures (0)") == true)
         #expect(errors(["es": ["latitude": "1"]])["translations.es"]?.contains("latitude has no translation") == true)
         #expect(errors(["<b>": ["name": "x"]])["translations"]?.contains("language must be a tag") == true)
         #expect(errors(["e": ["name": "x"]])["translations"] != nil, "a one-letter primary subtag is not a language")

@@ -85,6 +85,43 @@ struct ImportAndCategoryTests {
         }
     }
 
+    @Test("a category's name in other languages: kept and sent with it, replaced by a rename; a change of them alone moves no POI; bad ones refused")
+    func categoryTranslations() async throws {
+        try await withHandler { handler, client in
+            let created = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
+                category: CategoryContent(name: "Eat", translations: ["ES": ["name": "Comer"], "fr": ["name": ""]])))
+            #expect(created.category?.translations == ["es": ["name": "Comer"]], "tags in their conventional case, empty texts dropped")
+            let eat = try #require(created.entityId)
+            let poi = try await handler.handle(CatalogCommand(action: .createPoi, actor: "a",
+                                                              poi: PoiContent(name: "Café", latitude: 53.8, longitude: -1.5, category: "Eat")))
+            let renamed = try await handler.handle(CatalogCommand(action: .renameCategory, actor: "a", entityId: eat, expectedVersion: 1,
+                category: CategoryContent(name: "Eat", translations: ["es": ["name": "Comida"], "de": ["name": "Essen"]])))
+            #expect(renamed.outcome == .applied && renamed.category?.translations == ["es": ["name": "Comida"], "de": ["name": "Essen"]])
+            let stored = try await client.fetch("SELECT translations FROM catalog.categories WHERE id = \(eat)", as: String?.self, logger: logger)
+            #expect(try stored.first.flatMap { $0 }.map { try JSONDecoder().decode(Translations.self, from: Data($0.utf8)) }
+                        == ["es": ["name": "Comida"], "de": ["name": "Essen"]])
+            let poiVersion = try await client.fetch("SELECT version FROM catalog.pois WHERE id = \(try #require(poi.entityId))", as: Int.self, logger: logger)
+            #expect(poiVersion == [1], "the path did not move, so the POI did not change")
+
+            for (translations, field) in [(["es": ["name": "Comer/Beber"]], "translations.es.name"), (["es": ["nombre": "Comer"]], "translations.es"),
+                                          (["<x>": ["name": "Comer"]], "translations")] {
+                let refused = try await handler.handle(CatalogCommand(action: .renameCategory, actor: "a", entityId: eat, expectedVersion: 2,
+                                                                      category: CategoryContent(name: "Eat", translations: translations)))
+                #expect(refused.outcome == .rejected && refused.errors.map(\.field).contains(field), "\(translations): \(refused.errors)")
+            }
+            let cleared = try await handler.handle(CatalogCommand(action: .renameCategory, actor: "a", entityId: eat, expectedVersion: 2,
+                                                                  category: CategoryContent(name: "Food")))
+            #expect(cleared.category?.translations == nil && cleared.category?.path == "Food", "a rename without translations sends none")
+            // By path (an import's way): the leaf it makes takes them; a malformed one is refused.
+            let byPath = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
+                category: CategoryContent(name: "", path: "Food/Cafés", translations: ["es": ["name": "Cafeterías"]])))
+            #expect(byPath.category?.path == "Food/Cafés" && byPath.category?.translations == ["es": ["name": "Cafeterías"]])
+            let badPath = try await handler.handle(CatalogCommand(action: .createCategory, actor: "a",
+                category: CategoryContent(name: "", path: "Food/Bars", translations: ["es": ["name": "Bares/Pubs"]])))
+            #expect(badPath.outcome == .rejected && badPath.errors.map(\.field) == ["translations.es.name"], "\(badPath.errors)")
+        }
+    }
+
     // MARK: import
 
     func rows(_ csv: String) throws -> ContentImportFile.Plan {

@@ -63,6 +63,18 @@ struct LanguageNegotiationTests {
         #expect(content.languages(site: "en", offered: ["en", "es", "de"]) == ["en", "es"])
         #expect(content.untranslatedFields(in: "es") == ["summary", "description", "accessibility"])
     }
+
+    @Test("a POI's pictures' alt texts translate line by line: an empty line leaves that picture's site text")
+    func pictureAlts() {
+        let content = PoiContent(name: "Hall", latitude: 0, longitude: 0, pictures: ["https://a.example/1.jpg", "https://a.example/2.jpg", "https://a.example/3.jpg"],
+                                 pictureAlts: ["Brick front", "", "The gate"], translations: ["es": ["pictureAlts": "Fachada de ladrillo\n  \nEl portón"]])
+        #expect(content.localized(to: "es").pictureAlts == ["Fachada de ladrillo", "", "El portón"])
+        #expect(PoiContent(name: "Hall", latitude: 0, longitude: 0, pictures: ["https://a.example/1.jpg", "https://a.example/2.jpg"],
+                           pictureAlts: ["Brick front", "The gate"], translations: ["es": ["pictureAlts": "\nEl portón"]]).localized(to: "es").pictureAlts
+                == ["Brick front", "El portón"], "an empty line: the site's alt text")
+        #expect(content.text(of: "pictureAlts") == "Brick front\n\nThe gate")
+        #expect(content.untranslatedFields(in: "fr") == ["name", "pictureAlts"])
+    }
 }
 
 /// The answers over HTTP, through the pipeline (`.live`) and the router, with two languages loaded.
@@ -172,7 +184,8 @@ struct LanguageHTTPTests {
         try await Self.withFeed(.router) { standIn, client in
             let fair = CalendarEntryState(id: UUID(), version: 1, status: .published, content: CalendarEntryContent(
                 title: "Book fair", summary: "Second-hand books", description: "In the library.", startsAt: "2026-12-10", endsAt: "2026-12-11",
-                timeZone: "UTC", allDay: true, translations: ["es": ["title": "Feria del libro", "description": "En la biblioteca."]]),
+                timeZone: "UTC", allDay: true, placePoiId: Self.library.id,
+                translations: ["es": ["title": "Feria del libro", "description": "En la biblioteca."]]),
                 updatedAt: Date(timeIntervalSince1970: 1_790_000_000))
             let topic = standIn.configuration.topic(Topic.catalogEvents)
             let event = CalendarEntryEvent.changed(fair)
@@ -189,6 +202,13 @@ struct LanguageHTTPTests {
             #expect(spanishEntry["summary"] as? String == "Second-hand books", "untranslated: the site's text")
             #expect(spanishEntry["description"] as? String == "En la biblioteca.")
             #expect(spanishEntry["languages"] as? [String] == ["en", "es"] && spanishEntry["translations"] == nil)
+            #expect((spanishEntry["place"] as? [String: Any])?["name"] as? String == "Biblioteca Randall", "its place by its Spanish name")
+            // The iCalendar file too, by ?lang= (calendar apps subscribing send no Accept-Language).
+            let spanishFile = try await Self.get(client, "/v1/calendar.ics?lang=es")
+            #expect(spanishFile.headers[.contentLanguage] == "es")
+            #expect(FeedHTTPTests.text(spanishFile).contains("SUMMARY:Feria del libro") && FeedHTTPTests.text(spanishFile).contains("LOCATION:Biblioteca Randall"))
+            let englishFile = try await Self.get(client, "/v1/calendar.ics")
+            #expect(FeedHTTPTests.text(englishFile).contains("SUMMARY:Book fair") && englishFile.headers[.eTag] != spanishFile.headers[.eTag])
             let month = try FeedHTTPTests.json(try await Self.get(client, "/v1/calendar?from=2026-12-01&to=2026-12-31&lang=es"))
             #expect((month["occurrences"] as? [[String: Any]])?.map { $0["title"] as? String } == ["Feria del libro"])
             let feria = try FeedHTTPTests.json(try await Self.get(client, "/v1/search?q=feria", "es"))
@@ -271,6 +291,43 @@ struct LanguageHTTPTests {
             #expect((body["pois"] as? [[String: Any]])?.first?["name"] as? String == "Biblioteca Randall")
             let english = try await Self.get(client, "/v1/tours/\(Self.tour.id.uuidString)/bundle")
             #expect(english.headers[.eTag] != bundle.headers[.eTag])
+        }
+    }
+
+    @Test("category names in the phone's language, sorted in it; paths stay the site's, so filters and POIs keep naming them")
+    func categoryNames() async throws {
+        try await Self.withFeed(.router) { standIn, client in
+            let topic = standIn.configuration.topic(Topic.catalogEvents)
+            let see = UUID(), eat = UUID(), cafes = UUID()
+            let categories = [
+                CategoryState(id: see, version: 1, name: "See", parentId: nil, path: "See", updatedAt: Date(), translations: ["es": ["name": "Ver"]]),
+                CategoryState(id: eat, version: 1, name: "Eat", parentId: nil, path: "Eat", updatedAt: Date(), translations: ["es": ["name": "Comer"]]),
+                CategoryState(id: cafes, version: 1, name: "Cafés", parentId: eat, path: "Eat/Cafés", updatedAt: Date()),
+            ]
+            _ = try await standIn.producer.send(try categories.map { category in
+                KafkaOutgoingMessage(topic: topic, key: category.id.uuidString.lowercased(), value: try Envelope(
+                    type: CategoryEvent.Kind.changed.rawValue, source: "catalog", data: CategoryEvent.changed(category)).encoded())
+            })
+            @Sendable func roots(_ language: String?) async throws -> (TestResponse, [[String: Any]]) {
+                let answer = try await Self.get(client, "/v1/categories", language)
+                return (answer, try FeedHTTPTests.json(answer)["categories"] as? [[String: Any]] ?? [])
+            }
+            #expect(try await TestServices.eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+                let nodes = try await roots(nil).1
+                return nodes.count == 2 && (nodes.first?["children"] as? [[String: Any]])?.count == 1
+            })
+            let (english, inEnglish) = try await roots(nil)
+            #expect(inEnglish.map { $0["name"] as? String } == ["Eat", "See"])
+            let (spanish, inSpanish) = try await roots("es-ES")
+            #expect(spanish.headers[.contentLanguage] == "es" && english.headers[.contentLanguage] == "en")
+            #expect(spanish.headers[.vary] == "Accept-Encoding, Accept-Language")
+            #expect(spanish.headers[.eTag] != english.headers[.eTag])
+            #expect(inSpanish.map { $0["name"] as? String } == ["Comer", "Ver"], "sorted by the Spanish names")
+            #expect(try FeedHTTPTests.json(spanish)["language"] as? String == "es" && FeedHTTPTests.json(english)["language"] as? String == "en")
+            #expect(inSpanish.map { $0["path"] as? String } == ["Eat", "See"], "paths stay the site's")
+            let child = (inSpanish.first?["children"] as? [[String: Any]])?.first
+            #expect(child?["name"] as? String == "Cafés" && child?["path"] as? String == "Eat/Cafés", "untranslated: the site's name")
+            #expect(try await roots(nil).1.map { $0["name"] as? String } == ["Eat", "See"], "the English answer is its own")
         }
     }
 }

@@ -183,6 +183,27 @@ struct RenderingTests {
         #expect(Set(listing.keys) == ["category", "id", "languages", "latitude", "longitude", "name", "summary"])
     }
 
+    @Test("a POI's media in an answer are the files that language uses: its own narration, not the other translations'")
+    func mediaOfALanguage() throws {
+        let (english, spanish, french) = (String(repeating: "a1", count: 32), String(repeating: "b2", count: 32), String(repeating: "c3", count: 32))
+        let items = [english, spanish, french].map { MediaContent(sha256: $0, format: .mp3, byteCount: 10, fileName: "n.mp3", title: "N", transcript: "Words") }
+        var poi = Fixture.poi(name: "Hall")
+        poi.content.narration = english
+        poi.content.translations = ["es": ["narration": spanish, "name": "Sala"], "fr": ["narration": french]]
+        let media = PoiMedia(baseURL: "/v1/media/", items: items)
+        func answer(_ index: Int, _ tag: String) throws -> [String: Any] {
+            let language = ContentLanguage(index: index, tag: tag)
+            let bytes = ContentJSON.poiDetail(poi.localized(language), tourIds: [], openingHours: nil,
+                                              media: language.isSite ? media : media.localized(to: tag), language: language, languages: ["en", "es", "fr"])
+            return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        }
+        for (index, tag, hash) in [(0, "en", english), (1, "es", spanish), (2, "fr", french)] {
+            let shown = try answer(index, tag)
+            #expect((shown["media"] as? [[String: Any]])?.compactMap { $0["sha256"] as? String } == [hash], "\(tag)")
+            #expect((shown["narration"] as? [String: Any])?["sha256"] as? String == hash, "\(tag)")
+        }
+    }
+
     @Test("the POI page links library pictures relatively, keeping their ?w=, and other sites' pictures as given")
     func relativeLibraryPictures() {
         let hash = String(repeating: "ab", count: 32)
@@ -210,6 +231,24 @@ struct RenderingTests {
         #expect(html.contains("name=\"viewport\""))
         #expect(html.contains("<li>Kenan Hall</li>"))
         #expect(html.utf8.count < 4_096)
+    }
+
+    @Test("the POI page's own words follow its language by lookup (es-MX is Spanish), English where the suite has none")
+    func pageWords() {
+        var poi = Fixture.poi(name: "Hall", summary: "S", buildings: ["Kenan Hall"],
+                              links: [MediaLink(name: "Video", type: .video, url: "https://example.edu/v.mp4")])
+        poi.content.openingHours = "Mo-Fr 09:00-17:00"
+        poi.content.priceLevel = 0
+        let spanish = String(decoding: PoiPage.render(poi, tourNames: ["Paseo"], language: "es-MX"), as: UTF8.self)
+        for words in ["<html lang=\"es-MX\">", "<h2>Edificios</h2>", "<h2>En los recorridos</h2>", "<h2>Visita</h2>", "<dt>Horario</dt>",
+                      "<th scope=\"row\">lunes</th><td>09:00-17:00</td>", "<th scope=\"row\">domingo</th><td>Cerrado</td>", "<dd>Gratis</dd>",
+                      "(vídeo)"] {
+            #expect(spanish.contains(words), "\(words)")
+        }
+        #expect(!spanish.contains("Buildings") && !spanish.contains("Opening hours"))
+        let chinese = String(decoding: PoiPage.render(poi, tourNames: [], language: "zh-Hant"), as: UTF8.self)
+        #expect(chinese.contains("<html lang=\"zh-Hant\">") && chinese.contains("<h2>Buildings</h2>") && chinese.contains("<th scope=\"row\">Monday</th>"))
+        #expect(PageWords.of("PT-br").language == "pt" && PageWords.of("de").language == "de" && PageWords.of("x-klingon").language == "en")
     }
 
     @Test("the legacy XML is well-formed with hostile text and has Appendix E's elements")

@@ -18,6 +18,9 @@ extension MediaHTTPTests {
         let picture = MediaHTTPTests.blob(100_000, seed: seed, prefix: [0xFF, 0xD8, 0xFF]), audio = MediaHTTPTests.blob(30_000, seed: seed + 1, prefix: Array("ID3".utf8))
         let captions = Array("WEBVTT\n\n00:00.000 --> 00:02.500\nWelcome to the hall.\n".utf8)
         let (pictureHash, audioHash, captionsHash) = (MediaHash.of(picture), MediaHash.of(audio), MediaHash.of(captions))
+        // Its captions in Spanish: a file of their own (DESIGN.md "Languages").
+        let spanishCaptions = Array("WEBVTT\n\n00:00.000 --> 00:02.500\nBienvenidos a la sala.\n".utf8)
+        let spanishCaptionsHash = MediaHash.of(spanishCaptions)
         // The tour's cover, a library picture no stop uses: first in the bundle's manifest and in its zip.
         let cover = MediaHTTPTests.blob(5_000, seed: seed + 2, prefix: [0xFF, 0xD8, 0xFF])
         let coverHash = MediaHash.of(cover)
@@ -27,6 +30,7 @@ extension MediaHTTPTests {
             try await store.put(MediaBlob(sha256: pictureHash, contentType: "image/jpeg", bytes: picture))
             try await store.put(MediaBlob(sha256: audioHash, contentType: "audio/mpeg", bytes: audio))
             try await store.put(MediaBlob(sha256: captionsHash, contentType: WebVTT.contentType, bytes: captions))
+            try await store.put(MediaBlob(sha256: spanishCaptionsHash, contentType: WebVTT.contentType, bytes: spanishCaptions))
             try await store.put(MediaBlob(sha256: coverHash, contentType: "image/jpeg", bytes: cover))
         }
         let coverItem = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
@@ -37,7 +41,8 @@ extension MediaHTTPTests {
             width: 800, height: 600), updatedAt: Date())
         let audioItem = MediaState(id: UUID(), version: 1, status: .published, content: MediaContent(
             sha256: audioHash, format: .mp3, byteCount: audio.count, fileName: "welcome.mp3", title: "Welcome", captions: captionsHash,
-            captionsByteCount: captions.count, transcript: "Welcome to the hall.\n\nIt was built in 1961."), updatedAt: Date())
+            captionsByteCount: captions.count, transcript: "Welcome to the hall.\n\nIt was built in 1961.",
+            translations: ["es": ["captions": spanishCaptionsHash, "captionsByteCount": String(spanishCaptions.count)]]), updatedAt: Date())
         let base = FeedSite.defaultPublicURL + "/v1/media/"
         var hall = Fixture.poi(name: "Hall", latitude: 34.2240, longitude: -77.8700, pictures: [base + pictureHash, "https://example.edu/gate.jpg"])
         hall.content.pictureAlts = ["", "The iron gate"]
@@ -50,7 +55,7 @@ extension MediaHTTPTests {
         covered.content.coverImageAlt = "The quad in spring"
         let tour = covered
 
-        try await FeedHTTPTests.withFeed(testing: .live) { standIn, client in
+        try await FeedHTTPTests.withFeed(testing: .live, configure: { $0.site.languages = SiteLanguages(site: "en", offered: ["en", "es"]) }) { standIn, client in
             let topic = standIn.configuration.topic(Topic.catalogEvents)
             func send(_ event: MediaEvent) async throws {
                 try await standIn.producer.send(KafkaOutgoingMessage(topic: topic, key: event.entityId.uuidString.lowercased(),
@@ -95,6 +100,16 @@ extension MediaHTTPTests {
             #expect(vtt.status == .ok && vtt.headers[.contentType] == WebVTT.contentType && Array(vtt.body.readableBytesView) == captions)
             #expect(vtt.headers[.accessControlAllowOrigin] == "*", "a page opened from another origin loads the track")
 
+            // In Spanish: its own captions file, a track in Spanish, and the page's words in Spanish.
+            let spanishPoi = try FeedHTTPTests.json(try await client.execute(uri: poiPath + "?lang=es", method: .get))
+            #expect((spanishPoi["narration"] as? [String: Any])?["captionsUrl"] as? String == base + spanishCaptionsHash)
+            let spanishPage = FeedHTTPTests.text(try await client.execute(uri: poiPath + "/page?lang=es", method: .get))
+            #expect(spanishPage.contains("<track kind=\"captions\" src=\"\(relative + spanishCaptionsHash)\" srclang=\"es\" label=\"español\" default>"),
+                    "\(spanishPage)")
+            #expect(spanishPage.contains("<figcaption>Narración</figcaption>") && spanishPage.contains("<summary>Transcripción</summary>"))
+            let spanishVTT = try await client.execute(uri: "/v1/media/\(spanishCaptionsHash)", method: .get)
+            #expect(spanishVTT.status == .ok && Array(spanishVTT.body.readableBytesView) == spanishCaptions)
+
             // A file in memory asked for whole is answered in the connection pipeline, as the router answers it.
             let port = try #require(client.port)
             let pictureGet = "GET /v1/media/\(pictureHash) HTTP/1.1\r\nHost: feed\r\n"
@@ -133,8 +148,8 @@ extension MediaHTTPTests {
             #expect(pages.map { $0["poiId"] as? String } == [stop.id.uuidString, other.id.uuidString])
             #expect(pages.first?["html"] as? String == page)
             let manifest = try #require(bundle["media"] as? [[String: Any]])
-            #expect(manifest.compactMap { $0["sha256"] as? String } == [coverHash, pictureHash, audioHash, captionsHash])
-            #expect(manifest.compactMap { $0["byteCount"] as? Int } == [cover.count, picture.count, audio.count, captions.count])
+            #expect(manifest.compactMap { $0["sha256"] as? String } == [coverHash, pictureHash, audioHash, captionsHash, spanishCaptionsHash])
+            #expect(manifest.compactMap { $0["byteCount"] as? Int } == [cover.count, picture.count, audio.count, captions.count, spanishCaptions.count])
             #expect(manifest.first?["url"] as? String == base + coverHash, "the file itself, without the cover's ?w=")
             let etag = try #require(bundleResponse.headers[.eTag])
             #expect(try await client.execute(uri: bundlePath, method: .get, headers: [.ifNoneMatch: etag]).status == .notModified)
@@ -145,7 +160,7 @@ extension MediaHTTPTests {
             let entries = try Self.unzip(Array(zip.body.readableBytesView))
             #expect(entries["bundle.json"] == Array(bundleResponse.body.readableBytesView))
             #expect(entries["media/\(pictureHash)"] == picture && entries["media/\(audioHash)"] == audio && entries["media/\(captionsHash)"] == captions)
-            #expect(entries["media/\(coverHash)"] == cover)
+            #expect(entries["media/\(coverHash)"] == cover && entries["media/\(spanishCaptionsHash)"] == spanishCaptions)
             // Each stop's page, whose relative links reach the zip's files from where it lies.
             let pageInZip = try #require(entries["pois/\(stop.id.uuidString)/page.html"])
             #expect(pageInZip == Array(page.utf8) && entries["pois/\(other.id.uuidString)/page.html"] != nil)

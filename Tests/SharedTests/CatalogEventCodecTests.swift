@@ -59,7 +59,8 @@ struct CatalogEventCodecTests {
                 message: Self.optionalText(&random), tour: random.chance(3) ? Self.tourState(&random) : nil,
                 poi: random.chance(3) ? Self.poiState(&random) : nil,
                 category: random.chance(4) ? CategoryState(id: UUID(), version: random.below(9), name: Self.text(&random),
-                                                           parentId: random.chance(2) ? UUID() : nil, path: Self.text(&random), updatedAt: Self.date(&random)) : nil,
+                                                           parentId: random.chance(2) ? UUID() : nil, path: Self.text(&random), updatedAt: Self.date(&random),
+                                                           translations: Self.translations(&random, fields: CategoryState.translatableFields)) : nil,
                 rows: random.chance(4) ? (0..<random.below(4)).map { _ in
                     CatalogBatchRowResult(label: Self.text(&random), outcome: random.pick([.applied, .failed, .notApplied]), errors: errors,
                                           message: Self.optionalText(&random), entityIds: (0..<random.below(3)).map { _ in UUID() })
@@ -333,7 +334,8 @@ struct CatalogEventCodecTests {
         case 1: command.tour = tourContent(&random)
         case 2: command.stops = (0..<random.below(5)).map { _ in UUID() }
         case 3: command.status = random.pick(ContentStatus.allCases)
-        case 4: command.category = CategoryContent(name: text(&random), parentId: random.chance(2) ? nil : UUID(), path: optionalText(&random))
+        case 4: command.category = CategoryContent(name: text(&random), parentId: random.chance(2) ? nil : UUID(), path: optionalText(&random),
+                                                   translations: translations(&random, fields: CategoryContent.translatableFields))
         default:
             if depth < 2 {
                 command.rows = (0..<random.below(4)).map { _ in

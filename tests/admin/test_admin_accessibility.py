@@ -11,6 +11,7 @@ from adminsite import eventually, site  # noqa: F401 (fixture)
 from test_admin_media import png, upload
 
 CAPTIONS = "WEBVTT\n\n00:00.000 --> 00:02.500\nWelcome to the hall.\n"
+SPANISH_CAPTIONS = "WEBVTT\n\n00:00.000 --> 00:02.500\nBienvenidos a la sala.\n"
 
 
 def open_item(site, title: str) -> None:
@@ -43,6 +44,15 @@ def test_captions_transcript_and_alt_text_gate_publishing_and_reach_the_poi_page
     site.click_button("Save")
     assert "Saved" in site.text, site.text
     assert site.value("Captions (WebVTT)").startswith("WEBVTT")
+    # In Spanish too, a file of its own (DESIGN.md "Languages"): refused beside its field when it is not WebVTT.
+    site.fill("Captions (WebVTT) (es)", "Bienvenidos.")
+    site.click_button("Save")
+    assert site.error_for("Captions (WebVTT) (es)").startswith("es: Captions must be WebVTT"), site.text
+    site.fill("Captions (WebVTT) (es)", SPANISH_CAPTIONS)
+    site.click_button("Save")
+    assert "Saved" in site.text, site.text
+    assert "Bienvenidos a la sala." in site.value("Captions (WebVTT) (es)")
+    assert "Welcome to the hall." in site.value("Captions (WebVTT)")
 
     # A place whose library picture has no alt text is not published; the message says which and how.
     feed = site.suite.feed_url
@@ -92,3 +102,12 @@ def test_captions_transcript_and_alt_text_gate_publishing_and_reach_the_poi_page
     tracks = site.browser.execute_script(
         "return [...document.querySelectorAll('audio track')].map(t => [t.kind, t.srclang, t.src, t.default])")
     assert tracks == [["captions", "en", detail["narration"]["captionsUrl"], True]]
+
+    # A phone asking in Spanish gets the Spanish captions, and a page whose track and words are in Spanish.
+    spanish = requests.get(f"{feed}/v1/pois/{poi}?lang=es", timeout=5).json()
+    spanish_url = spanish["narration"]["captionsUrl"]
+    assert spanish_url != detail["narration"]["captionsUrl"]
+    assert "Bienvenidos a la sala." in requests.get(spanish_url, timeout=5).text
+    spanish_page = requests.get(f"{feed}/v1/pois/{poi}/page", headers={"Accept-Language": "es-MX"}, timeout=5).text
+    assert f'src="../../media/{spanish_url.rsplit("/", 1)[1]}" srclang="es" label="español" default>' in spanish_page, spanish_page
+    assert "<figcaption>Narración</figcaption>" in spanish_page and "<summary>Transcripción</summary>" in spanish_page

@@ -7,7 +7,7 @@ import uuid
 from selenium.webdriver.common.by import By
 
 from adminsite import eventually, site  # noqa: F401 (fixture)
-from test_admin_import import import_csv
+from test_admin_import import import_csv, wait_done
 
 
 def feed_get(suite, path: str, language: str | None = None) -> tuple[dict, dict]:
@@ -28,6 +28,9 @@ def test_a_stop_translated_in_its_form_reaches_phones_asking_in_spanish_once_pub
     assert "Spanish (es)" in fieldset.text
     assert f"\u201c{stop}\u201d" in fieldset.text, fieldset.text
     site.fill("Name (es)", f"Biblioteca Randall {tag}")
+    # A hot-linked picture's alt text, and its Spanish line.
+    site.fill("Main Pictures (URL)", f"https://example.edu/randall-{tag}.jpg The brick front")
+    site.fill("What the pictures show (a line per picture, in their order) (es)", "La fachada de ladrillo")
     site.click_button("Save")
     assert "Saved." in site.text, site.text
     assert site.value("Name (es)") == f"Biblioteca Randall {tag}"
@@ -51,9 +54,11 @@ def test_a_stop_translated_in_its_form_reaches_phones_asking_in_spanish_once_pub
     assert "Accept-Language" in headers["Vary"]
     assert body["name"] == f"Biblioteca Randall {tag}"
     assert body["description"] == "Four floors of books.", "an untranslated field falls back to English on its own"
+    assert body["pictureAlts"] == ["La fachada de ladrillo"], body["pictureAlts"]
     assert body["languages"] == ["en", "es"]
     english, english_headers = feed_get(site.suite, f"/v1/pois/{poi}")
     assert english["name"] == stop and english_headers["Content-Language"] == "en"
+    assert english["pictureAlts"] == ["The brick front"]
     assert english_headers["ETag"] != headers["ETag"]
 
     # Emptying the translation takes it back to English.
@@ -124,6 +129,9 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     tag = uuid.uuid4().hex[:6]
     tour = site.create_tour(f"History Walk {tag}", purpose="The old buildings.")
     poi = site.add_poi(tour, f"Leutze Hall {tag}", "34.2268", "-77.8772", description="The history department.")
+    site.open("/categories")
+    site.fill("Name", f"History {tag}")
+    site.click_button("Save", index=-1)
     session = site.http()
     exported = session.get(site.suite.admin_url + "/translations/es/export", timeout=30)
     assert exported.status_code == 200 and exported.headers["Content-Type"].startswith("application/x-xliff+xml")
@@ -133,15 +141,24 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     assert units[f"poi/{poi}/name"].source == f"Leutze Hall {tag}"
     assert units[f"poi/{poi}/description"].source == "The history department."
     assert f"poi/{poi}/summary" not in units, "an empty text has nothing to translate"
+    # Every kind of content is in it: the demo's About page with its Spanish title, the new category.
+    about = [unit for key, unit in units.items() if key.startswith("page/") and key.endswith("/title") and unit.source == "About iTour"]
+    assert len(about) == 1 and about[0].target == "Acerca de iTour"
+    category = [unit for key, unit in units.items() if key.startswith("category/") and unit.source == f"History {tag}"]
+    assert len(category) == 1 and not category[0].target
 
     # The agency's work, written back by the tool.
     units[f"poi/{poi}/name"].target = f"Edificio Leutze {tag}"
     units[f"poi/{poi}/description"].target = "El departamento de historia & <más>."
     units[f"tour/{tour}/name"].target = f"Paseo histórico {tag}"
+    category[0].target = f"Historia {tag}"
     translated = tmp_path / f"itour-es-{tag}.xlf"
     translated.write_bytes(bytes(store))
     upload_translations(site, translated)
-    assert "updated" in site.text and f"Leutze Hall {tag}" in site.text, site.text[:2000]
+    # The changes run as an import: its progress, then a row per entity changed.
+    assert site.path.startswith("/import/"), site.path
+    wait_done(site)
+    assert "3 imported, 0 failed" in site.text and f"Leutze Hall {tag}" in site.text, site.text[:2000]
 
     site.open(f"/pois/{poi}?tour={tour}")
     assert site.value("Name (es)") == f"Edificio Leutze {tag}"
@@ -150,6 +167,9 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
     site.click_button("Publish")
     assert eventually(lambda: feed_get(site.suite, f"/v1/pois/{poi}", "es")[0].get("name") == f"Edificio Leutze {tag}", timeout=15)
     assert feed_get(site.suite, f"/v1/tours/{tour}", "es")[0]["name"] == f"Paseo histórico {tag}"
+    # A category has no draft: its Spanish name is on the feed at once.
+    assert eventually(lambda: (find_category(feed_get(site.suite, "/v1/categories", "es")[0]["categories"], f"History {tag}") or {})
+                      .get("name") == f"Historia {tag}", timeout=15)
 
     # Out again, the file holds what was done; read back by the tool.
     again = unit_ids(xliff.xlifffile.parsestring(session.get(site.suite.admin_url + "/translations/es/export", timeout=30).content))
@@ -162,7 +182,11 @@ def test_an_xliff_export_translated_by_a_translation_tool_comes_back_into_the_fo
   <file id="f1"><unit id="tour/{tour}/purpose"><segment><source>The old buildings.</source><target>Los edificios antiguos.</target></segment></unit></file>
 </xliff>""")
     upload_translations(site, version2)
-    assert "1 tour or POI updated" in site.text, site.text[:2000]
+    wait_done(site)
+    assert "1 imported, 0 failed" in site.text, site.text[:2000]
+    # The same file again changes nothing, and says so on the Translations page.
+    upload_translations(site, version2)
+    assert "nothing to change, 1 item already translated so" in site.text, site.text[:2000]
     site.open(f"/tours/{tour}")
     assert site.value("Tour's Purpose (es)") == "Los edificios antiguos."
 
@@ -183,7 +207,7 @@ def test_a_translation_file_that_is_not_xliff_or_names_nothing_here_is_refused_w
                         f'<trans-unit id="poi/{uuid.uuid4()}/name"><source>Gone</source><target>Ido</target></trans-unit>'
                         '<trans-unit id="poi/x/latitude"><source>1</source><target>2</target></trans-unit></body></file></xliff>')
     upload_translations(site, stranger)
-    assert "no such tour or point of interest" in site.text and "not a unit of this site" in site.text, site.text[:2000]
+    assert "not here (deleted since the export?)" in site.text and "not a unit of this site" in site.text, site.text[:2000]
 
 
 def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translation(site):
@@ -202,6 +226,7 @@ def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translati
 
     # Staff see the Spanish beside the English, and a save of the English alone keeps it.
     site.open("/pages")
+    assert "All translated" in site.row("About iTour").text, site.row("About iTour").text
     site.click_link("About iTour")
     assert site.value("Title (es)") == "Acerca de iTour"
     site.fill("Summary", "A self-guided tour of the UNCW campus, on your phone (updated).")
@@ -213,3 +238,45 @@ def test_the_demo_about_page_answers_in_spanish_and_its_form_keeps_the_translati
     site.fill("Summary", "A self-guided tour of the UNCW campus, on your phone.")
     site.click_button("Save")
     assert eventually(lambda: not feed_get(site.suite, "/v1/pages/about")[0]["summary"].endswith("(updated)."), timeout=15)
+
+
+def find_category(nodes: list, path: str) -> dict | None:
+    for node in nodes:
+        if node["path"] == path:
+            return node
+        found = find_category(node["children"], path)
+        if found:
+            return found
+    return None
+
+
+def test_a_category_named_in_spanish_on_the_categories_page_reaches_phones_asking_in_spanish(site):
+    tag = uuid.uuid4().hex[:6]
+    top = f"Eat {tag}"
+    site.open("/categories")
+    site.fill("Name", top)
+    site.fill("Name (es)", f"Comer {tag}")
+    site.click_button("Save", index=-1)
+    assert "All translated" in site.row(top).text, site.row(top).text
+    assert eventually(lambda: (find_category(feed_get(site.suite, "/v1/categories", "es")[0]["categories"], top) or {}).get("name")
+                      == f"Comer {tag}", timeout=15)
+    body, headers = feed_get(site.suite, "/v1/categories", "es")
+    assert headers["Content-Language"] == "es"
+    assert find_category(feed_get(site.suite, "/v1/categories")[0]["categories"], top)["name"] == top
+
+    # Renamed in place, the Spanish name beside the English one; the path stays English.
+    site.fill(f"Spanish (es) name for {top}", f"Comida {tag}")
+    site.navigate(site.row(top).find_element(By.XPATH, ".//button[normalize-space()='Save']"))
+    assert eventually(lambda: (find_category(feed_get(site.suite, "/v1/categories", "es")[0]["categories"], top) or {}).get("name")
+                      == f"Comida {tag}", timeout=15)
+
+    # A subcategory without a Spanish name is listed as missing one; a malformed one is refused with the reason.
+    site.fill("Name", "Cafés")
+    site.fill("Parent", top)
+    site.fill("Name (es)", "Cafés/Bares")
+    site.click_button("Save", index=-1)
+    assert site.error_for("Name (es)").startswith("es: Category name must not contain"), site.error_for("Name (es)")
+    assert site.value("Name (es)") == "Cafés/Bares"
+    site.fill("Name (es)", "")
+    site.click_button("Save", index=-1)
+    assert "es: name" in site.row(f"{top}/Cafés").text, site.row(f"{top}/Cafés").text

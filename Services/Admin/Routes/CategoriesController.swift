@@ -2,11 +2,12 @@ import Foundation
 import Hummingbird
 import Shared
 
-/// The category tree (owners): create, rename, delete, each a catalog command.
+/// The category tree (owners): create, rename (its name in each offered language too), delete, each a catalog command.
 struct CategoriesController {
     let projection: AdminCatalogProjection
     let writer: any CatalogWriter
     let editors: any TourEditorRepository
+    let languages: SiteLanguages
 
     func register(on router: RouterGroup<AdminRequestContext>) {
         router.get("/categories", use: list)
@@ -16,7 +17,7 @@ struct CategoriesController {
         router.post("/categories/:id/delete", use: delete)
     }
 
-    func page(context: AdminRequestContext, name: String = "", parent: String = "", errors: [String: String] = [:], problem: String? = nil,
+    func page(context: AdminRequestContext, name: String = "", translations: [String: String] = [:], parent: String = "", errors: [String: String] = [:], problem: String? = nil,
               notice: Notice? = nil, status: HTTPResponse.Status = .ok) -> Response {
         let content = projection.content
         var usage: [String: Int] = [:]
@@ -25,8 +26,9 @@ struct CategoriesController {
             for path in CategoryState.pathsWithAncestors(poi.content.categories) { usage[path, default: 0] += 1 }
         }
         return AdminPage(title: "Categories", context: context, notice: notice,
-                         body: AdminPages.categories(content.sortedCategories, usage: usage, name: name, parent: parent, errors: errors,
-                                                     problem: problem, csrf: context.csrfToken), status: status).response()
+                         body: AdminPages.categories(content.sortedCategories, usage: usage, name: name, translations: translations, parent: parent,
+                                                     errors: errors, problem: problem, csrf: context.csrfToken, languages: languages),
+                         status: status).response()
     }
 
     @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -35,21 +37,29 @@ struct CategoriesController {
     }
 
     /// Runs a category command; back to the list with a notice, or the list with the errors.
-    func run(_ command: CatalogCommand, context: AdminRequestContext, name: String = "", parent: String = "") async throws -> Response {
+    /// `renaming`: a row's rename, whose errors the page names with the row's path (the field beside them is the add form's).
+    func run(_ command: CatalogCommand, context: AdminRequestContext, name: String = "", translations: [String: String] = [:],
+             parent: String = "", renaming: CategoryState? = nil) async throws -> Response {
         let result: CatalogCommandResult
         do {
             result = try await writer.execute(command, for: context)
         } catch {
-            return page(context: context, name: name, parent: parent, problem: error.description, status: .serviceUnavailable)
+            return page(context: context, name: name, translations: translations, parent: parent, problem: error.description,
+                        status: .serviceUnavailable)
         }
         switch result.outcome {
         case .applied:
             return .redirect(to: "/categories?notice=\(Notice.key("saved", for: result))")
         case .rejected:
+            if let renaming {
+                let messages = result.errors.map(\.message).joined(separator: "; ")
+                return page(context: context, errors: ["general": "\(renaming.path) was not renamed: \(messages.isEmpty ? result.message ?? "refused" : messages)"],
+                            status: .unprocessableContent)
+            }
             var errors = fieldErrors(result.errors)
             if let message = errors.removeValue(forKey: "entityId") { errors["general"] = message }
             if let message = errors.removeValue(forKey: "parentId") { errors["parent"] = message }
-            return page(context: context, name: name, parent: parent, errors: errors, status: .unprocessableContent)
+            return page(context: context, name: name, translations: translations, parent: parent, errors: errors, status: .unprocessableContent)
         case .conflict:
             return page(context: context, notice: .warning("Not saved: someone else changed that category meanwhile. The list shows the newer names."),
                         status: .conflict)
@@ -61,9 +71,11 @@ struct CategoriesController {
         try access.requireOwner("manage categories")
         let name = context.form["name"]
         let parent = context.form["parent"]
+        let names = TranslationFields.values(context.form, fields: ["name"])
         let command = CatalogCommand(action: .createCategory, actor: access.user.email, entityId: UUID.random(),
-                                     category: CategoryContent(name: name, parentId: UUID(uuidString: parent)))
-        return try await run(command, context: context, name: name, parent: parent)
+                                     category: CategoryContent(name: name, parentId: UUID(uuidString: parent),
+                                                               translations: TranslationFields.translations(names, over: nil)))
+        return try await run(command, context: context, name: name, translations: names, parent: parent)
     }
 
     @Sendable func rename(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -71,8 +83,10 @@ struct CategoriesController {
         try access.requireOwner("manage categories")
         guard let category = projection.category(try context.id("id")) else { throw AdminError.notFound("There is no such category.") }
         let command = CatalogCommand(action: .renameCategory, actor: access.user.email, entityId: category.id,
-                                     expectedVersion: context.form.int("version") ?? category.version, category: CategoryContent(name: context.form["name"]))
-        return try await run(command, context: context)
+                                     expectedVersion: context.form.int("version") ?? category.version,
+                                     category: CategoryContent(name: context.form["name"], translations: TranslationFields.translations(
+                                        TranslationFields.values(context.form, fields: ["name"]), over: category.translations)))
+        return try await run(command, context: context, renaming: category)
     }
 
     @Sendable func confirmDelete(_ request: Request, context: AdminRequestContext) async throws -> Response {

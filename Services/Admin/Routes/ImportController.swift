@@ -68,11 +68,9 @@ struct ImportController {
         } catch {
             return try await formPage(context: context, error: "\(fileName): \(error.message)", status: .unprocessableContent)
         }
-        let job = ImportJob(id: UUID.random(), userId: access.user.id, fileName: fileName, skipBadRows: skipBadRows, phase: .reading,
-                            totalRows: plan.fileRows, message: nil, report: plan.unreadable, createdAt: Date())
-        try await jobs.createJob(job, owner: runner.lease.owner, lease: runner.lease.duration)
-        runner.enqueue(ImportRunner.Work(job: job, plan: plan, actor: access.user.email, requestId: RequestIdMiddleware.id(of: context)))
-        return .redirect(to: "/import/\(job.id.uuidString.lowercased())")
+        let job = try await runner.start(plan, fileName: fileName, skipBadRows: skipBadRows, by: access.user, jobs: jobs,
+                                         requestId: RequestIdMiddleware.id(of: context))
+        return .redirect(to: "/import/\(job.uuidString.lowercased())")
     }
 
     @Sendable func show(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -111,6 +109,16 @@ final class ImportRunner: Service, Sendable {
 
     func enqueue(_ work: Work) { input.yield(work) }
 
+    /// Records a new import of `plan`, claimed by this process, and queues it; its page is `/import/{id}`.
+    func start(_ plan: ContentImportFile.Plan, fileName: String, skipBadRows: Bool, by user: AdminUser, jobs: any ImportJobRepository,
+               requestId: String?) async throws -> UUID {
+        let job = ImportJob(id: UUID.random(), userId: user.id, fileName: fileName, skipBadRows: skipBadRows, phase: .reading,
+                            totalRows: plan.fileRows, message: nil, report: plan.unreadable, createdAt: Date())
+        try await jobs.createJob(job, owner: lease.owner, lease: lease.duration)
+        enqueue(Work(job: job, plan: plan, actor: user.email, requestId: requestId))
+        return job.id
+    }
+
     func run() async throws {
         await cancelWhenGracefulShutdown {
             for await work in self.queue {
@@ -135,13 +143,27 @@ final class ImportRunner: Service, Sendable {
                 return
             }
             try await jobs.updateJob(id: job.id, phase: .sending, message: "Sending \(counted(plan.rows.count, "row")) to catalog…", report: nil)
-            let command = plan.command(actor: work.actor, skipInvalidRows: job.skipBadRows)
-            try await jobs.updateJob(id: job.id, phase: .applying, message: "Catalog is checking and applying \(counted(plan.rows.count, "row"))…", report: nil)
-            // A big import takes catalog a while: one transaction for every row.
-            let result = try await writer.execute(command, requestId: work.requestId, timeout: .seconds(120))
-            let report = plan.unreadable + (result.rows ?? [])
-            let phase: ImportJob.Phase = result.outcome == .applied ? .done : .failed
-            try await jobs.updateJob(id: job.id, phase: phase, message: result.message ?? result.outcome.rawValue, report: report)
+            // One command, one transaction for every row; rows that stand alone (bad ones skipped) and do not fit one message
+            // go as several, in the order `importCommands` gives.
+            let single = plan.command(actor: work.actor, skipInvalidRows: job.skipBadRows)
+            let fits = plan.rows.count <= ContentImportFile.maximumRows
+                && plan.rows.reduce(1_024) { $0 + CatalogEventCodec.byteCount(of: $1) } <= ContentImportFile.maximumCommandBytes
+            let commands = fits || !job.skipBadRows ? [single] : plan.commands(actor: work.actor, skipInvalidRows: true).flatMap { $0 }
+            var rows: [CatalogBatchRowResult] = [], last: CatalogCommandResult?
+            for (index, command) in commands.enumerated() {
+                let part = commands.count == 1 ? "" : " (part \(index + 1) of \(commands.count))"
+                try await jobs.updateJob(id: job.id, phase: .applying, message: "Catalog is checking and applying \(counted(plan.rows.count, "row"))\(part)…",
+                                         report: nil)
+                let result = try await writer.execute(command, requestId: work.requestId, timeout: .seconds(120))
+                rows += result.rows ?? []
+                last = result
+                if result.outcome != .applied { break }
+            }
+            let report = plan.unreadable + rows
+            let applied = last?.outcome == .applied
+            let message = commands.count == 1 ? last?.message ?? last?.outcome.rawValue
+                : "imported \(rows.filter { $0.outcome == .applied }.count) of \(plan.rows.count) rows in \(commands.count) parts"
+            try await jobs.updateJob(id: job.id, phase: applied ? .done : .failed, message: message, report: report)
         } catch let error as CatalogWriteError {
             try? await jobs.updateJob(id: job.id, phase: .failed, message: error.description, report: nil)
         } catch {

@@ -19,6 +19,9 @@ struct MediaController {
     var maxPixels = AdminSettings.defaultMediaMaxPixels
 
     static let path = "/media"
+    /// The translated fields the item's form posts: texts and the captions file (pasted), not a file's size, which the
+    /// stored captions give.
+    static let formFields = MediaContent.translatedFields.filter { $0.role != .fileSize }.map(\.name)
 
     /// Pixels as megapixels for people: whole when whole, else to one decimal.
     static func megapixels(_ pixels: Int) -> String {
@@ -55,13 +58,18 @@ struct MediaController {
         let item = try item(context)
         var form = MediaPages.ItemForm(title: item.content.title, altText: item.content.altText ?? "", transcript: item.content.transcript ?? "",
                                        translations: TranslationFields.values(item.content.translations))
-        if let captions = item.content.captions {
-            guard let blob = try? await store.blob(captions) else {
+        // The captions files' texts in the form, the site language's and each translation's, in place of their hashes.
+        form.translations = form.translations.filter { TranslationFields.split($0.key)?.field != "captionsByteCount" }
+        let files = [(item.content.captions, nil as String?)]
+            + (item.content.translations ?? [:]).map { ($0.value["captions"], TranslationFields.formName("captions", $0.key) as String?) }
+        for case let (hash?, formName) in files {
+            guard let blob = try? await store.blob(hash) else {
                 // No form: saved without its captions box filled, it would remove them.
                 return ErrorPage.response(.serviceUnavailable, item.content.title,
                                           "The captions could not be read from the media store; reload the page in a moment.", context: context)
             }
-            form.captions = String(decoding: blob.bytes, as: UTF8.self)
+            let text = String(decoding: blob.bytes, as: UTF8.self)
+            if let formName { form.translations[formName] = text } else { form.captions = text }
         }
         return itemPage(item, form: form, context: context, notice: Notice.from(request))
     }
@@ -73,33 +81,38 @@ struct MediaController {
         let item = try item(context)
         let form = MediaPages.ItemForm(title: context.form["title"], altText: context.form["altText"], transcript: context.form["transcript"],
                                        captions: context.form["captions"],
-                                       translations: TranslationFields.values(context.form, fields: MediaContent.translatableFields))
+                                       translations: TranslationFields.values(context.form, fields: Self.formFields))
         var content = item.content
         content.title = form.title.trimmingCharacters(in: .whitespacesAndNewlines)
-        content.translations = MediaContent.tidy(TranslationFields.translations(form.translations, over: content.translations))
-        if content.format.kind == .image {
-            content.altText = form.altText
-        } else {
-            content.transcript = form.transcript
-            let captions = form.captions.trimmingCharacters(in: .whitespacesAndNewlines)
-            if captions.isEmpty {
-                content.captions = nil
-                content.captionsByteCount = nil
-            } else if let problem = WebVTT.problem(captions) {
-                return itemPage(item, form: form, errors: ["captions": problem], context: context, status: .unprocessableContent)
+        // Each language's pasted captions become its captions file's hash and size, as the site language's do.
+        var translated = form.translations.filter { TranslationFields.split($0.key)?.field != "captions" }
+        var errors: [String: String] = [:]
+        do {
+            if content.format.kind == .image {
+                content.altText = form.altText
             } else {
-                let bytes = Array((captions + "\n").utf8)
-                let hash = MediaHash.of(bytes)
-                do {
-                    try await store.put(MediaBlob(sha256: hash, contentType: WebVTT.contentType, bytes: bytes))
-                } catch {
-                    return itemPage(item, form: form, problem: "The captions could not be stored (\(error)); nothing was changed. Try again.",
-                                    context: context, status: .serviceUnavailable)
+                content.transcript = form.transcript
+                switch try await storeCaptions(form.captions) {
+                case .invalid(let problem): errors["captions"] = problem
+                case .stored(let hash, let size): (content.captions, content.captionsByteCount) = (hash, size)
+                case .none: (content.captions, content.captionsByteCount) = (nil, nil)
                 }
-                content.captions = hash
-                content.captionsByteCount = bytes.count
+                for (name, text) in form.translations {
+                    guard let (field, language) = TranslationFields.split(name), field == "captions" else { continue }
+                    let sizeName = TranslationFields.formName("captionsByteCount", language)
+                    switch try await storeCaptions(text) {
+                    case .invalid(let problem): errors[name] = "\(language): \(problem)"
+                    case .stored(let hash, let size): (translated[name], translated[sizeName]) = (hash, String(size))
+                    case .none: (translated[name], translated[sizeName]) = ("", "")
+                    }
+                }
             }
+        } catch {
+            return itemPage(item, form: form, problem: "The captions could not be stored (\(error)); nothing was changed. Try again.",
+                            context: context, status: .serviceUnavailable)
         }
+        guard errors.isEmpty else { return itemPage(item, form: form, errors: errors, context: context, status: .unprocessableContent) }
+        content.translations = MediaContent.tidy(TranslationFields.translations(translated, over: content.translations))
         let command = CatalogCommand(action: .updateMedia, actor: access.user.email, entityId: item.id,
                                      expectedVersion: context.form.int("version") ?? item.version, media: content)
         let result: CatalogCommandResult
@@ -121,11 +134,28 @@ struct MediaController {
         }
     }
 
+    private enum StoredCaptions {
+        case none
+        case stored(sha256: String, byteCount: Int)
+        case invalid(String)
+    }
+
+    /// Pasted WebVTT checked and put in the media store; empty is none. The store's failure is thrown.
+    private func storeCaptions(_ text: String) async throws -> StoredCaptions {
+        let captions = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !captions.isEmpty else { return .none }
+        if let problem = WebVTT.problem(captions) { return .invalid(problem) }
+        let bytes = Array((captions + "\n").utf8)
+        let hash = MediaHash.of(bytes)
+        try await store.put(MediaBlob(sha256: hash, contentType: WebVTT.contentType, bytes: bytes))
+        return .stored(sha256: hash, byteCount: bytes.count)
+    }
+
     private func page(_ context: AdminRequestContext, error: String? = nil, notice: Notice? = nil,
                       status: HTTPResponse.Status = .ok) -> Response {
         AdminPage(title: "Media", context: context, breadcrumbs: [("Media", nil)], notice: notice,
                   body: MediaPages.library(projection.content.sortedMedia, feedPublicURL: feedPublicURL, maxBytes: maxBytes,
-                                           error: error, csrf: context.csrfToken),
+                                           error: error, csrf: context.csrfToken, languages: languages),
                   status: status).response()
     }
 

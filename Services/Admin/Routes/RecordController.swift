@@ -26,7 +26,8 @@ protocol AdminRecordKind {
 
     /// An empty form, as the catalog now stands.
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> Form
-    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML
+    /// The list, with a "Not translated" column when the site offers other languages.
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String, languages: SiteLanguages) -> HTML
     static func form(_ model: RecordFormModel<Self>) -> HTML
     static func confirmDelete(_ record: CatalogRecordState<Content>, csrf: String) -> HTML
 }
@@ -83,7 +84,7 @@ struct RecordController<Kind: AdminRecordKind> {
     @Sendable func list(_ request: Request, context: AdminRequestContext) async throws -> Response {
         try await context.access(editors).requireOwner(Kind.task)
         return AdminPage(title: Kind.section, context: context, notice: Notice.from(request),
-                         body: Kind.list(projection.content, search: ListSearch(request), csrf: context.csrfToken)).response()
+                         body: Kind.list(projection.content, search: ListSearch(request), csrf: context.csrfToken, languages: languages)).response()
     }
 
     @Sendable func newForm(_ request: Request, context: AdminRequestContext) async throws -> Response {

@@ -464,7 +464,8 @@ struct ToursController {
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: .ok, headers: headers,
                         body: .init(byteBuffer: ByteBuffer(bytes: PoiPage.render(shown, tourNames: [tour.working.content.name] + others,
-                                                                                  media: PoiMedia.of(shown.content, feedPublicURL: feedPublicURL, lookup: content.publishedMedia)))))
+                                                                                  media: PoiMedia.of(shown.content, feedPublicURL: feedPublicURL, lookup: content.publishedMedia),
+                                                                                  language: languages.site, siteLanguage: languages.site))))
     }
 
     @Sendable func revert(_ request: Request, context: AdminRequestContext) async throws -> Response {

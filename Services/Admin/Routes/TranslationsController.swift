@@ -2,13 +2,16 @@ import Foundation
 import Hummingbird
 import Shared
 
-/// A language out to a translation agency and back (DESIGN.md "Languages"): every tour's and POI's translatable texts
-/// as XLIFF 1.2, and an XLIFF file (1.2 or 2.0) read back into their translations, as drafts as any edit is.
+/// A language out to a translation agency and back (DESIGN.md "Languages"): every translatable text (`TranslationExchanges`)
+/// as XLIFF 1.2, and an XLIFF file (1.2 or 2.0) read back into their translations: the entities it changes go to catalog
+/// as one bulk import (a row each, bad rows skipped), so a whole city's file has the import's progress and report.
 struct TranslationsController {
     let projection: AdminCatalogProjection
-    let writer: any CatalogWriter
     let editors: any TourEditorRepository
     let languages: SiteLanguages
+    /// An import's changes run as a bulk import does: one `catalog.import`, its progress and report on `/import/{id}`.
+    let jobs: any ImportJobRepository
+    let runner: ImportRunner
 
     static let uploadPaths: [String: Int] = ["/translations/import": XLIFF.maxBytes]
 
@@ -18,13 +21,17 @@ struct TranslationsController {
         router.post("/translations/import", use: importFile)
     }
 
-    /// What a file changed, for the page after an import.
+    /// What a file that changes nothing held, for the Translations page (a file that changes something is an import job).
     struct Outcome: Sendable {
+        struct Problem: Sendable {
+            /// The unit, or the entity, it is about.
+            let unit: String
+            let reason: String
+        }
+
         var language: String
-        var updated: [String] = []
         var unchanged = 0
-        var problems: [String] = []
-        var warnings: [String] = []
+        var problems: [Problem] = []
     }
 
     @Sendable func page(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -38,20 +45,14 @@ struct TranslationsController {
                   status: status).response()
     }
 
-    /// Per translated language, the tours and POIs that leave something to the site's language.
-    private func missingCounts() -> [String: (tours: Int, pois: Int)] {
+    /// Per translated language, how many entities of each kind leave a text to the site's language, by unit prefix.
+    private func missingCounts() -> [String: [String: Int]] {
         let content = projection.content
-        var counts: [String: (tours: Int, pois: Int)] = [:]
+        var counts: [String: [String: Int]] = [:]
         for language in languages.translated {
-            counts[language] = (content.sortedTours.filter { !$0.working.content.untranslatedFields(in: language).isEmpty }.count,
-                                content.sortedPois.filter { !$0.working.untranslatedFields(in: language).isEmpty }.count)
+            for exchange in TranslationExchanges.all { counts[language, default: [:]][exchange.prefix] = exchange.untranslated(content, language: language) }
         }
         return counts
-    }
-
-    /// The fields an agency translates: the texts (a POI's narration is a file, chosen on its form).
-    static func exchangedFields<Content: Translatable>(_: Content.Type) -> [String] {
-        Content.translatableFields.filter { $0 != "narration" }
     }
 
     @Sendable func export(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -61,21 +62,27 @@ struct TranslationsController {
             throw AdminError.notFound("This site does not translate into \(asked); its languages are \(languages.offered.joined(separator: ", ")).")
         }
         let content = projection.content
-        var units: [XLIFF.Unit] = []
-        func add<Content: Translatable>(_ kind: String, _ id: UUID, _ working: Content, name: String) {
-            let texts = working.translated(in: language) ?? [:]
-            for field in Self.exchangedFields(Content.self) {
-                guard let source = working.text(of: field), !source.isEmpty else { continue }
-                units.append(XLIFF.Unit(id: "\(kind)/\(id.uuidString.lowercased())/\(field)", source: source, target: texts[field],
-                                        note: "\(kind == "tour" ? "Tour" : "Point of interest") \u{201C}\(name)\u{201D}: \(field)"))
-            }
-        }
-        for tour in content.sortedTours { add("tour", tour.id, tour.working.content, name: tour.working.content.name) }
-        for poi in content.sortedPois { add("poi", poi.id, poi.working, name: poi.working.name) }
+        let units = TranslationExchanges.all.flatMap { $0.units(content, language: language) }
         let document = XLIFF.write(XLIFF.Document(sourceLanguage: languages.site, targetLanguage: language, units: units))
         return Response(status: .ok, headers: [.contentType: "application/x-xliff+xml; charset=utf-8",
                                                .contentDisposition: "attachment; filename=\"itour-\(language).xlf\""],
                         body: .init(byteBuffer: ByteBuffer(string: document)))
+    }
+
+    /// A unit's translated text as a file brings it back.
+    struct ImportedText: Sendable {
+        let field: String
+        /// The site language's text the translation was made from.
+        let source: String
+        let text: String
+    }
+
+    /// What importing changes of one entity: the command saving its translations (nil when they are as they were), and
+    /// the fields whose site-language text changed since the export.
+    struct Change: Sendable {
+        let name: String
+        let sourceChanged: [String]
+        let command: CatalogCommand?
     }
 
     @Sendable func importFile(_ request: Request, context: AdminRequestContext) async throws -> Response {
@@ -98,82 +105,47 @@ struct TranslationsController {
                           status: .unprocessableContent)
         }
         var outcome = Outcome(language: language)
-        // The units by entity, each target trimmed; an empty or missing target translates nothing.
-        var tours: [UUID: [(field: String, source: String, text: String)]] = [:], pois: [UUID: [(field: String, source: String, text: String)]] = [:]
+        // The units by kind and entity, each target trimmed; an empty or missing target translates nothing.
+        var texts: [String: [UUID: [ImportedText]]] = [:]
         for unit in document.units {
             let parts = unit.id.split(separator: "/").map(String.init)
-            guard parts.count == 3, let id = UUID(uuidString: parts[1]), ["tour", "poi"].contains(parts[0]) else {
-                outcome.problems.append("Unit \(unit.id): not a unit of this site's export (tour/<id>/<field> or poi/<id>/<field>).")
+            guard parts.count == 3, let id = UUID(uuidString: parts[1]), let exchange = TranslationExchanges.exchange(parts[0]) else {
+                let kinds = TranslationExchanges.all.map(\.prefix).joined(separator: ", ")
+                outcome.problems.append(.init(unit: "Unit \(unit.id)", reason: "not a unit of this site's export (<kind>/<id>/<field>, the kind one of \(kinds))."))
                 continue
             }
-            let fields = parts[0] == "tour" ? Self.exchangedFields(TourContent.self) : Self.exchangedFields(PoiContent.self)
-            guard fields.contains(parts[2]) else {
-                outcome.problems.append("Unit \(unit.id): \(parts[2]) is not translated here; these are: \(fields.joined(separator: ", ")).")
+            guard exchange.fields.contains(parts[2]) else {
+                outcome.problems.append(.init(unit: "Unit \(unit.id)", reason: "\(parts[2]) is not translated here; these are: \(exchange.fields.joined(separator: ", "))."))
                 continue
             }
             let text = (unit.target ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { continue }
-            if parts[0] == "tour" { tours[id, default: []].append((parts[2], unit.source, text)) } else { pois[id, default: []].append((parts[2], unit.source, text)) }
+            texts[parts[0], default: [:]][id, default: []].append(ImportedText(field: parts[2], source: unit.source, text: text))
         }
-        for (id, texts) in tours.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-            await apply(texts, to: id, language: language, actor: access.user.email, context: context, outcome: &outcome,
-                        current: { projection.tour($0).map { ($0.version, $0.working.content, $0.working.content.name) } },
-                        command: { content, version in
-                            CatalogCommand(action: .updateTour, actor: access.user.email, entityId: id, expectedVersion: version, tour: content, asDraft: true)
-                        })
-        }
-        for (id, texts) in pois.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-            await apply(texts, to: id, language: language, actor: access.user.email, context: context, outcome: &outcome,
-                        current: { projection.poi($0).map { ($0.version, $0.working, $0.working.name) } },
-                        command: { content, version in
-                            CatalogCommand(action: .updatePoi, actor: access.user.email, entityId: id, expectedVersion: version, poi: content, asDraft: true)
-                        })
-        }
-        let status: HTTPResponse.Status = outcome.problems.isEmpty ? .ok : .unprocessableContent
-        return render(context: context, outcome: outcome, error: nil, status: status)
-    }
-
-    /// One entity's translated texts, merged into its working content and sent as a draft; a lost race is tried once more
-    /// on the newer version.
-    private func apply<Content: Translatable>(_ texts: [(field: String, source: String, text: String)], to id: UUID, language: String, actor: String,
-                                              context: AdminRequestContext, outcome: inout Outcome,
-                                              current: (UUID) -> (version: Int, content: Content, name: String)?,
-                                              command: (Content, Int) -> CatalogCommand) async {
-        for attempt in 0..<2 {
-            guard let (version, working, name) = current(id) else {
-                outcome.problems.append("\(id.uuidString.lowercased()): no such tour or point of interest (deleted since the export?).")
-                return
-            }
-            var content = working
-            var translated = content.translations ?? [:]
-            for text in texts {
-                if attempt == 0, let now = working.text(of: text.field), now != text.source {
-                    outcome.warnings.append("\(name), \(text.field): the \(languages.site) text changed since the export; check the translation.")
+        // Each entity whose translations change is a row of one import, saved as any edit of it is.
+        var plan = ContentImportFile.Plan()
+        let content = projection.content
+        for exchange in TranslationExchanges.all {
+            for (id, entityTexts) in (texts[exchange.prefix] ?? [:]).sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+                guard let change = exchange.change(id, texts: entityTexts, language: language, actor: access.user.email, in: content) else {
+                    outcome.problems.append(.init(unit: "\(exchange.prefix)/\(id.uuidString.lowercased())", reason: "not here (deleted since the export?)."))
+                    continue
                 }
-                translated[language, default: [:]][text.field] = text.text
-            }
-            content.translations = translated
-            guard content.translations != working.translations else {
-                outcome.unchanged += 1
-                return
-            }
-            let result: CatalogCommandResult
-            do {
-                result = try await writer.execute(command(content, version), for: context)
-            } catch {
-                outcome.problems.append("\(name): not saved, \(error.description)")
-                return
-            }
-            switch result.outcome {
-            case .applied:
-                outcome.updated.append(name)
-                return
-            case .rejected:
-                outcome.problems.append("\(name): " + result.errors.map(\.message).joined(separator: "; "))
-                return
-            case .conflict:
-                if attempt == 1 { outcome.problems.append("\(name): changed by someone else while importing; import the file again.") }
+                guard let command = change.command else {
+                    outcome.unchanged += 1
+                    continue
+                }
+                let check = change.sourceChanged.isEmpty ? ""
+                    : " (check: its \(languages.site) \(change.sourceChanged.joined(separator: ", ")) changed since the export)"
+                plan.rows.append(CatalogBatchRow(label: change.name + check, commands: [command]))
             }
         }
+        guard !plan.rows.isEmpty else {
+            return render(context: context, outcome: outcome, error: nil, status: outcome.problems.isEmpty ? .ok : .unprocessableContent)
+        }
+        plan = ContentImportFile.Plan(rows: plan.rows, unreadable: outcome.problems.map { CatalogBatchRowResult(label: $0.unit, outcome: .failed, message: $0.reason) })
+        let job = try await runner.start(plan, fileName: file.fileName, skipBadRows: true, by: access.user, jobs: jobs,
+                                         requestId: RequestIdMiddleware.id(of: context))
+        return .redirect(to: "/import/\(job.uuidString.lowercased())")
     }
 }

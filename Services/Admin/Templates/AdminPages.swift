@@ -86,35 +86,50 @@ enum AdminPages {
 
     // MARK: categories
 
-    /// `usage`: how many POIs are in or under each path.
-    static func categories(_ categories: [CategoryState], usage: [String: Int], name: String, parent: String, errors: [String: String],
-                           problem: String?, csrf: String) -> HTML {
+    /// `usage`: how many POIs are in or under each path. Each row renames in place, its name in every offered language
+    /// beside it; `translations` are the add form's `name@es` values.
+    static func categories(_ categories: [CategoryState], usage: [String: Int], name: String, translations: [String: String], parent: String,
+                           errors: [String: String], problem: String?, csrf: String, languages: SiteLanguages) -> HTML {
+        let translated = !languages.translated.isEmpty
         let rows: [HTML] = categories.map { category in
             let id = category.id.uuidString.lowercased()
             let depth = category.path.filter { $0 == "/" }.count
             let indent = String(repeating: "— ", count: depth)
+            let names = languages.translated.reduce(HTML.empty) { html, language in
+                html + Forms.text("\(TranslationFields.name(of: language)) name for \(category.path)", name: TranslationFields.formName("name", language),
+                                  value: category.translated(in: language)?["name"] ?? "", id: "rename-\(id)-\(language)",
+                                  attributes: " lang=\"\(language)\"")
+            }
             let rename = Forms.post("/categories/\(id)/rename", csrf: csrf, class: "inline",
                 Forms.hidden("version", String(category.version))
                     + Forms.text("New name for \(category.path)", name: "name", value: category.name, id: "rename-\(id)")
+                    + names
                     + Forms.submit("Save", class: ""))
             return """
-                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage[category.path] ?? 0)</td><td>\(rename)</td>
+                <tr><td>\(indent)\(category.name)</td><td>\(category.path)</td><td>\(usage[category.path] ?? 0)</td>\(TranslationFields.missingCell(category, languages: languages))<td>\(rename)</td>
                 <td><a href="/categories/\(id)/delete">Delete</a></td></tr>
                 """
         }
         let parents = [("", "(top level)")] + categories.map { ($0.id.uuidString.lowercased(), $0.path) }
+        let newNames = languages.translated.reduce(HTML.empty) { html, language in
+            let field = TranslationFields.formName("name", language)
+            return html + Forms.text("Name (\(language))", name: field, value: translations[field] ?? "",
+                                     error: errors["translations.\(language).name"], hint: "Empty: phones asking for \(language) get the name above.",
+                                     attributes: " lang=\"\(language)\"")
+        }
         return """
             <h1>Categories</h1>
-            <p>The category tree POIs are filed under, e.g. Shop/Fashion. A count includes the POIs of its sub-categories. Renaming a category moves its POIs with it.</p>
+            <p>The category tree POIs are filed under, e.g. Shop/Fashion. A count includes the POIs of its sub-categories. Renaming a category moves its POIs with it.\(translated ? " Phones see each name in their language; paths stay in \(TranslationFields.name(of: languages.site))." : "")</p>
             \(problem.map(CommonPages.unavailableBox))
-            \(Forms.errorSummary(errors, fields: ["name", "parent"]))
+            \(Forms.errorSummary(errors, fields: Set(["name", "parent"] + languages.translated.map { "translations.\($0).name" })))
             \(rows.isEmpty ? "<p class=\"muted\">No categories yet.</p>" : """
-                <table><thead><tr><th scope="col">Category</th><th scope="col">Path</th><th scope="col">POIs</th><th scope="col">Rename</th>
+                <table><thead><tr><th scope="col">Category</th><th scope="col">Path</th><th scope="col">POIs</th>\(TranslationFields.missingHeader(languages))<th scope="col">Rename</th>
                 <th scope="col"><span class="visually-hidden">Delete</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             <h2>Add Category</h2>
             \(Forms.post("/categories", csrf: csrf,
                          Forms.text("Name", name: "name", value: name, error: errors["name"], required: true)
+                            + newNames
                             + Forms.select("Parent", name: "parent", options: parents, selected: parent, error: errors["parent"])
                             + "<div class=\"actions\">\(Forms.submit("Save"))</div>"))
             """

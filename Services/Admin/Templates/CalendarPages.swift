@@ -140,19 +140,19 @@ enum CalendarPages: AdminRecordKind {
         CalendarForm(timeZone: catalog.calendar.values.max { $0.updatedAt < $1.updatedAt }?.content.timeZone ?? "UTC")
     }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String, languages: SiteLanguages) -> HTML {
         let entries = catalog.sortedCalendar.filter { search.matches($0.content.title, $0.content.summary, $0.content.placeText ?? "") }
         let rows: [HTML] = entries.map { entry in
             let path = "/calendar/\(entry.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(entry.content.title)</a></td><td>\(when(entry.content))</td><td>\(repeats(entry.content))</td>
-                <td>\(entry.status == .published ? "Published" : "Draft")</td>
+                <td>\(entry.status == .published ? "Published" : "Draft")</td>\(TranslationFields.missingCell(entry.content, languages: languages))
                 <td><a href="\(path)">Manage Event</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
         let table: HTML = search.outcome(rows.count, "event", none: "No events yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Event</th><th scope="col">When</th><th scope="col">Repeats</th><th scope="col">Status</th>
-            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(TranslationFields.missingHeader(languages))<th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
             """ as HTML)
         return """
             <h1>Calendar</h1>

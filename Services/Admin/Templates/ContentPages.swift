@@ -71,18 +71,18 @@ enum ContentPages: AdminRecordKind {
         return form
     }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String, languages: SiteLanguages) -> HTML {
         let rows: [HTML] = catalog.sortedPages.filter { search.matches($0.content.title, $0.content.slug) }.map { page in
             let path = "/pages/\(page.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(page.content.title)</a></td><td><code>\(page.content.slug)</code></td><td>\(String(page.content.order))</td>
-                <td>\(page.status == .published ? "Published" : "Draft")</td>
+                <td>\(page.status == .published ? "Published" : "Draft")</td>\(TranslationFields.missingCell(page.content, languages: languages))
                 <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
         let table: HTML = search.outcome(rows.count, "page", none: "No pages yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Title</th><th scope="col">Address</th><th scope="col">Order</th><th scope="col">Status</th>
-            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(TranslationFields.missingHeader(languages))<th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
             """ as HTML)
         return """
             <h1>Pages</h1>

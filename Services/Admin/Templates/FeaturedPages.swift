@@ -88,7 +88,7 @@ enum FeaturedPages: AdminRecordKind {
             + catalog.sortedPages.map { option(.page, $0.id, "Page: \($0.content.title)") }
     }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String, languages: SiteLanguages) -> HTML {
         let names = Dictionary(targets(catalog).map { ($0.value, $0.label) }, uniquingKeysWith: { first, _ in first })
         let rows: [HTML] = catalog.featured.values.sorted { ($0.content.order, $0.id.uuidString) < ($1.content.order, $1.id.uuidString) }.compactMap { item in
             let path = "/featured/\(item.id.uuidString.lowercased())"
@@ -96,13 +96,13 @@ enum FeaturedPages: AdminRecordKind {
             guard search.matches(item.content.title ?? "", shows) else { return nil }
             return """
                 <tr><td><a href="\(path)">\(item.content.title ?? shows)</a></td><td>\(shows)</td><td>\(String(item.content.order))</td>
-                <td>\(item.status == .published ? "Published" : "Draft")</td>
+                <td>\(item.status == .published ? "Published" : "Draft")</td>\(TranslationFields.missingCell(item.content, languages: languages))
                 <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
         let table: HTML = search.outcome(rows.count, "featured item", none: "Nothing featured yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Title</th><th scope="col">Shows</th><th scope="col">Order</th><th scope="col">Status</th>
-            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(TranslationFields.missingHeader(languages))<th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
             """ as HTML)
         return """
             <h1>Featured</h1>

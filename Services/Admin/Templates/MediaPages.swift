@@ -3,7 +3,8 @@ import Shared
 
 /// The media library's page: the upload form and the files (DESIGN.md, "Media library").
 enum MediaPages {
-    static func library(_ items: [MediaState], feedPublicURL: String, maxBytes: Int, error: String?, csrf: String) -> HTML {
+    static func library(_ items: [MediaState], feedPublicURL: String, maxBytes: Int, error: String?, csrf: String,
+                        languages: SiteLanguages = .english) -> HTML {
         let rows: [HTML] = items.map { item in
             let content = item.content
             let url = "\(feedPublicURL)/v1/media/\(content.sha256)"
@@ -15,14 +16,14 @@ enum MediaPages {
                 <tr><td>\(preview)</td><td><a href="/media/\(item.id.uuidString.lowercased())">\(content.title)</a>\(gap(content))<br><span class="muted">\(content.fileName)</span></td>
                 <td>\(content.format.label)<br><span class="muted">\(ByteCountText.format(content.byteCount))\(size)</span></td>
                 <td><a href="\(url)"><code>/v1/media/\(String(content.sha256.prefix(12)))…</code></a></td>
-                <td>\(Forms.post("/media/\(item.id.uuidString.lowercased())/delete", csrf: csrf, """
+                \(TranslationFields.missingCell(content, languages: languages))<td>\(Forms.post("/media/\(item.id.uuidString.lowercased())/delete", csrf: csrf, """
                     \(Forms.hidden("version", String(item.version)))<button class="danger" type="submit">Delete</button>
                     """))</td></tr>
                 """
         }
         let table: HTML = rows.isEmpty ? "<p class=\"muted\">No files yet.</p>" : """
             <table><thead><tr><th scope="col">Preview</th><th scope="col">Title</th><th scope="col">Kind</th><th scope="col">Address</th>
-            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(TranslationFields.missingHeader(languages))<th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
             """
         let problem: HTML = error.map { "<p class=\"notice error\" role=\"alert\">\($0)</p>" as HTML } ?? .empty
         return """
@@ -99,11 +100,12 @@ enum MediaPages {
             """
     }
 
-    /// The item's translation fieldsets: its title, and its alternative text (pictures) or transcript (audio, video).
+    /// The item's translation fieldsets: its title, and its alternative text (pictures) or captions and transcript (audio, video).
     static func translations(_ form: ItemForm, kind: MediaFormat.Kind, languages: SiteLanguages, errors: [String: String]) -> HTML {
         let fields = [TranslationFields.Field(name: "title", label: "Title", rows: 1)]
-            + (kind == .image ? [.init(name: "altText", label: "Alternative text", rows: 2)] : [.init(name: "transcript", label: "Transcript", rows: 6)])
-        let siteTexts = ["title": form.title, "altText": form.altText, "transcript": form.transcript]
+            + (kind == .image ? [.init(name: "altText", label: "Alternative text", rows: 2)]
+                : [.init(name: "captions", label: "Captions (WebVTT)", rows: 6), .init(name: "transcript", label: "Transcript", rows: 6)])
+        let siteTexts = ["title": form.title, "altText": form.altText, "transcript": form.transcript, "captions": form.captions]
         return TranslationFields.fieldsets(fields, languages: languages, siteText: { siteTexts[$0] ?? "" }, values: form.translations, errors: errors)
     }
 }

@@ -90,19 +90,19 @@ enum PeoplePages: AdminRecordKind {
 
     static func newForm(_ catalog: AdminCatalogProjection.Content) -> PersonForm { PersonForm() }
 
-    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String) -> HTML {
+    static func list(_ catalog: AdminCatalogProjection.Content, search: ListSearch, csrf: String, languages: SiteLanguages) -> HTML {
         let people = catalog.sortedPeople.filter { search.matches($0.content.name, $0.content.role, $0.content.department) }
         let rows: [HTML] = people.map { person in
             let path = "/people/\(person.id.uuidString.lowercased())"
             return """
                 <tr><td><a href="\(path)">\(person.content.name)</a></td><td>\(person.content.role)</td><td>\(person.content.department)</td>
-                <td>\(person.status == .published ? "Published" : "Draft")</td>
+                <td>\(person.status == .published ? "Published" : "Draft")</td>\(TranslationFields.missingCell(person.content, languages: languages))
                 <td><a href="\(path)">Edit</a> <a class="danger" href="\(path)/delete">Delete</a></td></tr>
                 """
         }
         let table: HTML = search.outcome(rows.count, "person", plural: "people", none: "No one yet.") + (rows.isEmpty ? .empty : """
             <table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Department</th><th scope="col">Status</th>
-            <th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
+            \(TranslationFields.missingHeader(languages))<th scope="col">Actions</th></tr></thead><tbody>\(rows)</tbody></table>
             """ as HTML)
         return """
             <h1>People</h1>

@@ -110,10 +110,25 @@ struct PoiForm: MergeableForm, TranslatingForm {
         TranslationFields.Field(name: "name", label: "Name", rows: 1), .init(name: "summary", label: "Summary", rows: 2),
         .init(name: "description", label: "Description", rows: 6), .init(name: "accessibility", label: "Accessibility", rows: 2),
         .init(name: "narration", label: "Narration (sha256 of a library audio file spoken in this language)", rows: 1),
+        .init(name: "pictureAlts", label: "What the pictures show (a line per picture, in their order)", rows: 3),
     ]
 
     var siteTexts: [String: String] {
-        ["name": name, "summary": summary, "description": description, "accessibility": accessibility, "narration": narration]
+        ["name": name, "summary": summary, "description": description, "accessibility": accessibility, "narration": narration,
+         "pictureAlts": pictureLines.map(\.alt).joined(separator: "\n")]
+    }
+
+    /// A text area's non-empty lines, trimmed.
+    static func lines(_ text: String) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// A picture line is its address, then what it shows: an address holds no space.
+    var pictureLines: [(url: String, alt: String)] {
+        Self.lines(pictures).map { line in
+            let parts = line.split(maxSplits: 1, whereSeparator: \.isWhitespace)
+            return (url: String(parts[0]), alt: parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        }
     }
 
     /// The content to send, keeping what the form does not edit (links, legacy id) from `base`; or the
@@ -135,17 +150,10 @@ struct PoiForm: MergeableForm, TranslatingForm {
         let radius = triggerRadius.trimmingCharacters(in: .whitespaces)
         if !radius.isEmpty, Int(radius) == nil { errors["triggerRadiusMeters"] = "Trigger radius must be whole metres, 5 to 500" }
         guard errors.isEmpty else { return .failure(FieldErrors(byField: errors)) }
-        func lines(_ text: String) -> [String] {
-            text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
+        let lines = Self.lines
         func optional(_ text: String) -> String? {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.isEmpty ? nil : trimmed
-        }
-        // A picture line is its address, then what it shows: an address holds no space.
-        let pictureLines = lines(pictures).map { line in
-            let parts = line.split(maxSplits: 1, whereSeparator: \.isWhitespace)
-            return (url: String(parts[0]), alt: parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         }
         var alts = pictureLines.map(\.alt)
         while alts.last == "" { alts.removeLast() }
@@ -205,13 +213,12 @@ enum PoiPages {
     }
 
     static func list(pois: [PoiState], content: AdminCatalogProjection.Content, filter: ListFilter, languages: SiteLanguages) -> HTML {
-        let translating = !languages.translated.isEmpty
         let rows: [HTML] = pois.map { poi in
             let tours = content.tours(stoppingAt: poi.id).map(\.content.name).joined(separator: ", ")
             return """
                 <tr><td><a href="/pois/\(poi.id.uuidString.lowercased())">\(poi.content.name)</a></td><td>\(poi.content.categories.joined(separator: ", "))</td>
                 <td>\(CommonPages.coordinates(poi.content))</td><td>\(tours.isEmpty ? "(no tour)" : tours)</td>\
-                \(translating ? "<td>\(TranslationFields.missingSummary(poi.working, languages: languages))</td>" as HTML : .empty)
+                \(TranslationFields.missingCell(poi.working, languages: languages))
                 <td><a href="/pois/\(poi.id.uuidString.lowercased())/delete">Delete</a></td></tr>
                 """
         }
@@ -226,7 +233,7 @@ enum PoiPages {
             \(search)
             \(filter.isEmpty ? "" : "<p>\(counted(rows.count, "POI")) found.</p>" as HTML)
             \(rows.isEmpty ? empty : """
-                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>\(translating ? "<th scope=\"col\">Not translated</th>" as HTML : .empty)
+                <table><thead><tr><th scope="col">Name</th><th scope="col">Category</th><th scope="col">Coordinates</th><th scope="col">Tours</th>\(TranslationFields.missingHeader(languages))
                 <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>\(rows)</tbody></table>
                 """ as HTML)
             """

@@ -111,7 +111,6 @@ struct TourForm: MergeableForm, TranslatingForm {
 /// "Tours Administration", "Create New Tour" and "Manage Tour".
 enum TourPages {
     static func list(tours: [TourState], search: ListSearch, access: Access, csrf: String, languages: SiteLanguages) -> HTML {
-        let translating = !languages.translated.isEmpty
         let create: HTML = access.isOwner ? "<p><a class=\"button primary\" href=\"/tours/new\">Create New Tour</a> <a href=\"/deleted\">Recently deleted</a></p>" : .empty
         let rows: [HTML] = tours.map { tour in
             let description = tour.content.summary.isEmpty ? tour.content.purpose : tour.content.summary
@@ -122,7 +121,7 @@ enum TourPages {
                 <label for="select-\(id)" class="visually-hidden">Select \(tour.content.name)</label></td>
                 <td><a href="/tours/\(id)">\(tour.content.name)</a></td>
                 <td>\(description)</td><td>\(CommonPages.statusBadge(tour.status))</td><td>\(tour.stops.count)</td>\
-                \(translating ? "<td>\(TranslationFields.missingSummary(tour.working.content, languages: languages))</td>" as HTML : .empty)<td>\(delete)</td></tr>
+                \(TranslationFields.missingCell(tour.working.content, languages: languages))<td>\(delete)</td></tr>
                 """
         }
         let none = access.isOwner ? "There are no tours yet." : "No tours are assigned to you yet; an owner can assign you to a tour."
@@ -135,7 +134,7 @@ enum TourPages {
                 <p>Or edit an existing Tour from the table below, or tick several and act on them at once.</p>
                 <table id="tours-table"><thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Tour's Name</th>\
                 <th scope="col">Description</th><th scope="col">Status</th>
-                <th scope="col">Stops</th>\(translating ? "<th scope=\"col\">Not translated</th>" as HTML : .empty)<th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+                <th scope="col">Stops</th>\(TranslationFields.missingHeader(languages))<th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
                 <div class="actions bulk-actions">\(bulk)</div>
                 """)

@@ -95,6 +95,16 @@ enum TranslationFields {
         }
     }
 
+    /// A list's "Not translated" column heading; nothing when the site has one language.
+    static func missingHeader(_ languages: SiteLanguages) -> HTML {
+        languages.translated.isEmpty ? .empty : "<th scope=\"col\">Not translated</th>"
+    }
+
+    /// A list row's "Not translated" cell; nothing when the site has one language.
+    static func missingCell(_ content: some Translatable, languages: SiteLanguages) -> HTML {
+        languages.translated.isEmpty ? .empty : "<td>\(missingSummary(content, languages: languages))</td>"
+    }
+
     /// "es: name, summary" per language, or "All translated"; nothing when the site has one language.
     static func missingSummary(_ content: some Translatable, languages: SiteLanguages) -> HTML {
         guard !languages.translated.isEmpty else { return .empty }

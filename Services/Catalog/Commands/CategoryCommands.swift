@@ -3,11 +3,12 @@ import Shared
 
 /// The category tree's commands. A POI names its category by path ("Shop/Fashion"), so a rename rewrites
 /// the paths of the category's descendants and of every POI under it, in the same transaction, each with
-/// a new version and event: consumers never see a POI in a category that no longer exists.
+/// a new version and event: consumers never see a POI in a category that no longer exists. A rename's
+/// translations replace the category's, as a tour's content does; paths stay in the site language.
 extension Work {
     mutating func createCategory() async throws -> CatalogCommandResult {
         guard let content = command.category else { return missing("category", "category content is required") }
-        if let path = content.path { return try await ensureCategoryPath(path) }
+        if let path = content.path { return try await ensureCategoryPath(path, translations: content.translations) }
         let errors = CommandValidation.validate(content)
         guard errors.isEmpty else { return rejected(errors) }
         let id = command.entityId ?? UUID.random()
@@ -24,18 +25,23 @@ extension Work {
         if let existing = try await transaction.category(path: path) {
             return missing("name", "There is already a category \(existing.path); choose another name")
         }
-        let category = CategoryState(id: id, version: 1, name: name, parentId: content.parentId, path: path, updatedAt: now)
+        let category = CategoryState(id: id, version: 1, name: name, parentId: content.parentId, path: path, updatedAt: now,
+                                     translations: content.translations)
         return try await commit(category, before: nil)
     }
 
     /// Creates what is missing along `path` (an import's way to name categories); an existing path is applied as is.
-    mutating func ensureCategoryPath(_ path: String) async throws -> CatalogCommandResult {
+    /// `translations` name the leaf when this creates it (an existing category keeps its own).
+    mutating func ensureCategoryPath(_ path: String, translations: Translations? = nil) async throws -> CatalogCommandResult {
         let names = path.split(separator: "/", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         var errors: [FieldError] = []
         for name in names { errors += CommandValidation.validate(CategoryContent(name: name)) }
         guard errors.isEmpty, !names.isEmpty else {
             return missing("path", "Category path must be names separated by \"/\", e.g. Shop/Fashion")
         }
+        let translationErrors = CommandValidation.translationErrors(CategoryContent(name: names[names.count - 1], translations: translations),
+                                                                    validate: CommandValidation.validate)
+        guard translationErrors.isEmpty else { return rejected(translationErrors) }
         var parent: CategoryState? = nil
         for (index, name) in names.enumerated() {
             let prefix = names[...index].joined(separator: "/")
@@ -45,7 +51,7 @@ extension Work {
             }
             let isLeaf = index == names.count - 1
             let category = CategoryState(id: isLeaf ? command.entityId ?? UUID.random() : UUID.random(), version: 1, name: name, parentId: parent?.id,
-                                         path: parent.map { "\($0.path)/\(name)" } ?? name, updatedAt: now)
+                                         path: parent.map { "\($0.path)/\(name)" } ?? name, updatedAt: now, translations: isLeaf ? translations : nil)
             _ = try await commit(category, before: nil)
             parent = category
         }
@@ -71,9 +77,12 @@ extension Work {
         var renamed = old
         renamed.name = name
         renamed.path = newPath
+        renamed.translations = content.translations
         renamed.version += 1
         renamed.updatedAt = now
         let result = try await commit(renamed, before: old)
+        // Only its translations changed: no path moves.
+        guard newPath != old.path else { return result }
         for var descendant in try await transaction.descendantCategories(of: old.path) {
             let before = descendant
             descendant.path = newPath + descendant.path.dropFirst(old.path.count)

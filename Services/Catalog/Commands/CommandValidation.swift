@@ -68,7 +68,8 @@ enum CommandValidation {
             }
             var shown = content.localized(to: language)
             shown.translations = nil
-            for error in validate(shown) where texts[error.field] != nil {
+            // A list's item is reported by its field's name (`pictureAlts[1]` of the translation `pictureAlts`).
+            for error in validate(shown) where texts[error.field] != nil || texts[String(error.field.prefix { $0 != "[" })] != nil {
                 errors.append(FieldError(field: "translations.\(language).\(error.field)", message: "\(language): \(error.message)"))
             }
         }
@@ -180,7 +181,7 @@ enum CommandValidation {
         if category.name.contains("/") {
             errors.append(FieldError(field: "name", message: "Category name must not contain \"/\" (it separates the levels of a path)"))
         }
-        return errors
+        return errors + translationErrors(category, validate: validate)
     }
 
     /// Characters RFC 3986 allows in a URI as they are (unreserved, reserved, and `%` of an existing escape).

@@ -115,8 +115,10 @@ extension Work {
     }
 
     /// A row of POI and tour commands only: its reads and writes can be staged.
+    /// A draft of a POI or tour asks whether it is on the feed (the tours stopping there), which only the real transaction
+    /// reads: such rows (a translations file's) take a savepoint each.
     static func isStaged(_ row: CatalogBatchRow) -> Bool {
-        row.commands.allSatisfy { StagedCatalogTransaction.stagedActions.contains($0.action) }
+        row.commands.allSatisfy { StagedCatalogTransaction.stagedActions.contains($0.action) && $0.asDraft != true }
     }
 
     /// Rows of a staged run between writes started behind them.

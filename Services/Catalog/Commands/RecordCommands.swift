@@ -279,16 +279,12 @@ extension MediaContent: StoredRecord {
             if let value, !(1...100_000).contains(value) { errors.append(FieldError(field: field, message: "\(field) must be 1 to 100000 pixels")) }
         }
         content.transcript = content.transcript.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
-        errors += textErrors(content) + CommandValidation.translationErrors(content, validate: textErrors)
-        if let captions = content.captions {
-            if (content.captionsByteCount ?? 0) <= 0 {
-                errors.append(FieldError(field: "captionsByteCount", message: "captionsByteCount must be given, more than 0, with captions"))
-            }
-            if !MediaHash.isValid(captions) {
-                errors.append(FieldError(field: "captions", message: "captions must be the sha256 of a WebVTT file: 64 lower-case hex digits"))
-            } else if content.format.kind == .image {
-                errors.append(FieldError(field: "captions", message: "Captions are for audio and video, not pictures"))
-            }
+        errors += textErrors(content) + captionsErrors(content)
+            + CommandValidation.translationErrors(content, validate: { textErrors($0) + captionsErrors($0) })
+        // A language's captions are a file of their own, as the site's are: its hash and size go together.
+        for (language, texts) in (content.translations ?? [:]).sorted(by: { $0.key < $1.key })
+        where (texts["captions"] == nil) != (texts["captionsByteCount"] == nil) {
+            errors.append(FieldError(field: "translations.\(language).captions", message: "\(language): captions and captionsByteCount go together"))
         }
         if MediaHash.isValid(content.sha256), let other = try await transaction.liveMedia(sha256s: [content.sha256])[content.sha256], other.id != id {
             errors.append(FieldError(field: "sha256", message: "This file is in the library already, as \u{201C}\(other.content.title)\u{201D}"))
@@ -307,6 +303,20 @@ extension MediaContent: StoredRecord {
         CommandValidation.limit(content.altText ?? "", field: "altText", label: "Alternative text", max: 1_000, into: &errors)
         CommandValidation.limit(content.transcript ?? "", field: "transcript", label: "Transcript", max: MediaContent.maxTranscriptCharacters,
                                 into: &errors)
+        return errors
+    }
+    /// Its captions file, a translation's too: a WebVTT file's hash and size, for audio and video.
+    static func captionsErrors(_ content: Self) -> [FieldError] {
+        guard let captions = content.captions else { return [] }
+        var errors: [FieldError] = []
+        if (content.captionsByteCount ?? 0) <= 0 {
+            errors.append(FieldError(field: "captionsByteCount", message: "captionsByteCount must be given, more than 0, with captions"))
+        }
+        if !MediaHash.isValid(captions) {
+            errors.append(FieldError(field: "captions", message: "captions must be the sha256 of a WebVTT file: 64 lower-case hex digits"))
+        } else if content.format.kind == .image {
+            errors.append(FieldError(field: "captions", message: "Captions are for audio and video, not pictures"))
+        }
         return errors
     }
 }

@@ -149,7 +149,7 @@ final class CommandConsumer: Service, Sendable {
                 return nil
             }
         }
-        var attempt = 0
+        var failures = FailurePolicy()
         while true {
             do {
                 let started = ContinuousClock.now
@@ -162,25 +162,32 @@ final class CommandConsumer: Service, Sendable {
                     "seconds": "\(String(format: "%.3f", elapsed.seconds))",
                 ])
                 return nil
-            } catch let failure where DatabaseFailure(failure) != .transient {
-                // The same command would fail the same way forever and hold up its partition: refuse it instead.
-                logger.error("command refused by the database", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: failure))"])
-                let reason = "catalog could not store this command (\(DatabaseFailure(failure).contentReason ?? "refused by the database"))"
-                if (try? await handler.refuse(envelope.data, reason: reason, requestId: message.header(MessageHeader.requestId))) == nil {
-                    await deadLetters.send(message, reason: reason)
-                }
-                return nil
             } catch {
-                attempt += 1
-                logger.error("command failed; retrying", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
-                if Task.isCancelled { throw CancellationError() }
-                try await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
+                switch try failures.verdict(error) {
+                case .refuse(let reason):
+                    // The same command would fail the same way forever and hold up its partition: refuse it instead.
+                    logger.error("command refused", metadata: ["commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))"])
+                    await refuse(envelope.data, requestId: message.header(MessageHeader.requestId), message: message, reason: reason)
+                    return nil
+                case .retry(let delay):
+                    logger.error("command failed; retrying", metadata: [
+                        "commandId": "\(envelope.data.commandId)", "error": "\(String(reflecting: error))", "attempt": "\(failures.attempt)"])
+                    try await Task.sleep(for: delay)
+                }
             }
         }
     }
 }
 
 extension CommandConsumer {
+    /// How often an error that is not the database's is tried before the command is refused (about 3 s of backoff).
+    static let programErrorAttempts = 5
+
+    /// An error as the refusal names it: a transaction's wrapper looked through.
+    static func describe(_ error: any Error) -> String {
+        "\((error as? PostgresTransactionError)?.closureError ?? error)"
+    }
+
     static let overRate = "unsigned: snapshot requests without a signature are over their rate (\(UnsignedSnapshotAllowance.burst), then one per \(UnsignedSnapshotAllowance.interval))"
 
     /// A snapshot request that takes a snapshot answering others too (`sharedSnapshot`).
@@ -213,7 +220,7 @@ extension CommandConsumer {
             return
         }
         let requests = group.requests.map { (command: $0.command, requestId: $0.requestId) }
-        var attempt = 0
+        var failures = FailurePolicy()
         while true {
             do {
                 let started = ContinuousClock.now
@@ -225,20 +232,56 @@ extension CommandConsumer {
                     "seconds": "\(String(format: "%.3f", (ContinuousClock.now - started).seconds))",
                 ])
                 return
-            } catch let failure where DatabaseFailure(failure) != .transient {
-                logger.error("snapshot refused by the database", metadata: ["requests": "\(group.requests.count)", "error": "\(String(reflecting: failure))"])
-                let reason = "catalog could not store this command (\(DatabaseFailure(failure).contentReason ?? "refused by the database"))"
-                for request in group.requests where (try? await handler.refuse(request.command, reason: reason, requestId: request.requestId)) == nil {
-                    await deadLetters.send(request.message, reason: reason)
-                }
-                return
             } catch {
-                attempt += 1
-                logger.error("snapshot failed; retrying", metadata: ["requests": "\(group.requests.count)", "error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
-                if Task.isCancelled { throw CancellationError() }
-                try await Task.sleep(for: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
+                switch try failures.verdict(error) {
+                case .refuse(let reason):
+                    logger.error("snapshot refused", metadata: ["requests": "\(group.requests.count)", "error": "\(String(reflecting: error))"])
+                    for request in group.requests { await refuse(request.command, requestId: request.requestId, message: request.message, reason: reason) }
+                    return
+                case .retry(let delay):
+                    logger.error("snapshot failed; retrying", metadata: [
+                        "requests": "\(group.requests.count)", "error": "\(String(reflecting: error))", "attempt": "\(failures.attempt)"])
+                    try await Task.sleep(for: delay)
+                }
             }
         }
+    }
+
+    /// Answers a command as rejected with `reason`; dead-letters it when even that cannot be stored.
+    private func refuse(_ command: CatalogCommand, requestId: String?, message: KafkaMessage, reason: String) async {
+        if (try? await handler.refuse(command, reason: reason, requestId: requestId)) == nil {
+            await deadLetters.send(message, reason: reason)
+        }
+    }
+}
+
+/// How a command's failures are met (DESIGN.md, "Dead letters"): the database's transient failures (a lost connection,
+/// a deadlock) and the broker's are retried until they pass; one the database refuses for its content is refused at once;
+/// an error of catalog's own code, met `programErrorAttempts` times running, is refused with its reason, so one command
+/// cannot hold up its partition for ever.
+struct FailurePolicy {
+    enum Verdict {
+        case retry(after: Duration)
+        case refuse(reason: String)
+    }
+
+    /// Tries so far, for the log.
+    private(set) var attempt = 0
+    private var programErrors = 0
+
+    mutating func verdict(_ error: any Error) throws -> Verdict {
+        if error is CancellationError || Task.isCancelled { throw CancellationError() }
+        if let reason = DatabaseFailure(error).contentReason { return .refuse(reason: "catalog could not store this command (\(reason))") }
+        if DatabaseFailure.isDatabaseError(error) || error is KafkaError {
+            programErrors = 0
+        } else {
+            programErrors += 1
+            if programErrors >= CommandConsumer.programErrorAttempts {
+                return .refuse(reason: "catalog could not apply this command: \(CommandConsumer.describe(error))")
+            }
+        }
+        attempt += 1
+        return .retry(after: .milliseconds(min(5_000, 100 * (1 << min(attempt, 6)))))
     }
 }
 

@@ -153,5 +153,9 @@ enum CatalogMigrations {
             -- catalog.recently-deleted reads the deletes newest first; imports leave the audit log long, deletes are few.
             CREATE INDEX audit_log_deletes ON audit_log (id) WHERE after IS NULL AND action IN ('tour.delete', 'poi.delete');
             """),
+        Migration(16, "category names in other languages", """
+            -- Language → {"name": text} as JSON (DESIGN.md "Languages"); NULL when the name is in the site language only.
+            ALTER TABLE categories ADD COLUMN translations text;
+            """),
     ])
 }

@@ -209,16 +209,17 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func category(_ id: UUID) async throws -> Stored<CategoryState>? {
         let rows = try await connection.fetch("""
-            SELECT version, name, parent_id, path, updated_at, deleted_at IS NOT NULL FROM catalog.categories WHERE id = \(id) FOR UPDATE
-            """, as: (Int, String, UUID?, String, Date, Bool).self, logger: logger)
-        guard let (version, name, parentId, path, updatedAt, deleted) = rows.first else { return nil }
-        return Stored(state: CategoryState(id: id, version: version, name: name, parentId: parentId, path: path, updatedAt: updatedAt),
+            SELECT version, name, parent_id, path, updated_at, translations, deleted_at IS NOT NULL FROM catalog.categories WHERE id = \(id) FOR UPDATE
+            """, as: (Int, String, UUID?, String, Date, String?, Bool).self, logger: logger)
+        guard let (version, name, parentId, path, updatedAt, translations, deleted) = rows.first else { return nil }
+        return Stored(state: CategoryState(id: id, version: version, name: name, parentId: parentId, path: path, updatedAt: updatedAt,
+                                           translations: Self.translations(translations)),
                       isDeleted: deleted)
     }
 
     func category(path: String) async throws -> CategoryState? {
         try await categories("""
-            SELECT id, version, name, parent_id, path, updated_at FROM catalog.categories
+            SELECT id, version, name, parent_id, path, updated_at, translations FROM catalog.categories
             WHERE lower(path) = lower(\(path)) AND deleted_at IS NULL
             """).first
     }
@@ -226,17 +227,18 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     func saveCategory(_ category: CategoryState, deleted: Bool) async throws {
         let deletedAt: Date? = deleted ? category.updatedAt : nil
         try await connection.query("""
-            INSERT INTO catalog.categories (id, version, name, parent_id, path, updated_at, deleted_at)
-            VALUES (\(category.id), \(category.version), \(category.name), \(category.parentId), \(category.path), \(category.updatedAt), \(deletedAt))
+            INSERT INTO catalog.categories (id, version, name, parent_id, path, updated_at, deleted_at, translations)
+            VALUES (\(category.id), \(category.version), \(category.name), \(category.parentId), \(category.path), \(category.updatedAt), \(deletedAt),
+                    \(Self.translationsText(category.translations)))
             ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, name = EXCLUDED.name, parent_id = EXCLUDED.parent_id,
-                path = EXCLUDED.path, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at
+                path = EXCLUDED.path, updated_at = EXCLUDED.updated_at, deleted_at = EXCLUDED.deleted_at, translations = EXCLUDED.translations
             """, logger: logger)
     }
 
     func descendantCategories(of path: String) async throws -> [CategoryState] {
         let prefix = path + "/"
         return try await categories("""
-            SELECT id, version, name, parent_id, path, updated_at FROM catalog.categories
+            SELECT id, version, name, parent_id, path, updated_at, translations FROM catalog.categories
             WHERE left(path, length(\(prefix))) = \(prefix) AND deleted_at IS NULL ORDER BY length(path), path FOR UPDATE
             """)
     }
@@ -262,7 +264,7 @@ struct PostgresCatalogTransaction: CatalogTransaction {
 
     func liveCategories() async throws -> [CategoryState] {
         try await categories("""
-            SELECT id, version, name, parent_id, path, updated_at FROM catalog.categories
+            SELECT id, version, name, parent_id, path, updated_at, translations FROM catalog.categories
             WHERE deleted_at IS NULL ORDER BY length(path) - length(replace(path, '/', '')), path
             """)
     }
@@ -309,9 +311,21 @@ struct PostgresCatalogTransaction: CatalogTransaction {
     }
 
     private func categories(_ query: PostgresQuery) async throws -> [CategoryState] {
-        try await connection.fetch(query, as: (UUID, Int, String, UUID?, String, Date).self, logger: logger).map {
-            CategoryState(id: $0.0, version: $0.1, name: $0.2, parentId: $0.3, path: $0.4, updatedAt: $0.5)
+        try await connection.fetch(query, as: (UUID, Int, String, UUID?, String, Date, String?).self, logger: logger).map {
+            CategoryState(id: $0.0, version: $0.1, name: $0.2, parentId: $0.3, path: $0.4, updatedAt: $0.5, translations: Self.translations($0.6))
         }
+    }
+
+    /// A category's translations as its column keeps them: JSON text, or NULL for none.
+    private static func translationsText(_ translations: Translations?) -> String? {
+        guard let translations else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(translations)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func translations(_ text: String?) -> Translations? {
+        text.flatMap { try? JSONDecoder().decode(Translations.self, from: Data($0.utf8)) }
     }
 
     // MARK: savepoints
@@ -445,11 +459,12 @@ extension PostgresCatalogTransaction {
     func categories(paths: [String]) async throws -> [String: CategoryState] {
         guard !paths.isEmpty else { return [:] }
         var categories: [String: CategoryState] = [:]
-        for (asked, id, version, name, parentId, path, updatedAt) in try await connection.fetch("""
-            SELECT a.path, c.id, c.version, c.name, c.parent_id, c.path, c.updated_at
+        for (asked, id, version, name, parentId, path, updatedAt, translations) in try await connection.fetch("""
+            SELECT a.path, c.id, c.version, c.name, c.parent_id, c.path, c.updated_at, c.translations
             FROM unnest(\(paths)::text[]) AS a(path) JOIN catalog.categories c ON lower(c.path) = lower(a.path) AND c.deleted_at IS NULL
-            """, as: (String, UUID, Int, String, UUID?, String, Date).self, logger: logger) {
-            categories[asked] = CategoryState(id: id, version: version, name: name, parentId: parentId, path: path, updatedAt: updatedAt)
+            """, as: (String, UUID, Int, String, UUID?, String, Date, String?).self, logger: logger) {
+            categories[asked] = CategoryState(id: id, version: version, name: name, parentId: parentId, path: path, updatedAt: updatedAt,
+                                              translations: Self.translations(translations))
         }
         return categories
     }

@@ -412,6 +412,8 @@ private struct RenderedState {
     let languages: SiteLanguages
     /// The languages of POIs that have no translation (most): one array for them all.
     let siteLanguageOnly: [String]
+    /// Each distinct list of languages entities have text in, held once.
+    private var languageLists: [[String]: [String]] = [:]
     /// The published tours as rendered, for the lists.
     var tours: [UUID: TourState] = [:]
     var tourResources: [UUID: TourResources] = [:]
@@ -456,9 +458,14 @@ private struct RenderedState {
         languages.offered.indices.map { ContentLanguage(index: $0, tag: languages.offered[$0]) }
     }
 
-    /// The languages `content` has text in, the site's first; POIs without translations share one array.
-    func languages(of content: some Translatable) -> [String] {
-        content.translations == nil ? siteLanguageOnly : content.languages(site: languages.site, offered: languages.offered)
+    /// The languages `content` has text in, the site's first; entities with the same languages share one array (a city
+    /// translated into Spanish holds one `["en", "es"]`, not one per POI).
+    mutating func languages(of content: some Translatable) -> [String] {
+        guard content.translations != nil else { return siteLanguageOnly }
+        let list = content.languages(site: languages.site, offered: languages.offered)
+        if let shared = languageLists[list] { return shared }
+        languageLists[list] = list
+        return list
     }
 
     /// The texts of every offered language but the site's that `fields` names, for the search indexes: a word of a

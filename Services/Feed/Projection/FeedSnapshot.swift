@@ -44,8 +44,8 @@ final class FeedSnapshot: Sendable {
     }
 
     let contents: Contents
-    private let renderedCategoryTree = Mutex<RenderedResource?>(nil)
-    private let renderedCalendarFile = Mutex<RenderedResource?>(nil)
+    private let renderedCategoryTree = PerLanguage()
+    private let renderedCalendarFile = PerLanguage()
     /// Tours' bundles rendered from this snapshot, on their first request, by tour and language.
     private let renderedBundles = Mutex<[BundleKey: RenderedResource]>([:])
 
@@ -64,17 +64,25 @@ final class FeedSnapshot: Sendable {
     /// `GET /v1/tours` in `language`.
     func tourList(_ language: ContentLanguage) -> RenderedResource { contents.tourLists[language.index] }
 
-    /// `GET /v1/categories`: the tree with each node's visible POIs, descendants included.
-    var categoryTree: RenderedResource {
-        .cached(in: renderedCategoryTree) {
-            .content(ContentJSON.categoryTree(contents.categories, poiCategories: contents.pois.values.compactMap { $0?.categories }), MediaTypes.json)
+    /// `GET /v1/categories` in `language`: the tree with each node's visible POIs, descendants included.
+    func categoryTree(_ language: ContentLanguage) -> RenderedResource {
+        renderedCategoryTree.resource(language) {
+            let categories = language.isSite ? contents.categories : contents.categories.map { $0.localized(to: language.tag) }
+            return .content(ContentJSON.categoryTree(categories, poiCategories: contents.pois.values.compactMap { $0?.categories },
+                                                                language: language.tag), MediaTypes.json,
+                            language: language)
         }
     }
 
-    /// `GET /v1/calendar.ics`.
-    var calendarFile: RenderedResource {
-        .cached(in: renderedCalendarFile) {
-            .content(CalendarFile.render(contents.calendar.entries, placeName: { self.placeName(of: $0) }), MediaTypes.calendar)
+    /// `GET /v1/calendar.ics` in `language`: each event's texts and its place's name in it where they have them.
+    func calendarFile(_ language: ContentLanguage) -> RenderedResource {
+        renderedCalendarFile.resource(language) {
+            let entries = language.isSite ? contents.calendar.entries : contents.calendar.entries.map { entry in
+                var shown = entry
+                shown.content = entry.content.localized(to: language.tag)
+                return shown
+            }
+            return .content(CalendarFile.render(entries, placeName: { self.placeName(of: $0, in: language) }), MediaTypes.calendar, language: language)
         }
     }
 
@@ -105,8 +113,8 @@ final class FeedSnapshot: Sendable {
     }
 
     /// Where an entry happens, as phones show it: the POI's name when it is on the feed, else the text given.
-    func placeName(of content: CalendarEntryContent) -> (poiId: UUID?, name: String)? {
-        if let id = content.placePoiId, let poi = contents.pois[id] { return (id, poi.name) }
+    func placeName(of content: CalendarEntryContent, in language: ContentLanguage) -> (poiId: UUID?, name: String)? {
+        if let id = content.placePoiId, let poi = contents.pois[id] { return (id, poi.translatedTexts(in: language)["name"] ?? poi.name) }
         if let text = content.placeText, !text.isEmpty { return (nil, text) }
         return nil
     }
@@ -229,7 +237,7 @@ final class PoiResources: Sendable {
         renderedPage.resource(language) {
             .content(PoiPage.render(poi.state.localized(language), tourNames: tours.map { $0.name(in: language) },
                                     media: (language.isSite ? media : media?.localized(to: language.tag))?.linked(from: PoiPage.relativeMediaBase),
-                                    language: language.tag),
+                                    language: language.tag, siteLanguage: languages.first ?? language.tag),
                      MediaTypes.html, extraHeaders: PoiPage.headers, language: language)
         }
     }

@@ -41,8 +41,8 @@ struct MediaLibrary: Sendable {
             hashById[state.id] = content.sha256
             items[content.sha256] = Item(original: original, widths: variants + [(width: content.width ?? Int.max, file: original)])
             for variant in variants { variantFiles[variant.file.sha256] = variant.file }
-            if let captions = content.captions {
-                variantFiles[captions] = File(sha256: captions, contentType: WebVTT.contentType, byteCount: content.captionsByteCount ?? 0)
+            for (captions, byteCount) in content.captionsFiles {
+                variantFiles[captions] = File(sha256: captions, contentType: WebVTT.contentType, byteCount: byteCount)
             }
         }
     }

@@ -33,7 +33,7 @@ enum CalendarRoutes {
             json.key("allDay"); json.bool(entry.content.allDay)
             writeTimes(occurrence, of: entry, to: &json)
             json.key("eventId"); json.uuid(entry.id)
-            writePlace(snapshot.placeName(of: entry.content), to: &json)
+            writePlace(snapshot.placeName(of: entry.content, in: language), to: &json)
             // Links that are not plain web URLs (stored before catalog refused them) are given as null.
             json.key("registrationUrl"); json.string(entry.content.registrationUrl.flatMap { TextRules.isWebURL($0) ? $0 : nil })
             json.key("timeZone"); json.string(entry.content.timeZone)
@@ -73,7 +73,7 @@ enum CalendarRoutes {
         json.objects(entry.schedule.occurrences(overlapping: Date(), .distantFuture, limit: 10)) { json, occurrence in
             writeTimes(occurrence, of: entry, to: &json)
         }
-        writePlace(snapshot.placeName(of: content), to: &json)
+        writePlace(snapshot.placeName(of: content, in: language), to: &json)
         json.key("updatedAt"); json.date(entry.state.updatedAt)
         json.key("version"); json.number(entry.state.version)
         json.endObject()

@@ -115,10 +115,12 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("The changes", "application/json", schema: "Changes")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/categories", .stored { snapshot, _, _ in snapshot.categoryTree }, operation: #"""
+        FeedRoute(.get, "/v1/categories", .stored { snapshot, _, language in snapshot.categoryTree(language) }, followsLanguage: true,
+                  operation: #"""
             {"operationId": "categoryTree",
-             "summary": "The category tree, each level by name, with how many POIs on the feed are in each category or below it",
-             "responses": {"200": \#(ok("The tree", "application/json", schema: "CategoryTree")), "304": \#(notModified)}}
+             "summary": "The category tree, each level by name in the answer's language (paths stay in the site's: they are what POIs and filters name), with how many POIs on the feed are in each category or below it",
+             "parameters": [\#(languageParameters)],
+             "responses": {"200": \#(ok("The tree", "application/json", schema: "CategoryTree")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
         FeedRoute(.get, "/v1/calendar", .computed(CalendarRoutes.occurrences), operation: #"""
             {"operationId": "calendarOccurrences",
@@ -132,9 +134,11 @@ enum FeedAPI {
              ],
              "responses": {"200": \#(ok("Occurrences", "application/json", schema: "CalendarOccurrences")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
-        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _, _ in snapshot.calendarFile }, operation: #"""
-            {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to",
-             "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified)}}
+        FeedRoute(.get, "/v1/calendar.ics", .stored { snapshot, _, language in snapshot.calendarFile(language) }, followsLanguage: true,
+                  operation: #"""
+            {"operationId": "calendarFile", "summary": "The published calendar as iCalendar (RFC 5545), for calendar apps to subscribe to (?lang=es for a calendar in Spanish: apps subscribing send no Accept-Language)",
+             "parameters": [\#(languageParameters)],
+             "responses": {"200": \#(ok("The calendar", "text/calendar")), "304": \#(notModified), "400": \#(badRequest)}}
             """#),
         FeedRoute(.get, "/v1/calendar/{id}", .computed(CalendarRoutes.entry),
                   operation: oneResource("getCalendarEvent", "A published calendar event with its next occurrences", parameter: uuidId, ok: ok("The event", "application/json", schema: "CalendarEvent"))),

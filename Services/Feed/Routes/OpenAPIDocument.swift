@@ -101,8 +101,9 @@ enum OpenAPIDocument {
             "properties": {"language": {"type": "string"}, "tours": {"type": "array", "items": {"$ref": "#/components/schemas/TourSummary"}}}
           },
           "CategoryTree": {
-            "type": "object", "required": ["categories"],
-            "properties": {"categories": {"type": "array", "items": {"$ref": "#/components/schemas/CategoryNode"}}}
+            "type": "object", "required": ["categories", "language"],
+            "properties": {"categories": {"type": "array", "items": {"$ref": "#/components/schemas/CategoryNode"}},
+                           "language": {"type": "string", "description": "The language of the names", "example": "en"}}
           },
           "CategoryNode": {
             "type": "object", "required": ["path", "name", "poiCount", "children"],

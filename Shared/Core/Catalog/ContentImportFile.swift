@@ -38,6 +38,13 @@ public enum ContentImportFile {
 
         public var rowCount: Int { rows.count + unreadable.count }
 
+        /// Rows made elsewhere than from a file (a translations file's changes).
+        public init(rows: [CatalogBatchRow] = [], unreadable: [CatalogBatchRowResult] = []) {
+            self.rows = rows
+            self.unreadable = unreadable
+            fileRows = rows.count + unreadable.count
+        }
+
         /// The `catalog.import` command for the readable rows.
         public func command(actor: String, skipInvalidRows: Bool, commandId: UUID = UUID.random()) -> CatalogCommand {
             CatalogCommand(commandId: commandId, action: .importBatch, actor: actor, rows: rows, skipInvalidRows: skipInvalidRows)

@@ -13,11 +13,23 @@ public struct CategoryContent: Codable, Sendable, Equatable {
     /// the path ("Shop/Fashion") that does not exist yet and keeps those that do; `name` and `parentId`
     /// are then ignored.
     public var path: String?
+    /// The name in other languages (DESIGN.md "Languages"): replaces the category's translations as a whole, as a
+    /// tour's content does. Paths stay in the site language: they are what POIs and filters name.
+    public var translations: Translations?
 
-    public init(name: String, parentId: UUID? = nil, path: String? = nil) {
+    public init(name: String, parentId: UUID? = nil, path: String? = nil, translations: Translations? = nil) {
         self.name = name
         self.parentId = parentId
         self.path = path
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, parentId, path, translations }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try c.decode(String.self, forKey: .name), parentId: try c.decodeIfPresent(UUID.self, forKey: .parentId),
+                  path: try c.decodeIfPresent(String.self, forKey: .path), translations: try c.decodeIfPresent(Translations.self, forKey: .translations))
     }
 
     /// Ensures the categories along `path` exist (for imports).
@@ -35,14 +47,26 @@ public struct CategoryState: Codable, Sendable, Equatable {
     /// Names from the root down, joined with "/": what POIs carry as their `category`.
     public var path: String
     public var updatedAt: Date
+    /// Its name in other languages; absent from events of before issue 45.
+    public var translations: Translations?
 
-    public init(id: UUID, version: Int, name: String, parentId: UUID?, path: String, updatedAt: Date) {
+    public init(id: UUID, version: Int, name: String, parentId: UUID?, path: String, updatedAt: Date, translations: Translations? = nil) {
         self.id = id
         self.version = version
         self.name = name
         self.parentId = parentId
         self.path = path
         self.updatedAt = updatedAt
+        self.translations = Self.tidy(translations)
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, version, name, parentId, path, updatedAt, translations }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decode(UUID.self, forKey: .id), version: try c.decode(Int.self, forKey: .version), name: try c.decode(String.self, forKey: .name),
+                  parentId: try c.decodeIfPresent(UUID.self, forKey: .parentId), path: try c.decode(String.self, forKey: .path),
+                  updatedAt: try c.decode(Date.self, forKey: .updatedAt), translations: try c.decodeIfPresent(Translations.self, forKey: .translations))
     }
 }
 

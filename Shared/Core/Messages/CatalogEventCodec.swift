@@ -256,6 +256,7 @@ extension JSONWriter {
             key("name"); string(category.name)
             if let parentId = category.parentId { key("parentId"); uuid(parentId) }
             key("path"); string(category.path)
+            if let translations = category.translations { key("translations"); self.translations(translations) }
             key("updatedAt"); date(category.updatedAt)
             key("version"); number(category.version)
             endObject()
@@ -325,6 +326,7 @@ extension JSONWriter {
             key("name"); string(category.name)
             if let parentId = category.parentId { key("parentId"); uuid(parentId) }
             if let path = category.path { key("path"); string(path) }
+            if let translations = category.translations { key("translations"); self.translations(translations) }
             endObject()
         }
         if let chunkedSnapshot = command.chunkedSnapshot { key("chunkedSnapshot"); bool(chunkedSnapshot) }
@@ -680,15 +682,16 @@ extension JSONReader {
     }
 
     private mutating func categoryContent(depth: Int) throws(Failure) -> CategoryContent {
-        var name: String?, parentId: UUID?, path: String?
-        try object(depth: depth, keys: ["name", "parentId", "path"]) { reader, field throws(Failure) in
+        var name: String?, parentId: UUID?, path: String?, translations: Translations?
+        try object(depth: depth, keys: ["name", "parentId", "path", "translations"]) { reader, field throws(Failure) in
             switch field {
             case 0: name = try reader.text()
             case 1: parentId = try reader.optional { r throws(Failure) in try r.uuid() }
-            default: path = try reader.optional { r throws(Failure) in try r.text() }
+            case 2: path = try reader.optional { r throws(Failure) in try r.text() }
+            default: translations = try reader.optional { r throws(Failure) in try r.translations(depth: depth + 1) }
             }
         }
-        return CategoryContent(name: try Self.required(name), parentId: parentId, path: path)
+        return CategoryContent(name: try Self.required(name), parentId: parentId, path: path, translations: translations)
     }
 
     mutating func boolean() throws(Failure) -> Bool {

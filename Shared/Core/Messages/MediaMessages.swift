@@ -84,6 +84,16 @@ public struct MediaContent: CatalogRecordContent {
                   translations: try c.decodeIfPresent(Translations.self, forKey: .translations))
     }
 
+    /// Its captions files, the site language's first, then each translation's (by language), once each: (sha256, size).
+    public var captionsFiles: [(sha256: String, byteCount: Int)] {
+        var files: [(sha256: String, byteCount: Int)] = captions.map { [($0, captionsByteCount ?? 0)] } ?? []
+        for language in (translations ?? [:]).keys.sorted() {
+            guard let texts = translations?[language], let hash = texts["captions"], !files.contains(where: { $0.sha256 == hash }) else { continue }
+            files.append((hash, texts["captionsByteCount"].flatMap { Int($0) } ?? 0))
+        }
+        return files
+    }
+
     /// Why a phone user who cannot hear it could not follow this audio or video, if so: audio needs captions or a
     /// transcript, video captions. Nil for images (their alt text is checked where they are used).
     public var accessibilityGap: String? {

@@ -56,24 +56,67 @@ public enum LanguageTag {
 
 /// One translatable field of a content type: its JSON name and where the content keeps its site-language text.
 public struct TranslatableField<Content> {
+    /// What a field's translation holds.
+    public enum Role: Sendable {
+        /// Text a translator writes.
+        case text
+        /// A file of that language (a narration, captions): its sha256, chosen on the item's form, not by a translator.
+        case file
+        /// A file's size, as decimal text: translated with its file, never missing on its own.
+        case fileSize
+    }
+
     public let name: String
+    public let role: Role
     let read: (Content) -> String?
     let write: (inout Content, String?) -> Void
 
     public init(_ name: String, _ path: WritableKeyPath<Content, String>) {
         self.name = name
+        role = .text
         read = { $0[keyPath: path] }
         write = { $0[keyPath: path] = $1 ?? "" }
     }
 
-    public init(_ name: String, _ path: WritableKeyPath<Content, String?>) {
+    public init(_ name: String, _ path: WritableKeyPath<Content, String?>, role: Role = .text) {
         self.name = name
+        self.role = role
         read = { $0[keyPath: path] }
         write = { $0[keyPath: path] = $1 }
     }
+
+    /// A list of short texts (a POI's pictures' alt texts), one line each in translations: an empty or missing line leaves
+    /// that item's site-language text.
+    public init(lines name: String, _ path: WritableKeyPath<Content, [String]>) {
+        self.name = name
+        role = .text
+        read = { content in
+            let lines = content[keyPath: path]
+            return lines.allSatisfy(\.isEmpty) ? nil : lines.joined(separator: "\n")
+        }
+        write = { content, text in
+            guard let text else { return }
+            var lines = content[keyPath: path]
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty else { continue }
+                if index >= lines.count { lines += Array(repeating: "", count: index - lines.count + 1) }
+                lines[index] = trimmed
+            }
+            content[keyPath: path] = lines
+        }
+    }
+
+    /// A file's size, kept as its decimal text in translations; text that is not a number reads as none.
+    public init(fileSize name: String, _ path: WritableKeyPath<Content, Int?>) {
+        self.name = name
+        role = .fileSize
+        read = { $0[keyPath: path].map(String.init) }
+        write = { $0[keyPath: path] = $1.flatMap { Int($0) } }
+    }
 }
 
-/// Content whose texts can be translated: tours and POIs.
+/// Content whose texts can be translated: tours, POIs, the records, categories.
 public protocol Translatable: Sendable {
     /// The fields a translation may give, each declared once. Computed: key paths are not Sendable.
     static var translatedFields: [TranslatableField<Self>] { get }
@@ -83,6 +126,9 @@ public protocol Translatable: Sendable {
 extension Translatable {
     /// The fields a translation may give, as JSON names them.
     public static var translatableFields: [String] { translatedFields.map(\.name) }
+
+    /// The fields a translator writes (not files): what an XLIFF exchange carries.
+    public static var textFields: [String] { translatedFields.filter { $0.role == .text }.map(\.name) }
 
     /// The site language's text of a translatable field.
     public func text(of field: String) -> String? { Self.translatedFields.first { $0.name == field }?.read(self) }
@@ -119,7 +165,8 @@ extension Translatable {
     /// The translatable fields `language` leaves to the site language (among those the site language has text in).
     public func untranslatedFields(in language: String) -> [String] {
         let texts = translated(in: language) ?? [:]
-        return Self.translatableFields.filter { field in !(text(of: field) ?? "").isEmpty && (texts[field] ?? "").isEmpty }
+        return Self.translatedFields.filter { field in field.role != .fileSize && !(field.read(self) ?? "").isEmpty && (texts[field.name] ?? "").isEmpty }
+            .map(\.name)
     }
 
     /// Translations as they are kept: tags in their conventional case (`ES` and `es` are one language), empty texts and
@@ -166,9 +213,10 @@ extension FeaturedContent: Translatable {
 }
 
 extension MediaContent: Translatable {
-    /// Its texts; captions stay one file (a captions file per language is not built yet).
+    /// Its texts, and its captions: a language's own WebVTT file (its sha256 and size), as a POI's narration is a file.
     public static var translatedFields: [TranslatableField<Self>] {
-        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript)]
+        [.init("title", \.title), .init("altText", \.altText), .init("transcript", \.transcript), .init("captions", \.captions, role: .file),
+         .init(fileSize: "captionsByteCount", \.captionsByteCount)]
     }
 }
 
@@ -178,9 +226,17 @@ extension PageContent: Translatable {
     }
 }
 
+extension CategoryContent: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] { [.init("name", \.name)] }
+}
+
+extension CategoryState: Translatable {
+    public static var translatedFields: [TranslatableField<Self>] { [.init("name", \.name)] }
+}
+
 extension PoiContent: Translatable {
     public static var translatedFields: [TranslatableField<Self>] {
         [.init("name", \.name), .init("summary", \.summary), .init("description", \.description), .init("accessibility", \.accessibility),
-         .init("narration", \.narration)]
+         .init("narration", \.narration, role: .file), .init(lines: "pictureAlts", \.pictureAlts)]
     }
 }

@@ -42,8 +42,14 @@ extension DatabaseFailure {
     /// Whether `error` came from Postgres or its connection and is transient. Errors from anywhere else (a
     /// projection's own checks) say nothing of the database: their message is the one to set aside.
     public static func isTransientDatabaseError(_ error: any Error) -> Bool {
-        let isDatabaseError = error is PSQLError || (error as? PostgresTransactionError)?.closureError is PSQLError
-        return isDatabaseError && DatabaseFailure(error) == .transient
+        isDatabaseError(error) && DatabaseFailure(error) == .transient
+    }
+
+    /// Whether `error` came from Postgres or its connection, a transaction's wrapper looked through (its BEGIN, body,
+    /// ROLLBACK or COMMIT).
+    public static func isDatabaseError(_ error: any Error) -> Bool {
+        guard let transaction = error as? PostgresTransactionError else { return error is PSQLError }
+        return [transaction.beginError, transaction.closureError, transaction.rollbackError, transaction.commitError].contains { $0 is PSQLError }
     }
 
     /// Runs `body`, again after a back-off (0.2 s doubling to 5 s) for as long as it fails with a transient database

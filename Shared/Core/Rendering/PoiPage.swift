@@ -37,9 +37,11 @@ public enum PoiPage {
     }
 
     /// The page; `media` gives library pictures their alt text and lets library audio and video play with their
-    /// captions and transcripts.
-    public static func render(_ poi: PoiState, tourNames: [String], media: PoiMedia? = nil, language: String = "en") -> [UInt8] {
+    /// captions and transcripts. `language` is the page's, `siteLanguage` the one untranslated texts are in.
+    public static func render(_ poi: PoiState, tourNames: [String], media: PoiMedia? = nil, language: String = "en",
+                              siteLanguage: String = "en") -> [UInt8] {
         let content = poi.content
+        let words = PageWords.of(language)
         var html = documentStart(title: content.name, summary: content.summary, language: language)
         for (index, picture) in content.pictures.enumerated() where TextRules.isWebURL(picture) {
             let alt = media?.alt(ofPicture: index, in: content) ?? content.ownAlt(ofPicture: index) ?? content.name
@@ -49,55 +51,58 @@ public enum PoiPage {
             html += "<img src=\"\(escape(source))\" alt=\"\(escape(alt))\" loading=\"lazy\">\n"
         }
         if let media {
-            for item in media.playable(in: content) { html += player(item, media: media, isNarration: item.sha256 == content.narration) }
+            for item in media.playable(in: content) {
+                html += player(item, media: media, isNarration: item.sha256 == content.narration, words: words,
+                               captionsLanguage: item.translated(in: language)?["captions"] == nil ? siteLanguage : language)
+            }
         }
         for paragraph in paragraphs(content.description) {
             html += "<p>\(escape(paragraph))</p>\n"
         }
         if !content.buildings.isEmpty {
-            html += "<h2>Buildings</h2><ul>"
+            html += "<h2>\(words.buildings)</h2><ul>"
             for building in content.buildings { html += "<li>\(escape(building))</li>" }
             html += "</ul>\n"
         }
         var details: [(String, String)] = []
-        if let address = content.address, !address.isEmpty { details.append(("Address", escape(address))) }
+        if let address = content.address, !address.isEmpty { details.append((words.address, escape(address))) }
         if let phone = content.phone, !phone.isEmpty {
             let dialable = phone.filter { $0.isNumber || $0 == "+" }
-            details.append(("Phone", dialable.isEmpty ? escape(phone) : "<a href=\"tel:\(escape(dialable))\">\(escape(phone))</a>"))
+            details.append((words.phone, dialable.isEmpty ? escape(phone) : "<a href=\"tel:\(escape(dialable))\">\(escape(phone))</a>"))
         }
         if let hours = content.openingHours, !hours.isEmpty {
             // The weekly table when the hours read (DESIGN.md, "Opening hours, prices and access"), else the text as given.
             if let parsed = try? OpeningHours(parsing: hours) {
                 let rows = parsed.week.map { day, spans in
-                    "<tr><th scope=\"row\">\(day.name)</th><td>\(spans.isEmpty ? "Closed" : spans.map(\.text).joined(separator: ", "))</td></tr>"
+                    "<tr><th scope=\"row\">\(words.day(day))</th><td>\(spans.isEmpty ? words.closed : spans.map(\.text).joined(separator: ", "))</td></tr>"
                 }
-                details.append(("Opening hours", "<table class=\"hours\">\(rows.joined())</table>"))
+                details.append((words.openingHours, "<table class=\"hours\">\(rows.joined())</table>"))
             } else {
-                details.append(("Opening hours", escape(hours)))
+                details.append((words.openingHours, escape(hours)))
             }
         }
         if let level = content.priceLevel, (0...4).contains(level) {
-            details.append(("Price", level == 0 ? "Free" : String(repeating: "$", count: level)))
+            details.append((words.price, level == 0 ? words.free : String(repeating: "$", count: level)))
         }
-        if let access = content.accessibility, !access.isEmpty { details.append(("Accessibility", escape(access))) }
+        if let access = content.accessibility, !access.isEmpty { details.append((words.accessibility, escape(access))) }
         if let website = content.website, TextRules.isWebURL(website) {
-            details.append(("Website", "<a href=\"\(escape(website))\">\(escape(website))</a>"))
+            details.append((words.website, "<a href=\"\(escape(website))\">\(escape(website))</a>"))
         }
         if !details.isEmpty {
-            html += "<h2>Visiting</h2><dl>"
+            html += "<h2>\(words.visiting)</h2><dl>"
             for (term, value) in details { html += "<dt>\(term)</dt><dd>\(value)</dd>" }
             html += "</dl>\n"
         }
         let links = content.links.filter { TextRules.isWebURL($0.url) }
         if !links.isEmpty {
-            html += "<h2>More</h2><ul>"
+            html += "<h2>\(words.more)</h2><ul>"
             for link in links {
-                html += "<li><a href=\"\(escape(link.url))\">\(escape(link.name))</a> (\(link.type.rawValue))</li>"
+                html += "<li><a href=\"\(escape(link.url))\">\(escape(link.name))</a> (\(words.linkTypes[link.type] ?? link.type.rawValue))</li>"
             }
             html += "</ul>\n"
         }
         if !tourNames.isEmpty {
-            html += "<h2>On the tours</h2><ul>"
+            html += "<h2>\(words.onTheTours)</h2><ul>"
             for name in tourNames { html += "<li>\(escape(name))</li>" }
             html += "</ul>\n"
         }
@@ -105,19 +110,20 @@ public enum PoiPage {
         return Array(html.utf8)
     }
 
-    /// An `<audio>` or `<video>` with its captions as a `<track>` and its transcript below.
-    static func player(_ item: MediaContent, media: PoiMedia, isNarration: Bool) -> String {
+    /// An `<audio>` or `<video>` with its captions, in `captionsLanguage`, as a `<track>` and its transcript below.
+    static func player(_ item: MediaContent, media: PoiMedia, isNarration: Bool, words: PageWords, captionsLanguage: String) -> String {
         let element = item.format.kind == .video ? "video" : "audio"
         // A narration is captioned as one: its library title is staff's name for the file ("Arts Walk narration stop 1").
-        var html = "<figure class=\"media\"><figcaption>\(isNarration ? "Narration" : escape(item.title))</figcaption>"
+        var html = "<figure class=\"media\"><figcaption>\(isNarration ? words.narration : escape(item.title))</figcaption>"
         // Anonymous CORS: the track loads wherever the page was opened from (the feed's media answers allow any origin).
         html += "<\(element) controls preload=\"none\" crossorigin=\"anonymous\" src=\"\(escape(media.url(item.sha256)))\">"
         if let captions = item.captions {
-            html += "<track kind=\"captions\" src=\"\(escape(media.url(captions)))\" srclang=\"en\" label=\"English\" default>"
+            let label = Locale(identifier: captionsLanguage).localizedString(forIdentifier: captionsLanguage) ?? captionsLanguage
+            html += "<track kind=\"captions\" src=\"\(escape(media.url(captions)))\" srclang=\"\(escape(captionsLanguage))\" label=\"\(escape(label))\" default>"
         }
         html += "</\(element)>"
         if let transcript = item.transcript, !transcript.isEmpty {
-            html += "<details><summary>Transcript</summary>"
+            html += "<details><summary>\(words.transcript)</summary>"
             for paragraph in paragraphs(transcript) { html += "<p>\(escape(paragraph))</p>" }
             html += "</details>"
         }

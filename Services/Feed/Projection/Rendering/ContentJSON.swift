@@ -100,8 +100,12 @@ enum ContentJSON {
         json.key("id"); json.uuid(poi.id)
         json.key("language"); json.string(language.tag)
         json.key("languages"); json.strings(languages)
+        // The files this answer uses: its language's narration, not every translation's (a bundle's manifest has them all).
+        var own = content
+        own.translations = nil
+        let used = Set(MediaHash.named(in: own))
         json.key("media")
-        json.objects(media?.items ?? []) { json, item in mediaMembers(item, media: media, to: &json) }
+        json.objects((media?.items ?? []).filter { used.contains($0.sha256) }) { json, item in mediaMembers(item, media: media, to: &json) }
         json.key("narration")
         if let narration = content.narration, let media, let item = media.item(narration) {
             json.beginObject()
@@ -162,10 +166,10 @@ enum ContentJSON {
         json.key("summary"); json.string(summary ?? content.summary)
     }
 
-    /// `GET /v1/categories`: `{"categories": [{path, name, poiCount, children}]}`, each level by name (case
+    /// `GET /v1/categories`: `{"categories": [{path, name, poiCount, children}], "language"}`, each level by name (case
     /// ignored, then as written). A POI counts once for each node it is in or under; a category whose parent
     /// has not arrived is shown at the top until it does.
-    static func categoryTree(_ categories: [CategoryState], poiCategories: [[String]]) -> [UInt8] {
+    static func categoryTree(_ categories: [CategoryState], poiCategories: [[String]], language: String) -> [UInt8] {
         var counts: [String: Int] = [:]
         for paths in poiCategories {
             for node in CategoryState.pathsWithAncestors(paths) { counts[node, default: 0] += 1 }
@@ -190,6 +194,7 @@ enum ContentJSON {
         }
         json.beginObject()
         json.key("categories"); write(children[""] ?? [], to: &json)
+        json.key("language"); json.string(language)
         json.endObject()
         return json.bytes
     }

@@ -12,7 +12,7 @@ enum TourBundle {
         let url: String
     }
 
-    /// The tour's cover, then the library files the stops use, once each: each item's file, then its captions.
+    /// The tour's cover, then the library files the stops use, once each: each item's file, then its captions (every language's).
     static func manifest(_ stops: [PoiResources], cover: File? = nil) -> [File] {
         var seen: Set<String> = [], files: [File] = []
         if let cover {
@@ -22,8 +22,8 @@ enum TourBundle {
         for media in stops.compactMap(\.media) {
             for item in media.items {
                 var candidates = [File(sha256: item.sha256, byteCount: item.byteCount, contentType: item.format.contentType, url: media.url(item.sha256))]
-                if let captions = item.captions {
-                    candidates.append(File(sha256: captions, byteCount: item.captionsByteCount ?? 0, contentType: WebVTT.contentType, url: media.url(captions)))
+                for (captions, byteCount) in item.captionsFiles {
+                    candidates.append(File(sha256: captions, byteCount: byteCount, contentType: WebVTT.contentType, url: media.url(captions)))
                 }
                 for file in candidates where seen.insert(file.sha256).inserted { files.append(file) }
             }
