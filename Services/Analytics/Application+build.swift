@@ -94,8 +94,11 @@ func buildApplication(settings: ServiceSettings, options: AnalyticsOptions) thro
                   token: options.reportsToken, proxies: options.trustedProxies, tokenFailuresPerMinute: options.tokenFailuresPerMinute,
                   logger: logger)
         .register(on: router)
+    let trackingTopic = settings.kafka.topic(Topic.trackingEvents), producer = runtime.producer
+    let oldest = try KafkaOldestMessage(configuration: settings.kafka)
     let pruning = PruningService(store: PostgresPruningStore(client: postgres, schema: .live, logger: logger), policy: options.retention,
-                                 logger: logger)
+                                 topicConfig: { try await producer.topicConfig(trackingTopic) },
+                                 oldestMessage: { try await oldest.sent(topic: trackingTopic) }, logger: logger)
     var app = Application(router: router, configuration: runtime.httpConfiguration, logger: logger)
     app.addServices(runtime.baseServices)
     app.addServices(commands, names, AfterStartup(idsConverted, ingest), AfterStartup(idsConverted, pruning), AfterStartup(runtime.startup, trackingEnds), AfterStartup(runtime.startup, lagWatch),

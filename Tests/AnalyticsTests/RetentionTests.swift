@@ -34,7 +34,7 @@ struct RetentionTests {
     @Test("a pass removes exactly the event-level rows older than the retention and the ids counted before the dedupe window")
     func exactRows() async throws {
         let first = Self.policy.firstEventDay(now: Self.now)
-        let firstDedupe = Self.policy.firstDedupeDay(now: Self.now)
+        let firstDedupe = try #require(Self.policy.firstDedupeDay(now: Self.now))
         let tour = UUID(), poi = UUID(), otherPoi = UUID()
         func at(_ day: Day, _ hour: Double) -> Date { day.start.addingTimeInterval(hour * 3_600) }
         func registered(_ device: String, _ time: Date) -> TrackingEvent {
@@ -80,9 +80,24 @@ struct RetentionTests {
             let wholeSpan = ReportQuery(from: first.adding(days: -20), to: Day(containing: Self.now), tourId: tour)
             let hoursBefore = try await reports.hours(wholeSpan)
 
-            var pruning = PostgresPruningStore(client: client, schema: .live, logger: logger)
-            pruning.batchSize = 2
+            var configured = PostgresPruningStore(client: client, schema: .live, logger: logger)
+            configured.batchSize = 2
+            let pruning = configured
+            // Another replica's pass in progress: this one skips.
+            try await client.withConnection { other in
+                let lock = "itour.analytics.prune.analytics"
+                #expect(try await other.fetch("SELECT pg_try_advisory_lock(hashtext(\(lock)))", as: Bool.self, logger: logger) == [true])
+                #expect(try await pruning.pass(Self.policy, now: Self.now) == nil)
+                try await other.query("SELECT pg_advisory_unlock(hashtext(\(lock)))", logger: logger)
+            }
+            // An activity row with no day before the horizon (recent's on the tour; its all-events row has its registration's
+            // day) is neither changed nor locked by the pass: its xmin and xmax stay.
+            let untouched = PostgresQuery(unsafeSQL: "SELECT xmin::text || '/' || xmax::text FROM analytics.device_activity "
+                + "WHERE scope = '\(tour.lowercased)' AND device_id = '\(Self.pseudonyms.pseudonym("recent"))'")
+            let recentVersions = try await client.fetch(untouched, as: String.self, logger: logger)
+            #expect(recentVersions.count == 1)
             let pruned = try #require(try await pruning.pass(Self.policy, now: Self.now))
+            #expect(try await client.fetch(untouched, as: String.self, logger: logger) == recentVersions)
             #expect(pruned["processed_events"] == old.count)
 
             for (table, day) in dayTables {
@@ -151,6 +166,74 @@ struct RetentionTests {
                 #expect(try await reports.languages(query) == truth.languages(query), "languages \(query)")
                 if query.tourId == nil { #expect(try await reports.daily(query) == truth.daily(query), "daily \(query)") }
             }
+        }
+    }
+
+    @Test("the dedupe window follows the retention tracking.events has on the broker; one it does not report keeps ids as long as events")
+    func dedupeWindowFromBroker() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let policy = RetentionPolicy(eventDays: 400)
+        // Topic.all as the services create it: 7 days, the default roll, 30 days late, a day's margin.
+        let standard = try await harness.producer.topicConfig(harness.trackingTopic)
+        #expect(standard["retention.ms"] == "604800000")
+        #expect(policy.dedupeDays(topicConfig: standard).days == 45 && RetentionPolicy.standardDedupeDays == 45)
+        let day = 86_400_000
+        try await harness.producer.createTopics([
+            KafkaTopicSpec(name: "month", partitions: 1, config: ["retention.ms": String(30 * day)]),
+            KafkaTopicSpec(name: "rolled", partitions: 1, config: ["retention.ms": String(10 * day), "segment.ms": String(day / 2)]),
+            KafkaTopicSpec(name: "forever", partitions: 1, config: ["retention.ms": "-1"]),
+            KafkaTopicSpec(name: "unsaid", partitions: 1),
+        ])
+        let month = try await harness.producer.topicConfig(harness.kafka.topic("month"))
+        #expect(policy.dedupeDays(topicConfig: month).days == 30 + 30 + 7 + 1)
+        let rolled = try await harness.producer.topicConfig(harness.kafka.topic("rolled"))
+        #expect(policy.dedupeDays(topicConfig: rolled).days == 30 + 11 + 1)
+        for name in ["forever", "unsaid"] {
+            let config = try await harness.producer.topicConfig(harness.kafka.topic(name))
+            #expect(policy.dedupeDays(topicConfig: config).days == policy.eventDays, "\(name): \(config)")
+        }
+
+        // The service's pass asks the broker: ids counted 50 days ago stay for the month-long topic, go for the standard one.
+        try await Self.withStore { client, store in
+            let logger = TestServices.logger
+            let events = (0..<4).map { TrackingEvent(type: .poiViewed, deviceId: "d\($0)", occurredAt: Self.now.addingTimeInterval(-3_600), poiId: UUID(), via: .map) }
+            _ = try await store.apply(IngestBatch(events: Self.pseudonyms.pseudonymized(events), topic: "t", nextOffsets: [0: 4]))
+            let counted = Day(containing: Self.now).adding(days: -50).description
+            try await client.query("UPDATE analytics.processed_events SET counted_on = \(counted)::date WHERE event_id = ANY(\(events.prefix(2).map(\.id)))",
+                                   logger: logger)
+            let pruning = PostgresPruningStore(client: client, schema: .live, logger: logger)
+            let oldest = try KafkaOldestMessage(configuration: harness.kafka)
+            func service(_ topic: String, now: Date = Self.now) -> PruningService {
+                let producer = harness.producer, full = harness.kafka.topic(topic)
+                return PruningService(store: pruning, policy: policy, topicConfig: { try await producer.topicConfig(full) },
+                                      oldestMessage: { try await oldest.sent(topic: full) }, logger: logger, now: { now })
+            }
+            let kept = await service("month").policyNow()
+            #expect(kept.dedupeDays == 68)
+            #expect(try #require(try await pruning.pass(kept, now: Self.now))["processed_events"] == 0)
+            // A broker that cannot be asked: no id pruned (never a guess shorter than what the topic may redeliver).
+            var unreachable = harness.kafka
+            unreachable.brokers = "127.0.0.1:1"
+            let nowhere = try KafkaProducer(configuration: unreachable, logger: logger)
+            let blind = await PruningService(store: pruning, policy: policy, topicConfig: { try await nowhere.topicConfig("x", timeout: .seconds(1)) },
+                                             oldestMessage: { nil }, logger: logger, now: { Self.now }).policyNow()
+            #expect(blind.dedupeDays == nil)
+            #expect(try #require(try await pruning.pass(blind, now: Self.now))["processed_events"] == nil)
+            let standardPass = await service(Topic.trackingEvents).policyNow()
+            #expect(standardPass.dedupeDays == 45)
+            #expect(try #require(try await pruning.pass(standardPass, now: Self.now))["processed_events"] == 2)
+            let ids: [UUID] = try await client.fetch("SELECT event_id FROM analytics.processed_events", as: UUID.self, logger: logger)
+            #expect(Set(ids) == Set(events.suffix(2).map(\.id)))
+
+            // A topic that still holds a message older than its retention says (a broker that keeps past it; here: a pass
+            // 100 days from now, the message sent today): a consumer reading from the start would get it again, so the ids
+            // it may repeat stay, from 30 days before it was sent on.
+            try await harness.produce([events[0]])
+            let later = Date().addingTimeInterval(100 * 86_400)
+            let held = await service(Topic.trackingEvents, now: later).policyNow()
+            #expect(held.dedupeDays == 100 + 30 + 1)
+            #expect(held.firstDedupeDay(now: later)! <= Day(containing: Date()).adding(days: -30))
+            #expect(await service(Topic.trackingEvents).policyNow().dedupeDays == 45)
         }
     }
 }

@@ -5,9 +5,9 @@ import Shared
 
 /// The pruning's SQL (docs/ANALYTICS.md "Retention"). Every batch is one transaction that first takes the ingest lock
 /// shared (as every ingest batch does: `replay --activate` and an erasure, which take it exclusively, never see a batch
-/// half done), then picks at most `batchSize` rows with `FOR UPDATE SKIP LOCKED` (rows a batch being counted holds are
+/// half done), then picks about `batchSize` rows with `FOR UPDATE SKIP LOCKED` (rows a batch being counted holds are
 /// left for the next pass, so pruning never waits on the ingest and cannot deadlock with it) and deletes or trims them.
-/// Row-picking by age uses the BRIN indexes of migration 13.
+/// Which block ranges hold old rows comes from the BRIN indexes of migration 13.
 struct PostgresPruningStore: Sendable {
     let client: PostgresClient
     let schema: AnalyticsSchema
@@ -34,86 +34,81 @@ struct PostgresPruningStore: Sendable {
     }
 
     private func prune(_ policy: RetentionPolicy, now: Date, on connection: PostgresConnection) async throws -> [String: Int] {
-        let s = schema.name
-        let first = policy.firstEventDay(now: now)
-        let firstDay = first.description
-        let firstInstant = first.start
-        let firstDedupeDay = policy.firstDedupeDay(now: now).description
+        let firstDay = policy.firstEventDay(now: now).description
         var pruned: [String: Int] = [:]
-
-        /// Runs `statement` (one batch, answering the rows it pruned) until a batch prunes fewer than `batchSize`.
-        func drain(_ table: String, _ statement: @escaping @Sendable () -> PostgresQuery) async throws {
-            var total = 0
-            while true {
-                let rows = try await connection.withTransaction(logger: logger) { transaction in
-                    try await transaction.query("SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
-                    return try await transaction.fetch(statement(), as: Int.self, logger: logger).first ?? 0
-                }
-                total += rows
-                if rows < batchSize { break }
-            }
-            pruned[table] = total
+        // No window known (the broker could not say how long the topic keeps messages): every id stays this pass.
+        if let firstDedupeDay = policy.firstDedupeDay(now: now)?.description {
+            pruned["processed_events"] = try await drain("processed_events", "counted_on", before: firstDedupeDay, on: connection)
         }
-        let n = batchSize
-
-        try await drain("processed_events") {
-            """
-            WITH gone AS (
-                DELETE FROM \(unescaped: s).processed_events WHERE ctid = ANY(ARRAY(
-                    SELECT ctid FROM \(unescaped: s).processed_events WHERE counted_on < \(firstDedupeDay)::date LIMIT \(n) FOR UPDATE SKIP LOCKED))
-                RETURNING 1
-            )
-            SELECT count(*)::bigint FROM gone
-            """
-        }
-        try await drain("tour_marks") {
-            """
-            WITH gone AS (
-                DELETE FROM \(unescaped: s).tour_marks WHERE ctid = ANY(ARRAY(
-                    SELECT ctid FROM \(unescaped: s).tour_marks WHERE occurred_at < \(firstInstant) LIMIT \(n) FOR UPDATE SKIP LOCKED))
-                RETURNING 1
-            )
-            SELECT count(*)::bigint FROM gone
-            """
-        }
+        pruned["tour_marks"] = try await drain("tour_marks", "occurred_at", before: firstDay, instant: true, on: connection)
         // A tour's hour × weekday report reads its credited arrivals from untoured_events: they move into its hour_visits
         // as they go (rows in key order, as the ingest writes them), so the sum stays.
-        try await drain("untoured_events") {
-            """
-            WITH gone AS (
-                DELETE FROM \(unescaped: s).untoured_events WHERE ctid = ANY(ARRAY(
-                    SELECT ctid FROM \(unescaped: s).untoured_events WHERE occurred_at < \(firstInstant) LIMIT \(n) FOR UPDATE SKIP LOCKED))
-                RETURNING type, occurred_at, tour_id
-            ), folded AS (
-                INSERT INTO \(unescaped: s).hour_visits AS h (scope, day, hour, visits)
+        pruned["untoured_events"] = try await drain("untoured_events", "occurred_at", before: firstDay, instant: true,
+                                                    returning: "type, occurred_at, tour_id", then: """
+            , folded AS (
+                INSERT INTO \(schema.name).hour_visits AS h (scope, day, hour, visits)
                 SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
                 FROM gone WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
                 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
                 ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
             )
-            SELECT count(*)::bigint FROM gone
-            """
-        }
+            """, on: connection)
         for table in ["device_days", "stop_visits", "credited_members"] {
-            try await drain(table) {
-                """
-                WITH gone AS (
-                    DELETE FROM \(unescaped: s).\(unescaped: table) WHERE ctid = ANY(ARRAY(
-                        SELECT ctid FROM \(unescaped: s).\(unescaped: table) WHERE day < \(firstDay)::date LIMIT \(n) FOR UPDATE SKIP LOCKED))
-                    RETURNING 1
-                )
-                SELECT count(*)::bigint FROM gone
-                """
-            }
+            pruned[table] = try await drain(table, "day", before: firstDay, on: connection)
         }
         pruned["device_activity"] = try await trimActivity("device_activity", column: "device_id", before: firstDay, on: connection)
         pruned["tourist_activity"] = try await trimActivity("tourist_activity", column: "tourist_id", before: firstDay, on: connection)
         return pruned
     }
 
-    /// Cuts the days before `first` off every row of an activity table, walking it in key order a batch at a time; a row
-    /// left with no day is deleted, and for a device's all-events row, so is its registration (`devices`): a device with
-    /// no activity kept appears in no report.
+    /// Deletes the rows of `table` whose `column` is before the UTC day `day` (its midnight when `instant`), a range of
+    /// heap blocks per batch: the BRIN index lists once which ranges hold such rows, then each batch reads only its own
+    /// blocks (a TID range scan), so no batch reads again the rows an earlier one deleted. A range holds about
+    /// `batchSize` rows (the table's rows per block from its statistics). `returning` and `then` let a batch fold what
+    /// it deletes (`gone`) elsewhere. Returns the rows deleted.
+    private func drain(_ table: String, _ column: String, before day: String, instant: Bool = false, returning: String = "1",
+                       then fold: String = "", on connection: PostgresConnection) async throws -> Int {
+        let relation = "\(schema.name).\(table)"
+        let cutoff = instant ? "($1::date::timestamp AT TIME ZONE 'UTC')" : "$1::date"
+        var binds = PostgresBindings()
+        binds.append(day)
+        binds.append(batchSize)
+        let ranges = try await connection.fetch(PostgresQuery(unsafeSQL: """
+            WITH per_range AS (
+                SELECT CASE WHEN reltuples > 0 AND relpages > 0 THEN greatest(1, ceil($2 * relpages / reltuples))::bigint
+                            ELSE greatest(1, $2 / 100)::bigint END AS blocks
+                FROM pg_class WHERE oid = '\(relation)'::regclass
+            )
+            SELECT DISTINCT (ctid::text::point)[0]::bigint / p.blocks * p.blocks, p.blocks
+            FROM \(relation), per_range p WHERE \(column) < \(cutoff) ORDER BY 1
+            """, binds: binds), as: (Int, Int).self, logger: logger)
+        var total = 0
+        for (first, blocks) in ranges {
+            var binds = PostgresBindings()
+            binds.append(day)
+            binds.append("(\(first),0)")
+            binds.append("(\(first + blocks),0)")
+            total += try await connection.withTransaction(logger: logger) { transaction in
+                try await transaction.query("SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+                return try await transaction.fetch(PostgresQuery(unsafeSQL: """
+                    WITH gone AS (
+                        DELETE FROM \(relation) WHERE ctid = ANY(ARRAY(
+                            SELECT ctid FROM \(relation) WHERE ctid >= $2::tid AND ctid < $3::tid AND \(column) < \(cutoff)
+                            FOR UPDATE SKIP LOCKED))
+                        RETURNING \(returning)
+                    )\(fold)
+                    SELECT count(*)::bigint FROM gone
+                    """, binds: binds), as: Int.self, logger: logger).first ?? 0
+            }
+        }
+        return total
+    }
+
+    /// Cuts the days before `first` off the rows of an activity table that have any, walking it in key order a batch at
+    /// a time: a batch locks and changes only such rows (`lower(days) < first`; the walk reads the others without a lock,
+    /// and no index on `days` is added: it would make the ingest's updates of `days` non-HOT). A row left with no day is
+    /// deleted, and for a device's all-events row, so is its registration (`devices`): a device with no activity kept
+    /// appears in no report.
     private func trimActivity(_ table: String, column: String, before first: String, on connection: PostgresConnection) async throws -> Int {
         let s = schema.name, n = batchSize, all = AggregateDelta.Scope.all
         let registrations = table == "device_activity"
@@ -128,7 +123,7 @@ struct PostgresPruningStore: Sendable {
                 return try await transaction.fetch("""
                     WITH chunk AS (
                         SELECT scope, \(unescaped: column) AS member, days FROM \(unescaped: s).\(unescaped: table)
-                        WHERE (scope, \(unescaped: column)) > (\(position.0), \(position.1))
+                        WHERE (scope, \(unescaped: column)) > (\(position.0), \(position.1)) AND lower(days) < \(first)::date
                         ORDER BY scope, \(unescaped: column) LIMIT \(n) FOR UPDATE SKIP LOCKED
                     ), gone AS (
                         DELETE FROM \(unescaped: s).\(unescaped: table) a USING chunk c
