@@ -172,13 +172,19 @@ struct PostgresIngestStore: IngestStore {
         guard !untoured.isEmpty else { return }
         var credited: [(UUID, UUID)] = []
         // The open tour of each, set-based (the rule of `openTour`, the same predicates): the marks that can decide any of
-        // them (their devices', from 4 h before the first to the last) are read once, by the primary key, then joined in
-        // memory, instead of two index probes per event.
-        let devices = Array(Set(untoured.map(\.deviceId))).sorted()
-        let earliest = untoured.map(\.occurredAt).min()!, latest = untoured.map(\.occurredAt).max()!
+        // them (each device's own, from 4 h before its first event to its last: one late event widens only its device's
+        // read) are read once, a primary-key range per device, then joined in memory, instead of two index probes per event.
+        var spans: [String: (first: Date, last: Date)] = [:]
+        for event in untoured {
+            let span = spans[event.deviceId] ?? (event.occurredAt, event.occurredAt)
+            spans[event.deviceId] = (min(span.first, event.occurredAt), max(span.last, event.occurredAt))
+        }
+        let devices = spans.keys.sorted()
         // The planner guesses 100 rows for an unnest and would join the thousands it holds to the marks by nested loops,
-        // each over every mark: hash joins, for this statement only.
-        try await connection.query("SELECT set_config('enable_nestloop', 'off', true)", logger: logger)
+        // each over every mark: hash joins, for this statement only (the per-device reads are LATERAL, nested loops by
+        // nature); the setting it had is put back after it.
+        let nestloop = try await connection.fetch("SELECT current_setting('enable_nestloop'), set_config('enable_nestloop', 'off', true)",
+                                                  as: (String, String).self, logger: logger).first?.0 ?? "on"
         for try await row in try await connection.query("""
             WITH u(event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds) AS (
                 SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
@@ -186,9 +192,14 @@ struct PostgresIngestStore: IngestStore {
                             \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
                             \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
             ), marks AS MATERIALIZED (
-                SELECT device_id, occurred_at, event_id, kind, tour_id, tourist_id FROM \(unescaped: schema).tour_marks
-                WHERE device_id = ANY(\(devices)::text[])
-                  AND occurred_at >= \(earliest)::timestamptz - '\(unescaped: window)'::interval AND occurred_at <= \(latest)::timestamptz
+                SELECT m.device_id, m.occurred_at, m.event_id, m.kind, m.tour_id, m.tourist_id
+                FROM unnest(\(devices)::text[], \(devices.map { spans[$0]!.first })::timestamptz[], \(devices.map { spans[$0]!.last })::timestamptz[])
+                     AS b(device_id, first, last)
+                CROSS JOIN LATERAL (
+                    SELECT * FROM \(unescaped: schema).tour_marks t
+                    WHERE t.device_id = b.device_id AND t.occurred_at >= b.first - '\(unescaped: window)'::interval AND t.occurred_at <= b.last
+                    OFFSET 0 -- kept a subquery: flattened, it would become a hash join over every mark
+                ) m
             ), opened AS (
                 SELECT DISTINCT ON (u.event_id) u.event_id, u.device_id, u.occurred_at, s.tour_id, s.occurred_at AS started
                 FROM u JOIN marks s ON s.device_id = u.device_id AND s.kind = 's'
@@ -210,7 +221,7 @@ struct PostgresIngestStore: IngestStore {
             """, logger: logger).decode((UUID, UUID).self) {
             credited.append(row)
         }
-        try await connection.query("SELECT set_config('enable_nestloop', 'on', true)", logger: logger)
+        try await connection.query("SELECT set_config('enable_nestloop', \(nestloop), true)", logger: logger)
         guard !credited.isEmpty else { return }
         let byId = Dictionary(untoured.map { ($0.eventId, $0) }, uniquingKeysWith: { first, _ in first })
         for (eventId, tour) in credited {
