@@ -256,6 +256,9 @@ enum AnalyticsBench {
         if let load {
             let (sent, seconds) = try await load.stop()
             under = String(format: ", under a steady %.0f events/s (%d sent in %.1f s)", Double(sent) / seconds, sent, seconds)
+            if Double(sent) / seconds < 0.95 * Double(background) {
+                print("lag: the steady load reached \(Int(Double(sent) / seconds)) of the \(background) events/s asked: not the load the goal is for")
+            }
         }
         print(Statistics.summary("lag from \(via) to counted in the summary report\(under)", milliseconds: samples))
         await producer?.shutdown()

@@ -10,13 +10,16 @@
 #    Postgres's own ingest limit here. Goals: >= 20 000 events/s and >= 0.3x COPY.
 # 2. queries: report latency (HTTP, token, JSON) with those events loaded; every other query covers
 #    all 90 days, the rest random ranges; a third filtered by tour. Goal: p95 < 100 ms.
-# 3. storage: bytes per event (every analytics table, indexes and TOAST included, over the events counted), and
-#    after a year with the retention's pruning (issue 46): the dedupe ids kept 45 days, not 365.
+# 3. storage: bytes per event (every analytics table, indexes and TOAST included, over the events counted), measured;
+#    after a year with the retention's pruning (issue 46: the dedupe ids kept 45 days, not 365) only ESTIMATED by
+#    arithmetic from those tables (a year generated and pruned is too slow here), and the output says so.
 # 4. queries at SCALE x EVENTS (default 10): the counted world copied set-based in SQL (scale_sql below) into
-#    SCALE disjoint copies of its devices, then the same queries. Goal (issue 46): p95 < 50 ms at 1 M and 10 M.
+#    SCALE disjoint copies of its devices, then the same queries. Goal (issue 46): p95 < 50 ms at 1 M and 10 M for
+#    every report: each report's p95 and median are printed against it, and the verdict is met only if all are.
 # 5. lag: POST /v1/events on the feed, one event at a time, until the summary report counts it, while
 #    BENCH_LAG_LOAD (5000) events a second are produced to tracking.events. Goal: p95 < 1 s. Without a feed
-#    binary that accepts the POST, events are produced directly (and the output says so).
+#    binary that accepts the POST, events are produced directly (and the output says so). The verdict is met only
+#    if the steady load reached 95 % of the rate asked (what it reached is printed).
 #
 # Issue 46's goals: ingest >= 0.4x COPY, report p95 < 50 ms at 1 M and 10 M, lag p95 < 1 s at 5 000 events/s.
 #
@@ -143,10 +146,12 @@ psql_db -c "SELECT c.relname, pg_size_pretty(pg_total_relation_size(c.oid)), rou
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'analytics' AND c.relkind = 'r'
   ORDER BY pg_total_relation_size(c.oid) DESC" | column -t -s '|' | tee "$work/storage.txt"
 bytes_per_event=$(awk -v t="$total_bytes" -v n="$events" 'BEGIN { printf "%.0f", t / n }')
-# A year at the same rate: everything but the dedupe ids grows with the events (400 days' retention keeps a year);
-# the ids are those of the last 45 days.
+# After a year: NOT measured here (a year of rows generated and pruned would take this 2-core machine longer than the
+# rest of the run): an estimate by arithmetic, and the output says so. Everything but the dedupe ids grows with the
+# events (400 days' retention keeps a year); the ids are those of the last 45 days (the standard dedupe window).
 bytes_after_year=$(awk -v t="$total_bytes" -v d="$dedupe_bytes" -v n="$events" 'BEGIN { printf "%.0f", (t - d) / n + d / n * 45 / 365 }')
-echo "storage: $bytes_per_event bytes per event counted; after a year with pruning: $bytes_after_year bytes per event"
+year_line="after a year with pruning ~$bytes_after_year bytes per event, ESTIMATED by arithmetic from the 90 days' tables, not measured"
+echo "storage: $bytes_per_event bytes per event counted; $year_line"
 
 echo "==> scale: the counted events x$scale, set-based in SQL"
 t=$(now)
@@ -212,17 +217,36 @@ fi
 lag_line=$(tail -n 1 "$work/lag.txt")
 
 p95() { sed -E "s/.*p95=([0-9.]+) ms.*/\\1/" <<<"$1"; }
+median() { sed -E "s/.*median=([0-9.]+) ms.*/\\1/" <<<"$1"; }
 verdict() { awk -v v="$1" -v g="$2" -v op="$3" 'BEGIN { ok = (op == "<" ? v < g : v >= g); print ok ? "met" : "NOT met" }'; }
+# per_report LINES: each report's p95 and median over the whole span against the goal (p95 < 50 ms), one line each,
+# then the verdict: met only when every report's is (issue 46: "p95 < 50 ms ... for every report").
+per_report() {
+  local line name v worst=met
+  while IFS= read -r line; do
+    name=$(sed -E 's/^ +([a-z]+) over.*/\1/' <<<"$line")
+    v=$(verdict "$(p95 "$line")" 50 "<")
+    [[ $v == met ]] || worst="NOT met"
+    printf '  %-10s p95 %6s ms  median %6s ms   %s\n' "$name" "$(p95 "$line")" "$(median "$line")" "$v"
+  done < <(grep -E '^  [a-z]+ over [0-9]+ days' <<<"$1")
+  echo "  every report p95 < 50 ms: $worst"
+}
 ratio=$(awk -v a="$ingest_rate" -v b="$copy_rate" 'BEGIN { printf "%.2f", a / b }')
-full=$(grep "over all" <<<"$query_lines") full_scaled=$(grep "over all" <<<"$scaled_lines")
+# The lag counts only under the load asked for: the rate the steady load reached must be within 5 % of it.
+sustained=$(sed -nE 's/.*under a steady ([0-9.]+) events\/s.*/\1/p' <<<"$lag_line")
+load_verdict=$(verdict "${sustained:-0}" "$(awk -v l="$lag_load" 'BEGIN { print l * 0.95 }')" ">=")
+lag_verdict=$(verdict "$(p95 "$lag_line")" 1000 "<")
+[[ $load_verdict == met ]] || lag_verdict="NOT met (the load sustained ${sustained:-no} events/s of $lag_load asked)"
 cat <<SUMMARY
 
 ==> analytics benchmark ($events events over $days days, then x$scale; $(nproc) cores; Postgres fsync on)
 ingest end to end: $ingest_rate events/s
 postgres COPY:     $copy_rate rows/s of the same rows into an unlogged table
 ratio:             ${ratio}x of COPY   (goal >= 0.4x: $(verdict "$ratio" 0.4 ">="))
-at $events events:  $full   (goal p95 < 50 ms: $(verdict "$(p95 "$full")" 50 "<"))
-at $scaled events: $full_scaled   (goal p95 < 50 ms: $(verdict "$(p95 "$full_scaled")" 50 "<"))
-$lag_line   (goal p95 < 1000 ms: $(verdict "$(p95 "$lag_line")" 1000 "<"))
-storage:           $bytes_per_event bytes per event; after a year with pruning $bytes_after_year bytes per event   (no goal: recorded)
+reports at $events events over $days days (goal: p95 < 50 ms for each):
+$(per_report "$query_lines")
+reports at $scaled events over $days days (goal: p95 < 50 ms for each):
+$(per_report "$scaled_lines")
+$lag_line   (goal p95 < 1000 ms at $lag_load events/s: $lag_verdict)
+storage:           $bytes_per_event bytes per event counted (90 days); $year_line   (no goal: recorded)
 SUMMARY
