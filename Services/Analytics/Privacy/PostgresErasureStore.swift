@@ -37,7 +37,15 @@ struct PostgresErasureStore: Sendable {
                     UPDATE \(unescaped: s).day_device_counts c SET devices = c.devices - 1 FROM dd
                     WHERE c.scope = dd.scope AND c.day = dd.day RETURNING 1
                 ),
-                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym) RETURNING 1),
+                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym) RETURNING scope, days),
+                -- Its active days leave the distinct counts of every range (migration 14's day pairs), as from day_device_counts.
+                pairs AS (
+                    INSERT INTO \(unescaped: s).active_day_pairs AS p (scope, kind, day, previous, members)
+                    SELECT da.scope, 'd', x.day, x.previous, -count(*) FROM da, \(unescaped: s).day_pairs(da.days) x
+                    GROUP BY 1, 3, 4 ORDER BY 1, 3, 4
+                    ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = p.members + EXCLUDED.members
+                    RETURNING 1
+                ),
                 dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym) RETURNING 1),
                 tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym) RETURNING 1),
                 ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING type, occurred_at, tour_id),
@@ -59,6 +67,7 @@ struct PostgresErasureStore: Sendable {
                         'devices', (SELECT count(*) FROM dv), 'tour_marks', (SELECT count(*) FROM tm),
                         'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
                         'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
+                        'active_day_pairs', (SELECT count(*) FROM pairs),
                         'hour_visits', (SELECT count(*) FROM hv)) AS removed
                 ),
                 audit AS (
