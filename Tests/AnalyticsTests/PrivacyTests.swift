@@ -91,6 +91,13 @@ struct PrivacyTests {
                 END
                 $$
                 """, logger: logger)
+            // Before migration 14 a tour's credited arrivals were not in its hour_visits (reports read them from untoured_events).
+            try await client.query("""
+                UPDATE analytics.hour_visits h SET visits = h.visits - c.n
+                FROM (SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date AS day, extract(hour FROM occurred_at AT TIME ZONE 'UTC') AS hour, count(*) AS n
+                      FROM analytics.untoured_events WHERE tour_id IS NOT NULL AND type = 'poi.arrived' GROUP BY 1, 2, 3) c
+                WHERE h.scope = c.tour_id AND h.day = c.day AND h.hour = c.hour
+                """, logger: logger)
             let store = PostgresIngestStore(client: client, schema: .live, logger: logger)
             let repository = PostgresReportRepository(client: client, schema: .live, logger: logger)
 

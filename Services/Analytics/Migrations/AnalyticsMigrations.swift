@@ -372,7 +372,7 @@ enum AnalyticsMigrations {
             CREATE INDEX stop_visits_by_day ON stop_visits USING brin (day);
             CREATE INDEX credited_members_by_day ON credited_members USING brin (day);
             """),
-        Migration(14, "distinct members by day pairs", """
+        Migration(14, "distinct members by day pairs, credited arrivals by hour", """
             -- Distinct devices ('d') and tourists ('t') of a scope over any range, from O(days) rows whatever the number of
             -- members (docs/ANALYTICS.md "Distinct counts"): a member is active in [f, t] iff its first active day d in [f, t]
             -- has its previous active day p before f. So per scope, kind, day d and previous active day p ('-infinity': none),
@@ -402,9 +402,23 @@ enum AnalyticsMigrations {
                 SELECT a.scope, 't', p.day, p.previous FROM tourist_activity a, day_pairs(a.days) p
             ) pairs
             GROUP BY scope, kind, day, previous;
-            -- Rows migration 12 set aside not converted yet (IdConversion moves them after the migrations, days unchanged).
+            -- A tour's credited arrivals count in its hour_visits from now on (moved with the credit, as day_poi_stats' visits
+            -- are), instead of being read from untoured_events by each report: those stored so far are added.
+            INSERT INTO hour_visits AS h (scope, day, hour, visits)
+            SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
+            FROM untoured_events WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
+            GROUP BY 1, 2, 3
+            ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits;
+            -- Rows migration 12 set aside not converted yet (IdConversion moves them after the migrations, unchanged but ids).
             DO $do$
             BEGIN
+                IF to_regclass('untoured_events_unhashed') IS NOT NULL THEN
+                    INSERT INTO hour_visits AS h (scope, day, hour, visits)
+                    SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
+                    FROM untoured_events_unhashed WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
+                    GROUP BY 1, 2, 3
+                    ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits;
+                END IF;
                 IF to_regclass('device_activity_unhashed') IS NOT NULL THEN
                     INSERT INTO active_day_pairs AS t (scope, kind, day, previous, members)
                     SELECT a.scope, 'd', p.day, p.previous, count(*) FROM device_activity_unhashed a, day_pairs(a.days) p GROUP BY 1, 3, 4

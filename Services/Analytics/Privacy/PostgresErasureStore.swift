@@ -8,8 +8,8 @@ struct Erasure: Sendable, Equatable, Encodable {
     /// The device's pseudonym: what the tables held, and what the audit keeps (never the id sent).
     var pseudonym: String
     var erasedAt: Date
-    /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `hour_visits` the
-    /// hours its credited arrivals were moved into.
+    /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `active_day_pairs`
+    /// the day pairs it was counted in.
     var removed: [String: Int]
 }
 
@@ -48,17 +48,7 @@ struct PostgresErasureStore: Sendable {
                 ),
                 dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym) RETURNING 1),
                 tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym) RETURNING 1),
-                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING type, occurred_at, tour_id),
-                -- The hour × weekday report of a tour reads its credited arrivals from untoured_events: they move into the
-                -- tour's hour_visits, so the sum stays (AggregateDelta counts a tour's own arrivals there the same way).
-                hv AS (
-                    INSERT INTO \(unescaped: s).hour_visits AS h (scope, day, hour, visits)
-                    SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
-                    FROM ue WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
-                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-                    ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
-                    RETURNING 1
-                ),
+                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING 1),
                 sv AS (DELETE FROM \(unescaped: s).stop_visits WHERE device_id = \(pseudonym) RETURNING 1),
                 cm AS (DELETE FROM \(unescaped: s).credited_members WHERE kind = 'd' AND member = \(pseudonym) RETURNING 1),
                 removed AS (
@@ -67,8 +57,7 @@ struct PostgresErasureStore: Sendable {
                         'devices', (SELECT count(*) FROM dv), 'tour_marks', (SELECT count(*) FROM tm),
                         'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
                         'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
-                        'active_day_pairs', (SELECT count(*) FROM pairs),
-                        'hour_visits', (SELECT count(*) FROM hv)) AS removed
+                        'active_day_pairs', (SELECT count(*) FROM pairs)) AS removed
                 ),
                 audit AS (
                     INSERT INTO \(unescaped: s).erasures (device_id, requested_by, removed)

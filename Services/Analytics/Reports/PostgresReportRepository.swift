@@ -233,19 +233,11 @@ struct PostgresReportRepository: ReportRepository {
 
     func hours(_ query: ReportQuery) async throws -> HourReport {
         let s = schema.name, from = query.from.description, to = query.to.description
-        let creditedVisits = query.tourId.map { tour in
-            """
-            UNION ALL
-            SELECT extract(isodow FROM occurred_at AT TIME ZONE 'UTC')::integer, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::integer, 1
-            FROM \(credited(query, tour: tour)) AND type = 'poi.arrived'
-            """
-        } ?? ""
         var grid = Array(repeating: Array(repeating: 0, count: 24), count: 7)
         for (weekday, hour, visits) in try await read("""
             SELECT weekday, hour, sum(visits)::bigint FROM (
                 SELECT extract(isodow FROM day)::integer AS weekday, hour::integer AS hour, visits
                 FROM \(unescaped: s).hour_visits WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
-                \(unescaped: creditedVisits)
             ) v GROUP BY weekday, hour
             """, as: (Int, Int, Int).self, logger: logger) where (1...7).contains(weekday) && (0..<24).contains(hour) {
             grid[weekday - 1][hour] += visits

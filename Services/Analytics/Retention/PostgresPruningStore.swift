@@ -76,20 +76,12 @@ struct PostgresPruningStore: Sendable {
             SELECT count(*)::bigint FROM gone
             """
         }
-        // A tour's hour × weekday report reads its credited arrivals from untoured_events: they move into its hour_visits
-        // as they go (rows in key order, as the ingest writes them), so the sum stays.
         try await drain("untoured_events") {
             """
             WITH gone AS (
                 DELETE FROM \(unescaped: s).untoured_events WHERE ctid = ANY(ARRAY(
                     SELECT ctid FROM \(unescaped: s).untoured_events WHERE occurred_at < \(firstInstant) LIMIT \(n) FOR UPDATE SKIP LOCKED))
-                RETURNING type, occurred_at, tour_id
-            ), folded AS (
-                INSERT INTO \(unescaped: s).hour_visits AS h (scope, day, hour, visits)
-                SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
-                FROM gone WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
-                GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-                ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
+                RETURNING 1
             )
             SELECT count(*)::bigint FROM gone
             """
