@@ -243,15 +243,15 @@ struct PostgresIngestStore: IngestStore {
                     SELECT s, m, added FROM changed ORDER BY s, m
                     ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
                     RETURNING a.scope, a.\(unescaped: column) AS member, a.xmax <> 0 AS updated
+                ), added_days AS (
+                    SELECT c.s, c.old, c.old + c.added AS new, c.added, a.d::date AS day
+                    FROM changed c, unnest(c.added) r, generate_series(lower(r), upper(r) - 1, interval '1 day') a(d)
                 ), touched AS (
-                    SELECT c.s, c.old, c.old + c.added AS new, x.day
-                    FROM changed c, LATERAL (
-                        SELECT a.d::date AS day FROM unnest(c.added) r, generate_series(lower(r), upper(r) - 1, interval '1 day') a(d)
-                        UNION
-                        SELECT lower((c.old + c.added) * datemultirange(daterange(a.d::date + 1, NULL)))
-                        FROM unnest(c.added) r, generate_series(lower(r), upper(r) - 1, interval '1 day') a(d)
-                    ) x
-                    WHERE x.day IS NOT NULL
+                    -- Each new day, and the active day after it unless that is new too (no two new days share it).
+                    SELECT s, old, new, day FROM added_days
+                    UNION ALL
+                    SELECT s, old, new, n FROM (SELECT s, old, new, added, lower(new * datemultirange(daterange(day + 1, NULL))) AS n FROM added_days) x
+                    WHERE n IS NOT NULL AND NOT added @> n
                 ), pairs AS (
                     SELECT s, day, COALESCE(upper(new * datemultirange(daterange(NULL, day))) - 1, '-infinity') AS previous, 1 AS n FROM touched
                     UNION ALL
