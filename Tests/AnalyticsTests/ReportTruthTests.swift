@@ -36,6 +36,27 @@ struct ReportTruthTests {
         }
     }
 
+    /// Few events per device over many days: devices come back after gaps, days arrive late between two active days (the
+    /// shuffle), and late tour marks move credited devices between tours, so the day pairs distinct counts are kept as
+    /// (migration 14) change in every way they can.
+    @Test("sparse activity: gaps, late days between active days, credited devices moved by re-attribution")
+    func sparseActivity() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 11, count: 2_500, devices: 300, days: 24)
+        let deliveries = workload.deliveries(seed: 111)
+        let truth = Truth(events: workload.events, names: try await harness.saveCatalog(workload))
+        var days: [String: Set<Int32>] = [:]
+        for event in workload.events { days[event.deviceId, default: []].insert(Day(containing: event.occurredAt).number) }
+        let gaps = days.values.filter { ($0.max()! - $0.min()! + 1) > Int32($0.count) }.count
+        #expect(gaps > 100, "most devices come back after days away")
+        #expect(truth.creditedCount(in: workload.events) > 50)
+        try await harness.app(batchSize: 53).test(.router) { client in
+            try await harness.produce(deliveries)
+            try await harness.waitUntilCounted(truth.all.count)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 12, count: 16), stops: workload.stops)
+        }
+    }
+
     @Test("a reader killed mid-stream, with batches failing before commit, and restarted loses and double-counts nothing")
     func killedMidStream() async throws {
         let (harness, workload, truth) = try await AnalyticsHarness.loaded(seed: 7, count: 6_000, deliverySeed: 77)

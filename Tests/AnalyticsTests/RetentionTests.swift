@@ -73,7 +73,7 @@ struct RetentionTests {
             for (table, day) in dayTables { before[table] = try await Self.rows(client, table, day: day) }
             #expect(before["tour_marks"]!.contains { $0.day < first } && before["untoured_events"]!.contains { $0.day < first }
                     && before["device_days"]!.contains { $0.day < first } && before["stop_visits"]!.contains { $0.day < first })
-            let aggregates = ["day_poi_stats", "day_tour_stats", "day_device_counts", "day_languages", "day_view_sources"]
+            let aggregates = ["day_poi_stats", "day_tour_stats", "day_device_counts", "day_languages", "day_view_sources", "hour_visits", "active_day_pairs"]
             var sums: [String: Set<String>] = [:]
             for table in aggregates { sums[table] = Set(try await Self.rows(client, table, day: "day").map(\.row)) }
             let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
@@ -125,7 +125,7 @@ struct RetentionTests {
             let ids: [UUID] = try await client.fetch("SELECT event_id FROM analytics.processed_events", as: UUID.self, logger: logger)
             #expect(Set(ids) == Set((edge + recent).map(\.id)))
 
-            // Aggregates stay; the credited arrival that left untoured_events is in its tour's hours now.
+            // Aggregates stay (a tour's credited arrivals were in its hour_visits already).
             for table in aggregates {
                 let kept: [String] = try await Self.rows(client, table, day: "day").map(\.row)
                 #expect(Set(kept) == sums[table]!, "\(table)")

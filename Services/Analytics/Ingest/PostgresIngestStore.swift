@@ -230,19 +230,54 @@ struct PostgresIngestStore: IngestStore {
     }
 
     private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {
-        for (table, column, members) in [("device_activity", "device_id", delta.devices), ("tourist_activity", "tourist_id", delta.tourists)]
+        for (table, column, kind, members) in [("device_activity", "device_id", AggregateDelta.CreditedMember.Kind.device, delta.devices),
+                                               ("tourist_activity", "tourist_id", .tourist, delta.tourists)]
         where !members.isEmpty {
-            // One row per scope and member, its batch days merged into the days it already had; a row whose
-            // days already cover the batch's is left alone.
-            try await connection.query("""
-                INSERT INTO \(unescaped: schema).\(unescaped: table) AS a (scope, \(unescaped: column), days)
-                SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]'))
-                FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::text[], \(members.map(\.day))::integer[]) AS x(s, m, d)
-                GROUP BY s, m
-                ORDER BY s, m
-                ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
-                WHERE NOT a.days @> EXCLUDED.days
-                """, logger: logger)
+            // One row per scope and member, the batch's days new to it merged into the days it had (rows locked first, in
+            // key order, so the days they had are the days they have); the pairs of (active day, active day before it)
+            // that this changes are moved in active_day_pairs (migration 14): each new day's, and the next active day's.
+            let raced = try await connection.fetch("""
+                WITH batch AS (
+                    SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]')) AS days
+                    FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::text[], \(members.map(\.day))::integer[]) AS x(s, m, d)
+                    GROUP BY s, m
+                ), old AS MATERIALIZED (
+                    SELECT a.scope, a.\(unescaped: column) AS member, a.days FROM \(unescaped: schema).\(unescaped: table) a
+                    WHERE (a.scope, a.\(unescaped: column)) IN (SELECT s, m FROM batch)
+                    ORDER BY a.scope, a.\(unescaped: column) FOR UPDATE
+                ), changed AS MATERIALIZED (
+                    SELECT b.s, b.m, COALESCE(o.days, '{}') AS old, b.days - COALESCE(o.days, '{}') AS added, o.scope IS NOT NULL AS existed
+                    FROM batch b LEFT JOIN old o ON o.scope = b.s AND o.member = b.m
+                    WHERE NOT isempty(b.days - COALESCE(o.days, '{}'))
+                ), stored AS (
+                    INSERT INTO \(unescaped: schema).\(unescaped: table) AS a (scope, \(unescaped: column), days)
+                    SELECT s, m, added FROM changed ORDER BY s, m
+                    ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
+                    RETURNING a.scope, a.\(unescaped: column) AS member, a.xmax <> 0 AS updated
+                ), added_days AS (
+                    SELECT c.s, c.old, c.old + c.added AS new, c.added, a.d::date AS day
+                    FROM changed c, unnest(c.added) r, generate_series(lower(r), upper(r) - 1, interval '1 day') a(d)
+                ), touched AS (
+                    -- Each new day, and the active day after it unless that is new too (no two new days share it).
+                    SELECT s, old, new, day FROM added_days
+                    UNION ALL
+                    SELECT s, old, new, n FROM (SELECT s, old, new, added, lower(new * datemultirange(daterange(day + 1, NULL))) AS n FROM added_days) x
+                    WHERE n IS NOT NULL AND NOT added @> n
+                ), pairs AS (
+                    SELECT s, day, COALESCE(upper(new * datemultirange(daterange(NULL, day))) - 1, '-infinity') AS previous, 1 AS n FROM touched
+                    UNION ALL
+                    SELECT s, day, COALESCE(upper(old * datemultirange(daterange(NULL, day))) - 1, '-infinity'), -1 FROM touched WHERE old @> day
+                ), counted AS (
+                    INSERT INTO \(unescaped: schema).active_day_pairs AS p (scope, kind, day, previous, members)
+                    SELECT s, \(kind.rawValue)::"char", day, previous, sum(n) FROM pairs GROUP BY s, day, previous HAVING sum(n) <> 0
+                    ORDER BY s, day, previous
+                    ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = p.members + EXCLUDED.members
+                )
+                SELECT count(*)::bigint FROM stored s JOIN changed c ON c.s = s.scope AND c.m = s.member WHERE s.updated AND NOT c.existed
+                """, as: Int.self, logger: logger)
+            // A row another transaction inserted after this statement's snapshot: the days it had are unknown here, so the
+            // batch is rolled back and applied again (the ingest retries), reading them then.
+            if let raced = raced.first, raced > 0 { throw ActivityRace(rows: raced, table: table) }
         }
         if !delta.devices.isEmpty {
             // The triples new to device_days are the devices each day gains.
@@ -403,4 +438,11 @@ struct PostgresIngestStore: IngestStore {
                 """, logger: logger)
         }
     }
+}
+
+/// An activity row was inserted by another transaction while a batch merged days into it (IngestStore.apply retries).
+struct ActivityRace: Error, CustomStringConvertible {
+    let rows: Int
+    let table: String
+    var description: String { "\(rows) \(table) rows were inserted by another batch at the same time; the batch is applied again" }
 }

@@ -8,8 +8,8 @@ struct Erasure: Sendable, Equatable, Encodable {
     /// The device's pseudonym: what the tables held, and what the audit keeps (never the id sent).
     var pseudonym: String
     var erasedAt: Date
-    /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `hour_visits` the
-    /// hours its credited arrivals were moved into.
+    /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `active_day_pairs`
+    /// the day pairs it was counted in.
     var removed: [String: Int]
 }
 
@@ -37,20 +37,18 @@ struct PostgresErasureStore: Sendable {
                     UPDATE \(unescaped: s).day_device_counts c SET devices = c.devices - 1 FROM dd
                     WHERE c.scope = dd.scope AND c.day = dd.day RETURNING 1
                 ),
-                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym) RETURNING 1),
-                dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym) RETURNING 1),
-                tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym) RETURNING 1),
-                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING type, occurred_at, tour_id),
-                -- The hour × weekday report of a tour reads its credited arrivals from untoured_events: they move into the
-                -- tour's hour_visits, so the sum stays (AggregateDelta counts a tour's own arrivals there the same way).
-                hv AS (
-                    INSERT INTO \(unescaped: s).hour_visits AS h (scope, day, hour, visits)
-                    SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
-                    FROM ue WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
-                    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-                    ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
+                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym) RETURNING scope, days),
+                -- Its active days leave the distinct counts of every range (migration 14's day pairs), as from day_device_counts.
+                pairs AS (
+                    INSERT INTO \(unescaped: s).active_day_pairs AS p (scope, kind, day, previous, members)
+                    SELECT da.scope, 'd', x.day, x.previous, -count(*) FROM da, \(unescaped: s).day_pairs(da.days) x
+                    GROUP BY 1, 3, 4 ORDER BY 1, 3, 4
+                    ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = p.members + EXCLUDED.members
                     RETURNING 1
                 ),
+                dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym) RETURNING 1),
+                tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym) RETURNING 1),
+                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING 1),
                 sv AS (DELETE FROM \(unescaped: s).stop_visits WHERE device_id = \(pseudonym) RETURNING 1),
                 cm AS (DELETE FROM \(unescaped: s).credited_members WHERE kind = 'd' AND member = \(pseudonym) RETURNING 1),
                 removed AS (
@@ -59,7 +57,7 @@ struct PostgresErasureStore: Sendable {
                         'devices', (SELECT count(*) FROM dv), 'tour_marks', (SELECT count(*) FROM tm),
                         'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
                         'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
-                        'hour_visits', (SELECT count(*) FROM hv)) AS removed
+                        'active_day_pairs', (SELECT count(*) FROM pairs)) AS removed
                 ),
                 audit AS (
                     INSERT INTO \(unescaped: s).erasures (device_id, requested_by, removed)

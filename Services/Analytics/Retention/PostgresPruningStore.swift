@@ -41,18 +41,8 @@ struct PostgresPruningStore: Sendable {
             pruned["processed_events"] = try await drain("processed_events", "counted_on", before: firstDedupeDay, on: connection)
         }
         pruned["tour_marks"] = try await drain("tour_marks", "occurred_at", before: firstDay, instant: true, on: connection)
-        // A tour's hour × weekday report reads its credited arrivals from untoured_events: they move into its hour_visits
-        // as they go (rows in key order, as the ingest writes them), so the sum stays.
-        pruned["untoured_events"] = try await drain("untoured_events", "occurred_at", before: firstDay, instant: true,
-                                                    returning: "type, occurred_at, tour_id", then: """
-            , folded AS (
-                INSERT INTO \(schema.name).hour_visits AS h (scope, day, hour, visits)
-                SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
-                FROM gone WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
-                GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-                ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
-            )
-            """, on: connection)
+        // A tour's credited arrivals are in its hour_visits already (the ingest adds them as it credits them).
+        pruned["untoured_events"] = try await drain("untoured_events", "occurred_at", before: firstDay, instant: true, on: connection)
         for table in ["device_days", "stop_visits", "credited_members"] {
             pruned[table] = try await drain(table, "day", before: firstDay, on: connection)
         }
@@ -64,10 +54,9 @@ struct PostgresPruningStore: Sendable {
     /// Deletes the rows of `table` whose `column` is before the UTC day `day` (its midnight when `instant`), a range of
     /// heap blocks per batch: the BRIN index lists once which ranges hold such rows, then each batch reads only its own
     /// blocks (a TID range scan), so no batch reads again the rows an earlier one deleted. A range holds about
-    /// `batchSize` rows (the table's rows per block from its statistics). `returning` and `then` let a batch fold what
-    /// it deletes (`gone`) elsewhere. Returns the rows deleted.
-    private func drain(_ table: String, _ column: String, before day: String, instant: Bool = false, returning: String = "1",
-                       then fold: String = "", on connection: PostgresConnection) async throws -> Int {
+    /// `batchSize` rows (the table's rows per block from its statistics). Returns the rows deleted.
+    private func drain(_ table: String, _ column: String, before day: String, instant: Bool = false,
+                       on connection: PostgresConnection) async throws -> Int {
         let relation = "\(schema.name).\(table)"
         let cutoff = instant ? "($1::date::timestamp AT TIME ZONE 'UTC')" : "$1::date"
         var binds = PostgresBindings()
@@ -95,8 +84,8 @@ struct PostgresPruningStore: Sendable {
                         DELETE FROM \(relation) WHERE ctid = ANY(ARRAY(
                             SELECT ctid FROM \(relation) WHERE ctid >= $2::tid AND ctid < $3::tid AND \(column) < \(cutoff)
                             FOR UPDATE SKIP LOCKED))
-                        RETURNING \(returning)
-                    )\(fold)
+                        RETURNING 1
+                    )
                     SELECT count(*)::bigint FROM gone
                     """, binds: binds), as: Int.self, logger: logger).first ?? 0
             }
