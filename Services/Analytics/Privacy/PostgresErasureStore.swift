@@ -24,23 +24,45 @@ struct PostgresErasureStore: Sendable {
     /// Every event-level table that names a device, in the order the erasure reports them.
     static let tables = ["device_activity", "device_days", "devices", "tour_marks", "untoured_events", "stop_visits", "credited_members"]
 
-    func erase(pseudonym: String, requestedBy: String) async throws -> Erasure {
-        let s = schema.name
+    func erase(pseudonym: String, requestedBy: String, reason: String, clientAddress: String) async throws -> Erasure {
+        let schema = self.schema
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
-            // The daily series' device counters keep their meaning (distinct devices that day): each day the device was
-            // counted on loses it, as every other distinct-device figure does. Sums of events stay (docs/PRIVACY.md).
+            let removedJSON = try await Self.removeRows(of: pseudonym, schema: schema, on: connection, logger: logger)
             let rows = try await connection.fetch("""
-                WITH dd AS (DELETE FROM \(unescaped: s).device_days WHERE device_id = \(pseudonym) RETURNING scope, day),
+                INSERT INTO \(unescaped: schema.name).erasures (device_id, requested_by, reason, client, removed)
+                VALUES (\(pseudonym)::uuid, \(requestedBy), \(reason), \(clientAddress), \(removedJSON)::jsonb)
+                RETURNING erased_at
+                """, as: Date.self, logger: logger)
+            guard let erasedAt = rows.first,
+                  let removed = try? JSONDecoder().decode([String: Int].self, from: Data(removedJSON.utf8)) else {
+                throw ErasureError(description: "the erasure wrote no audit row")
+            }
+            return Erasure(pseudonym: pseudonym, erasedAt: erasedAt, removed: removed)
+        }
+    }
+
+    /// Removes every event-level row of the device in `schema` (the caller holds the ingest lock exclusively); returns the
+    /// rows removed per table as JSON. Each DELETE finds the device by an index led by its pseudonym (migration 12).
+    static func removeRows(of pseudonym: String, schema: AnalyticsSchema, on connection: PostgresConnection, logger: Logger) async throws -> String {
+        try await connection.fetch(removeRowsQuery(of: pseudonym, schema: schema), as: String.self, logger: logger).first ?? "{}"
+    }
+
+    static func removeRowsQuery(of pseudonym: String, schema: AnalyticsSchema) -> PostgresQuery {
+        let s = schema.name
+        // The daily series' device counters keep their meaning (distinct devices that day): each day the device was
+        // counted on loses it, as every other distinct-device figure does. Sums of events stay (docs/PRIVACY.md).
+        return """
+                WITH dd AS (DELETE FROM \(unescaped: s).device_days WHERE device_id = \(pseudonym)::uuid RETURNING scope, day),
                 counts AS (
                     UPDATE \(unescaped: s).day_device_counts c SET devices = c.devices - 1 FROM dd
                     WHERE c.scope = dd.scope AND c.day = dd.day RETURNING 1
                 ),
-                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym) RETURNING 1),
-                dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym) RETURNING 1),
-                tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym) RETURNING 1),
-                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym) RETURNING type, occurred_at, tour_id),
+                da AS (DELETE FROM \(unescaped: s).device_activity WHERE device_id = \(pseudonym)::uuid RETURNING 1),
+                dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym)::uuid RETURNING 1),
+                tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym)::uuid RETURNING 1),
+                ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym)::uuid RETURNING type, occurred_at, tour_id),
                 -- The hour × weekday report of a tour reads its credited arrivals from untoured_events: they move into the
                 -- tour's hour_visits, so the sum stays (AggregateDelta counts a tour's own arrivals there the same way).
                 hv AS (
@@ -51,8 +73,8 @@ struct PostgresErasureStore: Sendable {
                     ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits
                     RETURNING 1
                 ),
-                sv AS (DELETE FROM \(unescaped: s).stop_visits WHERE device_id = \(pseudonym) RETURNING 1),
-                cm AS (DELETE FROM \(unescaped: s).credited_members WHERE kind = 'd' AND member = \(pseudonym) RETURNING 1),
+                sv AS (DELETE FROM \(unescaped: s).stop_visits WHERE device_id = \(pseudonym)::uuid RETURNING 1),
+                cm AS (DELETE FROM \(unescaped: s).credited_members WHERE kind = 'd' AND member = \(pseudonym)::uuid RETURNING 1),
                 removed AS (
                     SELECT jsonb_build_object(
                         'device_activity', (SELECT count(*) FROM da), 'device_days', (SELECT count(*) FROM dd),
@@ -60,20 +82,9 @@ struct PostgresErasureStore: Sendable {
                         'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
                         'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
                         'hour_visits', (SELECT count(*) FROM hv)) AS removed
-                ),
-                audit AS (
-                    INSERT INTO \(unescaped: s).erasures (device_id, requested_by, removed)
-                    SELECT \(pseudonym), \(requestedBy), removed FROM removed
-                    RETURNING erased_at, removed::text
                 )
-                SELECT erased_at, removed FROM audit
-                """, as: (Date, String).self, logger: logger)
-            guard let (erasedAt, removedJSON) = rows.first,
-                  let removed = try? JSONDecoder().decode([String: Int].self, from: Data(removedJSON.utf8)) else {
-                throw ErasureError(description: "the erasure wrote no audit row")
-            }
-            return Erasure(pseudonym: pseudonym, erasedAt: erasedAt, removed: removed)
-        }
+                SELECT removed::text FROM removed
+                """
     }
 
     /// Every row of every event-level table that names `pseudonym` (device or tourist column), per table: for tests and
@@ -81,7 +92,7 @@ struct PostgresErasureStore: Sendable {
     func rowsNaming(_ pseudonym: String) async throws -> [String: Int] {
         var found: [String: Int] = [:]
         for table in IdConversion.tables {
-            let condition = table.ids.sorted().map { "\($0) = $1" }.joined(separator: " OR ")
+            let condition = table.ids.sorted().map { "\($0) = $1::uuid" }.joined(separator: " OR ")
             var binds = PostgresBindings()
             binds.append(pseudonym)
             let count = try await client.fetch(
