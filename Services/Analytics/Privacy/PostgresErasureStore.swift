@@ -13,8 +13,8 @@ struct Erasure: Sendable, Equatable, Encodable {
     var removed: [String: Int]
 }
 
-/// The SQL of `DELETE /v1/devices/{deviceId}` (docs/PRIVACY.md "Erasure"). One statement, in one transaction that holds
-/// the ingest lock exclusively: the batches being counted finish first and none starts until the device is gone, so no
+/// The SQL of `DELETE /v1/devices/{deviceId}` (docs/PRIVACY.md "Erasure"). The removal and the audit row, in one
+/// transaction that holds the ingest lock exclusively: the batches being counted finish first and none starts until the device is gone, so no
 /// batch half-written around the erasure leaves a row of it behind.
 struct PostgresErasureStore: Sendable {
     let client: PostgresClient
