@@ -157,8 +157,8 @@ echo "==> scale: the counted events x$scale, set-based in SQL"
 t=$(now)
 psql_db -v factor="$scale" <<'SQL'
 -- scripts/bench-analytics.sh: the counted events made :factor times as many, set-based, without producing them.
--- The world is copied :factor - 1 times with new devices and tourists (each pseudonym suffixed ~k, which no real
--- pseudonym holds) and new event ids (an md5 of the id and k): every event-level table gets a copy of each row per k,
+-- The world is copied :factor - 1 times with new devices and tourists (each pseudonym replaced by an md5 of it and k,
+-- a uuid as pseudonyms are) and new event ids (an md5 of the id and k): every event-level table gets a copy of each row per k,
 -- every per-day sum is multiplied by :factor. The result is exactly what counting :factor disjoint copies of the
 -- population would store, so every report over it is :factor times the original's (averages and rates the same), at
 -- the table sizes of :factor times the events.
@@ -169,24 +169,24 @@ BEGIN;
 INSERT INTO processed_events (event_id, counted_on)
     SELECT md5(event_id::text || k)::uuid, counted_on FROM processed_events, generate_series(1, :factor - 1) k;
 INSERT INTO device_activity (scope, device_id, days)
-    SELECT scope, device_id || '~' || k, days FROM device_activity, generate_series(1, :factor - 1) k;
+    SELECT scope, md5(device_id::text || '~' || k)::uuid, days FROM device_activity, generate_series(1, :factor - 1) k;
 INSERT INTO tourist_activity (scope, tourist_id, days)
-    SELECT scope, tourist_id || '~' || k, days FROM tourist_activity, generate_series(1, :factor - 1) k;
+    SELECT scope, md5(tourist_id::text || '~' || k)::uuid, days FROM tourist_activity, generate_series(1, :factor - 1) k;
 INSERT INTO device_days (scope, day, device_id)
-    SELECT scope, day, device_id || '~' || k FROM device_days, generate_series(1, :factor - 1) k;
+    SELECT scope, day, md5(device_id::text || '~' || k)::uuid FROM device_days, generate_series(1, :factor - 1) k;
 INSERT INTO devices (device_id, registered_at, event_id, platform, model, os_version, app_version)
-    SELECT device_id || '~' || k, registered_at, md5(event_id::text || k)::uuid, platform, model, os_version, app_version
+    SELECT md5(device_id::text || '~' || k)::uuid, registered_at, md5(event_id::text || k)::uuid, platform, model, os_version, app_version
     FROM devices, generate_series(1, :factor - 1) k;
 INSERT INTO tour_marks (device_id, occurred_at, event_id, kind, tour_id, tourist_id)
-    SELECT device_id || '~' || k, occurred_at, md5(event_id::text || k)::uuid, kind, tour_id, tourist_id || '~' || k
+    SELECT md5(device_id::text || '~' || k)::uuid, occurred_at, md5(event_id::text || k)::uuid, kind, tour_id, md5(tourist_id::text || '~' || k)::uuid
     FROM tour_marks, generate_series(1, :factor - 1) k;
 INSERT INTO untoured_events (event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds, tour_id)
-    SELECT md5(event_id::text || k)::uuid, device_id || '~' || k, tourist_id || '~' || k, occurred_at, type, poi_id, dwell_seconds, tour_id
+    SELECT md5(event_id::text || k)::uuid, md5(device_id::text || '~' || k)::uuid, md5(tourist_id::text || '~' || k)::uuid, occurred_at, type, poi_id, dwell_seconds, tour_id
     FROM untoured_events, generate_series(1, :factor - 1) k;
 INSERT INTO stop_visits (tour_id, poi_id, day, device_id)
-    SELECT tour_id, poi_id, day, device_id || '~' || k FROM stop_visits, generate_series(1, :factor - 1) k;
+    SELECT tour_id, poi_id, day, md5(device_id::text || '~' || k)::uuid FROM stop_visits, generate_series(1, :factor - 1) k;
 INSERT INTO credited_members (tour_id, day, kind, member, events)
-    SELECT tour_id, day, kind, member || '~' || k, events FROM credited_members, generate_series(1, :factor - 1) k;
+    SELECT tour_id, day, kind, md5(member::text || '~' || k)::uuid, events FROM credited_members, generate_series(1, :factor - 1) k;
 UPDATE day_poi_stats SET views = views * :factor, visits = visits * :factor, dwell_count = dwell_count * :factor,
     dwell_sum = dwell_sum * :factor, media_plays = media_plays * :factor;
 UPDATE day_tour_stats SET starts = starts * :factor, completions = completions * :factor,

@@ -26,8 +26,7 @@ struct PrivacyTests {
             let pseudonyms = try IdPseudonyms(key: key)
             for id in ids {
                 let made = pseudonyms.pseudonym(id)
-                #expect(made.utf8.count == IdPseudonyms.length)
-                #expect(made.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+                #expect(UUID(uuidString: made)?.uuidString == made)
                 #expect(made == (try Self.openssl(key: key, id)), "\(id)")
             }
             let database = try await TestServices.freshDatabase()
@@ -46,7 +45,7 @@ struct PrivacyTests {
         #expect(throws: ConfigurationError.self) { try IdPseudonyms(key: "too-short") }
     }
 
-    /// `openssl dgst -sha256 -hmac KEY -binary`, its first 16 bytes in base64url without padding: a third implementation.
+    /// `openssl dgst -sha256 -hmac KEY -binary`, its first 16 bytes as a uuid: a third implementation.
     static func openssl(key: String, _ id: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
@@ -59,8 +58,7 @@ struct PrivacyTests {
         try input.fileHandleForWriting.close()
         let mac = output.fileHandleForReading.readDataToEndOfFile().prefix(IdPseudonyms.bytesKept)
         process.waitUntilExit()
-        return mac.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return IdPseudonyms.uuid(Array(mac)).uuidString
     }
 
     @Test("rows stored before ids were hashed are converted in batches, reports unchanged, and new events of the same devices join them")
@@ -70,27 +68,30 @@ struct PrivacyTests {
         let queries = workload.queries(seed: 62, count: 3)
         try await TestServices.withPostgres(database) { client in
             let logger = TestServices.logger
-            // The version before: raw ids. The store writes today's tables, so the workload is counted in a schema with every
-            // migration and its rows copied into the tables version 11 has (the columns it has).
+            // The version before: raw ids. This version cannot write its text columns, so the workload is counted into a
+            // scratch schema and copied into version 11's tables, each pseudonym turned back into the id it stands for.
+            let seed = try #require(AnalyticsSchema("analytics_seed"))
+            try await seed.migrations.run(on: client, logger: logger)
+            _ = try await PostgresIngestStore(client: client, schema: seed, logger: logger)
+                .apply(IngestBatch(events: Self.pseudonyms.pseudonymized(workload.events), topic: "t", nextOffsets: [0: 1]))
             try await MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= 11 }).run(on: client, logger: logger)
-            try await AnalyticsSchema.replay.migrations.run(on: client, logger: logger)
-            _ = try await PostgresIngestStore(client: client, schema: .replay, logger: logger)
-                .apply(IngestBatch(events: workload.events, topic: "t", nextOffsets: [0: 1]))
-            try await AnalyticsHarness.expectReports(PostgresReportRepository(client: client, schema: .replay, logger: logger),
-                                                     equal: Truth(events: workload.events), for: queries)
+            let raw = Array(Set(workload.events.map(\.deviceId) + workload.events.compactMap(\.touristId)))
             try await client.query("""
-                DO $$
-                DECLARE t record;
-                BEGIN
-                    FOR t IN SELECT c.table_name, string_agg(quote_ident(c.column_name), ', ' ORDER BY c.ordinal_position) AS columns
-                             FROM information_schema.columns c JOIN pg_tables p ON p.schemaname = c.table_schema AND p.tablename = c.table_name
-                             WHERE c.table_schema = 'analytics' AND c.table_name <> 'schema_migrations' GROUP BY c.table_name
-                    LOOP
-                        EXECUTE format('INSERT INTO analytics.%I (%s) SELECT %s FROM analytics_replay.%I', t.table_name, t.columns, t.columns, t.table_name);
-                    END LOOP;
-                END
-                $$
+                CREATE TABLE public.raw_ids AS SELECT * FROM unnest(\(raw.map(Self.pseudonyms.pseudonym))::uuid[], \(raw)::text[]) AS r(p, raw)
                 """, logger: logger)
+            let tables = try await client.fetch("""
+                SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'analytics' AND table_name <> 'schema_migrations'
+                """, as: String.self, logger: logger)
+            for table in tables {
+                let columns = try await client.fetch("""
+                    SELECT column_name::text FROM information_schema.columns WHERE table_schema = 'analytics' AND table_name = \(table) ORDER BY ordinal_position
+                    """, as: String.self, logger: logger)
+                let ids = IdConversion.tables.first { $0.name == table }?.ids ?? []
+                let values = columns.map { ids.contains($0) ? "(SELECT raw FROM public.raw_ids WHERE p = \($0))" : $0 }
+                try await client.query(PostgresQuery(unsafeSQL: """
+                    INSERT INTO analytics.\(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM analytics_seed.\(table)
+                    """), logger: logger)
+            }
             // Before migration 14 a tour's credited arrivals were not in its hour_visits (reports read them from untoured_events).
             try await client.query("""
                 UPDATE analytics.hour_visits h SET visits = h.visits - c.n
@@ -103,7 +104,7 @@ struct PrivacyTests {
 
             #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [12, 13, 14])
             var conversion = IdConversion(client: client, schema: .live, pseudonyms: Self.pseudonyms, logger: logger)
-            conversion.batchSize = 97
+            conversion.batchPages = 1
             let moved = try await conversion.run()
             #expect(moved["device_activity"] ?? 0 > 0 && moved["tour_marks"] ?? 0 > 0 && moved["untoured_events"] ?? 0 > 0)
             #expect(try await client.fetch("SELECT count(*)::bigint FROM pg_tables WHERE schemaname = 'analytics' AND tablename LIKE '%unhashed'",
@@ -130,6 +131,93 @@ struct PrivacyTests {
         }
     }
 
+    @Test("two canonically equivalent ids (NFC and NFD, different bytes) are two devices with two pseudonyms, in one batch too")
+    func canonicallyEquivalentIds() throws {
+        let composed = "caf\u{E9}-phone", decomposed = "cafe\u{301}-phone"
+        #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+        let pseudonyms = Self.pseudonyms
+        #expect(pseudonyms.pseudonym(composed) != pseudonyms.pseudonym(decomposed))
+        var random = SplitMix(seed: 64)
+        let events = [composed, decomposed, composed].map { device in
+            TrackingEvent(id: random.uuid(), type: .tourStarted, deviceId: device, occurredAt: Date(timeIntervalSince1970: 1_790_000_000), tourId: UUID())
+        }
+        let stored = pseudonyms.pseudonymized(events).map(\.deviceId)
+        #expect(stored == [pseudonyms.pseudonym(composed), pseudonyms.pseudonym(decomposed), pseudonyms.pseudonym(composed)])
+    }
+
+    /// Statements of the ingest before pseudonyms (main before issue 46), as it sends them: ids bound as text.
+    static let textWrites: [(table: String, sql: String)] = [
+        ("device_days", """
+            INSERT INTO analytics.device_days (scope, day, device_id)
+            SELECT s, DATE '1970-01-01' + d, m FROM unnest($1::uuid[], $2::integer[], $3::text[]) AS x(s, d, m)
+            ON CONFLICT DO NOTHING
+            """),
+        ("device_activity", """
+            INSERT INTO analytics.device_activity AS a (scope, device_id, days)
+            SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]'))
+            FROM unnest($1::uuid[], $3::text[], $2::integer[]) AS x(s, m, d) GROUP BY s, m
+            ON CONFLICT (scope, device_id) DO UPDATE SET days = a.days + EXCLUDED.days WHERE NOT a.days @> EXCLUDED.days
+            """),
+        ("stop_visits", """
+            INSERT INTO analytics.stop_visits (tour_id, poi_id, day, device_id)
+            SELECT t, t, DATE '1970-01-01' + d, dev FROM unnest($1::uuid[], $2::integer[], $3::text[]) AS x(t, d, dev)
+            ON CONFLICT DO NOTHING
+            """),
+        ("credited_members", """
+            INSERT INTO analytics.credited_members AS c (tour_id, day, kind, member, events)
+            SELECT t, DATE '1970-01-01' + d, 'd', m, 1 FROM unnest($1::uuid[], $2::integer[], $3::text[]) AS x(t, d, m)
+            ON CONFLICT (tour_id, day, kind, member) DO UPDATE SET events = c.events + EXCLUDED.events
+            """),
+    ]
+
+    @Test("the ingest of the version before (ids bound as text) cannot write the new tables: refused as a transient failure, so it retries")
+    func oldWritersRefused() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
+            // The raw id a phone sends, and one shaped like a pseudonym: neither may be stored.
+            for id in ["device-1", Self.pseudonyms.pseudonym("device-1").lowercased()] {
+                for (table, sql) in Self.textWrites {
+                    var binds = PostgresBindings()
+                    binds.append([UUID()])
+                    binds.append([20_000])
+                    binds.append([id])
+                    do {
+                        try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                        Issue.record("\(table) took an id bound as text")
+                    } catch {
+                        // SQLSTATE class 42: main's TrackingIngest.apply retries such a batch with back-off (never sets it aside).
+                        let state = (error as? PSQLError)?.serverInfo?[.sqlState]
+                        #expect(state == "42804" || state == "42883", "\(table): \(String(reflecting: error))")
+                        #expect(DatabaseFailure(error) == .transient, "\(table)")
+                    }
+                    let rows = try await client.fetch(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM analytics.\(table)"), as: Int.self, logger: logger)
+                    #expect(rows == [0], "\(table)")
+                }
+            }
+        }
+    }
+
+    @Test("the first replica stores its key's fingerprint; a replica with another key refuses to start, naming ANALYTICS_ID_KEY")
+    func keyFingerprint() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
+            try await IdKeyFingerprint.check(Self.pseudonyms, client: client, schema: .live, logger: logger)
+            try await IdKeyFingerprint.check(Self.pseudonyms, client: client, schema: .live, logger: logger)
+            let stored = try await client.fetch("SELECT fingerprint FROM analytics.id_key", as: String.self, logger: logger)
+            #expect(stored == [Self.pseudonyms.fingerprint] && !stored[0].contains("analytics-test-id-key"))
+            let other = try IdPseudonyms(key: "another-analytics-id-key-0123456789")
+            await #expect {
+                try await IdKeyFingerprint.check(other, client: client, schema: .live, logger: logger)
+            } throws: { error in
+                (error as? ConfigurationError).map { $0.name == "ANALYTICS_ID_KEY" && $0.message.contains("same key") } ?? false
+            }
+        }
+    }
+
     @Test("DELETE /v1/devices/{id} removes the device from every event-level table, is audited, and reports say what PRIVACY.md says")
     func erasure() async throws {
         let (harness, workload, _) = try await AnalyticsHarness.loaded(seed: 71, count: 3_000, deliverySeed: 72)
@@ -139,41 +227,56 @@ struct PrivacyTests {
         let erased = counts.max { ($0.value, $0.key) < ($1.value, $1.key) }!.key
         let kept = Truth(events: workload.events.filter { $0.deviceId != erased }, names: names)
         let pseudonym = Self.pseudonyms.pseudonym(erased)
-        let auth: HTTPFields = [.authorization: "Bearer \(AnalyticsHarness.token)"]
+        let auth: HTTPFields = [.authorization: "Bearer \(AnalyticsHarness.erasureToken)"]
+        let asked = ByteBuffer(string: #"{"requestedBy": "privacy desk, ticket 4711", "reason": "the owner asked to be forgotten"}"#)
         try await harness.app().test(.router) { client in
             try await harness.waitUntilCounted(all.all.count)
             try await harness.withPostgres { postgres in
                 let store = PostgresErasureStore(client: postgres, schema: .live, logger: TestServices.logger)
-                // Nothing a phone sent is stored as an id: every id column holds 22 base64url characters, the raw id nowhere.
+                // Nothing a phone sent is stored as an id: every id column is a uuid, and holds only pseudonyms of the workload's ids.
+                let sent = Set((workload.events.map(\.deviceId) + workload.events.compactMap(\.touristId)).map(Self.pseudonyms.pseudonym))
                 for (table, column) in Self.idColumns {
-                    let odd = try await postgres.fetch(PostgresQuery(unsafeSQL: """
-                        SELECT count(*)::bigint FROM analytics.\(table) WHERE \(column) !~ '^[A-Za-z0-9_-]{22}$' OR \(column) LIKE 'device-%'
-                        """), as: Int.self, logger: TestServices.logger)
-                    #expect(odd.first == 0, "\(table).\(column)")
+                    let type = try await postgres.fetch("""
+                        SELECT data_type FROM information_schema.columns WHERE table_schema = 'analytics' AND table_name = \(table) AND column_name = \(column)
+                        """, as: String.self, logger: TestServices.logger)
+                    #expect(type == ["uuid"], "\(table).\(column)")
+                    let stored = try await postgres.fetch(PostgresQuery(unsafeSQL: "SELECT DISTINCT \(column) FROM analytics.\(table) WHERE \(column) IS NOT NULL"),
+                                                          as: String.self, logger: TestServices.logger)
+                    #expect(Set(stored).isSubset(of: sent), "\(table).\(column)")
                 }
                 let before = try await store.rowsNaming(pseudonym)
                 #expect(before["device_activity"]! > 0 && before["device_days"]! > 0 && before["tour_marks"]! > 0, "\(before)")
 
-                // Refused without the token, and a malformed id is a 400, not a 5xx.
-                #expect(try await client.execute(uri: "/v1/devices/\(erased)", method: .delete).status == .unauthorized)
-                #expect(try await client.execute(uri: "/v1/devices/\(String(repeating: "x", count: 129))", method: .delete, headers: auth).status
-                        == .badRequest)
-                #expect(try await client.execute(uri: "/v1/devices/%zz", method: .delete, headers: auth).status == .badRequest)
+                // Refused without the token, with the read-only reports token (403, saying why), without who asks and why;
+                // a malformed id is a 400, not a 5xx.
+                #expect(try await client.execute(uri: "/v1/devices/\(erased)", method: .delete, body: asked).status == .unauthorized)
+                let reportsOnly = try await client.execute(uri: "/v1/devices/\(erased)", method: .delete,
+                                                           headers: [.authorization: "Bearer \(AnalyticsHarness.token)"], body: asked)
+                #expect(reportsOnly.status == .forbidden && String(buffer: reportsOnly.body).contains("ERASURE_TOKEN"))
+                for body in ["", "{}", #"{"requestedBy": "desk"}"#, #"{"requestedBy": " ", "reason": "asked"}"#, #"{"requestedBy": "desk", "reason": ""}"#] {
+                    let answer = try await client.execute(uri: "/v1/devices/\(erased)", method: .delete, headers: auth, body: ByteBuffer(string: body))
+                    #expect(answer.status == .badRequest, "\(body)")
+                }
+                #expect(try await client.execute(uri: "/v1/devices/\(String(repeating: "x", count: 129))", method: .delete, headers: auth,
+                                                 body: asked).status == .badRequest)
+                #expect(try await client.execute(uri: "/v1/devices/%zz", method: .delete, headers: auth, body: asked).status == .badRequest)
                 #expect(try await store.rowsNaming(pseudonym) == before)
 
-                let response = try await client.execute(uri: "/v1/devices/\(erased)", method: .delete, headers: auth)
+                let response = try await client.execute(uri: "/v1/devices/\(erased)", method: .delete, headers: auth, body: asked)
                 try #require(response.status == .ok, "\(String(buffer: response.body))")
                 struct Answer: Decodable { let pseudonym: String; let erasedAt: String; let removed: [String: Int] }
                 let answer = try JSONDecoder().decode(Answer.self, from: Data(buffer: response.body))
-                #expect(answer.pseudonym == pseudonym)
+                #expect(answer.pseudonym == pseudonym.lowercased())
                 #expect(answer.removed["device_activity"] == before["device_activity"] && answer.removed["tour_marks"] == before["tour_marks"]
                         && answer.removed["device_days"] == before["device_days"] && answer.removed["untoured_events"] == before["untoured_events"])
                 let after = try await store.rowsNaming(pseudonym)
                 #expect(after.values.allSatisfy { $0 == 0 }, "\(after)")
-                // Audited with the pseudonym, never the id sent.
-                let audit = try await postgres.fetch("SELECT device_id, requested_by, removed::text FROM analytics.erasures", as: (String, String, String).self,
-                                                     logger: TestServices.logger)
-                #expect(audit.count == 1 && audit[0].0 == pseudonym && !audit[0].2.contains(erased) && audit[0].1.hasPrefix("reports token from"))
+                // Audited with the pseudonym, never the id sent, who asked, why, and from where.
+                let audit = try await postgres.fetch("SELECT device_id, requested_by, reason, client, removed::text FROM analytics.erasures",
+                                                     as: (String, String, String, String, String).self, logger: TestServices.logger)
+                #expect(audit.count == 1 && audit[0].0 == pseudonym && !audit[0].4.contains(erased))
+                #expect(audit.first.map { ($0.1, $0.2) } ?? ("", "") == ("privacy desk, ticket 4711", "the owner asked to be forgotten"))
+                #expect(audit.first.map { !$0.3.isEmpty } == true)
 
                 // The reports: sums keep the device's events, every distinct-device figure loses it (PRIVACY.md "Erasure").
                 let expected = ErasedTruth(all: all, kept: kept)
@@ -194,10 +297,69 @@ struct PrivacyTests {
                 #expect(try await store.rowsNaming(pseudonym).values.allSatisfy { $0 == 0 })
 
                 // An unknown device: nothing to remove, still answered and audited.
-                let unknown = try await client.execute(uri: "/v1/devices/never-seen%2Fphone", method: .delete, headers: auth)
+                let unknown = try await client.execute(uri: "/v1/devices/never-seen%2Fphone", method: .delete, headers: auth, body: asked)
                 #expect(unknown.status == .ok)
-                #expect(try await postgres.fetch("SELECT count(*)::bigint FROM analytics.erasures WHERE device_id = \(Self.pseudonyms.pseudonym("never-seen/phone"))",
+                #expect(try await postgres.fetch("SELECT count(*)::bigint FROM analytics.erasures WHERE device_id = \(Self.pseudonyms.pseudonym("never-seen/phone"))::uuid",
                                                  as: Int.self, logger: TestServices.logger).first == 1)
+            }
+        }
+    }
+}
+
+extension PrivacyTests {
+    @Test("every DELETE of an erasure finds the device by an index led by its pseudonym: with sequential scans off, the plan has none")
+    func erasureUsesIndexes() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
+            let query = PostgresErasureStore.removeRowsQuery(of: Self.pseudonyms.pseudonym("device-1"), schema: .live)
+            let plan = try await client.withConnection { connection in
+                try await connection.query("SET enable_seqscan = off", logger: logger)
+                return try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds), logger: logger)
+                    .decode(String.self).reduce(into: "") { $0 += $1 + "\n" }
+            }
+            #expect(!plan.contains("Seq Scan"), "\(plan)")
+            for table in PostgresErasureStore.tables {
+                #expect(plan.contains(" on \(table) ") || plan.contains(" on \(table)\n"), "\(table) not in the plan")
+            }
+        }
+    }
+
+    @Test("an erased device stays gone through replay and activation: its events on the topic are dropped, erasures made meanwhile carried over")
+    func erasureSurvivesReplay() async throws {
+        let (harness, workload, truth) = try await AnalyticsHarness.loaded(seed: 81, count: 2_000, deliverySeed: 82)
+        let byEvents = Dictionary(grouping: workload.events, by: \.deviceId).mapValues(\.count).sorted { ($0.value, $0.key) > ($1.value, $1.key) }
+        let (first, second) = (byEvents[0].key, byEvents[1].key)
+        let auth: HTTPFields = [.authorization: "Bearer \(AnalyticsHarness.erasureToken)"]
+        let asked = ByteBuffer(string: #"{"requestedBy": "privacy desk", "reason": "asked to be forgotten"}"#)
+        let settings = try { var settings = try harness.settings(); settings.logLevel = .warning; return settings }()
+        try await harness.app().test(.router) { client in
+            try await harness.waitUntilCounted(truth.all.count)
+            #expect(try await client.execute(uri: "/v1/devices/\(first)", method: .delete, headers: auth, body: asked).status == .ok)
+            try await ReplayTool(command: .fromBeginning(.replay), settings: settings, pseudonyms: Self.pseudonyms).run()
+            try await harness.withPostgres { postgres in
+                let rebuilt = PostgresErasureStore(client: postgres, schema: .replay, logger: TestServices.logger)
+                let firstRows = try await rebuilt.rowsNaming(Self.pseudonyms.pseudonym(first))
+                let secondRows = try await rebuilt.rowsNaming(Self.pseudonyms.pseudonym(second))
+                #expect(firstRows.values.allSatisfy { $0 == 0 }, "\(firstRows)")
+                #expect(secondRows["device_activity"] ?? 0 > 0, "\(secondRows)")
+            }
+            // Erased while the rebuilt tables wait to be swapped in.
+            #expect(try await client.execute(uri: "/v1/devices/\(second)", method: .delete, headers: auth, body: asked).status == .ok)
+            try await ReplayTool(command: .activate(.replay), settings: settings, pseudonyms: Self.pseudonyms).run()
+            try await harness.withPostgres { postgres in
+                let live = PostgresErasureStore(client: postgres, schema: .live, logger: TestServices.logger)
+                for device in [first, second] {
+                    #expect(try await live.rowsNaming(Self.pseudonyms.pseudonym(device)).values.allSatisfy { $0 == 0 }, "\(device)")
+                }
+                let audit = try await postgres.fetch("SELECT device_id FROM analytics.erasures ORDER BY id", as: String.self, logger: TestServices.logger)
+                #expect(audit == [first, second].map(Self.pseudonyms.pseudonym))
+            }
+            // Every distinct-device figure lacks both; the devices report says so.
+            let kept = Truth(events: workload.events.filter { $0.deviceId != first && $0.deviceId != second })
+            for query in workload.queries(seed: 83, count: 2) {
+                #expect(try await AnalyticsHarness.get(client, "devices", query, as: DeviceReport.self) == kept.devices(query), "\(query)")
             }
         }
     }

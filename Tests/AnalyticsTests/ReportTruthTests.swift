@@ -134,14 +134,14 @@ struct ReportTruthTests {
     @Test("stored offsets move with the aggregates, never backwards; a reader behind the stored offsets is told so")
     func offsets() async throws {
         try await AnalyticsHarness.make().withLiveStore { (_: PostgresClient, store: PostgresIngestStore) async throws in
-            let event = TrackingEvent(type: .tourStarted, deviceId: "d1", occurredAt: Date(), tourId: UUID())
+            let event = TrackingEvent(type: .tourStarted, deviceId: AnalyticsHarness.pseudonyms.pseudonym("d1"), occurredAt: Date(), tourId: UUID())
             #expect(try await store.apply(IngestBatch(events: [event, event], topic: "t", nextOffsets: [0: 10, 3: 5])) == .applied(new: 1, duplicates: 1))
             #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
             // An older reader's batch: counted ids stay counted, offsets do not go back.
             #expect(try await store.apply(IngestBatch(events: [event], topic: "t", nextOffsets: [0: 4])) == .applied(new: 0, duplicates: 1))
             #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
             // A reader that believes more is stored than is: nothing is written.
-            let other = TrackingEvent(type: .tourStarted, deviceId: "d2", occurredAt: Date(), tourId: UUID())
+            let other = TrackingEvent(type: .tourStarted, deviceId: AnalyticsHarness.pseudonyms.pseudonym("d2"), occurredAt: Date(), tourId: UUID())
             #expect(try await store.apply(IngestBatch(events: [other], topic: "t", nextOffsets: [0: 20], expectedOffsets: [0: 12])) == .offsetsMovedBack)
             #expect(try await store.countedEvents() == 1)
             #expect(try await store.apply(IngestBatch(events: [other], topic: "t", nextOffsets: [0: 20], expectedOffsets: [0: 10])) == .applied(new: 1, duplicates: 0))

@@ -91,6 +91,11 @@ struct PostgresIngestStore: IngestStore {
                 events = batch.events.filter { freshSet.contains($0.id) }
                 delta = AggregateDelta(events)
             }
+            let kept = try await Self.droppingErased(events, schema: schema, on: connection, logger: logger)
+            if kept.count < events.count {
+                events = kept
+                delta = AggregateDelta(events)
+            }
             try await attribute(events, into: &delta, schema: schema, on: connection)
             try await write(delta, schema: schema, on: connection)
             let counted = events.count
@@ -116,6 +121,22 @@ struct PostgresIngestStore: IngestStore {
             try await beforeCommit?()
             return .applied(new: counted, duplicates: batch.received - counted)
         }
+    }
+
+    /// `events` less those of an erased device that occurred before its latest erasure (docs/PRIVACY.md "Erasure"): a
+    /// redelivery, or a replay of the topic, never brings an erased device back. One lookup per batch, by
+    /// `erasures_by_device`.
+    static func droppingErased(_ events: [TrackingEvent], schema: String, on connection: PostgresConnection, logger: Logger) async throws -> [TrackingEvent] {
+        guard !events.isEmpty else { return events }
+        let devices = Array(Set(events.map(\.deviceId))).sorted()
+        var erasedAt: [String: Date] = [:]
+        for try await (device, at) in try await connection.query("""
+            SELECT device_id, max(erased_at) FROM \(unescaped: schema).erasures WHERE device_id = ANY(\(devices)::uuid[]) GROUP BY device_id
+            """, logger: logger).decode((String, Date).self) {
+            erasedAt[device] = at
+        }
+        guard !erasedAt.isEmpty else { return events }
+        return events.filter { event in erasedAt[event.deviceId].map { event.occurredAt >= $0 } ?? true }
     }
 
     /// Tour attribution (DESIGN.md): stores the batch's tour marks, decides again the tour of the stored tourless
@@ -144,8 +165,8 @@ struct PostgresIngestStore: IngestStore {
         if !marks.isEmpty {
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).tour_marks (device_id, occurred_at, event_id, kind, tour_id, tourist_id)
-                SELECT d, t, e, k, tour, NULLIF(tourist, '')
-                FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[], \(marks.map(\.eventId))::uuid[],
+                SELECT d, t, e, k, tour, NULLIF(tourist, '')::uuid
+                FROM unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[], \(marks.map(\.eventId))::uuid[],
                             \(marks.map(\.kind))::"char"[], \(marks.map(\.tourId))::uuid[], \(marks.map { $0.touristId ?? "" })::text[])
                      AS x(d, t, e, k, tour, tourist)
                 ON CONFLICT DO NOTHING
@@ -154,7 +175,7 @@ struct PostgresIngestStore: IngestStore {
             // and completions' events.
             for try await (type, occurredAt, poiId, dwell, deviceId, touristId, from, to) in try await connection.query("""
                 WITH marks AS (
-                    SELECT DISTINCT device_id, at FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
+                    SELECT DISTINCT device_id, at FROM unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
                 ), decided AS (
                     SELECT DISTINCT u.event_id, u.tour_id AS old_tour, (\(unescaped: openTour)) AS new_tour
                     FROM \(unescaped: schema).untoured_events u JOIN marks m ON u.device_id = m.device_id
@@ -187,13 +208,13 @@ struct PostgresIngestStore: IngestStore {
                                                   as: (String, String).self, logger: logger).first?.0 ?? "on"
         for try await row in try await connection.query("""
             WITH u(event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds) AS (
-                SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
-                FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::text[], \(untoured.map { $0.touristId ?? "" })::text[],
+                SELECT e, d, NULLIF(tourist, '')::uuid, t, ty, p, NULLIF(dw, 'NaN')
+                FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::uuid[], \(untoured.map { $0.touristId ?? "" })::text[],
                             \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
                             \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
             ), marks AS MATERIALIZED (
                 SELECT m.device_id, m.occurred_at, m.event_id, m.kind, m.tour_id, m.tourist_id
-                FROM unnest(\(devices)::text[], \(devices.map { spans[$0]!.first })::timestamptz[], \(devices.map { spans[$0]!.last })::timestamptz[])
+                FROM unnest(\(devices)::uuid[], \(devices.map { spans[$0]!.first })::timestamptz[], \(devices.map { spans[$0]!.last })::timestamptz[])
                      AS b(device_id, first, last)
                 CROSS JOIN LATERAL (
                     SELECT * FROM \(unescaped: schema).tour_marks t
@@ -239,7 +260,7 @@ struct PostgresIngestStore: IngestStore {
             let raced = try await connection.fetch("""
                 WITH batch AS (
                     SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]')) AS days
-                    FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::text[], \(members.map(\.day))::integer[]) AS x(s, m, d)
+                    FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::uuid[], \(members.map(\.day))::integer[]) AS x(s, m, d)
                     GROUP BY s, m
                 ), old AS MATERIALIZED (
                     SELECT a.scope, a.\(unescaped: column) AS member, a.days FROM \(unescaped: schema).\(unescaped: table) a
@@ -286,7 +307,7 @@ struct PostgresIngestStore: IngestStore {
                     INSERT INTO \(unescaped: schema).device_days (scope, day, device_id)
                     SELECT s, DATE '1970-01-01' + d, m
                     FROM unnest(\(delta.devices.map(\.scope))::uuid[], \(delta.devices.map(\.day))::integer[],
-                                \(delta.devices.map(\.member))::text[]) AS x(s, d, m)
+                                \(delta.devices.map(\.member))::uuid[]) AS x(s, d, m)
                     ORDER BY s, d, m
                     ON CONFLICT DO NOTHING
                     RETURNING scope, day
@@ -308,7 +329,7 @@ struct PostgresIngestStore: IngestStore {
                 INSERT INTO \(unescaped: schema).credited_members AS c (tour_id, day, kind, member, events)
                 SELECT t, DATE '1970-01-01' + d, k, m, n
                 FROM unnest(\(rows.map(\.key.tour))::uuid[], \(rows.map(\.key.day))::integer[], \(rows.map(\.key.kind.rawValue))::"char"[],
-                            \(rows.map(\.key.member))::text[], \(rows.map(\.value))::integer[]) AS x(t, d, k, m, n)
+                            \(rows.map(\.key.member))::uuid[], \(rows.map(\.value))::integer[]) AS x(t, d, k, m, n)
                 WHERE NOT CASE k
                     WHEN 'd' THEN EXISTS (SELECT 1 FROM \(unescaped: schema).device_days dd
                                           WHERE dd.scope = t AND dd.day = DATE '1970-01-01' + d AND dd.device_id = m)
@@ -322,7 +343,7 @@ struct PostgresIngestStore: IngestStore {
                 try await connection.query("""
                     DELETE FROM \(unescaped: schema).credited_members c
                     USING unnest(\(lost.map(\.key.tour))::uuid[], \(lost.map(\.key.day))::integer[], \(lost.map(\.key.kind.rawValue))::"char"[],
-                                 \(lost.map(\.key.member))::text[]) AS x(t, d, k, m)
+                                 \(lost.map(\.key.member))::uuid[]) AS x(t, d, k, m)
                     WHERE c.events <= 0 AND c.tour_id = t AND c.day = DATE '1970-01-01' + d AND c.kind = k AND c.member = m
                     """, logger: logger)
             }
@@ -375,7 +396,7 @@ struct PostgresIngestStore: IngestStore {
                 INSERT INTO \(unescaped: schema).stop_visits (tour_id, poi_id, day, device_id)
                 SELECT t, p, DATE '1970-01-01' + d, dev
                 FROM unnest(\(rows.map(\.tour))::uuid[], \(rows.map(\.poi))::uuid[], \(rows.map(\.day))::integer[],
-                            \(rows.map(\.device))::text[]) AS x(t, p, d, dev)
+                            \(rows.map(\.device))::uuid[]) AS x(t, p, d, dev)
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
@@ -428,7 +449,7 @@ struct PostgresIngestStore: IngestStore {
             // Only a newer registration replaces the held one, whatever order they arrive in.
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).devices AS d (device_id, registered_at, event_id, platform, model, os_version, app_version)
-                SELECT * FROM unnest(\(rows.map(\.key))::text[], \(rows.map(\.value.occurredAt))::timestamptz[],
+                SELECT * FROM unnest(\(rows.map(\.key))::uuid[], \(rows.map(\.value.occurredAt))::timestamptz[],
                                      \(rows.map(\.value.eventId))::uuid[], \(rows.map(\.value.platform))::text[],
                                      \(rows.map(\.value.model))::text[], \(rows.map(\.value.osVersion))::text[],
                                      \(rows.map(\.value.appVersion))::text[])

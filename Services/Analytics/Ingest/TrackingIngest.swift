@@ -400,7 +400,7 @@ struct DecodedBatch: Sendable {
     /// Decodes `messages`; each event's device and tourist ids become their pseudonyms here, before anything keeps them.
     init(_ messages: [KafkaMessage], topic: String, pseudonyms: IdPseudonyms) {
         var events: [TrackingEvent] = []
-        var known: [String: String] = [:]
+        var known: [[UInt8]: String] = [:]
         events.reserveCapacity(messages.count)
         var nextOffsets: [Int32: Int64] = [:]
         var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)] = []

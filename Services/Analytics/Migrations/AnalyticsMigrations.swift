@@ -266,21 +266,27 @@ enum AnalyticsMigrations {
         Migration(12, "pseudonymous ids", """
             -- Device and tourist ids are stored only as pseudonyms (HMAC-SHA-256 with ANALYTICS_ID_KEY, docs/PRIVACY.md). The
             -- tables holding ids are renamed *_unhashed and made again empty; analytics moves their rows into the new tables in
-            -- batches at start-up, hashing each id with its key (IdConversion), and drops each *_unhashed table once empty. The
+            -- batches after start-up, hashing each id with its key (IdConversion), and drops each *_unhashed table once empty. The
             -- key cannot be in a migration, and a renamed table tells converted rows from raw ones without guessing by shape.
+            -- Pseudonyms are uuid columns (16 bytes): the version before binds ids as text, which Postgres will not store in a
+            -- uuid column, so a replica of it still running during the upgrade fails its batches (and retries them) instead of
+            -- writing raw ids here (docs/ANALYTICS.md "Upgrading"). Every index here is built on an empty table.
             ALTER TABLE device_activity RENAME TO device_activity_unhashed;
             ALTER INDEX device_activity_pkey RENAME TO device_activity_unhashed_pkey;
             CREATE TABLE device_activity (
                 scope uuid NOT NULL,
-                device_id text COLLATE "C" NOT NULL,
+                device_id uuid NOT NULL,
                 days datemultirange NOT NULL,
                 PRIMARY KEY (scope, device_id)
             ) WITH (fillfactor = 70);
+            -- An erasure finds a device's rows by these (PostgresErasureStore): the primary keys of device_activity,
+            -- device_days, stop_visits and credited_members do not start with the device.
+            CREATE INDEX device_activity_by_device ON device_activity (device_id);
             ALTER TABLE tourist_activity RENAME TO tourist_activity_unhashed;
             ALTER INDEX tourist_activity_pkey RENAME TO tourist_activity_unhashed_pkey;
             CREATE TABLE tourist_activity (
                 scope uuid NOT NULL,
-                tourist_id text COLLATE "C" NOT NULL,
+                tourist_id uuid NOT NULL,
                 days datemultirange NOT NULL,
                 PRIMARY KEY (scope, tourist_id)
             ) WITH (fillfactor = 70);
@@ -289,13 +295,14 @@ enum AnalyticsMigrations {
             CREATE TABLE device_days (
                 scope uuid NOT NULL,
                 day date NOT NULL,
-                device_id text COLLATE "C" NOT NULL,
+                device_id uuid NOT NULL,
                 PRIMARY KEY (scope, day, device_id)
             );
+            CREATE INDEX device_days_by_device ON device_days (device_id);
             ALTER TABLE devices RENAME TO devices_unhashed;
             ALTER INDEX devices_pkey RENAME TO devices_unhashed_pkey;
             CREATE TABLE devices (
-                device_id text COLLATE "C" PRIMARY KEY,
+                device_id uuid PRIMARY KEY,
                 registered_at timestamptz NOT NULL,
                 event_id uuid NOT NULL,
                 platform text NOT NULL,
@@ -306,12 +313,12 @@ enum AnalyticsMigrations {
             ALTER TABLE tour_marks RENAME TO tour_marks_unhashed;
             ALTER INDEX tour_marks_pkey RENAME TO tour_marks_unhashed_pkey;
             CREATE TABLE tour_marks (
-                device_id text COLLATE "C" NOT NULL,
+                device_id uuid NOT NULL,
                 occurred_at timestamptz NOT NULL,
                 event_id uuid NOT NULL,
                 kind "char" NOT NULL,
                 tour_id uuid NOT NULL,
-                tourist_id text COLLATE "C",
+                tourist_id uuid,
                 PRIMARY KEY (device_id, occurred_at, event_id)
             );
             ALTER TABLE untoured_events RENAME TO untoured_events_unhashed;
@@ -320,8 +327,8 @@ enum AnalyticsMigrations {
             ALTER INDEX untoured_events_by_tour RENAME TO untoured_events_unhashed_by_tour;
             CREATE TABLE untoured_events (
                 event_id uuid PRIMARY KEY,
-                device_id text COLLATE "C" NOT NULL,
-                tourist_id text COLLATE "C",
+                device_id uuid NOT NULL,
+                tourist_id uuid,
                 occurred_at timestamptz NOT NULL,
                 type text NOT NULL,
                 poi_id uuid NOT NULL,
@@ -336,27 +343,39 @@ enum AnalyticsMigrations {
                 tour_id uuid NOT NULL,
                 poi_id uuid NOT NULL,
                 day date NOT NULL,
-                device_id text COLLATE "C" NOT NULL,
+                device_id uuid NOT NULL,
                 PRIMARY KEY (tour_id, day, poi_id, device_id)
             );
+            CREATE INDEX stop_visits_by_device ON stop_visits (device_id);
             ALTER TABLE credited_members RENAME TO credited_members_unhashed;
             ALTER INDEX credited_members_pkey RENAME TO credited_members_unhashed_pkey;
             CREATE TABLE credited_members (
                 tour_id uuid NOT NULL,
                 day date NOT NULL,
                 kind "char" NOT NULL,
-                member text COLLATE "C" NOT NULL,
+                member uuid NOT NULL,
                 events integer NOT NULL,
                 PRIMARY KEY (tour_id, day, kind, member)
             ) WITH (fillfactor = 70);
-            -- Each DELETE /v1/devices/{deviceId}: the device's pseudonym (never the id sent), when, who asked (the client
-            -- address the reports token came from) and the rows removed per table. Kept: the record that it was done.
+            CREATE INDEX credited_members_by_device ON credited_members (member) WHERE kind = 'd';
+            -- Each DELETE /v1/devices/{deviceId}: the device's pseudonym (never the id sent), when, who asked and why (as the
+            -- request said), the client address it came from, and the rows removed per table. Kept: the record that it was
+            -- done, and what makes the ingest (and a replay) drop the device's events from before it (docs/PRIVACY.md).
             CREATE TABLE erasures (
                 id bigserial PRIMARY KEY,
-                device_id text COLLATE "C" NOT NULL,
+                device_id uuid NOT NULL,
                 erased_at timestamptz NOT NULL DEFAULT now(),
                 requested_by text NOT NULL,
+                reason text NOT NULL,
+                client text NOT NULL,
                 removed jsonb NOT NULL
+            );
+            CREATE INDEX erasures_by_device ON erasures (device_id, erased_at);
+            -- An HMAC of a fixed label under ANALYTICS_ID_KEY (never the key), stored by the first replica to start: a
+            -- replica whose key gives another refuses to start (IdKeyFingerprint).
+            CREATE TABLE id_key (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                fingerprint text NOT NULL
             );
             """),
         Migration(13, "retention", """

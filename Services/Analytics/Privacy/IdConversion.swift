@@ -1,20 +1,24 @@
 import Foundation
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import Shared
 
 /// Converts the rows stored before ids were hashed (migration 12 renamed their tables `*_unhashed`): moves them into
-/// the new tables in batches, each id replaced by its pseudonym, and drops each `*_unhashed` table once it is empty.
-/// Runs at start-up after the migrations and before the ingest, the erasures and the pruning start. Idempotent and
-/// resumable: a batch's DELETE and INSERT are one statement, so a crash leaves every row in exactly one of the two
-/// tables, and the next start goes on. Two replicas starting together take turns on an advisory lock; the second
-/// finds nothing left.
+/// the new tables, each id replaced by its pseudonym, and drops each `*_unhashed` table once it is empty. Runs as a
+/// service once the HTTP server is up (a big table takes longer than a startup probe waits); the ingest, the pruning and
+/// the erasures wait for it, so no device-day is counted while its old row is still unconverted, and readiness reports
+/// "ids converted" not ready meanwhile. Nothing writes an `*_unhashed` table any more, so it is walked once, a range of
+/// pages per batch (a TID range scan: linear in the table, never a re-scan of the dead rows left by earlier batches).
+/// Idempotent and resumable: a batch's DELETE and INSERT are one statement, so a crash leaves every row in exactly one
+/// of the two tables, and the next run goes on. Two replicas take turns on an advisory lock; the second finds nothing.
 struct IdConversion: Sendable {
     let client: PostgresClient
     let schema: AnalyticsSchema
     let pseudonyms: IdPseudonyms
     let logger: Logger
-    var batchSize = 5_000
+    /// Heap pages per batch (8 kB each).
+    var batchPages = 64
 
     /// A table holding ids: its columns in order, and which of them hold a device or tourist id.
     struct Table: Sendable {
@@ -45,7 +49,12 @@ struct IdConversion: Sendable {
         let logger = self.logger
         let lockKey = "itour.analytics.ids.\(schema)"
         return try await client.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(hashtext(\(lockKey)))", logger: logger)
+            // Polled rather than waited for in Postgres, so a replica stopping while another converts stops at once.
+            while true {
+                let locked = try await connection.fetch("SELECT pg_try_advisory_lock(hashtext(\(lockKey)))", as: Bool.self, logger: logger)
+                if locked.first == true { break }
+                try await Task.sleep(for: .seconds(1))
+            }
             do {
                 var moved: [String: Int] = [:]
                 for table in Self.tables {
@@ -64,15 +73,18 @@ struct IdConversion: Sendable {
 
     private func convert(_ table: Table, on connection: PostgresConnection) async throws -> Int {
         let unhashed = "\(schema.name).\(table.name)_unhashed"
-        let exists = try await connection.fetch("SELECT to_regclass(\(unhashed)) IS NOT NULL", as: Bool.self, logger: logger)
-        guard exists.first == true else { return 0 }
+        let pages = try await connection.fetch("""
+            SELECT CASE WHEN to_regclass(\(unhashed)) IS NULL THEN NULL
+                        ELSE pg_relation_size(to_regclass(\(unhashed))) / current_setting('block_size')::bigint END
+            """, as: Int?.self, logger: logger)
+        guard let pages = pages.first ?? nil else { return 0 }
         let columns = table.columns.joined(separator: ", ")
         let values = table.columns.map { table.ids.contains($0) ? IdPseudonyms.sqlPseudonym($0, inner: "$1", outer: "$2") : $0 }
             .joined(separator: ", ")
-        // Identifiers come from the fixed list above and the checked schema name; the pads and the batch size are bound.
+        // Identifiers come from the fixed list above and the checked schema name; the pads and the page range are bound.
         let statement = """
             WITH moved AS (
-                DELETE FROM \(unhashed) WHERE ctid = ANY(ARRAY(SELECT ctid FROM \(unhashed) LIMIT $3))
+                DELETE FROM \(unhashed) WHERE ctid >= $3::tid AND ctid < $4::tid
                 RETURNING \(columns)
             )
             , inserted AS (
@@ -81,16 +93,64 @@ struct IdConversion: Sendable {
             SELECT count(*)::bigint FROM inserted
             """
         var total = 0
-        while true {
+        var page = 0
+        while page < pages {
             var binds = PostgresBindings()
             binds.append(ByteBuffer(bytes: pseudonyms.innerPad))
             binds.append(ByteBuffer(bytes: pseudonyms.outerPad))
-            binds.append(batchSize)
-            let moved = try await connection.fetch(PostgresQuery(unsafeSQL: statement, binds: binds), as: Int.self, logger: logger).first ?? 0
-            total += moved
-            if moved == 0 { break }
+            binds.append("(\(page),0)")
+            binds.append("(\(page + batchPages),0)")
+            total += try await connection.fetch(PostgresQuery(unsafeSQL: statement, binds: binds), as: Int.self, logger: logger).first ?? 0
+            page += batchPages
+        }
+        // Nothing writes the table any more: empty once walked, unless a row was not where the walk looked (it is not
+        // dropped then, and the next run walks it again).
+        let left = try await connection.fetch(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(unhashed))"), as: Bool.self, logger: logger)
+        guard left.first == false else {
+            throw IdConversionError(description: "\(unhashed) still holds rows after its conversion; it is walked again")
         }
         try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(unhashed)"), logger: logger)
         return total
     }
+}
+
+/// `IdConversion` as a service: started after the migrations, retried until it finishes, then opens `converted`.
+struct IdConversionService: Service {
+    let conversion: IdConversion
+    let startup: StartupBarrier
+    let converted: StartupBarrier
+
+    func run() async throws {
+        do {
+            try await convertUntilDone()
+        } catch is CancellationError {
+            return
+        }
+        converted.open()
+        // A service that returns stops the group: wait for the shutdown.
+        try? await gracefulShutdown()
+    }
+
+    private func convertUntilDone() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await startup.wait()
+            var attempt = 0
+            while true {
+                do {
+                    try await conversion.run()
+                    break
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    attempt += 1
+                    conversion.logger.error("converting stored ids failed; retrying", metadata: ["error": "\(String(reflecting: error))", "attempt": "\(attempt)"])
+                    try await Task.sleep(for: .milliseconds(min(10_000, 200 << min(attempt, 6))))
+                }
+            }
+        }
+    }
+}
+
+struct IdConversionError: Error, CustomStringConvertible {
+    let description: String
 }

@@ -4,10 +4,13 @@ import Shared
 
 /// Device and tourist ids as analytics stores them (docs/PRIVACY.md): HMAC-SHA-256 keyed with `ANALYTICS_ID_KEY`, its
 /// first 128 bits (RFC 2104 §5 allows truncating to half the hash: two devices would share a pseudonym only after some
-/// 2^64 devices), written as base64url without padding (RFC 4648 §5), 22 ASCII characters: shorter than most ids
-/// phones send, so every index holding them is smaller than before. The database never holds what phones
-/// send; the same id always gives the same pseudonym under one key, so distinct counts, tour attribution and the
-/// tourist checks stay exact, and every replica (and `analytics replay`) must run with the same key.
+/// 2^64 devices), held in `uuid` columns: 16 bytes in every index, and a type the code from before pseudonyms cannot
+/// write (it binds ids as text, and Postgres has no assignment cast from text to uuid), so a replica of that version
+/// still running during the upgrade fails its batches instead of storing raw ids (docs/ANALYTICS.md "Upgrading").
+/// In Swift a pseudonym is the uuid's text as PostgresNIO decodes it (`UUID.uuidString`), so pseudonyms made here and
+/// read back compare equal. The database never holds what phones send; the same id always gives the same pseudonym
+/// under one key, so distinct counts, tour attribution and the tourist checks stay exact, and every replica (and
+/// `analytics replay`) must run with the same key (`IdKeyFingerprint` checks it).
 struct IdPseudonyms: Sendable {
     /// The key prepared once: each pseudonym copies it and adds the id (HMAC's padded keys are not derived again).
     private let prepared: HMAC<SHA256>
@@ -18,9 +21,8 @@ struct IdPseudonyms: Sendable {
 
     /// The shortest key taken, in bytes (as `CATALOG_COMMAND_KEY`).
     static let minimumKeyBytes = 16
-    /// Bytes of the MAC kept, and characters of every pseudonym.
+    /// Bytes of the MAC kept: a uuid's.
     static let bytesKept = 16
-    static let length = 22
 
     init(key: String) throws {
         let bytes = Array(key.utf8)
@@ -36,20 +38,33 @@ struct IdPseudonyms: Sendable {
         outerPad = block.map { $0 ^ 0x5c }
     }
 
+    /// The key from the environment; the secret template's placeholder is refused, and so is the demo key outside demo mode.
     init(environment: Shared.Environment) throws {
-        try self.init(key: environment.required(.analyticsIdKey))
+        let key = try environment.required(.analyticsIdKey)
+        let name = ConfigVariable.analyticsIdKey.name
+        if key.hasPrefix("CHANGE-ME") {
+            throw ConfigurationError(name: name, message: "is the secret template's placeholder; set a key of your own (e.g. openssl rand -hex 32)")
+        }
+        if key == ConfigVariable.analyticsIdKey.demoValue, try !environment.bool(.demo) {
+            throw ConfigurationError(name: name, message: "is the demo key, which only demo mode (ITOUR_DEMO=1) may use; set a key of your own")
+        }
+        try self.init(key: key)
     }
+
+    /// An HMAC of a fixed label under the key, never the key: what `IdKeyFingerprint` compares across replicas.
+    var fingerprint: String { pseudonym("itour analytics id key fingerprint") }
 
     /// The stored form of a device or tourist id.
     func pseudonym(_ id: String) -> String {
         var mac = prepared
         mac.update(data: Array(id.utf8))
-        return Self.base64URL(mac.finalize().withUnsafeBytes { Array($0.prefix(Self.bytesKept)) })
+        return Self.uuid(mac.finalize().withUnsafeBytes { Array($0.prefix(Self.bytesKept)) }).uuidString
     }
 
     /// The event as analytics keeps it: its device and tourist ids replaced by their pseudonyms, through `cache`
-    /// (a batch holds many events of each device).
-    func pseudonymized(_ event: TrackingEvent, cache: inout [String: String]) -> TrackingEvent {
+    /// (a batch holds many events of each device). The cache is keyed by the id's UTF-8 bytes, what the MAC reads: String
+    /// equality is canonical equivalence, and an NFC and an NFD id are two devices.
+    func pseudonymized(_ event: TrackingEvent, cache: inout [[UInt8]: String]) -> TrackingEvent {
         var event = event
         event.deviceId = cached(event.deviceId, &cache)
         if let tourist = event.touristId { event.touristId = cached(tourist, &cache) }
@@ -57,44 +72,28 @@ struct IdPseudonyms: Sendable {
     }
 
     func pseudonymized(_ events: [TrackingEvent]) -> [TrackingEvent] {
-        var cache: [String: String] = [:]
+        var cache: [[UInt8]: String] = [:]
         return events.map { pseudonymized($0, cache: &cache) }
     }
 
-    private func cached(_ id: String, _ cache: inout [String: String]) -> String {
-        if let known = cache[id] { return known }
+    private func cached(_ id: String, _ cache: inout [[UInt8]: String]) -> String {
+        let bytes = Array(id.utf8)
+        if let known = cache[bytes] { return known }
         let made = pseudonym(id)
-        cache[id] = made
+        cache[bytes] = made
         return made
     }
 
     /// The same function in SQL (Postgres' own sha256, no extension) over a text expression, with the two pads bound
-    /// as `$inner` and `$outer` bytea parameters: the first 16 bytes of sha256(outer || sha256(inner || utf8(id))), base64url
-    /// without '='.
+    /// as `$inner` and `$outer` bytea parameters: the first 16 bytes of sha256(outer || sha256(inner || utf8(id))), as a uuid.
     static func sqlPseudonym(_ column: String, inner: String, outer: String) -> String {
-        "translate(encode(substring(sha256(\(outer) || sha256(\(inner) || convert_to(\(column), 'UTF8'))) FROM 1 FOR \(bytesKept)), 'base64'), '+/=', '-_')"
+        "encode(substring(sha256(\(outer) || sha256(\(inner) || convert_to(\(column), 'UTF8'))) FROM 1 FOR \(bytesKept)), 'hex')::uuid"
     }
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= bytes.count {
-            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            index += 3
-        }
-        let rest = bytes.count - index
-        if rest == 1 {
-            let n = UInt32(bytes[index]) << 16
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
-        } else if rest == 2 {
-            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-        }
-        return String(decoding: out, as: UTF8.self)
+    static func uuid(_ bytes: [UInt8]) -> UUID {
+        precondition(bytes.count == 16)
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 }
 

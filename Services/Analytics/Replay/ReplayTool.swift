@@ -87,6 +87,11 @@ struct ReplayTool {
         try await client.query("DROP SCHEMA IF EXISTS \(unescaped: schema.name) CASCADE", logger: logger)
         try await schema.migrations.run(on: client, logger: logger)
         try await IdConversion(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger).run()
+        try await Self.checkKey(pseudonyms, schemas: [.live, schema], client: client, logger: logger)
+        // The live erasures first, so the rebuild drops the erased devices' events as the live ingest does.
+        try await client.withConnection { connection in
+            _ = try await Self.carryErasures(from: .live, into: schema, on: connection, logger: logger)
+        }
         return PostgresIngestStore(client: client, schema: schema, logger: logger)
     }
 
@@ -149,13 +154,50 @@ struct ReplayTool {
         // Bring the rebuilt schema to the current version first (a no-op when it was built by this build).
         try await schema.migrations.run(on: client, logger: logger)
         try await IdConversion(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger).run()
+        try await Self.checkKey(pseudonyms, schemas: [.live, schema], client: client, logger: logger)
         let previous = "analytics_previous_\(Int(Date().timeIntervalSince1970))"
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+            // Erasures made while the replay ran: their rows leave the rebuilt tables too, and every audit row comes along.
+            for pseudonym in try await Self.carryErasures(from: .live, into: schema, on: connection, logger: logger) {
+                _ = try await PostgresErasureStore.removeRows(of: pseudonym, schema: schema, on: connection, logger: logger)
+            }
             try await connection.query("ALTER SCHEMA \(unescaped: AnalyticsSchema.live.name) RENAME TO \(unescaped: previous)", logger: logger)
             try await connection.query("ALTER SCHEMA \(unescaped: schema.name) RENAME TO \(unescaped: AnalyticsSchema.live.name)", logger: logger)
         }
         return previous
+    }
+}
+
+extension ReplayTool {
+    /// Copies the erasures of `source` that `target` lacks (same ids: `target` makes none of its own); returns the devices
+    /// copied. Nothing when `source` has no erasures table (it predates them).
+    static func carryErasures(from source: AnalyticsSchema, into target: AnalyticsSchema, on connection: PostgresConnection,
+                              logger: Logger) async throws -> [String] {
+        let exists = try await connection.fetch("SELECT to_regclass(\(source.name + ".erasures")) IS NOT NULL", as: Bool.self, logger: logger)
+        guard exists.first == true else { return [] }
+        let s = source.name, t = target.name
+        let copied = try await connection.fetch("""
+            WITH copied AS (
+                INSERT INTO \(unescaped: t).erasures (id, device_id, erased_at, requested_by, reason, client, removed)
+                SELECT id, device_id, erased_at, requested_by, reason, client, removed FROM \(unescaped: s).erasures
+                ON CONFLICT (id) DO NOTHING
+                RETURNING device_id
+            )
+            SELECT DISTINCT device_id FROM copied
+            """, as: String.self, logger: logger)
+        try await connection.query("""
+            SELECT setval(pg_get_serial_sequence(\(t + ".erasures"), 'id'), GREATEST((SELECT max(id) FROM \(unescaped: t).erasures), 1))
+            """, logger: logger)
+        return copied
+    }
+
+    /// The replay's key must be the live service's: pseudonyms made with another could not be swapped in.
+    static func checkKey(_ pseudonyms: IdPseudonyms, schemas: [AnalyticsSchema], client: PostgresClient, logger: Logger) async throws {
+        for schema in schemas {
+            let migrated = try await client.fetch("SELECT to_regclass(\(schema.name + ".id_key")) IS NOT NULL", as: Bool.self, logger: logger)
+            if migrated.first == true { try await IdKeyFingerprint.check(pseudonyms, client: client, schema: schema, logger: logger) }
+        }
     }
 }
 

@@ -103,7 +103,8 @@ struct PostgresPruningStore: Sendable {
         let registrations = table == "device_activity"
             ? ", registrations AS (DELETE FROM \(s).devices d USING gone g WHERE g.scope = '\(all.uuidString.lowercased())' AND d.device_id = g.member)"
             : ""
-        var after: (UUID, String) = (UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), "")
+        let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var after: (UUID, UUID?) = (zero, nil)
         var total = 0
         while true {
             let position = after
@@ -112,7 +113,9 @@ struct PostgresPruningStore: Sendable {
                 return try await transaction.fetch("""
                     WITH chunk AS (
                         SELECT scope, \(unescaped: column) AS member, days FROM \(unescaped: s).\(unescaped: table)
-                        WHERE (scope, \(unescaped: column)) > (\(position.0), \(position.1)) AND lower(days) < \(first)::date
+                        WHERE ((scope, \(unescaped: column)) > (\(position.0), \(position.1 ?? zero))
+                               OR (\(position.1 == nil) AND scope = \(position.0)))
+                          AND lower(days) < \(first)::date
                         ORDER BY scope, \(unescaped: column) LIMIT \(n) FOR UPDATE SKIP LOCKED
                     ), gone AS (
                         DELETE FROM \(unescaped: s).\(unescaped: table) a USING chunk c
@@ -128,7 +131,7 @@ struct PostgresPruningStore: Sendable {
                     )
                     SELECT (SELECT count(*) FROM chunk)::bigint, ((SELECT count(*) FROM gone) + (SELECT count(*) FROM trimmed))::bigint,
                            (SELECT scope FROM last), (SELECT member FROM last)
-                    """, as: (Int, Int, UUID?, String?).self, logger: logger).first
+                    """, as: (Int, Int, UUID?, UUID?).self, logger: logger).first
             }
             guard let (walked, changed, scope, member) = rows else { break }
             total += changed
