@@ -39,7 +39,7 @@ struct AnalyticsOptions: Sendable {
         stallWindow = .seconds(try environment.int(.consumerStallSeconds))
         trustedProxies = try TrustedProxies(environment: environment)
         tokenFailuresPerMinute = try environment.int(.reportsTokenFailuresPerMinute, in: 0...1_000_000, unit: "wrong tokens a minute")
-        retention.eventDays = try environment.int(.analyticsRetentionDays, in: RetentionPolicy.minimumEventDays...36_600, unit: "days")
+        retention.eventDays = try environment.int(.analyticsRetentionDays, in: RetentionPolicy.minimumEventDays...RetentionPolicy.maximumDays, unit: "days")
         erasureToken = environment.string(.erasureToken)
         guard !erasureToken.hasPrefix("CHANGE-ME") else {
             throw ConfigurationError(name: ConfigVariable.erasureToken.name, message: "is the secret template's placeholder; set a token of your own")

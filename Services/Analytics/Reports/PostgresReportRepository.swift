@@ -96,6 +96,8 @@ struct PostgresReportRepository: ReportRepository {
             FROM \(unescaped: s).day_poi_stats p LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = p.poi_id
             WHERE p.scope = \(query.scope) AND p.day BETWEEN \(from)::date AND \(to)::date
             GROUP BY p.poi_id, n.name
+            -- A tour's row whose credited events all moved to another tour holds zeros: no event of the POI counts there.
+            HAVING sum(p.views) <> 0 OR sum(p.visits) <> 0 OR sum(p.dwell_count) <> 0 OR sum(p.media_plays) <> 0
             ORDER BY 3 DESC, p.poi_id
             """, as: (UUID, String?, Int, Int, Int, Double, Int).self, logger: logger).map { id, name, views, visits, dwellCount, dwellSum, plays in
             PoiReportRow(poiId: id, name: name, views: views, visits: visits,
@@ -129,6 +131,7 @@ struct PostgresReportRepository: ReportRepository {
                 UNION SELECT scope FROM \(unescaped: s).day_poi_stats
                 WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
                   AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
+                  AND (views <> 0 OR visits <> 0 OR dwell_count <> 0 OR media_plays <> 0)
             )
             SELECT l.tour_id, n.name, COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(d.devices, 0),
                    COALESCE(t.duration_count, 0), COALESCE(t.duration_sum, 0)

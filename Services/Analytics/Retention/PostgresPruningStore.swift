@@ -93,8 +93,8 @@ struct PostgresPruningStore: Sendable {
         return total
     }
 
-    /// Cuts the days before `first` off the rows of an activity table that have any, walking it in key order a batch at
-    /// a time: a batch locks and changes only such rows (`lower(days) < first`; the walk reads the others without a lock,
+    /// Cuts the days before `first` off the rows of an activity table that have any, walking it in key order `batchSize`
+    /// keys at a time (so no batch's transaction reads the whole table): a batch locks and changes only such rows (`lower(days) < first`; the walk reads the others without a lock,
     /// and no index on `days` is added: it would make the ingest's updates of `days` non-HOT). A row left with no day is
     /// deleted, and for a device's all-events row, so is its registration (`devices`): a device with no activity kept
     /// appears in no report.
@@ -111,12 +111,16 @@ struct PostgresPruningStore: Sendable {
             let rows = try await connection.withTransaction(logger: logger) { transaction in
                 try await transaction.query("SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
                 return try await transaction.fetch("""
-                    WITH chunk AS (
-                        SELECT scope, \(unescaped: column) AS member, days FROM \(unescaped: s).\(unescaped: table)
-                        WHERE ((scope, \(unescaped: column)) > (\(position.0), \(position.1 ?? zero))
-                               OR (\(position.1 == nil) AND scope = \(position.0)))
-                          AND lower(days) < \(first)::date
-                        ORDER BY scope, \(unescaped: column) LIMIT \(n) FOR UPDATE SKIP LOCKED
+                    WITH walked AS (
+                        SELECT scope, \(unescaped: column) AS member FROM \(unescaped: s).\(unescaped: table)
+                        WHERE (scope, \(unescaped: column)) > (\(position.0), \(position.1 ?? zero))
+                           OR (\(position.1 == nil) AND scope = \(position.0))
+                        ORDER BY scope, \(unescaped: column) LIMIT \(n)
+                    ), chunk AS (
+                        SELECT a.scope, a.\(unescaped: column) AS member, a.days
+                        FROM \(unescaped: s).\(unescaped: table) a JOIN walked w ON a.scope = w.scope AND a.\(unescaped: column) = w.member
+                        WHERE lower(a.days) < \(first)::date
+                        ORDER BY a.scope, a.\(unescaped: column) FOR UPDATE OF a SKIP LOCKED
                     ), gone AS (
                         DELETE FROM \(unescaped: s).\(unescaped: table) a USING chunk c
                         WHERE a.scope = c.scope AND a.\(unescaped: column) = c.member AND upper(c.days) <= \(first)::date
@@ -127,9 +131,9 @@ struct PostgresPruningStore: Sendable {
                         WHERE a.scope = c.scope AND a.\(unescaped: column) = c.member AND lower(c.days) < \(first)::date AND upper(c.days) > \(first)::date
                         RETURNING 1
                     )\(unescaped: registrations), last AS (
-                        SELECT scope, member FROM chunk ORDER BY scope DESC, member DESC LIMIT 1
+                        SELECT scope, member FROM walked ORDER BY scope DESC, member DESC LIMIT 1
                     )
-                    SELECT (SELECT count(*) FROM chunk)::bigint, ((SELECT count(*) FROM gone) + (SELECT count(*) FROM trimmed))::bigint,
+                    SELECT (SELECT count(*) FROM walked)::bigint, ((SELECT count(*) FROM gone) + (SELECT count(*) FROM trimmed))::bigint,
                            (SELECT scope FROM last), (SELECT member FROM last)
                     """, as: (Int, Int, UUID?, UUID?).self, logger: logger).first
             }

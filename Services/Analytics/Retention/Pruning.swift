@@ -21,6 +21,9 @@ struct RetentionPolicy: Sendable, Equatable {
     /// keeps it and must still find its day's rows; and with a broker that cannot say its retention, ids are kept as long
     /// as the events, which must then cover what the standard topic can redeliver.
     static let minimumEventDays = standardDedupeDays
+    /// The longest window of either kind: a century, before 1970 from any day this runs, so it prunes nothing. A topic
+    /// "kept for ever" by a huge `retention.ms` (Long.MAX) must not overflow a day number.
+    static let maximumDays = 36_600
 
     /// A message stays readable for the topic's retention plus a segment's roll after it was appended (Kafka deletes whole
     /// segments, once the newest message of one is older than the retention); a phone may send an event again 30 days
@@ -28,7 +31,7 @@ struct RetentionPolicy: Sendable, Equatable {
     /// consumer that lags.
     static func dedupeDays(retentionMilliseconds: Int64, segmentMilliseconds: Int64) -> Int {
         let day: Int64 = 86_400_000
-        return lateDays + Int((retentionMilliseconds + segmentMilliseconds + day - 1) / day) + 1
+        return min(maximumDays, lateDays + Int((retentionMilliseconds + segmentMilliseconds + day - 1) / day) + 1)
     }
 
     /// The dedupe window for what the broker reports of tracking.events (`retention.ms`, `segment.ms`), and why. A broker
@@ -47,7 +50,7 @@ struct RetentionPolicy: Sendable, Equatable {
     /// The window that keeps every id a message sent at `oldest` may repeat: ids counted from 30 days before it (a phone's
     /// resend of an event counted then) on, and a day's margin.
     static func dedupeDays(holding oldest: Date, now: Date) -> Int {
-        Int(Day(containing: now).number - Day(containing: oldest).number) + lateDays + 1
+        min(maximumDays, Int(Day(containing: now).number - Day(containing: oldest).number) + lateDays + 1)
     }
 
     /// The first UTC day kept for event-level rows, on `now`'s day.
