@@ -276,8 +276,8 @@ struct PostgresIngestStore: IngestStore {
                     ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
                     RETURNING a.scope, a.\(unescaped: column) AS member, a.xmax <> 0 AS updated
                 ), added_days AS (
-                    SELECT c.s, c.old, c.old + c.added AS new, c.added, a.d::date AS day
-                    FROM changed c, unnest(c.added) r, generate_series(lower(r), upper(r) - 1, interval '1 day') a(d)
+                    SELECT c.s, c.old, c.old + c.added AS new, c.added, lower(r) + g AS day
+                    FROM changed c, unnest(c.added) r, generate_series(0, upper(r) - lower(r) - 1) g
                 ), touched AS (
                     -- Each new day, and the active day after it unless that is new too (no two new days share it).
                     SELECT s, old, new, day FROM added_days

@@ -409,10 +409,11 @@ enum AnalyticsMigrations {
             -- Each active day of a multirange of days with the active day before it: the one place that rule is written.
             CREATE FUNCTION day_pairs(days datemultirange) RETURNS TABLE (day date, previous date)
             LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-                SELECT d::date, CASE WHEN d::date = lower(r)
+                SELECT lower(r) + g, CASE WHEN g = 0
                     THEN COALESCE(upper(days * datemultirange(daterange(NULL, lower(r)))) - 1, '-infinity'::date)
-                    ELSE d::date - 1 END
-                FROM unnest(days) AS r, generate_series(lower(r), upper(r) - 1, interval '1 day') AS d
+                    ELSE lower(r) + g - 1 END
+                -- Days as integers from each range's start: a series of timestamps would depend on the session's time zone.
+                FROM unnest(days) AS r, generate_series(0, upper(r) - lower(r) - 1) AS g
             $$;
             INSERT INTO active_day_pairs (scope, kind, day, previous, members)
             SELECT scope, kind, day, previous, count(*) FROM (
