@@ -74,7 +74,9 @@ let package = Package(
         .executableTarget(name: "Catalog", dependencies: serviceDependencies, path: "Services/Catalog", swiftSettings: swiftSettings),
         .executableTarget(name: "Feed", dependencies: serviceDependencies, path: "Services/Feed",
                           swiftSettings: swiftSettings),
-        .executableTarget(name: "Analytics", dependencies: serviceDependencies, path: "Services/Analytics", swiftSettings: swiftSettings),
+        // Crypto: device and tourist ids are stored as HMAC-SHA-256 pseudonyms (docs/PRIVACY.md).
+        .executableTarget(name: "Analytics", dependencies: serviceDependencies + [.product(name: "Crypto", package: "swift-crypto")],
+                          path: "Services/Analytics", swiftSettings: swiftSettings),
         .executableTarget(name: "Admin",
                           dependencies: serviceDependencies + [.product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                                                                 .product(name: "Crypto", package: "swift-crypto")],

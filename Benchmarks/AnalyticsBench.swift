@@ -37,8 +37,8 @@ enum AnalyticsBench {
 
     /// Visits: a device spends a session on one day walking a tour (register sometimes, start, view,
     /// arrive, play, leave at each stop, complete usually), about 20 events each; in time order.
-    static func events(count: Int, days: Int, now: Date) -> [TrackingEvent] {
-        var random = BenchRandom(seed: 42)
+    static func events(count: Int, days: Int, now: Date, seed: UInt64 = 42) -> [TrackingEvent] {
+        var random = BenchRandom(seed: seed)
         let devices = max(1, count / 40)
         let today = (now.timeIntervalSince1970 / 86_400).rounded(.down)
         var events: [TrackingEvent] = []
@@ -177,7 +177,7 @@ enum AnalyticsBench {
     static func queries(runs: Int, days: Int, settings: Settings) async throws {
         let today = Date()
         func day(_ offset: Int) -> String { String(RFC3339.format(today.addingTimeInterval(Double(-offset) * 86_400)).prefix(10)) }
-        let reports = ["summary", "pois", "tours", "devices", "daily", "funnel", "hours", "searches"]
+        let reports = ["summary", "pois", "tours", "devices", "daily", "funnel", "hours", "searches", "views", "languages"]
         var random = BenchRandom(seed: 9)
         var full: [String: [Double]] = [:]
         var mixed: [Double] = []
@@ -219,8 +219,9 @@ enum AnalyticsBench {
     /// One event at a time, each with a tour of its own, from POST /v1/events until the summary filtered
     /// by that tour counts it. Without a feed answering POST /v1/events, produces to tracking.events
     /// directly (and says so).
-    static func lag(runs: Int, settings: Settings) async throws {
+    static func lag(runs: Int, background: Int = 0, settings: Settings) async throws {
         let logger = Logger(label: "bench")
+        let load = background > 0 ? try await SteadyLoad.start(rate: background, settings: settings) : nil
         var producer: KafkaProducer?
         let probe = try await post(TrackingEvent(type: .tourStarted, deviceId: "bench-lag-probe", occurredAt: Date(), tourId: UUID.random()), settings)
         if !probe {
@@ -251,19 +252,81 @@ enum AnalyticsBench {
             samples.append((ContinuousClock.now - start).seconds * 1_000)
         }
         let via = producer == nil ? "POST /v1/events on the feed" : "a direct produce to tracking.events"
-        print(Statistics.summary("lag from \(via) to counted in the summary report", milliseconds: samples))
+        var under = ""
+        if let load {
+            let (sent, seconds) = try await load.stop()
+            under = String(format: ", under a steady %.0f events/s (%d sent in %.1f s)", Double(sent) / seconds, sent, seconds)
+            if Double(sent) / seconds < 0.95 * Double(background) {
+                print("lag: the steady load reached \(Int(Double(sent) / seconds)) of the \(background) events/s asked: not the load the goal is for")
+            }
+        }
+        print(Statistics.summary("lag from \(via) to counted in the summary report\(under)", milliseconds: samples))
         await producer?.shutdown()
     }
 
-    /// True when the feed accepted the event (202).
+    /// Events produced to tracking.events at a steady rate (a slice every 100 ms), each new (ids never repeat), dated now,
+    /// until stopped: the load the lag is measured under.
+    final class SteadyLoad: Sendable {
+        let task: Task<(Int, Double), any Error>
+
+        private init(rate: Int, settings: Settings) throws {
+            let producer = try KafkaProducer(configuration: settings.kafka, logger: Logger(label: "bench"))
+            let topic = settings.kafka.topic(Topic.trackingEvents)
+            task = Task {
+                let slice = max(1, rate / 10)
+                let started = ContinuousClock.now
+                var sent = 0
+                var round = 0
+                while !Task.isCancelled {
+                    // Fresh events each second: sessions of the last hours, new ids, re-dated to now.
+                    if round % 10 == 0 {
+                        FileHandle.standardError.write(Data("steady load: \(sent) sent\n".utf8))
+                    }
+                    let now = Date()
+                    // Each slice's sessions on phones of their own (cycling over 3 000 slices: some 36 000 phones, each a few
+                    // events a minute), as a city's visitors send them; a dozen phones sending hundreds of events a second
+                    // each would make every tour mark decide again thousands of stored events.
+                    let batch = AnalyticsBench.events(count: slice, days: 1, now: now, seed: UInt64(round) &+ 1_000).map { event in
+                        var event = event
+                        event.deviceId = "live-\(round % 3_000)-\(event.deviceId)"
+                        event.occurredAt = now.addingTimeInterval(-Double(abs(event.id.hashValue % 600)))
+                        return event
+                    }
+                    _ = try await producer.send(batch.map { KafkaOutgoingMessage(topic: topic, key: $0.deviceId, value: TrackingCodec.writeMessage($0)) })
+                    sent += batch.count
+                    round += 1
+                    let due = started + .milliseconds(100 * round)
+                    if due > ContinuousClock.now { try? await Task.sleep(until: due) }
+                }
+                await producer.shutdown()
+                return (sent, (ContinuousClock.now - started).seconds)
+            }
+        }
+
+        /// Starts the load and lets it run a few seconds before anything is measured.
+        static func start(rate: Int, settings: Settings) async throws -> SteadyLoad {
+            let load = try SteadyLoad(rate: rate, settings: settings)
+            try await Task.sleep(for: .seconds(5))
+            return load
+        }
+
+        func stop() async throws -> (Int, Double) {
+            task.cancel()
+            return try await task.value
+        }
+    }
+
+    /// True when the feed accepted the event (202, and not rejected in its answer: a feed that has catalog's snapshot
+    /// refuses a tour it does not know, and the bench's tours are made up).
     static func post(_ event: TrackingEvent, _ settings: Settings) async throws -> Bool {
         struct Batch: Encodable { let events: [TrackingEvent] }
         var request = URLRequest(url: URL(string: "\(settings.feedURL)/v1/events")!)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONCoding.encoder.encode(Batch(events: [event]))
-        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
-        return (response as? HTTPURLResponse)?.statusCode == 202
+        guard let (data, response) = try? await URLSession.shared.data(for: request) else { return false }
+        struct Answer: Decodable { let accepted: Int }
+        return (response as? HTTPURLResponse)?.statusCode == 202 && (try? JSONDecoder().decode(Answer.self, from: data))?.accepted == 1
     }
 }
 

@@ -149,7 +149,10 @@ struct BenchMain: AsyncParsableCommand {
         struct Lag: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "POST /v1/events on the feed until the summary counts it.")
             @Option(help: "Events to time.") var runs = 100
-            func run() async throws { try await Analytics.run("lag") { try await AnalyticsBench.lag(runs: runs, settings: $0) } }
+            @Option(help: "Events a second produced to tracking.events meanwhile, as a steady load (0: none).") var background = 0
+            func run() async throws {
+                try await Analytics.run("lag") { try await AnalyticsBench.lag(runs: runs, background: background, settings: $0) }
+            }
         }
     }
 }

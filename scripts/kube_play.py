@@ -156,7 +156,8 @@ def main() -> None:
 
     secrets = {"POSTGRES_PASSWORD": args.postgres_password, "ADMIN_EMAIL": "owner@example.edu",
                "ADMIN_PASSWORD": "kube-play-password", "REPORTS_TOKEN": "kube-play-reports-token", "METRICS_TOKEN": "",
-               "CATALOG_COMMAND_KEY": "kube-play-command-key", "CATALOG_COMMAND_KEY_PREVIOUS": ""}
+               "CATALOG_COMMAND_KEY": "kube-play-command-key", "CATALOG_COMMAND_KEY_PREVIOUS": "",
+               "ANALYTICS_ID_KEY": "kube-play-analytics-id-key", "ERASURE_TOKEN": "kube-play-erasure-token"}
     # No SASL on the broker kube play runs: its credentials empty, which the services take as unset.
     secrets |= {"KAFKA_SASL_USERNAME": "", "KAFKA_SASL_PASSWORD": ""}
     for template in (d for d in docs if d["kind"] == "Secret"):

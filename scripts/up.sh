@@ -72,6 +72,21 @@ if [[ ! -s $command_key_file ]]; then
 fi
 CATALOG_COMMAND_KEY=$(<"$command_key_file")
 export CATALOG_COMMAND_KEY
+# The key of the pseudonyms analytics stores for device and tourist ids (docs/PRIVACY.md): made once and kept, since a
+# new key would make every device new to the reports.
+id_key_file=$secrets_dir/analytics-id-key
+if [[ ! -s $id_key_file ]]; then
+  (umask 077 && openssl rand -hex 32 >"$id_key_file")
+fi
+ANALYTICS_ID_KEY=$(<"$id_key_file")
+export ANALYTICS_ID_KEY
+# The staff token of DELETE /v1/devices/{deviceId} (erasure; DESIGN.md "Erasure"): made once, like the key above.
+erasure_token_file=$secrets_dir/erasure-token
+if [[ -z ${ERASURE_TOKEN:-} && ! -s $erasure_token_file ]]; then
+  (umask 077 && openssl rand -hex 32 >"$erasure_token_file")
+fi
+ERASURE_TOKEN=${ERASURE_TOKEN:-$(<"$erasure_token_file")}
+export ERASURE_TOKEN
 # A tansu on our port that no pid file names (its pid file was lost): adopt it (stopping it would
 # lose what it holds; the services are talking to it).
 if ! live_pid "$run_dir/broker.pid" tansu >/dev/null; then
@@ -204,6 +219,7 @@ iTour is up (all ready $(since "$t_services") after starting; $(since "$t0") in 
                      sign in as $admin_email / $admin_password
   Reports            http://localhost:$analytics/v1/reports/summary?from=$month_ago&to=$today
                      curl -H 'Authorization: Bearer $reports_token' 'http://localhost:$analytics/v1/reports/summary?from=$month_ago&to=$today'
+  Erasure (staff)    curl -X DELETE -H "Authorization: Bearer \$(cat ${erasure_token_file#"$PWD"/})" -d '{"requestedBy": "you", "reason": "why"}' http://localhost:$analytics/v1/devices/DEVICE-ID
   Metrics            http://localhost:$feed/metrics  http://localhost:$admin/metrics
                      http://localhost:$catalog/metrics  http://localhost:$analytics/metrics
   Postgres           postgresql://itour@127.0.0.1:$pg_port/itour   password in ${pg_password_file#"$PWD"/}

@@ -42,7 +42,7 @@ struct AnalyticsMain: AsyncParsableCommand {
             let command: ReplayTool.Command = if let file { .file(file, schema) } else if activate { .activate(schema) } else { .fromBeginning(schema) }
             try await AnalyticsProgram.runTool("replay") { environment in
                 let settings = try ServiceSettings(serviceName: AnalyticsProgram.name, defaultPort: AnalyticsProgram.port, environment: environment)
-                try await ReplayTool(command: command, settings: settings).run()
+                try await ReplayTool(command: command, settings: settings, pseudonyms: try IdPseudonyms(environment: environment)).run()
             }
         }
     }

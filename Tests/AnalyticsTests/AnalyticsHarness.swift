@@ -12,6 +12,9 @@ import TestSupport
 /// service built by `buildApplication`, and helpers to feed it events and read its reports.
 struct AnalyticsHarness: Sendable {
     static let token = "test-reports-token"
+    static let erasureToken = "test-erasure-token"
+    /// The tests' ANALYTICS_ID_KEY: every service and replay of a test hashes ids with it.
+    static let pseudonyms = try! IdPseudonyms(key: "analytics-test-id-key-0123456789")
 
     let database: DatabaseSettings
     let kafka: KafkaConfiguration
@@ -40,7 +43,8 @@ struct AnalyticsHarness: Sendable {
     }
 
     func app(batchSize: Int = 10_000) throws -> some ApplicationProtocol {
-        var options = AnalyticsOptions(reportsToken: Self.token)
+        var options = AnalyticsOptions(reportsToken: Self.token, pseudonyms: Self.pseudonyms)
+        options.erasureToken = Self.erasureToken
         options.ingest.batchSize = batchSize
         return try buildApplication(settings: settings(), options: options)
     }

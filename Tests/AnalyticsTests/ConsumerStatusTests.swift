@@ -121,7 +121,7 @@ struct ConsumerStatusTests {
     @Test("analytics unable to count (its table locked) while events arrive: /ready 200 but degraded with the reason, freshness stays put; then it recovers")
     func analyticsDegradedAndFreshness() async throws {
         let harness = try await AnalyticsHarness.make()
-        var options = AnalyticsOptions(reportsToken: AnalyticsHarness.token)
+        var options = AnalyticsOptions(reportsToken: AnalyticsHarness.token, pseudonyms: AnalyticsHarness.pseudonyms)
         options.stallWindow = .seconds(2)
         let app = try buildApplication(settings: harness.settings(), options: options)
         let now = Date()

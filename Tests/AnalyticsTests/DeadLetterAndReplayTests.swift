@@ -135,7 +135,7 @@ struct DeadLetterAndReplayTests {
             // From the topic, into the default replay schema.
             var settings = try harness.settings()
             settings.logLevel = .warning
-            try await ReplayTool(command: .fromBeginning(.replay), settings: settings).run()
+            try await ReplayTool(command: .fromBeginning(.replay), settings: settings, pseudonyms: AnalyticsHarness.pseudonyms).run()
             #expect(try await harness.counted(schema: .replay) == truth.all.count)
             try await harness.withPostgres { postgres in
                 try await AnalyticsHarness.expectReports(PostgresReportRepository(client: postgres, schema: .replay, logger: TestServices.logger),
@@ -154,7 +154,7 @@ struct DeadLetterAndReplayTests {
             lines.insert("garbage", at: 5)
             try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
             let fromFile = try #require(AnalyticsSchema("analytics_from_file"))
-            try await ReplayTool(command: .file(file.path, fromFile), settings: settings).run()
+            try await ReplayTool(command: .file(file.path, fromFile), settings: settings, pseudonyms: AnalyticsHarness.pseudonyms).run()
             try await harness.withPostgres { postgres in
                 try await AnalyticsHarness.expectReports(PostgresReportRepository(client: postgres, schema: fromFile, logger: TestServices.logger),
                                                          equal: truth, for: queries)
@@ -167,7 +167,7 @@ struct DeadLetterAndReplayTests {
             try await harness.produce(between.events)
             try await harness.waitUntilCounted(truth.all.count + between.events.count)
             #expect(try await harness.counted(schema: .replay) == truth.all.count)
-            try await ReplayTool(command: .activate(.replay), settings: settings).run()
+            try await ReplayTool(command: .activate(.replay), settings: settings, pseudonyms: AnalyticsHarness.pseudonyms).run()
             let more = Workload(seed: 24, count: 500)
             try await harness.produce(more.deliveries(seed: 25))
             let everything = Truth(events: workload.events + between.events + more.events)

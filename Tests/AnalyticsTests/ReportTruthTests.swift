@@ -36,6 +36,27 @@ struct ReportTruthTests {
         }
     }
 
+    /// Few events per device over many days: devices come back after gaps, days arrive late between two active days (the
+    /// shuffle), and late tour marks move credited devices between tours, so the day pairs distinct counts are kept as
+    /// (migration 14) change in every way they can.
+    @Test("sparse activity: gaps, late days between active days, credited devices moved by re-attribution")
+    func sparseActivity() async throws {
+        let harness = try await AnalyticsHarness.make()
+        let workload = Workload(seed: 11, count: 2_500, devices: 300, days: 24)
+        let deliveries = workload.deliveries(seed: 111)
+        let truth = Truth(events: workload.events, names: try await harness.saveCatalog(workload))
+        var days: [String: Set<Int32>] = [:]
+        for event in workload.events { days[event.deviceId, default: []].insert(Day(containing: event.occurredAt).number) }
+        let gaps = days.values.filter { ($0.max()! - $0.min()! + 1) > Int32($0.count) }.count
+        #expect(gaps > 100, "most devices come back after days away")
+        #expect(truth.creditedCount(in: workload.events) > 50)
+        try await harness.app(batchSize: 53).test(.router) { client in
+            try await harness.produce(deliveries)
+            try await harness.waitUntilCounted(truth.all.count)
+            try await AnalyticsHarness.expectReports(client, equal: truth, for: workload.queries(seed: 12, count: 16), stops: workload.stops)
+        }
+    }
+
     @Test("a reader killed mid-stream, with batches failing before commit, and restarted loses and double-counts nothing")
     func killedMidStream() async throws {
         let (harness, workload, truth) = try await AnalyticsHarness.loaded(seed: 7, count: 6_000, deliverySeed: 77)
@@ -50,7 +71,7 @@ struct ReportTruthTests {
             }
             let ingest = TrackingIngest(configuration: harness.kafka, store: store,
                                         deadLetters: DeadLetterSink(producer: harness.producer, consumerName: "analytics", logger: TestServices.logger),
-                                        options: TrackingIngest.Options(batchSize: 150), logger: TestServices.logger)
+                                        pseudonyms: AnalyticsHarness.pseudonyms, options: TrackingIngest.Options(batchSize: 150), logger: TestServices.logger)
             let reader = Task { try await ingest.run() }
             let partway = try await TestServices.eventually(timeout: .seconds(60), interval: .milliseconds(20)) {
                 try await store.countedEvents() >= truth.all.count / 3
@@ -113,14 +134,14 @@ struct ReportTruthTests {
     @Test("stored offsets move with the aggregates, never backwards; a reader behind the stored offsets is told so")
     func offsets() async throws {
         try await AnalyticsHarness.make().withLiveStore { (_: PostgresClient, store: PostgresIngestStore) async throws in
-            let event = TrackingEvent(type: .tourStarted, deviceId: "d1", occurredAt: Date(), tourId: UUID())
+            let event = TrackingEvent(type: .tourStarted, deviceId: AnalyticsHarness.pseudonyms.pseudonym("d1"), occurredAt: Date(), tourId: UUID())
             #expect(try await store.apply(IngestBatch(events: [event, event], topic: "t", nextOffsets: [0: 10, 3: 5])) == .applied(new: 1, duplicates: 1))
             #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
             // An older reader's batch: counted ids stay counted, offsets do not go back.
             #expect(try await store.apply(IngestBatch(events: [event], topic: "t", nextOffsets: [0: 4])) == .applied(new: 0, duplicates: 1))
             #expect(try await store.storedOffsets(topic: "t") == [0: 10, 3: 5])
             // A reader that believes more is stored than is: nothing is written.
-            let other = TrackingEvent(type: .tourStarted, deviceId: "d2", occurredAt: Date(), tourId: UUID())
+            let other = TrackingEvent(type: .tourStarted, deviceId: AnalyticsHarness.pseudonyms.pseudonym("d2"), occurredAt: Date(), tourId: UUID())
             #expect(try await store.apply(IngestBatch(events: [other], topic: "t", nextOffsets: [0: 20], expectedOffsets: [0: 12])) == .offsetsMovedBack)
             #expect(try await store.countedEvents() == 1)
             #expect(try await store.apply(IngestBatch(events: [other], topic: "t", nextOffsets: [0: 20], expectedOffsets: [0: 10])) == .applied(new: 1, duplicates: 0))

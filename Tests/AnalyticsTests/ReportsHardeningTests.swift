@@ -14,7 +14,7 @@ struct ReportsHardeningTests {
     @Test("wrong reports tokens: after the limit a client gets 429 (its right token too) until the minute is over; other clients do not")
     func wrongTokensThrottled() async throws {
         let harness = try await AnalyticsHarness.make()
-        var options = AnalyticsOptions(reportsToken: AnalyticsHarness.token)
+        var options = AnalyticsOptions(reportsToken: AnalyticsHarness.token, pseudonyms: AnalyticsHarness.pseudonyms)
         options.tokenFailuresPerMinute = 5
         options.trustedProxies = try TrustedProxies("127.0.0.1/32")
         let app = try buildApplication(settings: harness.settings(), options: options)
@@ -42,7 +42,7 @@ struct ReportsHardeningTests {
         let harness = try await AnalyticsHarness.make()
         var settings = try harness.settings()
         settings.metricsToken = "metrics-secret"
-        let app = try buildApplication(settings: settings, options: AnalyticsOptions(reportsToken: AnalyticsHarness.token))
+        let app = try buildApplication(settings: settings, options: AnalyticsOptions(reportsToken: AnalyticsHarness.token, pseudonyms: AnalyticsHarness.pseudonyms))
         try await app.test(.live) { client in
             #expect(try await client.execute(uri: "/metrics", method: .get).status == .unauthorized)
             #expect(try await client.execute(uri: "/metrics", method: .get, headers: [.authorization: "Bearer metrics-secre"]).status == .unauthorized)

@@ -3,6 +3,7 @@ failure at start as one log line and exit 1 (never Swift's "Fatal error" and a c
 LOG_FORMAT checked at start, and `config --json`, the list of environment variables each one reads."""
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -31,7 +32,8 @@ EXPECTED = {
     "feed": SHARED | POSTGRES | {"FEED_EVENTS_PER_MINUTE_PER_DEVICE", "FEED_EVENTS_PER_MINUTE_PER_CLIENT", "SITE_TIME_ZONE", "SITE_LANGUAGE", "SITE_LANGUAGES",
                                  "SITE_PUBLIC_HOLIDAYS", "FEED_PUBLIC_URL", "FEED_MEDIA_CACHE_BYTES", "FEED_MAX_CONNECTIONS_PER_CLIENT",
                                  "TRUSTED_PROXIES", "FEED_NEW_DEVICES_PER_HOUR_PER_CLIENT"},
-    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES"},
+    "analytics": SHARED | POSTGRES | {"REPORTS_TOKEN", "ITOUR_DEMO", "ANALYTICS_BATCH_SIZE", "REPORTS_TOKEN_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
+                                      "ANALYTICS_ID_KEY", "ANALYTICS_RETENTION_DAYS", "ERASURE_TOKEN"},
     "admin": SHARED | POSTGRES | {"ITOUR_DEMO", "ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "CATALOG_URL", "FEED_URL", "ANALYTICS_URL",
                                   "ADMIN_COOKIE_SECURE", "ADMIN_SESSION_HOURS", "ADMIN_BCRYPT_COST", "ADMIN_COMMAND_TIMEOUT_SECONDS",
                                   "ADMIN_LOGIN_FAILURES_PER_ACCOUNT", "ADMIN_LOGIN_FAILURES_PER_ADDRESS", "ADMIN_LOGIN_DELAY_SECONDS",
@@ -41,15 +43,15 @@ EXPECTED = {
                                   "SITE_LANGUAGE", "SITE_LANGUAGES"}
              | COMMAND_KEYS,
 }
-SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"} | COMMAND_KEYS
-REQUIRED = {"catalog": {"CATALOG_COMMAND_KEY"}, "analytics": {"REPORTS_TOKEN"},
+SECRETS = {"POSTGRES_PASSWORD", "ADMIN_PASSWORD", "REPORTS_TOKEN", "METRICS_TOKEN", "KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD", "ANALYTICS_ID_KEY", "ERASURE_TOKEN"} | COMMAND_KEYS
+REQUIRED = {"catalog": {"CATALOG_COMMAND_KEY"}, "analytics": {"REPORTS_TOKEN", "ANALYTICS_ID_KEY"},
             "admin": {"ADMIN_EMAIL", "ADMIN_PASSWORD", "REPORTS_TOKEN", "ADMIN_PUBLIC_URL", "CATALOG_COMMAND_KEY"}}
 
 
 def clean_env(**extra: str) -> dict:
     """This process's environment without any setting a service reads, plus `extra`."""
     prefixes = ("POSTGRES_", "KAFKA_", "LOG_", "ITOUR_", "ADMIN_", "HTTP_", "REPORTS_", "FEED_", "CATALOG_", "ANALYTICS_", "CONSUMER_", "SITE_",
-                "METRICS_", "TRUSTED_", "MEDIA_")
+                "METRICS_", "TRUSTED_", "MEDIA_", "ERASURE_")
     env = {key: value for key, value in os.environ.items() if not key.startswith(prefixes)}
     lib = str(ROOT / ".local" / "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
@@ -149,6 +151,32 @@ def test_producer_timings_librdkafka_would_refuse_are_refused_at_start_naming_th
 def test_a_missing_required_secret_is_refused_at_start_naming_it():
     message = assert_one_line_failure(run("analytics"))
     assert "REPORTS_TOKEN" in message and "demo mode" in message, message
+
+
+def test_analytics_refuses_to_start_without_its_id_key_or_with_a_short_one():
+    """docs/PRIVACY.md: outside demo mode the pseudonyms' key is required, and a key under 16 bytes is refused; so is a
+    retention shorter than what a late event needs."""
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token"))
+    assert "ANALYTICS_ID_KEY" in message and "demo mode" in message, message
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="short"))
+    assert "ANALYTICS_ID_KEY" in message and "16 bytes" in message, message
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="a-long-enough-test-key",
+                                          ANALYTICS_RETENTION_DAYS="44"))
+    # docs/ANALYTICS.md "Retention": 45 days at least, a late event read as late as tracking.events keeps it.
+    assert "ANALYTICS_RETENTION_DAYS" in message and "45 to 36600" in message, message
+
+
+def test_analytics_refuses_the_templates_placeholder_key_the_demo_key_outside_demo_and_an_erasure_token_equal_to_the_reports_one():
+    """docs/PRIVACY.md: deploy/kubernetes/secret.template.yaml's placeholder is not a key; the demo key is public; erasing
+    needs a token of its own."""
+    placeholder = re.search(r'ANALYTICS_ID_KEY: "([^"]+)"', (ROOT / "deploy" / "kubernetes" / "secret.template.yaml").read_text()).group(1)
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY=placeholder))
+    assert "ANALYTICS_ID_KEY" in message and "placeholder" in message, message
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="itour-demo-analytics-id-key"))
+    assert "ANALYTICS_ID_KEY" in message and "demo" in message, message
+    message = assert_one_line_failure(run("analytics", REPORTS_TOKEN="a-reports-token", ANALYTICS_ID_KEY="a-long-enough-test-key",
+                                          ERASURE_TOKEN="a-reports-token"))
+    assert "ERASURE_TOKEN" in message and "REPORTS_TOKEN" in message, message
 
 
 def test_unreachable_postgres_ends_the_start_with_one_log_line_and_exit_1(tmp_path):

@@ -55,9 +55,11 @@ struct PostgresIngestStore: IngestStore {
             // The lock is shared with every other batch; `replay --activate` takes it exclusively to swap
             // schemas between batches, never in the middle of one. COMMIT does not wait for the WAL flush:
             // if Postgres itself crashed, the last batches would be lost whole (aggregates, ids and offsets
-            // together) and read again from the topic, so still counted once.
+            // together) and read again from the topic, so still counted once. JIT compilation is off for the batch: the
+            // planner's guess for an `unnest` of thousands of rows would have it compile statements for longer than they run.
             try await connection.query("""
-                SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey))), set_config('synchronous_commit', 'off', true)
+                SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey))), set_config('synchronous_commit', 'off', true),
+                       set_config('jit', 'off', true)
                 """, logger: logger)
             if !batch.expectedOffsets.isEmpty {
                 let partitions = Array(batch.expectedOffsets.keys)
@@ -89,6 +91,11 @@ struct PostgresIngestStore: IngestStore {
                 events = batch.events.filter { freshSet.contains($0.id) }
                 delta = AggregateDelta(events)
             }
+            let kept = try await Self.droppingErased(events, schema: schema, on: connection, logger: logger)
+            if kept.count < events.count {
+                events = kept
+                delta = AggregateDelta(events)
+            }
             try await attribute(events, into: &delta, schema: schema, on: connection)
             try await write(delta, schema: schema, on: connection)
             let counted = events.count
@@ -114,6 +121,22 @@ struct PostgresIngestStore: IngestStore {
             try await beforeCommit?()
             return .applied(new: counted, duplicates: batch.received - counted)
         }
+    }
+
+    /// `events` less those of an erased device that occurred before its latest erasure (docs/PRIVACY.md "Erasure"): a
+    /// redelivery, or a replay of the topic, never brings an erased device back. One lookup per batch, by
+    /// `erasures_by_device`.
+    static func droppingErased(_ events: [TrackingEvent], schema: String, on connection: PostgresConnection, logger: Logger) async throws -> [TrackingEvent] {
+        guard !events.isEmpty else { return events }
+        let devices = Array(Set(events.map(\.deviceId))).sorted()
+        var erasedAt: [String: Date] = [:]
+        for try await (device, at) in try await connection.query("""
+            SELECT device_id, max(erased_at) FROM \(unescaped: schema).erasures WHERE device_id = ANY(\(devices)::uuid[]) GROUP BY device_id
+            """, logger: logger).decode((String, Date).self) {
+            erasedAt[device] = at
+        }
+        guard !erasedAt.isEmpty else { return events }
+        return events.filter { event in erasedAt[event.deviceId].map { event.occurredAt >= $0 } ?? true }
     }
 
     /// Tour attribution (DESIGN.md): stores the batch's tour marks, decides again the tour of the stored tourless
@@ -142,8 +165,8 @@ struct PostgresIngestStore: IngestStore {
         if !marks.isEmpty {
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).tour_marks (device_id, occurred_at, event_id, kind, tour_id, tourist_id)
-                SELECT d, t, e, k, tour, NULLIF(tourist, '')
-                FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[], \(marks.map(\.eventId))::uuid[],
+                SELECT d, t, e, k, tour, NULLIF(tourist, '')::uuid
+                FROM unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[], \(marks.map(\.eventId))::uuid[],
                             \(marks.map(\.kind))::"char"[], \(marks.map(\.tourId))::uuid[], \(marks.map { $0.touristId ?? "" })::text[])
                      AS x(d, t, e, k, tour, tourist)
                 ON CONFLICT DO NOTHING
@@ -152,7 +175,7 @@ struct PostgresIngestStore: IngestStore {
             // and completions' events.
             for try await (type, occurredAt, poiId, dwell, deviceId, touristId, from, to) in try await connection.query("""
                 WITH marks AS (
-                    SELECT DISTINCT device_id, at FROM unnest(\(marks.map(\.deviceId))::text[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
+                    SELECT DISTINCT device_id, at FROM unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
                 ), decided AS (
                     SELECT DISTINCT u.event_id, u.tour_id AS old_tour, (\(unescaped: openTour)) AS new_tour
                     FROM \(unescaped: schema).untoured_events u JOIN marks m ON u.device_id = m.device_id
@@ -169,16 +192,49 @@ struct PostgresIngestStore: IngestStore {
         }
         guard !untoured.isEmpty else { return }
         var credited: [(UUID, UUID)] = []
+        // The open tour of each, set-based (the rule of `openTour`, the same predicates): the marks that can decide any of
+        // them (each device's own, from 4 h before its first event to its last: one late event widens only its device's
+        // read) are read once, a primary-key range per device, then joined in memory, instead of two index probes per event.
+        var spans: [String: (first: Date, last: Date)] = [:]
+        for event in untoured {
+            let span = spans[event.deviceId] ?? (event.occurredAt, event.occurredAt)
+            spans[event.deviceId] = (min(span.first, event.occurredAt), max(span.last, event.occurredAt))
+        }
+        let devices = spans.keys.sorted()
+        // The planner guesses 100 rows for an unnest and would join the thousands it holds to the marks by nested loops,
+        // each over every mark: hash joins, for this statement only (the per-device reads are LATERAL, nested loops by
+        // nature); the setting it had is put back after it.
+        let nestloop = try await connection.fetch("SELECT current_setting('enable_nestloop'), set_config('enable_nestloop', 'off', true)",
+                                                  as: (String, String).self, logger: logger).first?.0 ?? "on"
         for try await row in try await connection.query("""
-            WITH stored AS (
+            WITH u(event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds) AS (
+                SELECT e, d, NULLIF(tourist, '')::uuid, t, ty, p, NULLIF(dw, 'NaN')
+                FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::uuid[], \(untoured.map { $0.touristId ?? "" })::text[],
+                            \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
+                            \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
+            ), marks AS MATERIALIZED (
+                SELECT m.device_id, m.occurred_at, m.event_id, m.kind, m.tour_id, m.tourist_id
+                FROM unnest(\(devices)::uuid[], \(devices.map { spans[$0]!.first })::timestamptz[], \(devices.map { spans[$0]!.last })::timestamptz[])
+                     AS b(device_id, first, last)
+                CROSS JOIN LATERAL (
+                    SELECT * FROM \(unescaped: schema).tour_marks t
+                    WHERE t.device_id = b.device_id AND t.occurred_at >= b.first - '\(unescaped: window)'::interval AND t.occurred_at <= b.last
+                    OFFSET 0 -- kept a subquery: flattened, it would become a hash join over every mark
+                ) m
+            ), opened AS (
+                SELECT DISTINCT ON (u.event_id) u.event_id, u.device_id, u.occurred_at, s.tour_id, s.occurred_at AS started
+                FROM u JOIN marks s ON s.device_id = u.device_id AND s.kind = 's'
+                  AND s.occurred_at <= u.occurred_at AND s.occurred_at >= u.occurred_at - '\(unescaped: window)'::interval
+                  AND (u.tourist_id IS NULL OR s.tourist_id IS NULL OR s.tourist_id = u.tourist_id)
+                ORDER BY u.event_id, s.occurred_at DESC, s.event_id DESC
+            ), completed AS (
+                SELECT DISTINCT o.event_id FROM opened o JOIN marks c ON c.device_id = o.device_id AND c.kind = 'c' AND c.tour_id = o.tour_id
+                  AND c.occurred_at >= o.started AND c.occurred_at < o.occurred_at
+            ), stored AS (
                 INSERT INTO \(unescaped: schema).untoured_events (event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds, tour_id)
-                SELECT u.event_id, u.device_id, u.tourist_id, u.occurred_at, u.type, u.poi_id, u.dwell_seconds, (\(unescaped: openTour))
-                FROM (
-                    SELECT e, d, NULLIF(tourist, ''), t, ty, p, NULLIF(dw, 'NaN')
-                    FROM unnest(\(untoured.map(\.eventId))::uuid[], \(untoured.map(\.deviceId))::text[], \(untoured.map { $0.touristId ?? "" })::text[],
-                                \(untoured.map(\.occurredAt))::timestamptz[], \(untoured.map(\.type))::text[], \(untoured.map(\.poiId))::uuid[],
-                                \(untoured.map { $0.dwellSeconds ?? .nan })::double precision[]) AS x(e, d, tourist, t, ty, p, dw)
-                ) AS u(event_id, device_id, tourist_id, occurred_at, type, poi_id, dwell_seconds)
+                SELECT u.event_id, u.device_id, u.tourist_id, u.occurred_at, u.type, u.poi_id, u.dwell_seconds,
+                       CASE WHEN c.event_id IS NULL THEN o.tour_id END
+                FROM u LEFT JOIN opened o ON o.event_id = u.event_id LEFT JOIN completed c ON c.event_id = u.event_id
                 ON CONFLICT DO NOTHING
                 RETURNING event_id, tour_id
             )
@@ -186,6 +242,7 @@ struct PostgresIngestStore: IngestStore {
             """, logger: logger).decode((UUID, UUID).self) {
             credited.append(row)
         }
+        try await connection.query("SELECT set_config('enable_nestloop', \(nestloop), true)", logger: logger)
         guard !credited.isEmpty else { return }
         let byId = Dictionary(untoured.map { ($0.eventId, $0) }, uniquingKeysWith: { first, _ in first })
         for (eventId, tour) in credited {
@@ -194,19 +251,54 @@ struct PostgresIngestStore: IngestStore {
     }
 
     private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {
-        for (table, column, members) in [("device_activity", "device_id", delta.devices), ("tourist_activity", "tourist_id", delta.tourists)]
+        for (table, column, kind, members) in [("device_activity", "device_id", AggregateDelta.CreditedMember.Kind.device, delta.devices),
+                                               ("tourist_activity", "tourist_id", .tourist, delta.tourists)]
         where !members.isEmpty {
-            // One row per scope and member, its batch days merged into the days it already had; a row whose
-            // days already cover the batch's is left alone.
-            try await connection.query("""
-                INSERT INTO \(unescaped: schema).\(unescaped: table) AS a (scope, \(unescaped: column), days)
-                SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]'))
-                FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::text[], \(members.map(\.day))::integer[]) AS x(s, m, d)
-                GROUP BY s, m
-                ORDER BY s, m
-                ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
-                WHERE NOT a.days @> EXCLUDED.days
-                """, logger: logger)
+            // One row per scope and member, the batch's days new to it merged into the days it had (rows locked first, in
+            // key order, so the days they had are the days they have); the pairs of (active day, active day before it)
+            // that this changes are moved in active_day_pairs (migration 14): each new day's, and the next active day's.
+            let raced = try await connection.fetch("""
+                WITH batch AS (
+                    SELECT s, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]')) AS days
+                    FROM unnest(\(members.map(\.scope))::uuid[], \(members.map(\.member))::uuid[], \(members.map(\.day))::integer[]) AS x(s, m, d)
+                    GROUP BY s, m
+                ), old AS MATERIALIZED (
+                    SELECT a.scope, a.\(unescaped: column) AS member, a.days FROM \(unescaped: schema).\(unescaped: table) a
+                    WHERE (a.scope, a.\(unescaped: column)) IN (SELECT s, m FROM batch)
+                    ORDER BY a.scope, a.\(unescaped: column) FOR UPDATE
+                ), changed AS MATERIALIZED (
+                    SELECT b.s, b.m, COALESCE(o.days, '{}') AS old, b.days - COALESCE(o.days, '{}') AS added, o.scope IS NOT NULL AS existed
+                    FROM batch b LEFT JOIN old o ON o.scope = b.s AND o.member = b.m
+                    WHERE NOT isempty(b.days - COALESCE(o.days, '{}'))
+                ), stored AS (
+                    INSERT INTO \(unescaped: schema).\(unescaped: table) AS a (scope, \(unescaped: column), days)
+                    SELECT s, m, added FROM changed ORDER BY s, m
+                    ON CONFLICT (scope, \(unescaped: column)) DO UPDATE SET days = a.days + EXCLUDED.days
+                    RETURNING a.scope, a.\(unescaped: column) AS member, a.xmax <> 0 AS updated
+                ), added_days AS (
+                    SELECT c.s, c.old, c.old + c.added AS new, c.added, lower(r) + g AS day
+                    FROM changed c, unnest(c.added) r, generate_series(0, upper(r) - lower(r) - 1) g
+                ), touched AS (
+                    -- Each new day, and the active day after it unless that is new too (no two new days share it).
+                    SELECT s, old, new, day FROM added_days
+                    UNION ALL
+                    SELECT s, old, new, n FROM (SELECT s, old, new, added, lower(new * datemultirange(daterange(day + 1, NULL))) AS n FROM added_days) x
+                    WHERE n IS NOT NULL AND NOT added @> n
+                ), pairs AS (
+                    SELECT s, day, COALESCE(upper(new * datemultirange(daterange(NULL, day))) - 1, '-infinity') AS previous, 1 AS n FROM touched
+                    UNION ALL
+                    SELECT s, day, COALESCE(upper(old * datemultirange(daterange(NULL, day))) - 1, '-infinity'), -1 FROM touched WHERE old @> day
+                ), counted AS (
+                    INSERT INTO \(unescaped: schema).active_day_pairs AS p (scope, kind, day, previous, members)
+                    SELECT s, \(kind.rawValue)::"char", day, previous, sum(n) FROM pairs GROUP BY s, day, previous HAVING sum(n) <> 0
+                    ORDER BY s, day, previous
+                    ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = p.members + EXCLUDED.members
+                )
+                SELECT count(*)::bigint FROM stored s JOIN changed c ON c.s = s.scope AND c.m = s.member WHERE s.updated AND NOT c.existed
+                """, as: Int.self, logger: logger)
+            // A row another transaction inserted after this statement's snapshot: the days it had are unknown here, so the
+            // batch is rolled back and applied again (the ingest retries), reading them then.
+            if let raced = raced.first, raced > 0 { throw ActivityRace(rows: raced, table: table) }
         }
         if !delta.devices.isEmpty {
             // The triples new to device_days are the devices each day gains.
@@ -215,7 +307,7 @@ struct PostgresIngestStore: IngestStore {
                     INSERT INTO \(unescaped: schema).device_days (scope, day, device_id)
                     SELECT s, DATE '1970-01-01' + d, m
                     FROM unnest(\(delta.devices.map(\.scope))::uuid[], \(delta.devices.map(\.day))::integer[],
-                                \(delta.devices.map(\.member))::text[]) AS x(s, d, m)
+                                \(delta.devices.map(\.member))::uuid[]) AS x(s, d, m)
                     ORDER BY s, d, m
                     ON CONFLICT DO NOTHING
                     RETURNING scope, day
@@ -237,7 +329,7 @@ struct PostgresIngestStore: IngestStore {
                 INSERT INTO \(unescaped: schema).credited_members AS c (tour_id, day, kind, member, events)
                 SELECT t, DATE '1970-01-01' + d, k, m, n
                 FROM unnest(\(rows.map(\.key.tour))::uuid[], \(rows.map(\.key.day))::integer[], \(rows.map(\.key.kind.rawValue))::"char"[],
-                            \(rows.map(\.key.member))::text[], \(rows.map(\.value))::integer[]) AS x(t, d, k, m, n)
+                            \(rows.map(\.key.member))::uuid[], \(rows.map(\.value))::integer[]) AS x(t, d, k, m, n)
                 WHERE NOT CASE k
                     WHEN 'd' THEN EXISTS (SELECT 1 FROM \(unescaped: schema).device_days dd
                                           WHERE dd.scope = t AND dd.day = DATE '1970-01-01' + d AND dd.device_id = m)
@@ -251,7 +343,7 @@ struct PostgresIngestStore: IngestStore {
                 try await connection.query("""
                     DELETE FROM \(unescaped: schema).credited_members c
                     USING unnest(\(lost.map(\.key.tour))::uuid[], \(lost.map(\.key.day))::integer[], \(lost.map(\.key.kind.rawValue))::"char"[],
-                                 \(lost.map(\.key.member))::text[]) AS x(t, d, k, m)
+                                 \(lost.map(\.key.member))::uuid[]) AS x(t, d, k, m)
                     WHERE c.events <= 0 AND c.tour_id = t AND c.day = DATE '1970-01-01' + d AND c.kind = k AND c.member = m
                     """, logger: logger)
             }
@@ -304,7 +396,7 @@ struct PostgresIngestStore: IngestStore {
                 INSERT INTO \(unescaped: schema).stop_visits (tour_id, poi_id, day, device_id)
                 SELECT t, p, DATE '1970-01-01' + d, dev
                 FROM unnest(\(rows.map(\.tour))::uuid[], \(rows.map(\.poi))::uuid[], \(rows.map(\.day))::integer[],
-                            \(rows.map(\.device))::text[]) AS x(t, p, d, dev)
+                            \(rows.map(\.device))::uuid[]) AS x(t, p, d, dev)
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
@@ -357,7 +449,7 @@ struct PostgresIngestStore: IngestStore {
             // Only a newer registration replaces the held one, whatever order they arrive in.
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).devices AS d (device_id, registered_at, event_id, platform, model, os_version, app_version)
-                SELECT * FROM unnest(\(rows.map(\.key))::text[], \(rows.map(\.value.occurredAt))::timestamptz[],
+                SELECT * FROM unnest(\(rows.map(\.key))::uuid[], \(rows.map(\.value.occurredAt))::timestamptz[],
                                      \(rows.map(\.value.eventId))::uuid[], \(rows.map(\.value.platform))::text[],
                                      \(rows.map(\.value.model))::text[], \(rows.map(\.value.osVersion))::text[],
                                      \(rows.map(\.value.appVersion))::text[])
@@ -367,4 +459,11 @@ struct PostgresIngestStore: IngestStore {
                 """, logger: logger)
         }
     }
+}
+
+/// An activity row was inserted by another transaction while a batch merged days into it (IngestStore.apply retries).
+struct ActivityRace: Error, CustomStringConvertible {
+    let rows: Int
+    let table: String
+    var description: String { "\(rows) \(table) rows were inserted by another batch at the same time; the batch is applied again" }
 }

@@ -93,6 +93,7 @@ extension AggregateDelta {
             default: break
             }
             pois[key] = counts
+            if type == .poiArrived { hours[HourKey(scope: tour, day: day, hour: Int16(Self.utcHour(change.occurredAt))), default: 0] += Int64(sign) }
             credited[CreditedMember(tour: tour, day: day, kind: .device, member: change.deviceId), default: 0] += Int32(sign)
             if let tourist = change.touristId {
                 credited[CreditedMember(tour: tour, day: day, kind: .tourist, member: tourist), default: 0] += Int32(sign)

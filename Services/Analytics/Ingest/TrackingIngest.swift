@@ -21,6 +21,7 @@ final class TrackingIngest: Service, Sendable {
 
     private let configuration: KafkaConfiguration
     private let store: any IngestStore
+    private let pseudonyms: IdPseudonyms
     private let deadLetters: DeadLetterSink
     private let options: Options
     private let logger: Logger
@@ -38,10 +39,11 @@ final class TrackingIngest: Service, Sendable {
     private let refused = Mutex<Set<UUID>>([])
     private static let refusedMemory = 10_000
 
-    init(configuration: KafkaConfiguration, store: any IngestStore, deadLetters: DeadLetterSink, options: Options = Options(),
-         logger: Logger) {
+    init(configuration: KafkaConfiguration, store: any IngestStore, deadLetters: DeadLetterSink, pseudonyms: IdPseudonyms,
+         options: Options = Options(), logger: Logger) {
         self.configuration = configuration
         self.store = store
+        self.pseudonyms = pseudonyms
         self.deadLetters = deadLetters
         self.options = options
         self.logger = logger
@@ -91,7 +93,8 @@ final class TrackingIngest: Service, Sendable {
     private func consume(_ consumer: KafkaConsumer) async throws -> Bool {
         var pending: DecodedBatch?
         while !stopping.load(ordering: .acquiring) && !Task.isCancelled {
-            async let following = DecodedBatch.read(from: consumer, topic: topic, max: options.batchSize, timeout: options.pollTimeout)
+            async let following = DecodedBatch.read(from: consumer, topic: topic, pseudonyms: pseudonyms, max: options.batchSize,
+                                                  timeout: options.pollTimeout)
             if let batch = pending, try await !count(batch) {
                 _ = try? await following
                 return true
@@ -394,8 +397,10 @@ struct DecodedBatch: Sendable {
         }
     }
 
-    init(_ messages: [KafkaMessage], topic: String) {
+    /// Decodes `messages`; each event's device and tourist ids become their pseudonyms here, before anything keeps them.
+    init(_ messages: [KafkaMessage], topic: String, pseudonyms: IdPseudonyms) {
         var events: [TrackingEvent] = []
+        var known: [[UInt8]: String] = [:]
         events.reserveCapacity(messages.count)
         var nextOffsets: [Int32: Int64] = [:]
         var rejected: [(KafkaMessage?, TrackingCodec.MessageRejection)] = []
@@ -404,7 +409,7 @@ struct DecodedBatch: Sendable {
             // the old log's offsets come first and may be higher.
             nextOffsets[message.partition] = message.offset + 1
             switch TrackingCodec.readMessage(message.value) {
-            case .event(let event): events.append(event)
+            case .event(let event): events.append(pseudonyms.pseudonymized(event, cache: &known))
             case .rejected(let rejection): rejected.append((message, rejection))
             }
         }
@@ -413,8 +418,8 @@ struct DecodedBatch: Sendable {
     }
 
     /// Polls and decodes; run beside the previous batch's transaction.
-    static func read(from consumer: KafkaConsumer, topic: String, max: Int, timeout: Duration) async throws -> DecodedBatch {
-        DecodedBatch(try await consumer.poll(maxMessages: max, timeout: timeout), topic: topic)
+    static func read(from consumer: KafkaConsumer, topic: String, pseudonyms: IdPseudonyms, max: Int, timeout: Duration) async throws -> DecodedBatch {
+        DecodedBatch(try await consumer.poll(maxMessages: max, timeout: timeout), topic: topic, pseudonyms: pseudonyms)
     }
 }
 

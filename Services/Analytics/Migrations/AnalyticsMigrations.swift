@@ -263,6 +263,195 @@ enum AnalyticsMigrations {
             GROUP BY day
             HAVING sum(starts) > 0 OR sum(views) > 0;
             """),
+        Migration(12, "pseudonymous ids", """
+            -- Device and tourist ids are stored only as pseudonyms (HMAC-SHA-256 with ANALYTICS_ID_KEY, docs/PRIVACY.md). The
+            -- tables holding ids are renamed *_unhashed and made again empty; analytics moves their rows into the new tables in
+            -- batches after start-up, hashing each id with its key (IdConversion), and drops each *_unhashed table once empty. The
+            -- key cannot be in a migration, and a renamed table tells converted rows from raw ones without guessing by shape.
+            -- Pseudonyms are uuid columns (16 bytes): the version before binds ids as text, which Postgres will not store in a
+            -- uuid column, so a replica of it still running during the upgrade fails its batches (and retries them) instead of
+            -- writing raw ids here (docs/ANALYTICS.md "Upgrading"). Every index here is built on an empty table.
+            ALTER TABLE device_activity RENAME TO device_activity_unhashed;
+            ALTER INDEX device_activity_pkey RENAME TO device_activity_unhashed_pkey;
+            CREATE TABLE device_activity (
+                scope uuid NOT NULL,
+                device_id uuid NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (scope, device_id)
+            ) WITH (fillfactor = 70);
+            -- An erasure finds a device's rows by these (PostgresErasureStore): the primary keys of device_activity,
+            -- device_days, stop_visits and credited_members do not start with the device.
+            CREATE INDEX device_activity_by_device ON device_activity (device_id);
+            ALTER TABLE tourist_activity RENAME TO tourist_activity_unhashed;
+            ALTER INDEX tourist_activity_pkey RENAME TO tourist_activity_unhashed_pkey;
+            CREATE TABLE tourist_activity (
+                scope uuid NOT NULL,
+                tourist_id uuid NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (scope, tourist_id)
+            ) WITH (fillfactor = 70);
+            ALTER TABLE device_days RENAME TO device_days_unhashed;
+            ALTER INDEX device_days_pkey RENAME TO device_days_unhashed_pkey;
+            CREATE TABLE device_days (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                device_id uuid NOT NULL,
+                PRIMARY KEY (scope, day, device_id)
+            );
+            CREATE INDEX device_days_by_device ON device_days (device_id);
+            ALTER TABLE devices RENAME TO devices_unhashed;
+            ALTER INDEX devices_pkey RENAME TO devices_unhashed_pkey;
+            CREATE TABLE devices (
+                device_id uuid PRIMARY KEY,
+                registered_at timestamptz NOT NULL,
+                event_id uuid NOT NULL,
+                platform text NOT NULL,
+                model text NOT NULL,
+                os_version text NOT NULL,
+                app_version text NOT NULL
+            ) WITH (fillfactor = 80);
+            ALTER TABLE tour_marks RENAME TO tour_marks_unhashed;
+            ALTER INDEX tour_marks_pkey RENAME TO tour_marks_unhashed_pkey;
+            CREATE TABLE tour_marks (
+                device_id uuid NOT NULL,
+                occurred_at timestamptz NOT NULL,
+                event_id uuid NOT NULL,
+                kind "char" NOT NULL,
+                tour_id uuid NOT NULL,
+                tourist_id uuid,
+                PRIMARY KEY (device_id, occurred_at, event_id)
+            );
+            ALTER TABLE untoured_events RENAME TO untoured_events_unhashed;
+            ALTER INDEX untoured_events_pkey RENAME TO untoured_events_unhashed_pkey;
+            ALTER INDEX untoured_events_by_device RENAME TO untoured_events_unhashed_by_device;
+            ALTER INDEX untoured_events_by_tour RENAME TO untoured_events_unhashed_by_tour;
+            CREATE TABLE untoured_events (
+                event_id uuid PRIMARY KEY,
+                device_id uuid NOT NULL,
+                tourist_id uuid,
+                occurred_at timestamptz NOT NULL,
+                type text NOT NULL,
+                poi_id uuid NOT NULL,
+                dwell_seconds double precision,
+                tour_id uuid
+            );
+            CREATE INDEX untoured_events_by_device ON untoured_events (device_id, occurred_at);
+            CREATE INDEX untoured_events_by_tour ON untoured_events (tour_id, occurred_at) WHERE tour_id IS NOT NULL;
+            ALTER TABLE stop_visits RENAME TO stop_visits_unhashed;
+            ALTER INDEX stop_visits_pkey RENAME TO stop_visits_unhashed_pkey;
+            CREATE TABLE stop_visits (
+                tour_id uuid NOT NULL,
+                poi_id uuid NOT NULL,
+                day date NOT NULL,
+                device_id uuid NOT NULL,
+                PRIMARY KEY (tour_id, day, poi_id, device_id)
+            );
+            CREATE INDEX stop_visits_by_device ON stop_visits (device_id);
+            ALTER TABLE credited_members RENAME TO credited_members_unhashed;
+            ALTER INDEX credited_members_pkey RENAME TO credited_members_unhashed_pkey;
+            CREATE TABLE credited_members (
+                tour_id uuid NOT NULL,
+                day date NOT NULL,
+                kind "char" NOT NULL,
+                member uuid NOT NULL,
+                events integer NOT NULL,
+                PRIMARY KEY (tour_id, day, kind, member)
+            ) WITH (fillfactor = 70);
+            CREATE INDEX credited_members_by_device ON credited_members (member) WHERE kind = 'd';
+            -- Each DELETE /v1/devices/{deviceId}: the device's pseudonym (never the id sent), when, who asked and why (as the
+            -- request said), the client address it came from, and the rows removed per table. Kept: the record that it was
+            -- done, and what makes the ingest (and a replay) drop the device's events from before it (docs/PRIVACY.md).
+            CREATE TABLE erasures (
+                id bigserial PRIMARY KEY,
+                device_id uuid NOT NULL,
+                erased_at timestamptz NOT NULL DEFAULT now(),
+                requested_by text NOT NULL,
+                reason text NOT NULL,
+                client text NOT NULL,
+                removed jsonb NOT NULL
+            );
+            CREATE INDEX erasures_by_device ON erasures (device_id, erased_at);
+            -- An HMAC of a fixed label under ANALYTICS_ID_KEY (never the key), stored by the first replica to start: a
+            -- replica whose key gives another refuses to start (IdKeyFingerprint).
+            CREATE TABLE id_key (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                fingerprint text NOT NULL
+            );
+            """),
+        Migration(13, "retention", """
+            -- The UTC day each event id was counted: ids are kept only while a redelivery is possible, event-level rows for
+            -- ANALYTICS_RETENTION_DAYS (docs/ANALYTICS.md "Retention"). Ids counted before this migration count as counted
+            -- today. A default that is not volatile adds the column without rewriting the table.
+            ALTER TABLE processed_events ADD COLUMN counted_on date NOT NULL DEFAULT ((now() AT TIME ZONE 'UTC')::date);
+            -- Pruning finds old rows by these: block-range indexes, a few pages each, since rows arrive roughly in time order.
+            CREATE INDEX processed_events_by_counted_on ON processed_events USING brin (counted_on);
+            CREATE INDEX tour_marks_by_time ON tour_marks USING brin (occurred_at);
+            CREATE INDEX untoured_events_by_time ON untoured_events USING brin (occurred_at);
+            CREATE INDEX device_days_by_day ON device_days USING brin (day);
+            CREATE INDEX stop_visits_by_day ON stop_visits USING brin (day);
+            CREATE INDEX credited_members_by_day ON credited_members USING brin (day);
+            """),
+        Migration(14, "distinct members by day pairs, credited arrivals by hour", """
+            -- Distinct devices ('d') and tourists ('t') of a scope over any range, from O(days) rows whatever the number of
+            -- members (docs/ANALYTICS.md "Distinct counts"): a member is active in [f, t] iff its first active day d in [f, t]
+            -- has its previous active day p before f. So per scope, kind, day d and previous active day p ('-infinity': none),
+            -- how many members have d active with p the active day before it; a range's distinct count is the sum over
+            -- f <= d <= t and p < f. The ingest keeps it in step with device_activity and tourist_activity, in the same
+            -- transaction. An aggregate: pruning keeps it, an erasure takes the device's pairs out.
+            CREATE TABLE active_day_pairs (
+                scope uuid NOT NULL,
+                kind "char" NOT NULL,
+                day date NOT NULL,
+                previous date NOT NULL,
+                members bigint NOT NULL,
+                PRIMARY KEY (scope, kind, day, previous)
+            ) WITH (fillfactor = 70);
+            -- Each active day of a multirange of days with the active day before it: the one place that rule is written.
+            CREATE FUNCTION day_pairs(days datemultirange) RETURNS TABLE (day date, previous date)
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+                SELECT lower(r) + g, CASE WHEN g = 0
+                    THEN COALESCE(upper(days * datemultirange(daterange(NULL, lower(r)))) - 1, '-infinity'::date)
+                    ELSE lower(r) + g - 1 END
+                -- Days as integers from each range's start: a series of timestamps would depend on the session's time zone.
+                FROM unnest(days) AS r, generate_series(0, upper(r) - lower(r) - 1) AS g
+            $$;
+            INSERT INTO active_day_pairs (scope, kind, day, previous, members)
+            SELECT scope, kind, day, previous, count(*) FROM (
+                SELECT a.scope, 'd'::"char" AS kind, p.day, p.previous FROM device_activity a, day_pairs(a.days) p
+                UNION ALL
+                SELECT a.scope, 't', p.day, p.previous FROM tourist_activity a, day_pairs(a.days) p
+            ) pairs
+            GROUP BY scope, kind, day, previous;
+            -- A tour's credited arrivals count in its hour_visits from now on (moved with the credit, as day_poi_stats' visits
+            -- are), instead of being read from untoured_events by each report: those stored so far are added.
+            INSERT INTO hour_visits AS h (scope, day, hour, visits)
+            SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
+            FROM untoured_events WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
+            GROUP BY 1, 2, 3
+            ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits;
+            -- Rows migration 12 set aside not converted yet (IdConversion moves them after the migrations, unchanged but ids).
+            DO $do$
+            BEGIN
+                IF to_regclass('untoured_events_unhashed') IS NOT NULL THEN
+                    INSERT INTO hour_visits AS h (scope, day, hour, visits)
+                    SELECT tour_id, (occurred_at AT TIME ZONE 'UTC')::date, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::smallint, count(*)
+                    FROM untoured_events_unhashed WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
+                    GROUP BY 1, 2, 3
+                    ON CONFLICT (scope, day, hour) DO UPDATE SET visits = h.visits + EXCLUDED.visits;
+                END IF;
+                IF to_regclass('device_activity_unhashed') IS NOT NULL THEN
+                    INSERT INTO active_day_pairs AS t (scope, kind, day, previous, members)
+                    SELECT a.scope, 'd', p.day, p.previous, count(*) FROM device_activity_unhashed a, day_pairs(a.days) p GROUP BY 1, 3, 4
+                    ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = t.members + EXCLUDED.members;
+                END IF;
+                IF to_regclass('tourist_activity_unhashed') IS NOT NULL THEN
+                    INSERT INTO active_day_pairs AS t (scope, kind, day, previous, members)
+                    SELECT a.scope, 't', p.day, p.previous, count(*) FROM tourist_activity_unhashed a, day_pairs(a.days) p GROUP BY 1, 3, 4
+                    ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = t.members + EXCLUDED.members;
+                END IF;
+            END
+            $do$;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

@@ -54,6 +54,8 @@ struct ReplayTool {
 
     let command: Command
     let settings: ServiceSettings
+    /// The live service's (`ANALYTICS_ID_KEY`): the rebuilt tables must hold the same pseudonyms to be swapped in.
+    let pseudonyms: IdPseudonyms
     var batchSize = 10_000
 
     func run() async throws {
@@ -66,24 +68,30 @@ struct ReplayTool {
             defer { group.cancelAll() }
             switch command {
             case .fromBeginning(let schema):
-                let store = try await Self.freshStore(client: client, schema: schema, logger: logger)
+                let store = try await Self.freshStore(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger)
                 let summary = try await replayTopic(into: store, logger: logger)
                 print("replayed \(settings.kafka.topic(Topic.trackingEvents)) into schema \(schema.name): \(summary)")
             case .file(let path, let schema):
-                let store = try await Self.freshStore(client: client, schema: schema, logger: logger)
+                let store = try await Self.freshStore(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger)
                 let summary = try await replayFile(path, into: store, logger: logger)
                 print("replayed \(path) into schema \(schema.name): \(summary)")
             case .activate(let schema):
-                let previous = try await Self.activate(schema, client: client, logger: logger)
+                let previous = try await Self.activate(schema, client: client, pseudonyms: pseudonyms, logger: logger)
                 print("schema \(schema.name) is now analytics; the previous tables are in schema \(previous)")
             }
         }
     }
 
     /// Drops and recreates `schema` with the current migrations.
-    static func freshStore(client: PostgresClient, schema: AnalyticsSchema, logger: Logger) async throws -> PostgresIngestStore {
+    static func freshStore(client: PostgresClient, schema: AnalyticsSchema, pseudonyms: IdPseudonyms, logger: Logger) async throws -> PostgresIngestStore {
         try await client.query("DROP SCHEMA IF EXISTS \(unescaped: schema.name) CASCADE", logger: logger)
         try await schema.migrations.run(on: client, logger: logger)
+        try await IdConversion(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger).run()
+        try await Self.checkKey(pseudonyms, schemas: [.live, schema], client: client, logger: logger)
+        // The live erasures first, so the rebuild drops the erased devices' events as the live ingest does.
+        try await client.withConnection { connection in
+            _ = try await Self.carryErasures(from: .live, into: schema, on: connection, logger: logger)
+        }
         return PostgresIngestStore(client: client, schema: schema, logger: logger)
     }
 
@@ -94,7 +102,8 @@ struct ReplayTool {
                                                     logger: logger)
         var summary = Summary()
         while true {
-            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)), topic: topic)
+            let batch = DecodedBatch(try await consumer.poll(maxMessages: batchSize, timeout: .milliseconds(500)), topic: topic,
+                                     pseudonyms: pseudonyms)
             if batch.isEmpty {
                 // Lag is measured against each partition's end: zero everywhere and nothing more arriving means done.
                 if try await consumer.lag().values.allSatisfy({ $0 == 0 }) { break }
@@ -117,7 +126,7 @@ struct ReplayTool {
         var carry: [UInt8] = []
         func flush() async throws {
             guard !lines.isEmpty else { return }
-            let batch = DecodedBatch(lines: lines)
+            let batch = DecodedBatch(lines: lines, pseudonyms: pseudonyms)
             try await summary.count(batch, into: store, logger: logger)
             lines.removeAll(keepingCapacity: true)
         }
@@ -139,18 +148,56 @@ struct ReplayTool {
 
     /// Renames `analytics` to `analytics_previous_<unix time>` and `schema` to `analytics`, holding the
     /// ingest lock exclusively so no batch is half in one schema and half in the other.
-    static func activate(_ schema: AnalyticsSchema, client: PostgresClient, logger: Logger) async throws -> String {
+    static func activate(_ schema: AnalyticsSchema, client: PostgresClient, pseudonyms: IdPseudonyms, logger: Logger) async throws -> String {
         let exists = try await client.fetch("SELECT count(*)::bigint FROM pg_namespace WHERE nspname = \(schema.name)", as: Int.self, logger: logger)
         guard exists.first == 1 else { throw ReplayError(description: "schema \(schema.name) does not exist; build it with replay first") }
         // Bring the rebuilt schema to the current version first (a no-op when it was built by this build).
         try await schema.migrations.run(on: client, logger: logger)
+        try await IdConversion(client: client, schema: schema, pseudonyms: pseudonyms, logger: logger).run()
+        try await Self.checkKey(pseudonyms, schemas: [.live, schema], client: client, logger: logger)
         let previous = "analytics_previous_\(Int(Date().timeIntervalSince1970))"
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+            // Erasures made while the replay ran: their rows leave the rebuilt tables too, and every audit row comes along.
+            for pseudonym in try await Self.carryErasures(from: .live, into: schema, on: connection, logger: logger) {
+                _ = try await PostgresErasureStore.removeRows(of: pseudonym, schema: schema, on: connection, logger: logger)
+            }
             try await connection.query("ALTER SCHEMA \(unescaped: AnalyticsSchema.live.name) RENAME TO \(unescaped: previous)", logger: logger)
             try await connection.query("ALTER SCHEMA \(unescaped: schema.name) RENAME TO \(unescaped: AnalyticsSchema.live.name)", logger: logger)
         }
         return previous
+    }
+}
+
+extension ReplayTool {
+    /// Copies the erasures of `source` that `target` lacks (same ids: `target` makes none of its own); returns the devices
+    /// copied. Nothing when `source` has no erasures table (it predates them).
+    static func carryErasures(from source: AnalyticsSchema, into target: AnalyticsSchema, on connection: PostgresConnection,
+                              logger: Logger) async throws -> [String] {
+        let exists = try await connection.fetch("SELECT to_regclass(\(source.name + ".erasures")) IS NOT NULL", as: Bool.self, logger: logger)
+        guard exists.first == true else { return [] }
+        let s = source.name, t = target.name
+        let copied = try await connection.fetch("""
+            WITH copied AS (
+                INSERT INTO \(unescaped: t).erasures (id, device_id, erased_at, requested_by, reason, client, removed)
+                SELECT id, device_id, erased_at, requested_by, reason, client, removed FROM \(unescaped: s).erasures
+                ON CONFLICT (id) DO NOTHING
+                RETURNING device_id
+            )
+            SELECT DISTINCT device_id FROM copied
+            """, as: String.self, logger: logger)
+        try await connection.query("""
+            SELECT setval(pg_get_serial_sequence(\(t + ".erasures"), 'id'), GREATEST((SELECT max(id) FROM \(unescaped: t).erasures), 1))
+            """, logger: logger)
+        return copied
+    }
+
+    /// The replay's key must be the live service's: pseudonyms made with another could not be swapped in.
+    static func checkKey(_ pseudonyms: IdPseudonyms, schemas: [AnalyticsSchema], client: PostgresClient, logger: Logger) async throws {
+        for schema in schemas {
+            let migrated = try await client.fetch("SELECT to_regclass(\(schema.name + ".id_key")) IS NOT NULL", as: Bool.self, logger: logger)
+            if migrated.first == true { try await IdKeyFingerprint.check(pseudonyms, client: client, schema: schema, logger: logger) }
+        }
     }
 }
 
@@ -160,7 +207,7 @@ struct ReplayError: Error, CustomStringConvertible {
 
 extension DecodedBatch {
     /// Lines of a replay file: envelopes as on the topic, or bare events (wrapped as the feed would).
-    init(lines: [[UInt8]]) {
+    init(lines: [[UInt8]], pseudonyms: IdPseudonyms) {
         var wrapped: [[UInt8]] = []
         wrapped.reserveCapacity(lines.count)
         for line in lines {
@@ -178,6 +225,6 @@ extension DecodedBatch {
             case .rejected(let rejection): rejected.append((nil, rejection))
             }
         }
-        self.init(batch: IngestBatch(events: events, topic: "file", nextOffsets: [:]), rejected: rejected, messageCount: lines.count)
+        self.init(batch: IngestBatch(events: pseudonyms.pseudonymized(events), topic: "file", nextOffsets: [:]), rejected: rejected, messageCount: lines.count)
     }
 }

@@ -40,13 +40,35 @@ struct PostgresReportRepository: ReportRepository {
             """
     }
 
+    /// Distinct devices (or tourists) of the query's scope, per scope (`scope`, `members` rows; `scopes` a condition on
+    /// `scope`): the sum of the range's day pairs (migration 14), O(days) rows whatever the number of members.
+    private func activeMembers(_ query: ReportQuery, scopes: String, kind: AggregateDelta.CreditedMember.Kind) -> String {
+        """
+            SELECT scope, sum(members)::bigint AS members FROM \(schema.name).active_day_pairs
+            WHERE \(scopes) AND kind = '\(kind.rawValue)' AND day BETWEEN DATE '\(query.from)' AND DATE '\(query.to)'
+              AND previous < DATE '\(query.from)'
+            GROUP BY scope HAVING sum(members) > 0
+            """
+    }
+
+    /// The members that events credited to a tour (`tour` nil: to any) add to its scope beyond those its own days count
+    /// in the range, per tour (`scope`, `members` rows).
+    private func creditedOnly(_ query: ReportQuery, tour: UUID?, kind: AggregateDelta.CreditedMember.Kind,
+                              table: String, column: String) -> String {
+        """
+            SELECT c.tour_id AS scope, count(DISTINCT c.member)::bigint AS members FROM (\(creditedMembers(query, tour: tour, kind: kind))) c
+            WHERE NOT EXISTS (SELECT 1 FROM \(schema.name).\(table) a WHERE a.scope = c.tour_id AND a.\(column) = c.member
+                                AND a.days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]'))
+            GROUP BY c.tour_id
+            """
+    }
+
     /// Distinct devices (or tourists) of the query's scope: those with days in the range, and for a tour also those
     /// the events credited to it add.
     private func members(_ query: ReportQuery, table: String, column: String, kind: AggregateDelta.CreditedMember.Kind) -> String {
-        let active = "SELECT \(column) FROM \(schema.name).\(table) WHERE scope = '\(query.scope.uuidString.lowercased())' "
-            + "AND days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]')"
-        guard let tour = query.tourId else { return "SELECT count(*) FROM (\(active)) a" }
-        return "SELECT count(*) FROM (\(active) UNION SELECT member FROM (\(creditedMembers(query, tour: tour, kind: kind))) c) a"
+        let active = activeMembers(query, scopes: "scope = '\(query.scope.uuidString.lowercased())'", kind: kind)
+        guard let tour = query.tourId else { return "SELECT COALESCE(sum(members), 0) FROM (\(active)) a" }
+        return "SELECT COALESCE(sum(members), 0) FROM (\(active) UNION ALL \(creditedOnly(query, tour: tour, kind: kind, table: table, column: column))) a"
     }
 
     func summary(_ query: ReportQuery) async throws -> SummaryReport {
@@ -74,6 +96,8 @@ struct PostgresReportRepository: ReportRepository {
             FROM \(unescaped: s).day_poi_stats p LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = p.poi_id
             WHERE p.scope = \(query.scope) AND p.day BETWEEN \(from)::date AND \(to)::date
             GROUP BY p.poi_id, n.name
+            -- A tour's row whose credited events all moved to another tour holds zeros: no event of the POI counts there.
+            HAVING sum(p.views) <> 0 OR sum(p.visits) <> 0 OR sum(p.dwell_count) <> 0 OR sum(p.media_plays) <> 0
             ORDER BY 3 DESC, p.poi_id
             """, as: (UUID, String?, Int, Int, Int, Double, Int).self, logger: logger).map { id, name, views, visits, dwellCount, dwellSum, plays in
             PoiReportRow(poiId: id, name: name, views: views, visits: visits,
@@ -83,28 +107,37 @@ struct PostgresReportRepository: ReportRepository {
 
     func tours(_ query: ReportQuery) async throws -> [TourReportRow] {
         let s = schema.name, from = query.from.description, to = query.to.description
-        // Every tour event carries its tour, so the tours with device activity in the range are every tour with any event.
+        // Every tour event carries its tour, so the tours with device activity in the range are every tour with any event;
+        // those with starts, completions or POI events carrying them are listed too, so a tour whose devices were erased
+        // or pruned (docs/PRIVACY.md) keeps its sums, with the devices still kept.
         return try await read("""
             WITH devices AS (
-                SELECT tour_id, count(*)::bigint AS devices FROM (
-                    SELECT scope AS tour_id, device_id FROM \(unescaped: s).device_activity
-                    WHERE scope <> \(AggregateDelta.Scope.all) AND days && daterange(\(from)::date, \(to)::date, '[]')
-                      AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
-                    UNION
-                    SELECT tour_id, member FROM (\(unescaped: creditedMembers(query, tour: query.tourId, kind: .device))) c
+                SELECT scope AS tour_id, sum(members)::bigint AS devices FROM (
+                    \(unescaped: activeMembers(query, scopes: "scope <> '\(AggregateDelta.Scope.all.uuidString.lowercased())'"
+                        + (query.tourId.map { " AND scope = '\($0.uuidString.lowercased())'" } ?? ""), kind: .device))
+                    UNION ALL
+                    \(unescaped: creditedOnly(query, tour: query.tourId, kind: .device, table: "device_activity", column: "device_id"))
                 ) members
-                GROUP BY tour_id
+                GROUP BY scope
             ), stats AS (
                 SELECT tour_id, sum(starts)::bigint AS starts, sum(completions)::bigint AS completions,
                        sum(duration_count)::bigint AS duration_count, sum(duration_sum) AS duration_sum
                 FROM \(unescaped: s).day_tour_stats
                 WHERE day BETWEEN \(from)::date AND \(to)::date AND (\(query.tourId)::uuid IS NULL OR tour_id = \(query.tourId))
                 GROUP BY tour_id
+            ), listed AS (
+                SELECT tour_id FROM devices
+                UNION SELECT tour_id FROM stats
+                UNION SELECT scope FROM \(unescaped: s).day_poi_stats
+                WHERE scope <> \(AggregateDelta.Scope.all) AND day BETWEEN \(from)::date AND \(to)::date
+                  AND (\(query.tourId)::uuid IS NULL OR scope = \(query.tourId))
+                  AND (views <> 0 OR visits <> 0 OR dwell_count <> 0 OR media_plays <> 0)
             )
-            SELECT d.tour_id, n.name, COALESCE(t.starts, 0), COALESCE(t.completions, 0), d.devices,
+            SELECT l.tour_id, n.name, COALESCE(t.starts, 0), COALESCE(t.completions, 0), COALESCE(d.devices, 0),
                    COALESCE(t.duration_count, 0), COALESCE(t.duration_sum, 0)
-            FROM devices d LEFT JOIN stats t USING (tour_id) LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = d.tour_id
-            ORDER BY 3 DESC, d.tour_id
+            FROM listed l LEFT JOIN devices d USING (tour_id) LEFT JOIN stats t USING (tour_id)
+                LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = l.tour_id
+            ORDER BY 3 DESC, l.tour_id
             """, as: (UUID, String?, Int, Int, Int, Int, Double).self, logger: logger).map { id, name, starts, completions, devices, durations, durationSum in
             TourReportRow(tourId: id, name: name, starts: starts, completions: completions, completionRate: .ratio(completions, starts),
                           uniqueDevices: devices, averageDurationSeconds: .mean(sum: durationSum, count: durations))
@@ -132,17 +165,19 @@ struct PostgresReportRepository: ReportRepository {
         return report
     }
 
-    /// Devices per day: the kept counters, or for a tour the distinct devices of its days and of the events credited to it.
+    /// Devices per day: the kept counters, for a tour plus the members its credited events add to a day it does not count
+    /// them on itself (credited_members rows are not kept up once device_days has the member: checked here).
     private func dailyDevices(_ query: ReportQuery) -> String {
         let range = "day BETWEEN DATE '\(query.from)' AND DATE '\(query.to)'"
-        guard let tour = query.tourId else {
-            return "SELECT day, devices FROM \(schema.name).day_device_counts WHERE scope = '\(query.scope.uuidString.lowercased())' AND \(range)"
-        }
+        let counted = "SELECT day, devices FROM \(schema.name).day_device_counts WHERE scope = '\(query.scope.uuidString.lowercased())' AND \(range)"
+        guard let tour = query.tourId else { return counted }
         return """
-            SELECT day, count(*)::bigint AS devices FROM (
-                SELECT day, device_id FROM \(schema.name).device_days WHERE scope = '\(tour.uuidString.lowercased())' AND \(range)
-                UNION
-                SELECT day, member FROM (\(creditedMembers(query, tour: tour, kind: .device))) c
+            SELECT day, sum(devices)::bigint AS devices FROM (
+                \(counted)
+                UNION ALL
+                SELECT c.day, count(*) FROM (\(creditedMembers(query, tour: tour, kind: .device))) c
+                WHERE NOT EXISTS (SELECT 1 FROM \(schema.name).device_days d WHERE d.scope = c.tour_id AND d.day = c.day AND d.device_id = c.member)
+                GROUP BY c.day
             ) members GROUP BY day
             """
     }
@@ -201,19 +236,11 @@ struct PostgresReportRepository: ReportRepository {
 
     func hours(_ query: ReportQuery) async throws -> HourReport {
         let s = schema.name, from = query.from.description, to = query.to.description
-        let creditedVisits = query.tourId.map { tour in
-            """
-            UNION ALL
-            SELECT extract(isodow FROM occurred_at AT TIME ZONE 'UTC')::integer, extract(hour FROM occurred_at AT TIME ZONE 'UTC')::integer, 1
-            FROM \(credited(query, tour: tour)) AND type = 'poi.arrived'
-            """
-        } ?? ""
         var grid = Array(repeating: Array(repeating: 0, count: 24), count: 7)
         for (weekday, hour, visits) in try await read("""
             SELECT weekday, hour, sum(visits)::bigint FROM (
                 SELECT extract(isodow FROM day)::integer AS weekday, hour::integer AS hour, visits
                 FROM \(unescaped: s).hour_visits WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date
-                \(unescaped: creditedVisits)
             ) v GROUP BY weekday, hour
             """, as: (Int, Int, Int).self, logger: logger) where (1...7).contains(weekday) && (0..<24).contains(hour) {
             grid[weekday - 1][hour] += visits

@@ -154,28 +154,38 @@ struct BearerTokenMiddleware<Context: RemoteAddressRequestContext>: RouterMiddle
     let expected: String
     let proxies: TrustedProxies
     let throttle: FailureThrottle
+    /// What the token is called in answers ("reports token"), and its realm.
+    let name: String
+    let realm: String
+    /// A valid token of a weaker kind (the reports token, for erasures): answered 403 with `message`, not 401.
+    let weaker: (token: String, message: String)?
 
-    init(token: String, proxies: TrustedProxies = .none, throttle: FailureThrottle = FailureThrottle(limit: 10)) {
+    init(token: String, proxies: TrustedProxies = .none, throttle: FailureThrottle = FailureThrottle(limit: 10), name: String = "reports token",
+         realm: String = "itour-reports", weaker: (token: String, message: String)? = nil) {
         expected = token
         self.proxies = proxies
         self.throttle = throttle
+        self.name = name
+        self.realm = realm
+        self.weaker = weaker
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let client = proxies.clientKey(peer: context.remoteAddress, request: request)
         if let wait = throttle.wait(client) {
-            throw Problem(.tooManyRequests, "too many wrong reports tokens from this client; try again in \(wait) s",
+            throw Problem(.tooManyRequests, "too many wrong \(name)s from this client; try again in \(wait) s",
                           headers: [.retryAfter: String(wait)])
         }
         let header = request.headers[.authorization]
         guard BearerToken.token(header) != nil else {
-            throw Problem(.unauthorized, "send the reports token as Authorization: Bearer <token>",
-                          headers: [.wwwAuthenticate: "Bearer realm=\"itour-reports\""])
+            throw Problem(.unauthorized, "send the \(name) as Authorization: Bearer <token>",
+                          headers: [.wwwAuthenticate: "Bearer realm=\"\(realm)\""])
         }
         guard BearerToken.matches(header, expected) else {
+            if let weaker, BearerToken.matches(header, weaker.token) { throw Problem(.forbidden, weaker.message) }
             throttle.failed(client)
-            throw Problem(.unauthorized, "the reports token is not valid",
-                          headers: [.wwwAuthenticate: "Bearer realm=\"itour-reports\", error=\"invalid_token\""])
+            throw Problem(.unauthorized, "the \(name) is not valid",
+                          headers: [.wwwAuthenticate: "Bearer realm=\"\(realm)\", error=\"invalid_token\""])
         }
         return try await next(request, context)
     }

@@ -230,6 +230,11 @@ public final class KafkaProducer: Service, Sendable {
         try await client.run { try $0.partitionCounts(topics: topics, timeoutMilliseconds: timeout.milliseconds) }
     }
 
+    /// The configuration a broker reports for a topic (full name), by entry name; entries it does not report are absent.
+    public func topicConfig(_ topic: String, timeout: Duration = .seconds(5)) async throws -> [String: String] {
+        try await client.run { try $0.topicConfig(topic: topic, timeoutMilliseconds: timeout.milliseconds) }
+    }
+
     /// Deletes topics by their full names (for tests and operators' tools; no service deletes one).
     public func deleteTopics(_ names: [String], timeout: Duration = .seconds(10)) async throws {
         try await client.run { try $0.deleteTopics(names, timeoutMilliseconds: timeout.milliseconds) }

@@ -6,13 +6,15 @@ public enum Topic {
     public static let catalogEvents = "catalog.events"
     public static let trackingEvents = "tracking.events"
     public static let deadLetters = "dead-letters"
+    /// A week to replay analytics from; analytics keeps event ids as long as this (and a margin) needs (RetentionPolicy).
+    public static let trackingRetentionMilliseconds: Int64 = 604_800_000
 
     public static let all: [KafkaTopicSpec] = [
         KafkaTopicSpec(name: catalogCommands, partitions: 4),
         KafkaTopicSpec(name: catalogCommandResults, partitions: 4),
         KafkaTopicSpec(name: catalogEvents, partitions: 4, config: ["cleanup.policy": "compact"]),
         // A week to replay analytics from; dead letters kept a month for someone to look at them.
-        KafkaTopicSpec(name: trackingEvents, partitions: 12, config: ["retention.ms": "604800000"]),
+        KafkaTopicSpec(name: trackingEvents, partitions: 12, config: ["retention.ms": String(trackingRetentionMilliseconds)]),
         KafkaTopicSpec(name: deadLetters, partitions: 1, config: ["retention.ms": "2592000000"]),
     ]
 }

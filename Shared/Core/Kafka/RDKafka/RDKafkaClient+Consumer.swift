@@ -78,3 +78,29 @@ extension KafkaMessage {
         )
     }
 }
+
+extension RDKafkaClient {
+    /// A consumer handle's read of the first message at each given offset of `topic` (partition → offset, each a
+    /// partition's start): the time each was appended or created (ms since 1970, the message's timestamp), by
+    /// partition. Throws when a partition's message did not come within the timeout; the assignment is dropped after.
+    func firstTimestamps(topic: String, starts: [Int32: Int64], timeoutMilliseconds: Int32) throws -> [Int32: Int64] {
+        try assign(Dictionary(uniqueKeysWithValues: starts.map { (KafkaTopicPartition(topic: topic, partition: $0.key), $0.value) }))
+        defer { _ = rd_kafka_assign(handle, nil) }
+        var found: [Int32: Int64] = [:]
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeoutMilliseconds))
+        while found.count < starts.count, ContinuousClock.now < deadline {
+            guard let raw = rd_kafka_consumer_poll(handle, 200) else { continue }
+            defer { rd_kafka_message_destroy(raw) }
+            let partition = raw.pointee.partition
+            guard raw.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR, found[partition] == nil else { continue }
+            var type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+            let timestamp = rd_kafka_message_timestamp(raw, &type)
+            if type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE { found[partition] = timestamp }
+        }
+        if found.count < starts.count {
+            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue),
+                             "first messages of \(topic): \(found.count) of \(starts.count) partitions answered in time")
+        }
+        return found
+    }
+}

@@ -216,6 +216,45 @@ final class RDKafkaClient: @unchecked Sendable {
         return most == 0 && least == 0 ? nil : KafkaTopicId(most: most, least: least)
     }
 
+    /// The configuration entries the broker reports for a topic (DescribeConfigs), by name. A broker may report only
+    /// what was set on the topic (tansu) or nothing: an entry missing means the broker did not say.
+    func topicConfig(topic: String, timeoutMilliseconds: Int32) throws -> [String: String] {
+        guard let resource = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic) else {
+            throw KafkaError(.configuration, "config of topic \(topic): not a resource name")
+        }
+        defer { rd_kafka_ConfigResource_destroy(resource) }
+        let queue = rd_kafka_queue_new(handle)
+        defer { rd_kafka_queue_destroy(queue) }
+        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        var errstr = [CChar](repeating: 0, count: 512)
+        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
+        var resources: [OpaquePointer?] = [resource]
+        resources.withUnsafeMutableBufferPointer { rd_kafka_DescribeConfigs(handle, $0.baseAddress, $0.count, options, queue) }
+        guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 1_000) else {
+            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "config of topic \(topic): timed out")
+        }
+        defer { rd_kafka_event_destroy(event) }
+        let eventError = rd_kafka_event_error(event)
+        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: eventError, context: "config of topic \(topic)") }
+        var entries: [String: String] = [:]
+        var resourceCount = 0
+        guard let result = rd_kafka_event_DescribeConfigs_result(event),
+              let described = rd_kafka_DescribeConfigs_result_resources(result, &resourceCount) else { return entries }
+        for index in 0..<resourceCount {
+            guard let described = described[index] else { continue }
+            let err = rd_kafka_ConfigResource_error(described)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "config of topic \(topic)") }
+            var entryCount = 0
+            guard let configs = rd_kafka_ConfigResource_configs(described, &entryCount) else { continue }
+            for entryIndex in 0..<entryCount {
+                guard let entry = configs[entryIndex], let name = rd_kafka_ConfigEntry_name(entry) else { continue }
+                if let value = rd_kafka_ConfigEntry_value(entry) { entries[String(cString: name)] = String(cString: value) }
+            }
+        }
+        return entries
+    }
+
     /// Creates topics; an existing topic is not an error.
     func createTopics(_ specs: [(name: String, partitions: Int, config: [String: String])], timeoutMilliseconds: Int32) throws {
         guard !specs.isEmpty else { return }
