@@ -19,6 +19,10 @@ public final class KafkaOldestMessage: Sendable {
         guard !starts.isEmpty else { return nil }
         var properties = configuration.consumerProperties(groupId: nil)
         properties["client.id"] = configuration.clientId + "-oldest"
+        // One message a partition is wanted: librdkafka would otherwise prefetch up to 64 MB a consumer (and a partition's
+        // 1 MB a fetch) of a week's tracking events, every hour, on every replica.
+        properties["queued.max.messages.kbytes"] = "1024"
+        properties["fetch.message.max.bytes"] = "65536"
         let client = try RDKafkaClient(role: .consumer, properties: properties)
         let found = try await client.run { try $0.firstTimestamps(topic: topic, starts: starts, timeoutMilliseconds: timeout.milliseconds) }
         return found.values.min().map { Date(timeIntervalSince1970: Double($0) / 1_000) }
