@@ -38,6 +38,15 @@ struct ActivityRaceTests {
             """, as: Int.self, logger: logger).first ?? -1
     }
 
+    static func withFreshSchema(_ body: @Sendable (PostgresClient) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
+            try await IdConversion(client: client, schema: .live, pseudonyms: pseudonyms, logger: logger).run()
+            try await body(client)
+        }
+    }
+
     /// Runs `first` until it is about to commit, then `second` until it waits on a row `first` holds, then lets `first`
     /// commit; returns how `second` ended.
     static func interleave(_ client: PostgresClient, first: IngestBatch, second: IngestBatch) async throws -> Result<ApplyOutcome, any Error> {
@@ -70,10 +79,7 @@ struct ActivityRaceTests {
 
     @Test("a device new to both batches: the later one finds the row inserted under it, is rolled back and applied again")
     func newRowRace() async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: Self.logger)
-            try await IdConversion(client: client, schema: .live, pseudonyms: Self.pseudonyms, logger: Self.logger).run()
+        try await Self.withFreshSchema { client in
             let outcome = try await Self.interleave(client, first: Self.batch([Self.event("phone", day: "2026-06-05")]),
                                                     second: Self.batch([Self.event("phone", day: "2026-06-03")]))
             guard case .failure(let error) = outcome else { Issue.record("the racing batch was applied: \(outcome)"); return }
@@ -93,10 +99,7 @@ struct ActivityRaceTests {
 
     @Test("a device both batches already had: the later one waits for the row and adds its day to the days committed")
     func existingRowRace() async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: Self.logger)
-            try await IdConversion(client: client, schema: .live, pseudonyms: Self.pseudonyms, logger: Self.logger).run()
+        try await Self.withFreshSchema { client in
             let store = PostgresIngestStore(client: client, schema: .live, logger: Self.logger)
             _ = try await store.apply(Self.batch([Self.event("phone", day: "2026-06-01")]))
             let outcome = try await Self.interleave(client, first: Self.batch([Self.event("phone", day: "2026-06-05")]),

@@ -223,36 +223,28 @@ final class RDKafkaClient: @unchecked Sendable {
             throw KafkaError(.configuration, "config of topic \(topic): not a resource name")
         }
         defer { rd_kafka_ConfigResource_destroy(resource) }
-        let queue = rd_kafka_queue_new(handle)
-        defer { rd_kafka_queue_destroy(queue) }
-        let options = rd_kafka_AdminOptions_new(handle, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        var errstr = [CChar](repeating: 0, count: 512)
-        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMilliseconds, &errstr, errstr.count)
-        var resources: [OpaquePointer?] = [resource]
-        resources.withUnsafeMutableBufferPointer { rd_kafka_DescribeConfigs(handle, $0.baseAddress, $0.count, options, queue) }
-        guard let event = rd_kafka_queue_poll(queue, timeoutMilliseconds + 1_000) else {
-            throw KafkaError(.librdkafka(code: RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue), "config of topic \(topic): timed out")
-        }
-        defer { rd_kafka_event_destroy(event) }
-        let eventError = rd_kafka_event_error(event)
-        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: eventError, context: "config of topic \(topic)") }
-        var entries: [String: String] = [:]
-        var resourceCount = 0
-        guard let result = rd_kafka_event_DescribeConfigs_result(event),
-              let described = rd_kafka_DescribeConfigs_result_resources(result, &resourceCount) else { return entries }
-        for index in 0..<resourceCount {
-            guard let described = described[index] else { continue }
-            let err = rd_kafka_ConfigResource_error(described)
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "config of topic \(topic)") }
-            var entryCount = 0
-            guard let configs = rd_kafka_ConfigResource_configs(described, &entryCount) else { continue }
-            for entryIndex in 0..<entryCount {
-                guard let entry = configs[entryIndex], let name = rd_kafka_ConfigEntry_name(entry) else { continue }
-                if let value = rd_kafka_ConfigEntry_value(entry) { entries[String(cString: name)] = String(cString: value) }
+        return try adminRequest(RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, context: "config of topic \(topic)", timeoutMilliseconds: timeoutMilliseconds,
+                                request: { options, queue in
+                                    var resources: [OpaquePointer?] = [resource]
+                                    resources.withUnsafeMutableBufferPointer { rd_kafka_DescribeConfigs(handle, $0.baseAddress, $0.count, options, queue) }
+                                }) { event in
+            var entries: [String: String] = [:]
+            var resourceCount = 0
+            guard let result = rd_kafka_event_DescribeConfigs_result(event),
+                  let described = rd_kafka_DescribeConfigs_result_resources(result, &resourceCount) else { return entries }
+            for index in 0..<resourceCount {
+                guard let described = described[index] else { continue }
+                let err = rd_kafka_ConfigResource_error(described)
+                if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: err, context: "config of topic \(topic)") }
+                var entryCount = 0
+                guard let configs = rd_kafka_ConfigResource_configs(described, &entryCount) else { continue }
+                for entryIndex in 0..<entryCount {
+                    guard let entry = configs[entryIndex], let name = rd_kafka_ConfigEntry_name(entry) else { continue }
+                    if let value = rd_kafka_ConfigEntry_value(entry) { entries[String(cString: name)] = String(cString: value) }
+                }
             }
+            return entries
         }
-        return entries
     }
 
     /// Creates topics; an existing topic is not an error.
@@ -296,6 +288,25 @@ final class RDKafkaClient: @unchecked Sendable {
     private func topicAdmin(_ operation: rd_kafka_admin_op_t, context: String, tolerating tolerated: rd_kafka_resp_err_t,
                             timeoutMilliseconds: Int32, request: (OpaquePointer?, OpaquePointer?) -> Void,
                             results: (OpaquePointer, UnsafeMutablePointer<Int>) -> UnsafeMutablePointer<OpaquePointer?>?) throws {
+        try adminRequest(operation, context: context, timeoutMilliseconds: timeoutMilliseconds, request: request) { event in
+            var count = 0
+            guard let topics = results(event, &count) else { return }
+            for index in 0..<count {
+                let err = rd_kafka_topic_result_error(topics[index])
+                if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != tolerated {
+                    let name = String(cString: rd_kafka_topic_result_name(topics[index]))
+                    let text = rd_kafka_topic_result_error_string(topics[index]).map { String(cString: $0) } ?? ""
+                    throw KafkaError(.librdkafka(code: err.rawValue), "\(context) \(name): \(text)")
+                }
+            }
+        }
+    }
+
+    /// One admin request: `request` issues it with the options and a reply queue; `read` reads the reply event (an
+    /// error of the whole request is thrown first). An operation timeout is refused, harmlessly, by requests without one.
+    private func adminRequest<Result>(_ operation: rd_kafka_admin_op_t, context: String, timeoutMilliseconds: Int32,
+                                      request: (OpaquePointer?, OpaquePointer?) -> Void,
+                                      read: (OpaquePointer) throws -> Result) throws -> Result {
         let queue = rd_kafka_queue_new(handle)
         defer { rd_kafka_queue_destroy(queue) }
         let options = rd_kafka_AdminOptions_new(handle, operation)
@@ -310,16 +321,7 @@ final class RDKafkaClient: @unchecked Sendable {
         defer { rd_kafka_event_destroy(event) }
         let eventError = rd_kafka_event_error(event)
         if eventError != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(code: eventError, context: context) }
-        var count = 0
-        guard let topics = results(event, &count) else { return }
-        for index in 0..<count {
-            let err = rd_kafka_topic_result_error(topics[index])
-            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != tolerated {
-                let name = String(cString: rd_kafka_topic_result_name(topics[index]))
-                let text = rd_kafka_topic_result_error_string(topics[index]).map { String(cString: $0) } ?? ""
-                throw KafkaError(.librdkafka(code: err.rawValue), "\(context) \(name): \(text)")
-            }
-        }
+        return try read(event)
     }
 }
 
