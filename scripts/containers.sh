@@ -151,6 +151,9 @@ compose_env() {
   # name: postgres' ${POSTGRES_USER:-itour} would read its own POSTGRES_USER (the superuser), and no services' role
   # would be made. Set here, the shell's values win (docker-compose.yml, postgres).
   export POSTGRES_USER=${POSTGRES_USER:-itour} POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-itour-demo-db}
+  # One pseudonyms' key for compose and the pods after it: they share analytics' database, whose key fingerprint
+  # refuses a replica with another key (docs/PRIVACY.md).
+  export ANALYTICS_ID_KEY=${ANALYTICS_ID_KEY:-itour-containers-analytics-id-key}
 }
 
 compose_up() {

@@ -24,6 +24,7 @@ import argparse
 import base64
 import copy
 import json
+import os
 import subprocess
 import sys
 import time
@@ -157,7 +158,8 @@ def main() -> None:
     secrets = {"POSTGRES_PASSWORD": args.postgres_password, "ADMIN_EMAIL": "owner@example.edu",
                "ADMIN_PASSWORD": "kube-play-password", "REPORTS_TOKEN": "kube-play-reports-token", "METRICS_TOKEN": "",
                "CATALOG_COMMAND_KEY": "kube-play-command-key", "CATALOG_COMMAND_KEY_PREVIOUS": "",
-               "ANALYTICS_ID_KEY": "kube-play-analytics-id-key", "ERASURE_TOKEN": "kube-play-erasure-token"}
+               # The pseudonyms' key of the database it shares with compose (analytics refuses another key there).
+               "ANALYTICS_ID_KEY": os.environ.get("ANALYTICS_ID_KEY", "kube-play-analytics-id-key"), "ERASURE_TOKEN": "kube-play-erasure-token"}
     # No SASL on the broker kube play runs: its credentials empty, which the services take as unset.
     secrets |= {"KAFKA_SASL_USERNAME": "", "KAFKA_SASL_PASSWORD": ""}
     for template in (d for d in docs if d["kind"] == "Secret"):
