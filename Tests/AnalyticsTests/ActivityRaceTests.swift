@@ -39,9 +39,7 @@ struct ActivityRaceTests {
     }
 
     static func withFreshSchema(_ body: @Sendable (PostgresClient) async throws -> Void) async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
+        try await AnalyticsHarness.withMigratedDatabase { client in
             try await IdConversion(client: client, schema: .live, pseudonyms: pseudonyms, logger: logger).run()
             try await body(client)
         }

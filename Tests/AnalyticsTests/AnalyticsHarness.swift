@@ -30,6 +30,15 @@ struct AnalyticsHarness: Sendable {
         return AnalyticsHarness(database: try await TestServices.freshDatabase(), kafka: kafka, producer: producer)
     }
 
+    /// A fresh database with analytics' schema migrated, for tests of the store's SQL without the broker.
+    static func withMigratedDatabase(_ body: @Sendable (PostgresClient) async throws -> Void) async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+            try await body(client)
+        }
+    }
+
     /// A fresh harness with a workload's deliveries already on the topic (duplicated and shuffled), and its truth.
     static func loaded(seed: UInt64, count: Int, deliverySeed: UInt64) async throws -> (AnalyticsHarness, Workload, Truth) {
         let harness = try await make()

@@ -172,10 +172,8 @@ struct PrivacyTests {
 
     @Test("the ingest of the version before (ids bound as text) cannot write the new tables: refused as a transient failure, so it retries")
     func oldWritersRefused() async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
+        try await AnalyticsHarness.withMigratedDatabase { client in
             let logger = TestServices.logger
-            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
             // The raw id a phone sends, and one shaped like a pseudonym: neither may be stored.
             for id in ["device-1", Self.pseudonyms.pseudonym("device-1").lowercased()] {
                 for (table, sql) in Self.textWrites {
@@ -201,10 +199,8 @@ struct PrivacyTests {
 
     @Test("the first replica stores its key's fingerprint; a replica with another key refuses to start, naming ANALYTICS_ID_KEY")
     func keyFingerprint() async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
+        try await AnalyticsHarness.withMigratedDatabase { client in
             let logger = TestServices.logger
-            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
             try await IdKeyFingerprint.check(Self.pseudonyms, client: client, schema: .live, logger: logger)
             try await IdKeyFingerprint.check(Self.pseudonyms, client: client, schema: .live, logger: logger)
             let stored = try await client.fetch("SELECT fingerprint FROM analytics.id_key", as: String.self, logger: logger)
@@ -309,10 +305,8 @@ struct PrivacyTests {
 extension PrivacyTests {
     @Test("every DELETE of an erasure finds the device by an index led by its pseudonym: with sequential scans off, the plan has none")
     func erasureUsesIndexes() async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
+        try await AnalyticsHarness.withMigratedDatabase { client in
             let logger = TestServices.logger
-            try await AnalyticsMigrations.runner.run(on: client, logger: logger)
             let query = PostgresErasureStore.removeRowsQuery(of: Self.pseudonyms.pseudonym("device-1"), schema: .live)
             let plan = try await client.withConnection { connection in
                 try await connection.query("SET enable_seqscan = off", logger: logger)

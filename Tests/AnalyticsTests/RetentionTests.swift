@@ -17,9 +17,7 @@ struct RetentionTests {
 
     /// A fresh, migrated schema (no rows to convert) and its ingest store.
     static func withStore(_ body: @Sendable (PostgresClient, PostgresIngestStore) async throws -> Void) async throws {
-        let database = try await TestServices.freshDatabase()
-        try await TestServices.withPostgres(database) { client in
-            try await AnalyticsMigrations.runner.run(on: client, logger: TestServices.logger)
+        try await AnalyticsHarness.withMigratedDatabase { client in
             try await IdConversion(client: client, schema: .live, pseudonyms: pseudonyms, logger: TestServices.logger).run()
             try await body(client, PostgresIngestStore(client: client, schema: .live, logger: TestServices.logger))
         }
