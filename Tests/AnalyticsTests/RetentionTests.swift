@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Shared
+import Synchronization
 import Testing
 import TestSupport
 @testable import Analytics
@@ -86,6 +87,10 @@ struct RetentionTests {
                 let lock = "itour.analytics.prune.analytics"
                 #expect(try await other.fetch("SELECT pg_try_advisory_lock(hashtext(\(lock)))", as: Bool.self, logger: logger) == [true])
                 #expect(try await pruning.pass(Self.policy, now: Self.now) == nil)
+                // Nor does it ask the broker for the policy (only the replica holding the pass does).
+                let asked = Mutex(false)
+                #expect(try await pruning.pass(now: Self.now, policy: { asked.withLock { $0 = true }; return Self.policy }) == nil)
+                #expect(!asked.withLock { $0 })
                 try await other.query("SELECT pg_advisory_unlock(hashtext(\(lock)))", logger: logger)
             }
             // An activity row with no day before the horizon (recent's on the tour; its all-events row has its registration's

@@ -17,13 +17,19 @@ struct PostgresPruningStore: Sendable {
     /// One pass over every table; nil when another replica holds the pass (it prunes the same rows). Returns rows
     /// pruned per table (`device_activity` and `tourist_activity`: rows deleted plus rows whose days were cut).
     func pass(_ policy: RetentionPolicy, now: Date) async throws -> [String: Int]? {
+        try await pass(now: now) { policy }
+    }
+
+    /// The same, with the policy asked for only once the pass is this replica's: what it costs (the broker asked for
+    /// the topic's retention and its oldest message) is paid by one replica an hour, not by every one.
+    func pass(now: Date, policy: @Sendable () async -> RetentionPolicy) async throws -> [String: Int]? {
         let lockKey = "itour.analytics.prune.\(schema.name)"
         let logger = self.logger
         return try await client.withConnection { connection -> [String: Int]? in
             let locked = try await connection.fetch("SELECT pg_try_advisory_lock(hashtext(\(lockKey)))", as: Bool.self, logger: logger)
             guard locked.first == true else { return nil }
             do {
-                let pruned = try await prune(policy, now: now, on: connection)
+                let pruned = try await prune(await policy(), now: now, on: connection)
                 try await connection.query("SELECT pg_advisory_unlock(hashtext(\(lockKey)))", logger: logger)
                 return pruned
             } catch {

@@ -100,7 +100,7 @@ final class PruningService: Service, Sendable {
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                if let pruned = try await store.pass(await policyNow(), now: now()), pruned.values.contains(where: { $0 > 0 }) {
+                if let pruned = try await store.pass(now: now(), policy: { await self.policyNow() }), pruned.values.contains(where: { $0 > 0 }) {
                     logger.notice("pruned what the retention no longer keeps", metadata: ["rows": "\(pruned.filter { $0.value > 0 })"])
                 }
             } catch where !(error is CancellationError) {
