@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Logging
 import PostgresNIO
@@ -413,5 +414,41 @@ struct ErasedTruth {
         #expect(try await H.get(client, "daily", query, as: H.DayList.self).days == daily(query), "daily \(query)", sourceLocation: sourceLocation)
         #expect(try await H.get(client, "languages", query, as: LanguageReport.self) == all.languages(query), "languages \(query)",
                 sourceLocation: sourceLocation)
+    }
+}
+
+extension PrivacyTests {
+    @Test("an erasure asked while the stored ids are still being converted is a 503 with Retry-After that removes and audits nothing; once converted it is done")
+    func erasureWaitsForConversion() async throws {
+        try await AnalyticsHarness.withMigratedDatabase { postgres in
+            let converted = StartupBarrier()
+            let router = Router(context: PeerRequestContext.self)
+            ErasureRoutes(store: PostgresErasureStore(client: postgres, schema: .live, logger: TestServices.logger),
+                          pseudonyms: Self.pseudonyms, converted: converted, token: AnalyticsHarness.erasureToken,
+                          reportsToken: AnalyticsHarness.token, logger: TestServices.logger).register(on: router)
+            let auth: HTTPFields = [.authorization: "Bearer \(AnalyticsHarness.erasureToken)"]
+            let asked = ByteBuffer(string: #"{"requestedBy": "privacy desk", "reason": "asked to be forgotten"}"#)
+            let audited: @Sendable () async throws -> [Int] = { try await postgres.fetch("SELECT count(*)::bigint FROM analytics.erasures", as: Int.self, logger: TestServices.logger) }
+            try await Application(router: router).test(.router) { client in
+                let waiting = try await client.execute(uri: "/v1/devices/phone-1", method: .delete, headers: auth, body: asked)
+                #expect(waiting.status == .serviceUnavailable)
+                #expect(waiting.headers[.retryAfter] == "60")
+                #expect(String(buffer: waiting.body).contains("converting"))
+                #expect(try await audited() == [0])
+                converted.open()
+                #expect(try await client.execute(uri: "/v1/devices/phone-1", method: .delete, headers: auth, body: asked).status == .ok)
+                #expect(try await audited() == [1])
+            }
+        }
+    }
+
+    @Test("who asks and why are limited in bytes: 4 000 combining accents (one character, 8 000 bytes) are refused")
+    func erasureFieldLimitsInBytes() throws {
+        let accents = "e" + String(repeating: "\u{301}", count: 4_000)
+        #expect(accents.count == 1)
+        for body in [#"{"requestedBy": "\#(accents)", "reason": "asked"}"#, #"{"requestedBy": "desk", "reason": "\#(accents)"}"#] {
+            #expect(throws: Problem.self) { try ErasureRoutes.asked(ByteBuffer(string: body)) }
+        }
+        #expect((try? ErasureRoutes.asked(ByteBuffer(string: #"{"requestedBy": "dé", "reason": "asked"}"#))) != nil)
     }
 }

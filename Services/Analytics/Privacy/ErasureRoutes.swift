@@ -76,7 +76,7 @@ struct ErasureRoutes: Sendable {
         }
         for (name, value, limit) in [("requestedBy", asked.requestedBy, 200), ("reason", asked.reason, 2_000)] {
             guard !value.allSatisfy(\.isWhitespace) else { throw Problem.badRequest("\(name) must not be empty") }
-            guard value.count <= limit else { throw Problem.badRequest("\(name) must be at most \(limit) characters") }
+            guard value.utf8.count <= limit else { throw Problem.badRequest("\(name) must be at most \(limit) bytes (UTF-8)") }
         }
         return asked
     }
