@@ -23,6 +23,11 @@
 #    binary that accepts the POST, events are produced directly (and the output says so). The verdict is met only
 #    if the steady load reached 95 % of the rate asked (what it reached is printed). BENCH_LAG_LOAD=0 skips it.
 #
+# Step 1 also prints the CPU seconds Postgres (postmaster, its live and exited backends and workers) and analytics
+# used for the ingest, and Postgres for the COPY: on a shared machine, the cost per event that the rates hide.
+# BENCH_INGEST_ONLY=1 stops after step 1 (and BENCH_PROFILE's table), printing ingest, COPY and their ratio: a few
+# minutes instead of half an hour, for comparing ingest changes. The goals' verdicts need the whole run.
+#
 # Issue 46's goals: ingest >= 0.4x COPY, report p95 < 50 ms at 1 M and 10 M, lag p95 < 1 s at 5 000 events/s.
 #
 # Postgres runs with its default durability (fsync on), in .run/bench-pg on BENCH_PG_PORT (5474); the
@@ -107,7 +112,21 @@ wait_ready() {
 echo "==> producing $events events over $days days (analytics not running yet)"
 "$bin/itour-bench" analytics produce --events "$events" --days "$days" --csv "$work/events.csv"
 
+# cpu_seconds PID...: user and system CPU seconds of the processes and of their children that exited (Postgres' backends).
+cpu_seconds() {
+  local pid
+  for pid in "$@"; do [[ -r /proc/$pid/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pid/stat"; done \
+    | awk -v hz="$(getconf CLK_TCK)" '{ t += $1 } END { printf "%.1f", t / hz }'
+}
+pg_cpu() {
+  local postmaster
+  postmaster=$(head -n 1 "$pg_dir/data/postmaster.pid")
+  # shellcheck disable=SC2046 # one PID a word
+  cpu_seconds "$postmaster" $(pgrep -P "$postmaster")
+}
+
 echo "==> COPY of the same events into an unlogged table"
+pg_before=$(pg_cpu)
 psql_db -c "CREATE UNLOGGED TABLE copy_events (id uuid, type text, device_id text, tourist_id text, occurred_at timestamptz,
   platform text, os_version text, model text, app_version text, tour_id uuid, poi_id uuid, duration_seconds double precision,
   dwell_seconds double precision, via text, url text, media_type text)"
@@ -115,12 +134,17 @@ t=$(now)
 psql_db -c "\\copy copy_events FROM '$work/events.csv' WITH (FORMAT csv)" >/dev/null
 copy_seconds=$(awk -v a="$t" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')
 copy_rate=$(awk -v n="$events" -v s="$copy_seconds" 'BEGIN { printf "%.0f", n / s }')
-echo "copy: $events rows in ${copy_seconds}s: $copy_rate rows/s"
+copy_cpu=$(awk -v a="$pg_before" -v b="$(pg_cpu)" 'BEGIN { printf "%.1f", b - a }')
+echo "copy: $events rows in ${copy_seconds}s: $copy_rate rows/s; Postgres used ${copy_cpu} CPU s"
 psql_db -c "DROP TABLE copy_events"
 
 echo "==> ingest: analytics counts what is on the topic"
+pg_before=$(pg_cpu)
 start analytics
 "$bin/itour-bench" analytics ingest --events "$events" | tee "$work/ingest.txt"
+ingest_pg_cpu=$(awk -v a="$pg_before" -v b="$(pg_cpu)" 'BEGIN { printf "%.1f", b - a }')
+ingest_cpu_line="Postgres used ${ingest_pg_cpu} CPU s (COPY ${copy_cpu}), analytics $(cpu_seconds "${pids[-1]}") CPU s, while counting"
+echo "cpu: $ingest_cpu_line"
 ingest_line=$(tail -n 1 "$work/ingest.txt")
 ingest_rate=$(sed -E 's/.*: ([0-9]+) events\/s$/\1/' <<<"$ingest_line")
 wait_ready "$ANALYTICS_URL" health || true
@@ -130,6 +154,15 @@ if [[ -n ${BENCH_PROFILE:-} ]]; then
       left(regexp_replace(query, '\s+', ' ', 'g'), 110)
     FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
     ORDER BY total_exec_time DESC LIMIT 16" | column -t -s '|' | tee "$work/profile.txt"
+fi
+
+if [[ -n ${BENCH_INGEST_ONLY:-} ]]; then
+  ratio=$(awk -v a="$ingest_rate" -v b="$copy_rate" 'BEGIN { printf "%.2f", a / b }')
+  printf '\n==> analytics ingest only (BENCH_INGEST_ONLY; %s events; %s cores; load %s)\n' "$events" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  printf 'cpu:               %s\n' "$ingest_cpu_line"
+  printf 'ingest end to end: %s events/s\npostgres COPY:     %s rows/s of the same rows into an unlogged table\nratio:             %sx of COPY   (goal >= 0.4x: %s)\n' \
+    "$ingest_rate" "$copy_rate" "$ratio" "$(awk -v v="$ratio" 'BEGIN { print (v >= 0.4 ? "met" : "NOT met") }')"
+  exit 0
 fi
 
 echo "==> queries at $events events"
