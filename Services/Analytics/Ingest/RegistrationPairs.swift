@@ -38,17 +38,22 @@ extension PostgresIngestStore {
             """, as: Int.self, logger: logger)
         if let raced = raced.first, raced > 0 { throw ActivityRace(rows: raced, table: "device_activity") }
 
-        let registrations = delta.registrations.sorted { $0.key < $1.key }
-        let devices = registrations.map(\.key), at = registrations.map(\.value.occurredAt), events = registrations.map(\.value.eventId)
-        let platforms = registrations.map(\.value.platform), models = registrations.map(\.value.model)
-        let osVersions = registrations.map(\.value.osVersion), appVersions = registrations.map(\.value.appVersion)
-        if !registrations.isEmpty {
+        // Each device of the batch with the registration the batch brings for it, if any (`has`), so the bucket
+        // is decided in one pass over the devices (a join of two unnests would be planned as nested loops: 100 rows guessed).
+        let devices = Array(Set(ids)).sorted()
+        let brought = devices.map { delta.registrations[$0] }
+        let has = brought.map { $0 != nil }, at = brought.map { $0?.occurredAt ?? Date(timeIntervalSince1970: 0) }
+        let events = brought.map { $0?.eventId ?? AggregateDelta.Scope.all }
+        let platforms = brought.map { $0?.platform ?? "" }, models = brought.map { $0?.model ?? "" }
+        let osVersions = brought.map { $0?.osVersion ?? "" }, appVersions = brought.map { $0?.appVersion ?? "" }
+        if !delta.registrations.isEmpty {
             // Its own statement, before any pair is written: a batch waiting here for another's new key holds no pair row.
             try await connection.query("""
                 INSERT INTO \(unescaped: schema).registrations (registration, platform, model, os_version, app_version)
                 SELECT DISTINCT ON (k) k, p, m, o, a FROM (
                     SELECT \(unescaped: schema).registration_key(p, m, o, a) AS k, p, m, o, a
-                    FROM unnest(\(platforms)::text[], \(models)::text[], \(osVersions)::text[], \(appVersions)::text[]) AS x(p, m, o, a)
+                    FROM unnest(\(has)::boolean[], \(platforms)::text[], \(models)::text[], \(osVersions)::text[], \(appVersions)::text[]) AS x(h, p, m, o, a)
+                    WHERE h
                 ) r
                 ORDER BY k
                 ON CONFLICT DO NOTHING
@@ -80,19 +85,16 @@ extension PostgresIngestStore {
                 SELECT s, m, day, COALESCE(upper(new * datemultirange(daterange(NULL, day))) - 1, '-infinity') AS previous, 1 AS n FROM touched
                 UNION ALL
                 SELECT s, m, day, COALESCE(upper(old * datemultirange(daterange(NULL, day))) - 1, '-infinity'), -1 FROM touched WHERE old @> day
-            ), registered AS (
-                -- The registrations this batch stores: newer than the one held (the upsert's rule).
-                SELECT r.device_id, \(unescaped: schema).registration_key(r.p, r.mo, r.o, r.a) AS registration
-                FROM unnest(\(devices)::uuid[], \(at)::timestamptz[], \(events)::uuid[], \(platforms)::text[], \(models)::text[],
-                            \(osVersions)::text[], \(appVersions)::text[]) AS r(device_id, at, event_id, p, mo, o, a)
-                LEFT JOIN \(unescaped: schema).devices d ON d.device_id = r.device_id
-                WHERE d.device_id IS NULL OR (r.at, r.event_id) > (d.registered_at, d.event_id)
             ), buckets AS MATERIALIZED (
-                SELECT k.m, \(unescaped: schema).registration_key(d.platform, d.model, d.os_version, d.app_version) AS held,
-                       COALESCE(g.registration, \(unescaped: schema).registration_key(d.platform, d.model, d.os_version, d.app_version)) AS bucket
-                FROM (SELECT DISTINCT m FROM batch) k
-                LEFT JOIN \(unescaped: schema).devices d ON d.device_id = k.m
-                LEFT JOIN registered g ON g.device_id = k.m
+                -- The bucket held, and the one after the batch: the registration it brings if newer than the one held (the
+                -- upsert's rule), else the one held.
+                SELECT r.m, \(unescaped: schema).registration_key(d.platform, d.model, d.os_version, d.app_version) AS held,
+                       CASE WHEN r.h AND (d.device_id IS NULL OR (r.at, r.event_id) > (d.registered_at, d.event_id))
+                            THEN \(unescaped: schema).registration_key(r.p, r.mo, r.o, r.a)
+                            ELSE \(unescaped: schema).registration_key(d.platform, d.model, d.os_version, d.app_version) END AS bucket
+                FROM unnest(\(devices)::uuid[], \(has)::boolean[], \(at)::timestamptz[], \(events)::uuid[], \(platforms)::text[],
+                            \(models)::text[], \(osVersions)::text[], \(appVersions)::text[]) AS r(m, h, at, event_id, p, mo, o, a)
+                LEFT JOIN \(unescaped: schema).devices d ON d.device_id = r.m
             ), moved AS (
                 SELECT a.scope AS s, p.day, p.previous, b.held, b.bucket
                 FROM buckets b JOIN \(unescaped: schema).device_activity a ON a.device_id = b.m, \(unescaped: schema).day_pairs(a.days) p
