@@ -253,6 +253,8 @@ UPDATE day_tour_stats SET starts = starts * :factor, completions = completions *
 UPDATE day_device_counts SET devices = devices * :factor;
 -- The copies have the same active days, so each (day, previous active day) pair has :factor times the members.
 UPDATE active_day_pairs SET members = members * :factor;
+-- The same for the day pairs per registration (migration 16): the copies keep their registrations (devices above).
+UPDATE registration_day_pairs SET members = members * :factor;
 UPDATE hour_visits SET visits = visits * :factor;
 UPDATE day_searches SET searches = searches * :factor, zero_results = zero_results * :factor;
 UPDATE day_item_views SET views = views * :factor;

@@ -103,7 +103,7 @@ struct PrivacyTests {
             let store = PostgresIngestStore(client: client, schema: .live, logger: logger)
             let repository = PostgresReportRepository(client: client, schema: .live, logger: logger)
 
-            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [12, 13, 14])
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == AnalyticsMigrations.runner.migrations.map(\.version).filter { $0 >= 12 })
             var conversion = IdConversion(client: client, schema: .live, pseudonyms: Self.pseudonyms, logger: logger)
             conversion.batchPages = 1
             let moved = try await conversion.run()

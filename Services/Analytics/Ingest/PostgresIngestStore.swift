@@ -251,6 +251,7 @@ struct PostgresIngestStore: IngestStore {
     }
 
     private func write(_ delta: AggregateDelta, schema: String, on connection: PostgresConnection) async throws {
+        try await bucketDeviceDays(delta, schema: schema, on: connection)
         for (table, column, kind, members) in [("device_activity", "device_id", AggregateDelta.CreditedMember.Kind.device, delta.devices),
                                                ("tourist_activity", "tourist_id", .tourist, delta.tourists)]
         where !members.isEmpty {

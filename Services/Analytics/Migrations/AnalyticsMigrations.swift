@@ -452,6 +452,70 @@ enum AnalyticsMigrations {
             END
             $do$;
             """),
+        Migration(16, "distinct devices per registration by day pairs", """
+            -- The devices report over any range from O(days x registrations) rows (docs/ANALYTICS.md "Distinct counts from day
+            -- pairs"): migration 14's day pairs of device_activity, per scope and the registration a device has now, so a range's
+            -- devices per registration are the sum of the rows with f <= day <= t and previous < f. A device's latest
+            -- registration decides its bucket for all its days: when a newer one changes it, the ingest moves every pair of the
+            -- device's activity rows from the old bucket to the new one. An aggregate: pruning keeps it, an erasure takes the
+            -- device's pairs out.
+            CREATE TABLE registrations (
+                registration uuid PRIMARY KEY,
+                platform text NOT NULL,
+                model text NOT NULL,
+                os_version text NOT NULL,
+                app_version text NOT NULL
+            );
+            -- A registration's key, the same whichever replica computes it (no id to hand out and read back); the nil UUID is
+            -- never registered. Lengths first, so no two tuples share a text.
+            CREATE FUNCTION registration_key(platform text, model text, os_version text, app_version text) RETURNS uuid
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+                SELECT CASE WHEN platform IS NULL THEN '00000000-0000-0000-0000-000000000000'::uuid ELSE md5(
+                    length(platform)::text || ':' || platform || length(model)::text || ':' || model
+                    || length(os_version)::text || ':' || os_version || length(app_version)::text || ':' || app_version)::uuid END
+            $$;
+            CREATE TABLE registration_day_pairs (
+                scope uuid NOT NULL,
+                day date NOT NULL,
+                previous date NOT NULL,
+                registration uuid NOT NULL,
+                members bigint NOT NULL,
+                PRIMARY KEY (scope, day, previous, registration)
+            ) WITH (fillfactor = 70);
+            INSERT INTO registrations (registration, platform, model, os_version, app_version)
+            SELECT DISTINCT registration_key(platform, model, os_version, app_version), platform, model, os_version, app_version FROM devices;
+            INSERT INTO registration_day_pairs (scope, day, previous, registration, members)
+            SELECT a.scope, p.day, p.previous, registration_key(r.platform, r.model, r.os_version, r.app_version), count(*)
+            FROM device_activity a LEFT JOIN devices r ON r.device_id = a.device_id, day_pairs(a.days) p
+            GROUP BY 1, 2, 3, 4;
+            -- Rows migration 12 set aside not converted yet (IdConversion moves them unchanged but ids): bucketed by the
+            -- registration stored beside them.
+            DO $do$
+            BEGIN
+                IF to_regclass('devices_unhashed') IS NOT NULL THEN
+                    INSERT INTO registrations (registration, platform, model, os_version, app_version)
+                    SELECT DISTINCT registration_key(platform, model, os_version, app_version), platform, model, os_version, app_version
+                    FROM devices_unhashed
+                    ON CONFLICT DO NOTHING;
+                END IF;
+                IF to_regclass('device_activity_unhashed') IS NOT NULL THEN
+                    IF to_regclass('devices_unhashed') IS NOT NULL THEN
+                        INSERT INTO registration_day_pairs AS t (scope, day, previous, registration, members)
+                        SELECT a.scope, p.day, p.previous, registration_key(r.platform, r.model, r.os_version, r.app_version), count(*)
+                        FROM device_activity_unhashed a LEFT JOIN devices_unhashed r ON r.device_id = a.device_id, day_pairs(a.days) p
+                        GROUP BY 1, 2, 3, 4
+                        ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = t.members + EXCLUDED.members;
+                    ELSE
+                        INSERT INTO registration_day_pairs AS t (scope, day, previous, registration, members)
+                        SELECT a.scope, p.day, p.previous, '00000000-0000-0000-0000-000000000000', count(*)
+                        FROM device_activity_unhashed a, day_pairs(a.days) p
+                        GROUP BY 1, 2, 3
+                        ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = t.members + EXCLUDED.members;
+                    END IF;
+                END IF;
+            END
+            $do$;
+            """),
     ]
 
     static let runner = MigrationRunner(schema: AnalyticsSchema.live.name, migrations: all)

@@ -9,7 +9,7 @@ struct Erasure: Sendable, Equatable, Encodable {
     var pseudonym: String
     var erasedAt: Date
     /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `active_day_pairs`
-    /// the day pairs it was counted in.
+    /// and `registration_day_pairs` the day pairs it was counted in.
     var removed: [String: Int]
 }
 
@@ -68,6 +68,15 @@ struct PostgresErasureStore: Sendable {
                     ON CONFLICT (scope, kind, day, previous) DO UPDATE SET members = p.members + EXCLUDED.members
                     RETURNING 1
                 ),
+                -- And from the devices report's (migration 16), in the bucket of the registration held (the snapshot's, before dv).
+                registered AS (
+                    INSERT INTO \(unescaped: s).registration_day_pairs AS p (scope, day, previous, registration, members)
+                    SELECT da.scope, x.day, x.previous, \(unescaped: s).registration_key(r.platform, r.model, r.os_version, r.app_version), -count(*)
+                    FROM da LEFT JOIN \(unescaped: s).devices r ON r.device_id = \(pseudonym)::uuid, \(unescaped: s).day_pairs(da.days) x
+                    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+                    ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = p.members + EXCLUDED.members
+                    RETURNING 1
+                ),
                 dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym)::uuid RETURNING 1),
                 tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym)::uuid RETURNING 1),
                 ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym)::uuid RETURNING 1),
@@ -79,7 +88,8 @@ struct PostgresErasureStore: Sendable {
                         'devices', (SELECT count(*) FROM dv), 'tour_marks', (SELECT count(*) FROM tm),
                         'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
                         'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
-                        'active_day_pairs', (SELECT count(*) FROM pairs)) AS removed
+                        'active_day_pairs', (SELECT count(*) FROM pairs),
+                        'registration_day_pairs', (SELECT count(*) FROM registered)) AS removed
                 )
                 SELECT removed::text FROM removed
                 """

@@ -144,18 +144,33 @@ struct PostgresReportRepository: ReportRepository {
         }
     }
 
+    /// Distinct devices of the query's scope per registration (`registrations` keys, the nil UUID for none): the sum of the
+    /// range's day pairs per registration (migration 16), O(days × registrations) rows; for a tour plus the devices its
+    /// credited events add beyond those its own days count (credited_members, one key lookup each, as `creditedOnly`).
     func devices(_ query: ReportQuery) async throws -> DeviceReport {
         let s = schema.name, from = query.from.description, to = query.to.description
+        let credited = query.tourId.map { tour in
+            """
+            UNION ALL
+            SELECT \(s).registration_key(r.platform, r.model, r.os_version, r.app_version), count(*) FROM (
+                SELECT DISTINCT c.member FROM (\(creditedMembers(query, tour: tour, kind: .device))) c
+                WHERE NOT EXISTS (SELECT 1 FROM \(s).device_activity a WHERE a.scope = c.tour_id AND a.device_id = c.member
+                                    AND a.days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]'))
+            ) m LEFT JOIN \(s).devices r ON r.device_id = m.member
+            GROUP BY 1
+            """
+        } ?? ""
         var report = DeviceReport(platforms: [:], models: [:], osVersions: [:], appVersions: [:])
         for (platform, model, osVersion, appVersion, count) in try await read("""
             SELECT COALESCE(r.platform, 'unknown'), COALESCE(r.model, 'unknown'), COALESCE(r.os_version, 'unknown'),
-                   COALESCE(r.app_version, 'unknown'), count(*)::bigint
+                   COALESCE(r.app_version, 'unknown'), sum(c.devices)::bigint
             FROM (
-                SELECT device_id FROM \(unescaped: s).device_activity
-                WHERE scope = \(query.scope) AND days && daterange(\(from)::date, \(to)::date, '[]')
-                \(unescaped: query.tourId.map { "UNION SELECT member FROM (\(creditedMembers(query, tour: $0, kind: .device))) c" } ?? "")
-            ) a LEFT JOIN \(unescaped: s).devices r USING (device_id)
-            GROUP BY 1, 2, 3, 4
+                SELECT registration, sum(members) AS devices FROM \(unescaped: s).registration_day_pairs
+                WHERE scope = \(query.scope) AND day BETWEEN \(from)::date AND \(to)::date AND previous < \(from)::date
+                GROUP BY registration
+                \(unescaped: credited)
+            ) c LEFT JOIN \(unescaped: s).registrations r USING (registration)
+            GROUP BY 1, 2, 3, 4 HAVING sum(c.devices) > 0
             """, as: (String, String, String, String, Int).self, logger: logger) {
             report.platforms[platform, default: 0] += count
             report.models[model, default: 0] += count
