@@ -187,6 +187,8 @@ INSERT INTO stop_visits (tour_id, poi_id, day, device_id)
     SELECT tour_id, poi_id, day, md5(device_id::text || '~' || k)::uuid FROM stop_visits, generate_series(1, :factor - 1) k;
 INSERT INTO credited_members (tour_id, day, kind, member, events)
     SELECT tour_id, day, kind, md5(member::text || '~' || k)::uuid, events FROM credited_members, generate_series(1, :factor - 1) k;
+INSERT INTO funnel_activity (tour_id, kind, poi_id, device_id, days)
+    SELECT tour_id, kind, poi_id, md5(device_id::text || '~' || k)::uuid, days FROM funnel_activity, generate_series(1, :factor - 1) k;
 UPDATE day_poi_stats SET views = views * :factor, visits = visits * :factor, dwell_count = dwell_count * :factor,
     dwell_sum = dwell_sum * :factor, media_plays = media_plays * :factor;
 UPDATE day_tour_stats SET starts = starts * :factor, completions = completions * :factor,
@@ -194,6 +196,7 @@ UPDATE day_tour_stats SET starts = starts * :factor, completions = completions *
 UPDATE day_device_counts SET devices = devices * :factor;
 -- The copies have the same active days, so each (day, previous active day) pair has :factor times the members.
 UPDATE active_day_pairs SET members = members * :factor;
+UPDATE funnel_day_pairs SET devices = devices * :factor;
 UPDATE hour_visits SET visits = visits * :factor;
 UPDATE day_searches SET searches = searches * :factor, zero_results = zero_results * :factor;
 UPDATE day_item_views SET views = views * :factor;

@@ -102,7 +102,7 @@ struct PrivacyTests {
             let store = PostgresIngestStore(client: client, schema: .live, logger: logger)
             let repository = PostgresReportRepository(client: client, schema: .live, logger: logger)
 
-            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [12, 13, 14])
+            #expect(try await AnalyticsMigrations.runner.run(on: client, logger: logger) == [12, 13, 14, 15])
             var conversion = IdConversion(client: client, schema: .live, pseudonyms: Self.pseudonyms, logger: logger)
             conversion.batchPages = 1
             let moved = try await conversion.run()
@@ -118,6 +118,8 @@ struct PrivacyTests {
             }
             try await AnalyticsHarness.expectReports(repository, equal: Truth(events: workload.events), for: queries)
             #expect(try await conversion.run().isEmpty)
+            // Migration 15 built the funnel's days from the rows not converted then, and their pairs, as the ingest keeps them.
+            #expect(try await FunnelPairsTests.mismatches(client) == 0)
 
             // The same devices again, through the ingest's own hashing: one device, one row, as before the upgrade.
             var random = SplitMix(seed: 63)
@@ -128,6 +130,7 @@ struct PrivacyTests {
             }
             _ = try await store.apply(IngestBatch(events: Self.pseudonyms.pseudonymized(again), topic: "t", nextOffsets: [0: 2]))
             try await AnalyticsHarness.expectReports(repository, equal: Truth(events: workload.events + again), for: queries)
+            #expect(try await FunnelPairsTests.mismatches(client) == 0)
         }
     }
 

@@ -71,7 +71,8 @@ struct RetentionTests {
             for (table, day) in dayTables { before[table] = try await Self.rows(client, table, day: day) }
             #expect(before["tour_marks"]!.contains { $0.day < first } && before["untoured_events"]!.contains { $0.day < first }
                     && before["device_days"]!.contains { $0.day < first } && before["stop_visits"]!.contains { $0.day < first })
-            let aggregates = ["day_poi_stats", "day_tour_stats", "day_device_counts", "day_languages", "day_view_sources", "hour_visits", "active_day_pairs"]
+            let aggregates = ["day_poi_stats", "day_tour_stats", "day_device_counts", "day_languages", "day_view_sources", "hour_visits", "active_day_pairs",
+                              "funnel_day_pairs"]
             var sums: [String: Set<String>] = [:]
             for table in aggregates { sums[table] = Set(try await Self.rows(client, table, day: "day").map(\.row)) }
             let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
@@ -115,6 +116,12 @@ struct RetentionTests {
                 "\(p("recent")) \(all.lowercased) \(recentDays)", "\(p("recent")) \(tour.lowercased) \(recentDays)",
             ]
             #expect(found == expectedActivity)
+            // The funnel's days (migration 15) are cut at the horizon as the activity rows are: old's rows gone, none left before it.
+            #expect(pruned["funnel_activity"] ?? 0 > 0)
+            #expect(try await client.fetch("SELECT count(*)::bigint FROM analytics.funnel_activity WHERE lower(days) < \(first.description)::date",
+                                           as: Int.self, logger: logger).first == 0)
+            #expect(try await client.fetch("SELECT count(*)::bigint FROM analytics.funnel_activity WHERE device_id = \(p("old"))::uuid",
+                                           as: Int.self, logger: logger).first == 0)
             let tourists = try await client.fetch("SELECT tourist_id, days::text FROM analytics.tourist_activity WHERE scope = \(all)",
                                                   as: (String, String).self, logger: logger)
             #expect(tourists.map { "\($0.0) \($0.1)" } == ["\(p("tourist-edge")) {[\(first),\(first.adding(days: 1)))}"])

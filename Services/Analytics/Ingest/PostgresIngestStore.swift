@@ -98,6 +98,7 @@ struct PostgresIngestStore: IngestStore {
             }
             try await attribute(events, into: &delta, schema: schema, on: connection)
             try await write(delta, schema: schema, on: connection)
+            try await writeFunnel(FunnelDays(events: events, delta: delta), schema: schema, on: connection)
             let counted = events.count
 
             let partitions = batch.nextOffsets.keys.filter { batch.resetOffsets[$0] == nil }.sorted()
