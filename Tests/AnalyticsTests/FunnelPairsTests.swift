@@ -180,6 +180,38 @@ struct FunnelPairsTests {
         }
     }
 
+    @Test("a credit moved A→B by one batch and B→C by another waiting on its row: the later one moves it from B, not from A")
+    func creditMovedTwiceAtOnce() async throws {
+        try await Self.withStore { client, store in
+            let (a, b, c) = (UUID(), UUID(), Self.tour)
+            let start = { (tour: UUID, hour: Double) in
+                TrackingEvent(type: .tourStarted, deviceId: "phone", occurredAt: Self.at("2026-06-01", hour), tourId: tour)
+            }
+            // A tourless arrival at 10:00 credited to A (started at 8); then late starts of B (9:00) and C (9:30), each in
+            // a batch of its own: B's moves it A→B, C's (waiting on the row B's holds) B→C.
+            try await Self.apply(store, [start(a, 8), TrackingEvent(type: .poiArrived, deviceId: "phone", occurredAt: Self.at("2026-06-01", 10), poiId: Self.poi)])
+            let batch = { (event: TrackingEvent) in IngestBatch(events: Self.pseudonyms.pseudonymized([event]), topic: "t", nextOffsets: [:]) }
+            let outcome = try await ActivityRaceTests.interleave(client, first: batch(start(b, 9)), second: batch(start(c, 9.5)))
+            guard case .success = outcome else { Issue.record("the waiting batch failed: \(outcome)"); return }
+            let credited = try await client.fetch("""
+                SELECT tour_id FROM analytics.untoured_events WHERE type = 'poi.arrived'
+                """, as: UUID.self, logger: Self.logger)
+            #expect(credited == [c])
+            // Every tour's visits (the whole-app scope's besides) and funnel stop: C's only (B's left with the move, A's once).
+            let visits = try await client.fetch("""
+                SELECT scope::text || ':' || sum(visits) FROM analytics.day_poi_stats
+                WHERE scope <> \(AggregateDelta.Scope.all) GROUP BY scope HAVING sum(visits) <> 0
+                """, as: String.self, logger: Self.logger)
+            #expect(visits == ["\(c.uuidString.lowercased()):1"])
+            let stops = try await client.fetch("""
+                SELECT tour_id FROM analytics.funnel_activity WHERE kind = 'v'
+                """, as: UUID.self, logger: Self.logger)
+            #expect(stops == [c])
+            #expect(try await Self.funnel(client, from: "2026-06-01", to: "2026-06-01").steps.map(\.devices) == [1])
+            #expect(try await Self.mismatches(client) == 0)
+        }
+    }
+
     @Test("v15 builds the funnel's days and pairs from the marks, arrivals and credited arrivals stored before it")
     func backfill() async throws {
         let database = try await TestServices.freshDatabase()

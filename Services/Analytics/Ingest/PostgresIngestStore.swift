@@ -172,6 +172,19 @@ struct PostgresIngestStore: IngestStore {
                      AS x(d, t, e, k, tour, tourist)
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
+            // The rows the marks can move are locked first, in key order, by a statement of their own: the one below then
+            // reads them with a snapshot taken after the locks are held, so a batch that moved them (and stored its marks)
+            // before us has committed and is seen. Read in the same statement as the UPDATE, a row another batch moved
+            // while we waited on its lock would be updated from the snapshot's old tour (A→C where that batch did A→B),
+            // and B would keep the credit in every aggregate.
+            try await connection.query("""
+                SELECT 1 FROM \(unescaped: schema).untoured_events u
+                WHERE u.event_id IN (
+                    SELECT u.event_id FROM \(unescaped: schema).untoured_events u
+                    JOIN unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
+                      ON u.device_id = m.device_id AND u.occurred_at >= m.at AND u.occurred_at <= m.at + '\(unescaped: window)'::interval)
+                ORDER BY u.event_id FOR UPDATE
+                """, logger: logger)
             // Events phones send in order are not stored yet when their start arrives: this finds only late starts'
             // and completions' events.
             for try await (type, occurredAt, poiId, dwell, deviceId, touristId, from, to) in try await connection.query("""
