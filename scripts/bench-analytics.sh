@@ -174,8 +174,8 @@ psql_db -v factor="$scale" <<'SQL'
 SET search_path TO analytics;
 SET synchronous_commit = off;
 BEGIN;
-INSERT INTO processed_events (event_id, counted_on)
-    SELECT md5(event_id::text || k)::uuid, counted_on FROM processed_events, generate_series(1, :factor - 1) k;
+INSERT INTO processed_events (id, counted_on)
+    SELECT md5(id::text || k)::uuid, counted_on FROM processed_events, generate_series(1, :factor - 1) k;
 INSERT INTO device_activity (scope, device_id, days)
     SELECT scope, md5(device_id::text || '~' || k)::uuid, days FROM device_activity, generate_series(1, :factor - 1) k;
 INSERT INTO tourist_activity (scope, tourist_id, days)

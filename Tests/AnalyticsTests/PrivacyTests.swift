@@ -87,7 +87,12 @@ struct PrivacyTests {
                     SELECT column_name::text FROM information_schema.columns WHERE table_schema = 'analytics' AND table_name = \(table) ORDER BY ordinal_position
                     """, as: String.self, logger: logger)
                 let ids = IdConversion.tables.first { $0.name == table }?.ids ?? []
-                let values = columns.map { ids.contains($0) ? "(SELECT raw FROM public.raw_ids WHERE p = \($0))" : $0 }
+                // Columns migration 15 renamed (its fence) have their new names in the seed schema.
+                let renamed = ["processed_events.event_id": "id", "erasures.client": "client_address"]
+                let values = columns.map { column in
+                    let source = renamed["\(table).\(column)"] ?? column
+                    return ids.contains(column) ? "(SELECT raw FROM public.raw_ids WHERE p = \(source))" : source
+                }
                 try await client.query(PostgresQuery(unsafeSQL: """
                     INSERT INTO analytics.\(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM analytics_seed.\(table)
                     """), logger: logger)
@@ -200,6 +205,40 @@ struct PrivacyTests {
         }
     }
 
+    @Test("a replica of the version before the funnel's day pairs (migrations 12-14) is fenced out: its dedupe insert and its erasure are refused as transient")
+    func previousWritersFenced() async throws {
+        try await AnalyticsHarness.withMigratedDatabase { client in
+            let logger = TestServices.logger
+            // As main's PostgresIngestStore and PostgresErasureStore send them (migration 15 renamed the columns they name).
+            let writes: [(table: String, sql: String, binds: PostgresBindings)] = [
+                ("processed_events", """
+                    WITH inserted AS (
+                        INSERT INTO analytics.processed_events (event_id) SELECT unnest($1::uuid[])
+                        ON CONFLICT DO NOTHING RETURNING event_id
+                    )
+                    SELECT count(*) FROM inserted
+                    """, { var b = PostgresBindings(); b.append([UUID()]); return b }()),
+                ("erasures", """
+                    INSERT INTO analytics.erasures (device_id, requested_by, reason, client, removed)
+                    VALUES ($1::uuid, $2, $3, $4, $5::jsonb)
+                    """, { var b = PostgresBindings(); b.append(UUID().uuidString); b.append("t"); b.append("t"); b.append("127.0.0.1"); b.append("{}"); return b }()),
+            ]
+            for (table, sql, binds) in writes {
+                do {
+                    try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+                    Issue.record("\(table): the previous version's write was taken")
+                } catch {
+                    // Class 42: the old ingest retries the batch (never sets it aside) until the replica is replaced.
+                    let state = (error as? PSQLError)?.serverInfo?[.sqlState]
+                    #expect(state == "42703", "\(table): \(String(reflecting: error))")
+                    #expect(DatabaseFailure(error) == .transient, "\(table)")
+                }
+                let rows = try await client.fetch(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM analytics.\(table)"), as: Int.self, logger: logger)
+                #expect(rows == [0], "\(table)")
+            }
+        }
+    }
+
     @Test("the first replica stores its key's fingerprint; a replica with another key refuses to start, naming ANALYTICS_ID_KEY")
     func keyFingerprint() async throws {
         try await AnalyticsHarness.withMigratedDatabase { client in
@@ -271,7 +310,7 @@ struct PrivacyTests {
                 let after = try await store.rowsNaming(pseudonym)
                 #expect(after.values.allSatisfy { $0 == 0 }, "\(after)")
                 // Audited with the pseudonym, never the id sent, who asked, why, and from where.
-                let audit = try await postgres.fetch("SELECT device_id, requested_by, reason, client, removed::text FROM analytics.erasures",
+                let audit = try await postgres.fetch("SELECT device_id, requested_by, reason, client_address, removed::text FROM analytics.erasures",
                                                      as: (String, String, String, String, String).self, logger: TestServices.logger)
                 #expect(audit.count == 1 && audit[0].0 == pseudonym && !audit[0].4.contains(erased))
                 #expect(audit.first.map { ($0.1, $0.2) } ?? ("", "") == ("privacy desk, ticket 4711", "the owner asked to be forgotten"))

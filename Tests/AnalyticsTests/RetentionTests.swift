@@ -61,9 +61,9 @@ struct RetentionTests {
             let logger = TestServices.logger
             _ = try await store.apply(IngestBatch(events: Self.pseudonyms.pseudonymized(events), topic: "t", nextOffsets: [0: Int64(events.count)]))
             // Counting days: old's ids the day before the dedupe window, edge's its first day, recent's today.
-            try await client.query("UPDATE analytics.processed_events SET counted_on = \(firstDedupe.adding(days: -1).description)::date WHERE event_id = ANY(\(old.map(\.id)))",
+            try await client.query("UPDATE analytics.processed_events SET counted_on = \(firstDedupe.adding(days: -1).description)::date WHERE id = ANY(\(old.map(\.id)))",
                                    logger: logger)
-            try await client.query("UPDATE analytics.processed_events SET counted_on = \(firstDedupe.description)::date WHERE event_id = ANY(\(edge.map(\.id)))",
+            try await client.query("UPDATE analytics.processed_events SET counted_on = \(firstDedupe.description)::date WHERE id = ANY(\(edge.map(\.id)))",
                                    logger: logger)
             let dayTables = [("tour_marks", "(occurred_at AT TIME ZONE 'UTC')::date"), ("untoured_events", "(occurred_at AT TIME ZONE 'UTC')::date"),
                              ("device_days", "day"), ("stop_visits", "day"), ("credited_members", "day")]
@@ -127,7 +127,7 @@ struct RetentionTests {
             #expect(tourists.map { "\($0.0) \($0.1)" } == ["\(p("tourist-edge")) {[\(first),\(first.adding(days: 1)))}"])
             let registrations: [String] = try await client.fetch("SELECT device_id FROM analytics.devices", as: String.self, logger: logger)
             #expect(Set(registrations) == Set([p("edge"), p("recent")]))
-            let ids: [UUID] = try await client.fetch("SELECT event_id FROM analytics.processed_events", as: UUID.self, logger: logger)
+            let ids: [UUID] = try await client.fetch("SELECT id FROM analytics.processed_events", as: UUID.self, logger: logger)
             #expect(Set(ids) == Set((edge + recent).map(\.id)))
 
             // Aggregates stay (a tour's credited arrivals were in its hour_visits already).
@@ -210,7 +210,7 @@ struct RetentionTests {
             let events = (0..<4).map { TrackingEvent(type: .poiViewed, deviceId: "d\($0)", occurredAt: Self.now.addingTimeInterval(-3_600), poiId: UUID(), via: .map) }
             _ = try await store.apply(IngestBatch(events: Self.pseudonyms.pseudonymized(events), topic: "t", nextOffsets: [0: 4]))
             let counted = Day(containing: Self.now).adding(days: -50).description
-            try await client.query("UPDATE analytics.processed_events SET counted_on = \(counted)::date WHERE event_id = ANY(\(events.prefix(2).map(\.id)))",
+            try await client.query("UPDATE analytics.processed_events SET counted_on = \(counted)::date WHERE id = ANY(\(events.prefix(2).map(\.id)))",
                                    logger: logger)
             let pruning = PostgresPruningStore(client: client, schema: .live, logger: logger)
             let oldest = try KafkaOldestMessage(configuration: harness.kafka)
@@ -233,7 +233,7 @@ struct RetentionTests {
             let standardPass = await service(Topic.trackingEvents).policyNow()
             #expect(standardPass.dedupeDays == 45)
             #expect(try #require(try await pruning.pass(standardPass, now: Self.now))["processed_events"] == 2)
-            let ids: [UUID] = try await client.fetch("SELECT event_id FROM analytics.processed_events", as: UUID.self, logger: logger)
+            let ids: [UUID] = try await client.fetch("SELECT id FROM analytics.processed_events", as: UUID.self, logger: logger)
             #expect(Set(ids) == Set(events.suffix(2).map(\.id)))
 
             // A topic that still holds a message older than its retention says (a broker that keeps past it; here: a pass

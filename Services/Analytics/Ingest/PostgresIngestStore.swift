@@ -79,10 +79,10 @@ struct PostgresIngestStore: IngestStore {
             let ids = batch.sortedIds
             let fresh = try await connection.fetch("""
                 WITH inserted AS (
-                    INSERT INTO \(unescaped: schema).processed_events (event_id) SELECT unnest(\(ids)::uuid[])
-                    ON CONFLICT DO NOTHING RETURNING event_id
+                    INSERT INTO \(unescaped: schema).processed_events (id) SELECT unnest(\(ids)::uuid[])
+                    ON CONFLICT DO NOTHING RETURNING id
                 )
-                SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(event_id), '{}') END FROM inserted
+                SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(id), '{}') END FROM inserted
                 """, as: [UUID]?.self, logger: logger)
             var events = batch.events
             var delta = batch.delta

@@ -453,6 +453,18 @@ enum AnalyticsMigrations {
             $do$;
             """),
         Migration(15, "funnel by day pairs", """
+            -- A replica of the version before (12-14) may still run during a rolling deploy: it would count without keeping
+            -- the tables below, and erase without taking its device's funnel_activity rows. It is fenced out first, as
+            -- migration 12 fenced text writers (docs/ANALYTICS.md "Upgrading to the funnel's day pairs"). The id conversion's
+            -- lock (IdConversion, per schema) first: an old replica converting holds it, and the build below must not
+            -- interleave with its moves.
+            SELECT pg_advisory_xact_lock(hashtext('itour.analytics.ids.' || current_schema()));
+            -- Every old batch's first write is its dedupe insert naming event_id: it now fails with SQLSTATE 42703, which
+            -- the ingest takes for transient and retries until the replica is replaced, losing nothing. The ACCESS EXCLUSIVE
+            -- lock waits for a batch in progress, so the build below reads everything committed.
+            ALTER TABLE processed_events RENAME COLUMN event_id TO id;
+            -- An old replica's erasure fails (42703) instead of leaving the erased device's funnel_activity rows.
+            ALTER TABLE erasures RENAME COLUMN client TO client_address;
             -- The funnel's distinct devices per tour and step over any range from O(days) rows (docs/ANALYTICS.md "Distinct
             -- counts from day pairs"), as active_day_pairs does for scopes. A step is kind 's' (started), 'c' (completed) or
             -- 'v' (arrived at the stop poi_id; the nil UUID for 's' and 'c'). funnel_activity holds each device's days per

@@ -32,7 +32,7 @@ struct PostgresErasureStore: Sendable {
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
             let removedJSON = try await Self.removeRows(of: pseudonym, schema: schema, on: connection, logger: logger)
             let rows = try await connection.fetch("""
-                INSERT INTO \(unescaped: schema.name).erasures (device_id, requested_by, reason, client, removed)
+                INSERT INTO \(unescaped: schema.name).erasures (device_id, requested_by, reason, client_address, removed)
                 VALUES (\(pseudonym)::uuid, \(requestedBy), \(reason), \(clientAddress), \(removedJSON)::jsonb)
                 RETURNING erased_at
                 """, as: Date.self, logger: logger)
