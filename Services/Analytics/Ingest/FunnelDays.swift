@@ -111,7 +111,7 @@ extension PostgresIngestStore {
             ), counted AS (
                 INSERT INTO \(unescaped: schema).funnel_day_pairs AS f (tour_id, kind, poi_id, day, previous, devices)
                 SELECT t, k, p, day, previous, sum(n) FROM pairs GROUP BY t, k, p, day, previous HAVING sum(n) <> 0
-                ORDER BY t, k, p, day, previous
+                ORDER BY t, day, k, p, previous
                 ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = f.devices + EXCLUDED.devices
             )
             SELECT count(*)::bigint FROM stored s JOIN changed c ON c.t = s.tour_id AND c.k = s.kind AND c.p = s.poi_id AND c.m = s.device_id

@@ -489,7 +489,8 @@ enum AnalyticsMigrations {
                 day date NOT NULL,
                 previous date NOT NULL,
                 devices bigint NOT NULL,
-                PRIMARY KEY (tour_id, kind, poi_id, day, previous)
+                -- Day second: the report's scan is bounded by the tour and the range, not the tour's whole history.
+                PRIMARY KEY (tour_id, day, kind, poi_id, previous)
             ) WITH (fillfactor = 70);
             INSERT INTO funnel_activity (tour_id, kind, poi_id, device_id, days)
             SELECT tour_id, kind, poi_id, device_id, range_agg(daterange(day, day, '[]')) FROM (

@@ -74,7 +74,7 @@ struct PostgresErasureStore: Sendable {
                 funnel_pairs AS (
                     INSERT INTO \(unescaped: s).funnel_day_pairs AS p (tour_id, kind, poi_id, day, previous, devices)
                     SELECT fa.tour_id, fa.kind, fa.poi_id, x.day, x.previous, -count(*) FROM fa, \(unescaped: s).day_pairs(fa.days) x
-                    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+                    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 4, 2, 3, 5 -- key order (tour, day, kind, poi, previous), as the ingest locks
                     ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = p.devices + EXCLUDED.devices
                     RETURNING 1
                 ),
