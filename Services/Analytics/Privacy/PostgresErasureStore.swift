@@ -9,7 +9,7 @@ struct Erasure: Sendable, Equatable, Encodable {
     var pseudonym: String
     var erasedAt: Date
     /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `active_day_pairs`
-    /// the day pairs it was counted in.
+    /// and `funnel_day_pairs` the day pairs it was counted in (rows upserted, not deleted).
     var removed: [String: Int]
 }
 

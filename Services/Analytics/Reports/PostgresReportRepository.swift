@@ -198,7 +198,7 @@ struct PostgresReportRepository: ReportRepository {
         }
     }
 
-    /// Distinct devices per step from the tour's day pairs in the range (migration 15): O(steps x days) rows, whatever the
+    /// Distinct devices per step from the tour's day pairs in the range (migration 15): O(steps × days × gaps) rows, whatever the
     /// number of devices; a device's own and credited arrivals at a stop are one set of days, so it counts once.
     func funnel(_ query: ReportQuery, tour: UUID) async throws -> FunnelReport {
         let s = schema.name, from = query.from.description, to = query.to.description
