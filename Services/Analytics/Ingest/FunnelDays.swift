@@ -44,18 +44,10 @@ extension PostgresIngestStore {
     func writeFunnel(_ funnel: FunnelDays, schema: String, on connection: PostgresConnection) async throws {
         guard !funnel.isEmpty else { return }
         let added = Array(funnel.added), released = Array(funnel.released)
-        if !released.isEmpty {
-            // Whether a released day is still held is read below with the statement's snapshot: every row is locked first,
-            // in key order, so a batch that gave the day another arrival and locked the row before us has committed by then
-            // and is seen (one that locks it after us waits, then reads the days we leave).
-            try await connection.query("""
-                SELECT 1 FROM \(unescaped: schema).funnel_activity f
-                WHERE (f.tour_id, f.kind, f.poi_id, f.device_id) IN (
-                    SELECT * FROM unnest(\(added.map(\.tour) + released.map(\.tour))::uuid[], \(added.map(\.kind) + released.map(\.kind))::"char"[],
-                                         \(added.map(\.poi) + released.map(\.poi))::uuid[], \(added.map(\.device) + released.map(\.device))::uuid[]))
-                ORDER BY f.tour_id, f.kind, f.poi_id, f.device_id FOR UPDATE
-                """, logger: logger)
-        }
+        // Whether a released day is still held is read with this statement's snapshot, taken after the batch locked its
+        // devices' device_activity rows (`write`; a device new to two batches makes one retry): any other batch that could
+        // give the device another arrival has the device's events, so it committed before that lock (and is seen here) or
+        // waits for ours. A lock of the funnel rows of its own would be one more round trip for nothing.
         // Per row: the days before (`old`, read locked), after (`new`); the pairs that differ are those of the days that
         // changed and of the next active day after each, before and after (as for active_day_pairs, migration 14).
         let raced = try await connection.fetch("""
