@@ -165,6 +165,14 @@ if [[ -n ${BENCH_INGEST_ONLY:-} ]]; then
   exit 0
 fi
 
+# No catalog runs here, so no tour has stops and the funnel would count starts and completions only: each tour gets as
+# its stops the POIs its devices arrived at (their own arrivals or credited ones), as catalog would publish them.
+psql_db -c "INSERT INTO analytics.catalog_names (entity_id, kind, name, version, stops)
+  SELECT tour_id, 'tour', 'bench tour', 1, array_agg(poi_id ORDER BY poi_id) FROM (
+    SELECT DISTINCT tour_id, poi_id FROM analytics.stop_visits
+    UNION SELECT DISTINCT tour_id, poi_id FROM analytics.untoured_events WHERE tour_id IS NOT NULL AND type = 'poi.arrived') s
+  GROUP BY tour_id
+  ON CONFLICT (entity_id) DO UPDATE SET stops = EXCLUDED.stops"
 echo "==> queries at $events events"
 # Autovacuum analyzes and vacuums the freshly loaded tables within a minute or so; done here at once, so
 # the figures do not depend on when it happens to run.
@@ -225,8 +233,8 @@ psql_db -v factor="$scale" <<'SQL'
 SET search_path TO analytics;
 SET synchronous_commit = off;
 BEGIN;
-INSERT INTO processed_events (event_id, counted_on)
-    SELECT md5(event_id::text || k)::uuid, counted_on FROM processed_events, generate_series(1, :factor - 1) k;
+INSERT INTO processed_events (id, counted_on)
+    SELECT md5(id::text || k)::uuid, counted_on FROM processed_events, generate_series(1, :factor - 1) k;
 INSERT INTO device_activity (scope, device_id, days)
     SELECT scope, md5(device_id::text || '~' || k)::uuid, days FROM device_activity, generate_series(1, :factor - 1) k;
 INSERT INTO tourist_activity (scope, tourist_id, days)
@@ -246,6 +254,8 @@ INSERT INTO stop_visits (tour_id, poi_id, day, device_id)
     SELECT tour_id, poi_id, day, md5(device_id::text || '~' || k)::uuid FROM stop_visits, generate_series(1, :factor - 1) k;
 INSERT INTO credited_members (tour_id, day, kind, member, events)
     SELECT tour_id, day, kind, md5(member::text || '~' || k)::uuid, events FROM credited_members, generate_series(1, :factor - 1) k;
+INSERT INTO funnel_activity (tour_id, kind, poi_id, device_id, days)
+    SELECT tour_id, kind, poi_id, md5(device_id::text || '~' || k)::uuid, days FROM funnel_activity, generate_series(1, :factor - 1) k;
 UPDATE day_poi_stats SET views = views * :factor, visits = visits * :factor, dwell_count = dwell_count * :factor,
     dwell_sum = dwell_sum * :factor, media_plays = media_plays * :factor;
 UPDATE day_tour_stats SET starts = starts * :factor, completions = completions * :factor,
@@ -255,6 +265,7 @@ UPDATE day_device_counts SET devices = devices * :factor;
 UPDATE active_day_pairs SET members = members * :factor;
 -- The same for the day pairs per registration (migration 16): the copies keep their registrations (devices above).
 UPDATE registration_day_pairs SET members = members * :factor;
+UPDATE funnel_day_pairs SET devices = devices * :factor;
 UPDATE hour_visits SET visits = visits * :factor;
 UPDATE day_searches SET searches = searches * :factor, zero_results = zero_results * :factor;
 UPDATE day_item_views SET views = views * :factor;

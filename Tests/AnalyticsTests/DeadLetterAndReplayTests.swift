@@ -93,7 +93,7 @@ struct DeadLetterAndReplayTests {
         // A rule the codec knows nothing of, as an index limit or a constraint added later would be: Postgres alone refuses it.
         try await harness.withLiveStore { client, _ in
             try await client.query(PostgresQuery(unsafeSQL: """
-                ALTER TABLE analytics.processed_events ADD CONSTRAINT refuse_one CHECK (event_id <> '\(poison.id.uuidString.lowercased())')
+                ALTER TABLE analytics.processed_events ADD CONSTRAINT refuse_one CHECK (id <> '\(poison.id.uuidString.lowercased())')
                 """), logger: TestServices.logger)
         }
         var mixed = workload.events

@@ -135,11 +135,11 @@ def run_drain(suite, brokers: str, timeout: str | None = None) -> subprocess.Com
 def processed_ids(suite, ids: list[str] | None = None) -> set[str]:
     """Event ids analytics has counted (all, or those among `ids`)."""
     if ids is None:
-        return set(psql(suite, "SELECT event_id FROM analytics.processed_events"))
+        return set(psql(suite, "SELECT id FROM analytics.processed_events"))
     if not ids:
         return set()
     array = "{" + ",".join(ids) + "}"
-    return set(psql(suite, f"SELECT event_id FROM analytics.processed_events WHERE event_id = ANY('{array}'::uuid[])"))
+    return set(psql(suite, f"SELECT id FROM analytics.processed_events WHERE id = ANY('{array}'::uuid[])"))
 
 
 class Restarts:

@@ -136,6 +136,8 @@ struct AggregateDelta: Sendable {
     var registrations: [String: Registration] = [:]
     var hours: [HourKey: Int64] = [:]
     var stopVisits: Set<StopVisit> = []
+    /// Credited `poi.arrived` events moved between tours (or credited first): the funnel's days follow them (FunnelDays).
+    var arrivalMoves: [TourAttribution.Change] = []
     var searches: [SearchKey: SearchCounts] = [:]
     var credited: [CreditedMember: Int32] = [:]
     var views: [ViewKey: Int64] = [:]

@@ -79,10 +79,10 @@ struct PostgresIngestStore: IngestStore {
             let ids = batch.sortedIds
             let fresh = try await connection.fetch("""
                 WITH inserted AS (
-                    INSERT INTO \(unescaped: schema).processed_events (event_id) SELECT unnest(\(ids)::uuid[])
-                    ON CONFLICT DO NOTHING RETURNING event_id
+                    INSERT INTO \(unescaped: schema).processed_events (id) SELECT unnest(\(ids)::uuid[])
+                    ON CONFLICT DO NOTHING RETURNING id
                 )
-                SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(event_id), '{}') END FROM inserted
+                SELECT CASE WHEN count(*) = \(ids.count) THEN NULL ELSE COALESCE(array_agg(id), '{}') END FROM inserted
                 """, as: [UUID]?.self, logger: logger)
             var events = batch.events
             var delta = batch.delta
@@ -98,6 +98,7 @@ struct PostgresIngestStore: IngestStore {
             }
             try await attribute(events, into: &delta, schema: schema, on: connection)
             try await write(delta, schema: schema, on: connection)
+            try await writeFunnel(FunnelDays(events: events, delta: delta), schema: schema, on: connection)
             let counted = events.count
 
             let partitions = batch.nextOffsets.keys.filter { batch.resetOffsets[$0] == nil }.sorted()
@@ -171,6 +172,25 @@ struct PostgresIngestStore: IngestStore {
                      AS x(d, t, e, k, tour, tourist)
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
+            // The stored tourless events a mark `m` can decide: an index range per mark. As a join, the planner (guessing 100
+            // rows for an unnest) scanned every stored tourless event, O(events counted) per batch; OFFSET 0 keeps the
+            // subquery from being flattened into that join.
+            let eventsAfterMark = """
+                SELECT * FROM \(schema).untoured_events u WHERE u.device_id = m.device_id
+                  AND u.occurred_at >= m.at AND u.occurred_at <= m.at + '\(window)'::interval OFFSET 0
+                """
+            // The rows the marks can move are locked first, in key order, by a statement of their own: the one below then
+            // reads them with a snapshot taken after the locks are held, so a batch that moved them (and stored its marks)
+            // before us has committed and is seen. Read in the same statement as the UPDATE, a row another batch moved
+            // while we waited on its lock would be updated from the snapshot's old tour (A→C where that batch did A→B),
+            // and B would keep the credit in every aggregate.
+            try await connection.query("""
+                SELECT 1 FROM \(unescaped: schema).untoured_events u
+                WHERE u.event_id IN (
+                    SELECT u.event_id FROM unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
+                    CROSS JOIN LATERAL (\(unescaped: eventsAfterMark)) u)
+                ORDER BY u.event_id FOR UPDATE
+                """, logger: logger)
             // Events phones send in order are not stored yet when their start arrives: this finds only late starts'
             // and completions' events.
             for try await (type, occurredAt, poiId, dwell, deviceId, touristId, from, to) in try await connection.query("""
@@ -178,8 +198,7 @@ struct PostgresIngestStore: IngestStore {
                     SELECT DISTINCT device_id, at FROM unnest(\(marks.map(\.deviceId))::uuid[], \(marks.map(\.occurredAt))::timestamptz[]) AS m(device_id, at)
                 ), decided AS (
                     SELECT DISTINCT u.event_id, u.tour_id AS old_tour, (\(unescaped: openTour)) AS new_tour
-                    FROM \(unescaped: schema).untoured_events u JOIN marks m ON u.device_id = m.device_id
-                      AND u.occurred_at >= m.at AND u.occurred_at <= m.at + '\(unescaped: window)'::interval
+                    FROM marks m CROSS JOIN LATERAL (\(unescaped: eventsAfterMark)) u
                 )
                 UPDATE \(unescaped: schema).untoured_events u SET tour_id = d.new_tour
                 FROM decided d

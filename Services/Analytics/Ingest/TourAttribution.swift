@@ -78,6 +78,7 @@ extension AggregateDelta {
     /// Takes a change's event from its old tour's counts and members and gives it to its new tour's.
     mutating func move(_ change: TourAttribution.Change) {
         guard let type = TrackingEvent.Kind(rawValue: change.type) else { return }
+        if type == .poiArrived { arrivalMoves.append(change) }
         let day = Day(containing: change.occurredAt).number
         for (tour, sign) in [(change.from, -1), (change.to, 1)] {
             guard let tour else { continue }

@@ -452,6 +452,102 @@ enum AnalyticsMigrations {
             END
             $do$;
             """),
+        Migration(15, "funnel by day pairs", """
+            -- A replica of the version before (12-14) may still run during a rolling deploy: it would count without keeping
+            -- the tables below, and erase without taking its device's funnel_activity rows. It is fenced out first, as
+            -- migration 12 fenced text writers (docs/ANALYTICS.md "Upgrading to the funnel's day pairs"). The id conversion's
+            -- lock (IdConversion, per schema) first: an old replica converting holds it, and the build below must not
+            -- interleave with its moves.
+            SELECT pg_advisory_xact_lock(hashtext('itour.analytics.ids.' || current_schema()));
+            -- Every old batch's first write is its dedupe insert naming event_id: it now fails with SQLSTATE 42703, which
+            -- the ingest takes for transient and retries until the replica is replaced, losing nothing. The ACCESS EXCLUSIVE
+            -- lock waits for a batch in progress, so the build below reads everything committed.
+            ALTER TABLE processed_events RENAME COLUMN event_id TO id;
+            -- An old replica's erasure fails (42703) instead of leaving the erased device's funnel_activity rows.
+            ALTER TABLE erasures RENAME COLUMN client TO client_address;
+            -- The funnel's distinct devices per tour and step over any range from O(days) rows (docs/ANALYTICS.md "Distinct
+            -- counts from day pairs"), as active_day_pairs does for scopes. A step is kind 's' (started), 'c' (completed) or
+            -- 'v' (arrived at the stop poi_id; the nil UUID for 's' and 'c'). funnel_activity holds each device's days per
+            -- tour and step: its marks' days, its own arrivals' days (stop_visits) and its credited arrivals' days
+            -- (untoured_events), so a credit moved away takes a day out only when nothing else holds it.
+            CREATE TABLE funnel_activity (
+                tour_id uuid NOT NULL,
+                kind "char" NOT NULL,
+                poi_id uuid NOT NULL,
+                device_id uuid NOT NULL,
+                days datemultirange NOT NULL,
+                PRIMARY KEY (tour_id, kind, poi_id, device_id)
+            ) WITH (fillfactor = 70);
+            -- An erasure finds the device's rows by it.
+            CREATE INDEX funnel_activity_by_device ON funnel_activity (device_id);
+            -- Per tour and step, how many devices have day d active with previous active day p ('-infinity': none): a range's
+            -- devices are the sum over f <= d <= t and p < f. An aggregate: pruning keeps it, an erasure takes its pairs out.
+            CREATE TABLE funnel_day_pairs (
+                tour_id uuid NOT NULL,
+                kind "char" NOT NULL,
+                poi_id uuid NOT NULL,
+                day date NOT NULL,
+                previous date NOT NULL,
+                devices bigint NOT NULL,
+                -- Day second: the report's scan is bounded by the tour and the range, not the tour's whole history.
+                PRIMARY KEY (tour_id, day, kind, poi_id, previous)
+            ) WITH (fillfactor = 70);
+            INSERT INTO funnel_activity (tour_id, kind, poi_id, device_id, days)
+            SELECT tour_id, kind, poi_id, device_id, range_agg(daterange(day, day, '[]')) FROM (
+                SELECT tour_id, kind, '00000000-0000-0000-0000-000000000000'::uuid AS poi_id, device_id,
+                       (occurred_at AT TIME ZONE 'UTC')::date AS day
+                FROM tour_marks
+                UNION ALL
+                SELECT tour_id, 'v', poi_id, device_id, day FROM stop_visits
+                UNION ALL
+                SELECT tour_id, 'v', poi_id, device_id, (occurred_at AT TIME ZONE 'UTC')::date FROM untoured_events
+                WHERE tour_id IS NOT NULL AND type = 'poi.arrived'
+            ) steps
+            GROUP BY 1, 2, 3, 4;
+            DO $do$
+            BEGIN
+                IF to_regclass('tour_marks_unhashed') IS NOT NULL OR to_regclass('stop_visits_unhashed') IS NOT NULL
+                   OR to_regclass('untoured_events_unhashed') IS NOT NULL THEN
+                    -- A device's rows split between a converted table and one not converted yet could not be merged here
+                    -- (the key that pairs their ids is not in the database): the previous version finishes the conversion first.
+                    IF EXISTS (SELECT 1 FROM funnel_activity) THEN
+                        RAISE EXCEPTION 'migration 15 needs the stored ids converted first: run the previous analytics until /ready reports ids converted';
+                    END IF;
+                    -- Rows not converted yet: raw ids, moved into funnel_activity by IdConversion like the tables they come from
+                    -- (each of those may be converted and dropped already, so each is read only if it is there).
+                    CREATE TABLE funnel_activity_unhashed (
+                        tour_id uuid NOT NULL,
+                        kind "char" NOT NULL,
+                        poi_id uuid NOT NULL,
+                        device_id text COLLATE "C" NOT NULL,
+                        days datemultirange NOT NULL,
+                        PRIMARY KEY (tour_id, kind, poi_id, device_id)
+                    );
+                    CREATE TEMPORARY TABLE funnel_steps_unhashed (tour_id uuid, kind "char", poi_id uuid, device_id text, day date) ON COMMIT DROP;
+                    IF to_regclass('tour_marks_unhashed') IS NOT NULL THEN
+                        EXECUTE $q$INSERT INTO funnel_steps_unhashed SELECT tour_id, kind, '00000000-0000-0000-0000-000000000000', device_id,
+                                   (occurred_at AT TIME ZONE 'UTC')::date FROM tour_marks_unhashed$q$;
+                    END IF;
+                    IF to_regclass('stop_visits_unhashed') IS NOT NULL THEN
+                        EXECUTE $q$INSERT INTO funnel_steps_unhashed SELECT tour_id, 'v', poi_id, device_id, day FROM stop_visits_unhashed$q$;
+                    END IF;
+                    IF to_regclass('untoured_events_unhashed') IS NOT NULL THEN
+                        EXECUTE $q$INSERT INTO funnel_steps_unhashed SELECT tour_id, 'v', poi_id, device_id, (occurred_at AT TIME ZONE 'UTC')::date
+                                   FROM untoured_events_unhashed WHERE tour_id IS NOT NULL AND type = 'poi.arrived'$q$;
+                    END IF;
+                    INSERT INTO funnel_activity_unhashed (tour_id, kind, poi_id, device_id, days)
+                    SELECT tour_id, kind, poi_id, device_id, range_agg(daterange(day, day, '[]')) FROM funnel_steps_unhashed GROUP BY 1, 2, 3, 4;
+                    INSERT INTO funnel_day_pairs (tour_id, kind, poi_id, day, previous, devices)
+                    SELECT a.tour_id, a.kind, a.poi_id, p.day, p.previous, count(*) FROM funnel_activity_unhashed a, day_pairs(a.days) p
+                    GROUP BY 1, 2, 3, 4, 5;
+                END IF;
+            END
+            $do$;
+            INSERT INTO funnel_day_pairs AS t (tour_id, kind, poi_id, day, previous, devices)
+            SELECT a.tour_id, a.kind, a.poi_id, p.day, p.previous, count(*) FROM funnel_activity a, day_pairs(a.days) p
+            GROUP BY 1, 2, 3, 4, 5
+            ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = t.devices + EXCLUDED.devices;
+            """),
         Migration(16, "distinct devices per registration by day pairs", """
             -- The devices report over any range from O(days x registrations) rows (docs/ANALYTICS.md "Distinct counts from day
             -- pairs"): migration 14's day pairs of device_activity, per scope and the registration a device has now, so a range's
@@ -459,6 +555,19 @@ enum AnalyticsMigrations {
             -- registration decides its bucket for all its days: when a newer one changes it, the ingest moves every pair of the
             -- device's activity rows from the old bucket to the new one. An aggregate: pruning keeps it, an erasure takes the
             -- device's pairs out.
+            -- The id conversion's lock first (as migration 15): the build below must not interleave with a conversion's moves. A
+            -- conversion half done between device_activity and devices (converted in that order) would put the converted
+            -- devices' pairs under "never registered": refused, as migration 15 refuses its own half-converted tables.
+            SELECT pg_advisory_xact_lock(hashtext('itour.analytics.ids.' || current_schema()));
+            DO $do$
+            BEGIN
+                IF to_regclass('devices_unhashed') IS NOT NULL THEN
+                    IF EXISTS (SELECT 1 FROM devices_unhashed) AND EXISTS (SELECT 1 FROM device_activity) THEN
+                        RAISE EXCEPTION 'migration 16 needs the stored ids converted first: run the previous analytics until /ready reports ids converted';
+                    END IF;
+                END IF;
+            END
+            $do$;
             CREATE TABLE registrations (
                 registration uuid PRIMARY KEY,
                 platform text NOT NULL,
@@ -498,20 +607,13 @@ enum AnalyticsMigrations {
                     FROM devices_unhashed
                     ON CONFLICT DO NOTHING;
                 END IF;
+                -- (devices_unhashed is converted after device_activity_unhashed, so it is there whenever that one is.)
                 IF to_regclass('device_activity_unhashed') IS NOT NULL THEN
-                    IF to_regclass('devices_unhashed') IS NOT NULL THEN
-                        INSERT INTO registration_day_pairs AS t (scope, day, previous, registration, members)
-                        SELECT a.scope, p.day, p.previous, registration_key(r.platform, r.model, r.os_version, r.app_version), count(*)
-                        FROM device_activity_unhashed a LEFT JOIN devices_unhashed r ON r.device_id = a.device_id, day_pairs(a.days) p
-                        GROUP BY 1, 2, 3, 4
-                        ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = t.members + EXCLUDED.members;
-                    ELSE
-                        INSERT INTO registration_day_pairs AS t (scope, day, previous, registration, members)
-                        SELECT a.scope, p.day, p.previous, '00000000-0000-0000-0000-000000000000', count(*)
-                        FROM device_activity_unhashed a, day_pairs(a.days) p
-                        GROUP BY 1, 2, 3
-                        ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = t.members + EXCLUDED.members;
-                    END IF;
+                    INSERT INTO registration_day_pairs AS t (scope, day, previous, registration, members)
+                    SELECT a.scope, p.day, p.previous, registration_key(r.platform, r.model, r.os_version, r.app_version), count(*)
+                    FROM device_activity_unhashed a LEFT JOIN devices_unhashed r ON r.device_id = a.device_id, day_pairs(a.days) p
+                    GROUP BY 1, 2, 3, 4
+                    ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = t.members + EXCLUDED.members;
                 END IF;
             END
             $do$;

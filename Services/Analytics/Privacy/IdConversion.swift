@@ -40,6 +40,7 @@ struct IdConversion: Sendable {
               ids: ["device_id", "tourist_id"]),
         Table(name: "stop_visits", columns: ["tour_id", "poi_id", "day", "device_id"], ids: ["device_id"]),
         Table(name: "credited_members", columns: ["tour_id", "day", "kind", "member", "events"], ids: ["member"]),
+        Table(name: "funnel_activity", columns: ["tour_id", "kind", "poi_id", "device_id", "days"], ids: ["device_id"]),
     ]
 
     /// Converts what is left; returns the rows moved per table (empty when there was nothing to convert).

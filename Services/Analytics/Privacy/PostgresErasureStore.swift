@@ -9,7 +9,7 @@ struct Erasure: Sendable, Equatable, Encodable {
     var pseudonym: String
     var erasedAt: Date
     /// Rows removed per event-level table; `day_device_counts` is the per-day counters lowered by one, `active_day_pairs`
-    /// and `registration_day_pairs` the day pairs it was counted in.
+    /// and `funnel_day_pairs` and `registration_day_pairs` the day pairs it was counted in (rows upserted, not deleted).
     var removed: [String: Int]
 }
 
@@ -22,7 +22,8 @@ struct PostgresErasureStore: Sendable {
     let logger: Logger
 
     /// Every event-level table that names a device, in the order the erasure reports them.
-    static let tables = ["device_activity", "device_days", "devices", "tour_marks", "untoured_events", "stop_visits", "credited_members"]
+    static let tables = ["device_activity", "device_days", "devices", "tour_marks", "untoured_events", "stop_visits", "credited_members",
+                         "funnel_activity"]
 
     func erase(pseudonym: String, requestedBy: String, reason: String, clientAddress: String) async throws -> Erasure {
         let schema = self.schema
@@ -31,7 +32,7 @@ struct PostgresErasureStore: Sendable {
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
             let removedJSON = try await Self.removeRows(of: pseudonym, schema: schema, on: connection, logger: logger)
             let rows = try await connection.fetch("""
-                INSERT INTO \(unescaped: schema.name).erasures (device_id, requested_by, reason, client, removed)
+                INSERT INTO \(unescaped: schema.name).erasures (device_id, requested_by, reason, client_address, removed)
                 VALUES (\(pseudonym)::uuid, \(requestedBy), \(reason), \(clientAddress), \(removedJSON)::jsonb)
                 RETURNING erased_at
                 """, as: Date.self, logger: logger)
@@ -77,6 +78,15 @@ struct PostgresErasureStore: Sendable {
                     ON CONFLICT (scope, day, previous, registration) DO UPDATE SET members = p.members + EXCLUDED.members
                     RETURNING 1
                 ),
+                -- Its funnel days leave every step's counts (migration 15) the same way.
+                fa AS (DELETE FROM \(unescaped: s).funnel_activity WHERE device_id = \(pseudonym)::uuid RETURNING tour_id, kind, poi_id, days),
+                funnel_pairs AS (
+                    INSERT INTO \(unescaped: s).funnel_day_pairs AS p (tour_id, kind, poi_id, day, previous, devices)
+                    SELECT fa.tour_id, fa.kind, fa.poi_id, x.day, x.previous, -count(*) FROM fa, \(unescaped: s).day_pairs(fa.days) x
+                    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 4, 2, 3, 5 -- key order (tour, day, kind, poi, previous), as the ingest locks
+                    ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = p.devices + EXCLUDED.devices
+                    RETURNING 1
+                ),
                 dv AS (DELETE FROM \(unescaped: s).devices WHERE device_id = \(pseudonym)::uuid RETURNING 1),
                 tm AS (DELETE FROM \(unescaped: s).tour_marks WHERE device_id = \(pseudonym)::uuid RETURNING 1),
                 ue AS (DELETE FROM \(unescaped: s).untoured_events WHERE device_id = \(pseudonym)::uuid RETURNING 1),
@@ -88,7 +98,8 @@ struct PostgresErasureStore: Sendable {
                         'devices', (SELECT count(*) FROM dv), 'tour_marks', (SELECT count(*) FROM tm),
                         'untoured_events', (SELECT count(*) FROM ue), 'stop_visits', (SELECT count(*) FROM sv),
                         'credited_members', (SELECT count(*) FROM cm), 'day_device_counts', (SELECT count(*) FROM counts),
-                        'active_day_pairs', (SELECT count(*) FROM pairs),
+                        'active_day_pairs', (SELECT count(*) FROM pairs), 'funnel_activity', (SELECT count(*) FROM fa),
+                        'funnel_day_pairs', (SELECT count(*) FROM funnel_pairs),
                         'registration_day_pairs', (SELECT count(*) FROM registered)) AS removed
                 )
                 SELECT removed::text FROM removed

@@ -179,8 +179,8 @@ extension ReplayTool {
         let s = source.name, t = target.name
         let copied = try await connection.fetch("""
             WITH copied AS (
-                INSERT INTO \(unescaped: t).erasures (id, device_id, erased_at, requested_by, reason, client, removed)
-                SELECT id, device_id, erased_at, requested_by, reason, client, removed FROM \(unescaped: s).erasures
+                INSERT INTO \(unescaped: t).erasures (id, device_id, erased_at, requested_by, reason, client_address, removed)
+                SELECT id, device_id, erased_at, requested_by, reason, client_address, removed FROM \(unescaped: s).erasures
                 ON CONFLICT (id) DO NOTHING
                 RETURNING device_id
             )

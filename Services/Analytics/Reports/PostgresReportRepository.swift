@@ -20,16 +20,6 @@ struct PostgresReportRepository: ReportRepository {
         }
     }
 
-    /// The tourless events credited to a tour in the query's range (DESIGN.md, "Tour attribution"). Its values are
-    /// typed (a UUID, two days), so they go into the text as they are.
-    private func credited(_ query: ReportQuery, tour: UUID) -> String {
-        """
-            \(schema.name).untoured_events WHERE tour_id = '\(tour.uuidString.lowercased())'
-              AND occurred_at >= (DATE '\(query.from)')::timestamp AT TIME ZONE 'UTC'
-              AND occurred_at < (DATE '\(query.to)' + 1)::timestamp AT TIME ZONE 'UTC'
-            """
-    }
-
     /// The devices (or tourists) that events credited to a tour (`tour` nil: to any) add to the range's days, beside
     /// those its own events count, as `(tour_id, day, member)` rows.
     private func creditedMembers(_ query: ReportQuery, tour: UUID?, kind: AggregateDelta.CreditedMember.Kind) -> String {
@@ -223,30 +213,30 @@ struct PostgresReportRepository: ReportRepository {
         }
     }
 
+    /// Distinct devices per step from the tour's day pairs in the range (migration 15): O(steps × days × gaps) rows, whatever the
+    /// number of devices; a device's own and credited arrivals at a stop are one set of days, so it counts once.
     func funnel(_ query: ReportQuery, tour: UUID) async throws -> FunnelReport {
         let s = schema.name, from = query.from.description, to = query.to.description
-        let marks = try await read("""
-            SELECT count(DISTINCT device_id) FILTER (WHERE kind = 's')::bigint, count(DISTINCT device_id) FILTER (WHERE kind = 'c')::bigint
-            FROM \(unescaped: s).tour_marks
-            WHERE tour_id = \(tour) AND occurred_at >= (\(from)::date)::timestamp AT TIME ZONE 'UTC'
-              AND occurred_at < (\(to)::date + 1)::timestamp AT TIME ZONE 'UTC'
-            """, as: (Int, Int).self, logger: logger)
         let steps = try await read("""
-            WITH stops AS (
+            WITH counted AS (
+                SELECT kind::text AS kind, poi_id, sum(devices)::bigint AS devices FROM \(unescaped: s).funnel_day_pairs
+                WHERE tour_id = \(tour) AND day BETWEEN \(from)::date AND \(to)::date AND previous < \(from)::date
+                GROUP BY kind, poi_id
+            ), stops AS (
                 SELECT poi_id, position FROM \(unescaped: s).catalog_names, unnest(stops) WITH ORDINALITY AS x(poi_id, position)
                 WHERE entity_id = \(tour)
-            ), visits AS (
-                SELECT poi_id, device_id FROM \(unescaped: s).stop_visits
-                WHERE tour_id = \(tour) AND day BETWEEN \(from)::date AND \(to)::date
-                UNION
-                SELECT poi_id, device_id FROM \(unescaped: credited(query, tour: tour)) AND type = 'poi.arrived'
             )
-            SELECT stops.poi_id, n.name, (SELECT count(DISTINCT device_id) FROM visits v WHERE v.poi_id = stops.poi_id)::bigint
-            FROM stops LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = stops.poi_id
-            ORDER BY stops.position
-            """, as: (UUID, String?, Int).self, logger: logger)
-        return FunnelReport(tourId: tour, started: marks.first?.0 ?? 0, steps: steps.map { FunnelStep(poiId: $0.0, name: $0.1, devices: $0.2) },
-                            completed: marks.first?.1 ?? 0)
+            SELECT kind, NULL::uuid, NULL::text, devices, 0::bigint FROM counted WHERE kind IN ('s', 'c')
+            UNION ALL
+            SELECT 'v', stops.poi_id, n.name, COALESCE(c.devices, 0), stops.position
+            FROM stops LEFT JOIN counted c ON c.kind = 'v' AND c.poi_id = stops.poi_id
+                LEFT JOIN \(unescaped: s).catalog_names n ON n.entity_id = stops.poi_id
+            ORDER BY 5
+            """, as: (String, UUID?, String?, Int, Int).self, logger: logger)
+        return FunnelReport(tourId: tour, started: steps.first { $0.0 == "s" }?.3 ?? 0,
+                            steps: steps.compactMap { kind, poi, name, devices, _ in
+                                kind == "v" ? poi.map { FunnelStep(poiId: $0, name: name, devices: devices) } : nil },
+                            completed: steps.first { $0.0 == "c" }?.3 ?? 0)
     }
 
     func hours(_ query: ReportQuery) async throws -> HourReport {

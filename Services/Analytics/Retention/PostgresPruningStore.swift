@@ -54,6 +54,7 @@ struct PostgresPruningStore: Sendable {
         }
         pruned["device_activity"] = try await trimActivity("device_activity", column: "device_id", before: firstDay, on: connection)
         pruned["tourist_activity"] = try await trimActivity("tourist_activity", column: "tourist_id", before: firstDay, on: connection)
+        pruned["funnel_activity"] = try await trimFunnel(before: firstDay, on: connection)
         return pruned
     }
 
@@ -147,6 +148,53 @@ struct PostgresPruningStore: Sendable {
             total += changed
             guard walked == n, let scope, let member else { break }
             after = (scope, member)
+        }
+        return total
+    }
+
+    /// `trimActivity` for `funnel_activity` (migration 15), whose rows are keyed by tour, step and device: the days before
+    /// `first` cut off in key order, `batchSize` keys a batch, a row left with none deleted. `funnel_day_pairs` is an
+    /// aggregate and stays. Returns the rows deleted or cut.
+    private func trimFunnel(before first: String, on connection: PostgresConnection) async throws -> Int {
+        let s = schema.name, n = batchSize
+        var after: (tour: UUID, kind: String, poi: UUID, device: UUID)?
+        var total = 0
+        while true {
+            let position = after
+            let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+            let rows = try await connection.withTransaction(logger: logger) { transaction in
+                try await transaction.query("SELECT pg_advisory_xact_lock_shared(hashtext(\(AnalyticsSchema.ingestLockKey)))", logger: logger)
+                return try await transaction.fetch("""
+                    WITH walked AS (
+                        SELECT tour_id, kind, poi_id, device_id FROM \(unescaped: s).funnel_activity
+                        WHERE \(position == nil) OR (tour_id, kind, poi_id, device_id)
+                            > (\(position?.tour ?? zero), \(position?.kind ?? "s")::"char", \(position?.poi ?? zero), \(position?.device ?? zero))
+                        ORDER BY tour_id, kind, poi_id, device_id LIMIT \(n)
+                    ), chunk AS (
+                        SELECT a.tour_id, a.kind, a.poi_id, a.device_id, a.days
+                        FROM \(unescaped: s).funnel_activity a JOIN walked w USING (tour_id, kind, poi_id, device_id)
+                        WHERE lower(a.days) < \(first)::date
+                        ORDER BY a.tour_id, a.kind, a.poi_id, a.device_id FOR UPDATE OF a SKIP LOCKED
+                    ), gone AS (
+                        DELETE FROM \(unescaped: s).funnel_activity a USING chunk c
+                        WHERE (a.tour_id, a.kind, a.poi_id, a.device_id) = (c.tour_id, c.kind, c.poi_id, c.device_id) AND upper(c.days) <= \(first)::date
+                        RETURNING 1
+                    ), trimmed AS (
+                        UPDATE \(unescaped: s).funnel_activity a SET days = a.days - datemultirange(daterange(NULL, \(first)::date))
+                        FROM chunk c
+                        WHERE (a.tour_id, a.kind, a.poi_id, a.device_id) = (c.tour_id, c.kind, c.poi_id, c.device_id) AND upper(c.days) > \(first)::date
+                        RETURNING 1
+                    ), last AS (
+                        SELECT * FROM walked ORDER BY tour_id DESC, kind DESC, poi_id DESC, device_id DESC LIMIT 1
+                    )
+                    SELECT (SELECT count(*) FROM walked)::bigint, ((SELECT count(*) FROM gone) + (SELECT count(*) FROM trimmed))::bigint,
+                           (SELECT tour_id FROM last), (SELECT kind::text FROM last), (SELECT poi_id FROM last), (SELECT device_id FROM last)
+                    """, as: (Int, Int, UUID?, String?, UUID?, UUID?).self, logger: logger).first
+            }
+            guard let (walked, changed, tour, kind, poi, device) = rows else { break }
+            total += changed
+            guard walked == n, let tour, let kind, let poi, let device else { break }
+            after = (tour, kind, poi, device)
         }
         return total
     }

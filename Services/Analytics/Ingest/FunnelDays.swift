@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shared
+
+/// What a batch changes in the funnel's per-device days (migration 15, docs/ANALYTICS.md "Distinct counts from day
+/// pairs"): the (tour, step, device, day) a batch's marks, own arrivals and newly credited arrivals give, and those a
+/// credit moved away from a tour may take (only if no other arrival of that device holds the day; decided in SQL).
+struct FunnelDays: Sendable {
+    /// A device's day in one step of a tour: kind "s" started, "c" completed, "v" arrived at `poi` (the nil UUID otherwise).
+    struct Step: Hashable, Sendable {
+        var tour: UUID
+        var kind: String
+        var poi: UUID
+        var device: String
+        var day: Int32
+    }
+
+    var added: Set<Step> = []
+    var released: Set<Step> = []
+
+    init(events: [TrackingEvent], delta: AggregateDelta) {
+        for mark in events.compactMap(TourAttribution.Mark.init) {
+            added.insert(Step(tour: mark.tourId, kind: mark.kind, poi: AggregateDelta.Scope.all, device: mark.deviceId,
+                              day: Day(containing: mark.occurredAt).number))
+        }
+        for visit in delta.stopVisits {
+            added.insert(Step(tour: visit.tour, kind: "v", poi: visit.poi, device: visit.device, day: visit.day))
+        }
+        for move in delta.arrivalMoves {
+            let day = Day(containing: move.occurredAt).number
+            if let to = move.to { added.insert(Step(tour: to, kind: "v", poi: move.poiId, device: move.deviceId, day: day)) }
+            if let from = move.from { released.insert(Step(tour: from, kind: "v", poi: move.poiId, device: move.deviceId, day: day)) }
+        }
+    }
+
+    var isEmpty: Bool { added.isEmpty && released.isEmpty }
+}
+
+extension PostgresIngestStore {
+    /// Merges a batch's funnel days into `funnel_activity` and moves the day pairs that changes in `funnel_day_pairs`, in
+    /// the batch's transaction, after `stop_visits` and `untoured_events` hold the batch (a released day is kept while
+    /// either still has an arrival of that device, tour, stop and day).
+    func writeFunnel(_ funnel: FunnelDays, schema: String, on connection: PostgresConnection) async throws {
+        guard !funnel.isEmpty else { return }
+        let added = Array(funnel.added), released = Array(funnel.released)
+        // Whether a released day is still held is read with this statement's snapshot, taken after the batch locked its
+        // devices' device_activity rows (`write`; a device new to two batches makes one retry): any other batch that could
+        // give the device another arrival has the device's events, so it committed before that lock (and is seen here) or
+        // waits for ours. A lock of the funnel rows of its own would be one more round trip for nothing.
+        // Per row: the days before (`old`, read locked), after (`new`); the pairs that differ are those of the days that
+        // changed and of the next active day after each, before and after (as for active_day_pairs, migration 14).
+        let raced = try await connection.fetch("""
+            WITH plus AS (
+                SELECT t, k, p, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]')) AS days
+                FROM unnest(\(added.map(\.tour))::uuid[], \(added.map(\.kind))::"char"[], \(added.map(\.poi))::uuid[],
+                            \(added.map(\.device))::uuid[], \(added.map(\.day))::integer[]) AS x(t, k, p, m, d)
+                GROUP BY t, k, p, m
+            ), minus AS (
+                SELECT t, k, p, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]')) AS days
+                FROM unnest(\(released.map(\.tour))::uuid[], \(released.map(\.kind))::"char"[], \(released.map(\.poi))::uuid[],
+                            \(released.map(\.device))::uuid[], \(released.map(\.day))::integer[]) AS x(t, k, p, m, d)
+                WHERE NOT EXISTS (SELECT 1 FROM \(unescaped: schema).stop_visits v
+                                  WHERE v.tour_id = x.t AND v.day = DATE '1970-01-01' + x.d AND v.poi_id = x.p AND v.device_id = x.m)
+                  AND NOT EXISTS (SELECT 1 FROM \(unescaped: schema).untoured_events u
+                                  WHERE u.device_id = x.m AND u.occurred_at >= (DATE '1970-01-01' + x.d)::timestamp AT TIME ZONE 'UTC'
+                                    AND u.occurred_at < (DATE '1970-01-01' + x.d + 1)::timestamp AT TIME ZONE 'UTC'
+                                    AND u.tour_id = x.t AND u.poi_id = x.p AND u.type = 'poi.arrived')
+                GROUP BY t, k, p, m
+            ), batch AS (
+                SELECT t, k, p, m, COALESCE(plus.days, '{}') AS plus, COALESCE(minus.days, '{}') AS minus
+                FROM plus FULL JOIN minus USING (t, k, p, m)
+            ), old AS MATERIALIZED (
+                SELECT f.tour_id, f.kind, f.poi_id, f.device_id, f.days FROM \(unescaped: schema).funnel_activity f
+                WHERE (f.tour_id, f.kind, f.poi_id, f.device_id) IN (SELECT t, k, p, m FROM batch)
+                ORDER BY f.tour_id, f.kind, f.poi_id, f.device_id FOR UPDATE
+            ), changed AS MATERIALIZED (
+                SELECT b.t, b.k, b.p, b.m, COALESCE(o.days, '{}') AS old, (COALESCE(o.days, '{}') + b.plus) - b.minus AS new,
+                       o.tour_id IS NOT NULL AS existed
+                FROM batch b LEFT JOIN old o ON o.tour_id = b.t AND o.kind = b.k AND o.poi_id = b.p AND o.device_id = b.m
+                WHERE (COALESCE(o.days, '{}') + b.plus) - b.minus <> COALESCE(o.days, '{}')
+            ), stored AS (
+                INSERT INTO \(unescaped: schema).funnel_activity AS f (tour_id, kind, poi_id, device_id, days)
+                SELECT t, k, p, m, new FROM changed WHERE NOT isempty(new) ORDER BY t, k, p, m
+                ON CONFLICT (tour_id, kind, poi_id, device_id) DO UPDATE SET days = EXCLUDED.days
+                RETURNING f.tour_id, f.kind, f.poi_id, f.device_id, f.xmax <> 0 AS updated
+            ), emptied AS (
+                DELETE FROM \(unescaped: schema).funnel_activity f USING changed c
+                WHERE f.tour_id = c.t AND f.kind = c.k AND f.poi_id = c.p AND f.device_id = c.m AND isempty(c.new)
+            ), touched AS (
+                SELECT DISTINCT c.t, c.k, c.p, c.m, e.day FROM changed c,
+                    LATERAL (SELECT lower(r) + g AS day FROM unnest((c.new - c.old) + (c.old - c.new)) r,
+                                                          generate_series(0, upper(r) - lower(r) - 1) g) d,
+                    LATERAL (VALUES (d.day), (lower(c.new * datemultirange(daterange(d.day + 1, NULL)))),
+                                    (lower(c.old * datemultirange(daterange(d.day + 1, NULL))))) e(day)
+                WHERE e.day IS NOT NULL
+            ), pairs AS (
+                SELECT c.t, c.k, c.p, x.day, COALESCE(upper(c.new * datemultirange(daterange(NULL, x.day))) - 1, '-infinity') AS previous, 1 AS n
+                FROM touched x JOIN changed c USING (t, k, p, m) WHERE c.new @> x.day
+                UNION ALL
+                SELECT c.t, c.k, c.p, x.day, COALESCE(upper(c.old * datemultirange(daterange(NULL, x.day))) - 1, '-infinity'), -1
+                FROM touched x JOIN changed c USING (t, k, p, m) WHERE c.old @> x.day
+            ), counted AS (
+                INSERT INTO \(unescaped: schema).funnel_day_pairs AS f (tour_id, kind, poi_id, day, previous, devices)
+                SELECT t, k, p, day, previous, sum(n) FROM pairs GROUP BY t, k, p, day, previous HAVING sum(n) <> 0
+                ORDER BY t, day, k, p, previous
+                ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = f.devices + EXCLUDED.devices
+            )
+            SELECT count(*)::bigint FROM stored s JOIN changed c ON c.t = s.tour_id AND c.k = s.kind AND c.p = s.poi_id AND c.m = s.device_id
+            WHERE s.updated AND NOT c.existed
+            """, as: Int.self, logger: logger)
+        // A row another batch inserted after this statement's snapshot: its days are unknown here, so the batch is rolled
+        // back and applied again (the ingest retries), reading them then.
+        if let raced = raced.first, raced > 0 { throw ActivityRace(rows: raced, table: "funnel_activity") }
+    }
+}
