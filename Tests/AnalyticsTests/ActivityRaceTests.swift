@@ -47,6 +47,19 @@ struct ActivityRaceTests {
 
     /// Runs `first` until it is about to commit, then `second` until it waits on a row `first` holds, then lets `first`
     /// commit; returns how `second` ended.
+    /// Returns once a backend of this database waits on a lock: the second transaction is waiting on the first's row
+    /// lock (never a guess by time); fails with `never` after 10 s.
+    static func untilWaitingOnLock(_ client: PostgresClient, _ never: Comment) async throws {
+        var waited = 0
+        while try await client.fetch("""
+            SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+            """, as: Int.self, logger: logger).first ?? 0 == 0 {
+            waited += 1
+            try #require(waited < 200, never)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     static func interleave(_ client: PostgresClient, first: IngestBatch, second: IngestBatch) async throws -> Result<ApplyOutcome, any Error> {
         let (reached, reachedSignal) = AsyncStream<Void>.makeStream()
         let (release, releaseSignal) = AsyncStream<Void>.makeStream()
@@ -61,15 +74,7 @@ struct ActivityRaceTests {
         let blocked = Task { () -> Result<ApplyOutcome, any Error> in
             do { return .success(try await waiting.apply(second)) } catch { return .failure(error) }
         }
-        // The second batch is waiting on the first's row lock (never a guess by time).
-        var waited = 0
-        while try await client.fetch("""
-            SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-            """, as: Int.self, logger: logger).first ?? 0 == 0 {
-            waited += 1
-            try #require(waited < 200, "the second batch never waited on the first")
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await untilWaitingOnLock(client, "the second batch never waited on the first")
         releaseSignal.yield()
         _ = try await held.value
         return await blocked.value

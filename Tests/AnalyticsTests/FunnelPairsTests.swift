@@ -133,14 +133,7 @@ struct FunnelPairsTests {
                     return nil
                 } catch { return error }
             }
-            var waited = 0
-            while try await client.fetch("""
-                SELECT count(*)::bigint FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
-                """, as: Int.self, logger: Self.logger).first ?? 0 == 0 {
-                waited += 1
-                try #require(waited < 200, "the second transaction never waited on the first")
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            try await ActivityRaceTests.untilWaitingOnLock(client, "the second transaction never waited on the first")
             releaseSignal.yield()
             try await held.value
             let error = await blocked.value
