@@ -127,4 +127,33 @@ struct MigrationUpgradeTests {
             #expect(summary.toursStarted == 3 && summary.poiViews == 9)
         }
     }
+
+    @Test("migrations 15 and 16 wait for the id conversion's lock: neither is applied while a replica converts ids")
+    func waitsForIdConversion() async throws {
+        let database = try await TestServices.freshDatabase()
+        try await TestServices.withPostgres(database) { client in
+            let logger = TestServices.logger
+            let throughFourteen = MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= 14 })
+            _ = try await throughFourteen.run(on: client, logger: logger)
+            // Held as IdConversion holds it while it moves a table's rows (a replica of the previous version converting).
+            let (held, heldSignal) = AsyncStream<Void>.makeStream()
+            let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+            let converting = Task {
+                try await client.withConnection { connection in
+                    try await connection.query("SELECT pg_advisory_lock(hashtext('itour.analytics.ids.analytics'))", logger: logger)
+                    heldSignal.yield()
+                    for await _ in release { break }
+                    try await connection.query("SELECT pg_advisory_unlock(hashtext('itour.analytics.ids.analytics'))", logger: logger)
+                }
+            }
+            for await _ in held { break }
+            let upgrading = Task { try await AnalyticsMigrations.runner.run(on: client, logger: logger) }
+            try await ActivityRaceTests.untilWaitingOnLock(client, "the upgrade never waited for the conversion's lock")
+            let applied = try await client.fetch("SELECT max(version) FROM analytics.schema_migrations", as: Int.self, logger: logger)
+            #expect(applied == [14], "a migration was applied while ids were being converted")
+            releaseSignal.yield()
+            try await converting.value
+            #expect(try await upgrading.value == AnalyticsMigrations.runner.migrations.map(\.version).filter { $0 > 14 })
+        }
+    }
 }
