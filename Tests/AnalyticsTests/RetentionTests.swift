@@ -73,7 +73,7 @@ struct RetentionTests {
             #expect(before["tour_marks"]!.contains { $0.day < first } && before["untoured_events"]!.contains { $0.day < first }
                     && before["device_days"]!.contains { $0.day < first } && before["stop_visits"]!.contains { $0.day < first })
             let aggregates = ["day_poi_stats", "day_tour_stats", "day_device_counts", "day_languages", "day_view_sources", "hour_visits", "active_day_pairs",
-                              "funnel_day_pairs"]
+                              "funnel_day_pairs", "registration_day_pairs"]
             var sums: [String: Set<String>] = [:]
             for table in aggregates { sums[table] = Set(try await Self.rows(client, table, day: "day").map(\.row)) }
             let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
@@ -176,6 +176,128 @@ struct RetentionTests {
                 #expect(try await reports.languages(query) == truth.languages(query), "languages \(query)")
                 if query.tourId == nil { #expect(try await reports.daily(query) == truth.daily(query), "daily \(query)") }
             }
+        }
+    }
+
+    /// Every report over every range of `days`, for the whole app and for `tour`, as JSON (keys sorted) keyed by report
+    /// and range.
+    static func everyReport(_ client: PostgresClient, days: ClosedRange<Int>, tour: UUID) async throws -> [String: String] {
+        let reports = PostgresReportRepository(client: client, schema: .live, logger: TestServices.logger)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        func json(_ report: some Encodable) throws -> String { String(decoding: try encoder.encode(report), as: UTF8.self) }
+        var answers: [String: String] = [:]
+        for from in days {
+            for to in from...days.upperBound {
+                for tourId in [nil, tour] {
+                    let query = ReportQuery(from: Day(number: Int32(from)), to: Day(number: Int32(to)), tourId: tourId)
+                    let key = "\(query.from)...\(query.to) \(tourId == nil ? "all" : "tour")"
+                    answers["summary \(key)"] = try json(await reports.summary(query))
+                    answers["pois \(key)"] = try json(await reports.pois(query))
+                    answers["tours \(key)"] = try json(await reports.tours(query))
+                    answers["devices \(key)"] = try json(await reports.devices(query))
+                    answers["daily \(key)"] = try json(await reports.daily(query))
+                    answers["hours \(key)"] = try json(await reports.hours(query))
+                    answers["searches \(key)"] = try json(await reports.searches(query))
+                    answers["views \(key)"] = try json(await reports.views(query))
+                    answers["languages \(key)"] = try json(await reports.languages(query))
+                    if let tourId { answers["funnel \(key)"] = try json(await reports.funnel(query, tour: tourId)) }
+                }
+            }
+        }
+        return answers
+    }
+
+    /// Rows at 0 per day pair table.
+    static func zeroPairs(_ client: PostgresClient) async throws -> [String: Int] {
+        var zeros: [String: Int] = [:]
+        for (table, column) in [("active_day_pairs", "members"), ("funnel_day_pairs", "devices"), ("registration_day_pairs", "members")] {
+            zeros[table] = try await client.fetch(PostgresQuery(unsafeSQL: "SELECT count(*)::bigint FROM analytics.\(table) WHERE \(column) = 0"),
+                                                  as: Int.self, logger: TestServices.logger).first
+        }
+        return zeros
+    }
+
+    @Test("day pairs moved to 0 by a late event and a newer registration are deleted, one an ingest batch holds left for the next pass; no report changes")
+    func zeroPairsDeleted() async throws {
+        let tour = UUID()
+        func at(_ day: String, _ hour: Double) -> Date { Day(day)!.start.addingTimeInterval(hour * 3_600) }
+        func registered(_ device: String, _ day: String, _ platform: String) -> TrackingEvent {
+            TrackingEvent(type: .deviceRegistered, deviceId: device, occurredAt: at(day, 9), platform: platform, osVersion: "17", model: "m",
+                          appVersion: "1")
+        }
+        func started(_ device: String, _ day: String) -> TrackingEvent {
+            var event = TrackingEvent(type: .tourStarted, deviceId: device, occurredAt: at(day, 10), tourId: tour)
+            event.touristId = "tourist-\(device)"
+            return event
+        }
+        // "phone" starts the tour on the 1st and the 5th, "other" on the 2nd and the 5th; then phone's start on the 3rd
+        // arrives late (its 5th's pairs with the 1st go to 0: devices, tourists, the funnel's started), then a newer
+        // registration moves every pair of phone from ios to android (its ios ones go to 0).
+        let batches = [[registered("phone", "2026-06-01", "ios"), started("phone", "2026-06-01"), started("phone", "2026-06-05"),
+                        registered("other", "2026-06-02", "ios"), started("other", "2026-06-02"), started("other", "2026-06-05")],
+                       [started("phone", "2026-06-03")],
+                       [registered("phone", "2026-06-06", "android")]]
+        // Then registered as ios again, after the pass deleted the ios rows at 0.
+        let back = [registered("phone", "2026-06-07", "ios")]
+        let days = Int(Day("2026-05-31")!.number)...Int(Day("2026-06-08")!.number)
+        try await Self.withStore { client, store in
+            let logger = TestServices.logger
+            for batch in batches {
+                _ = try await store.apply(IngestBatch(events: Self.pseudonyms.pseudonymized(batch), topic: "t", nextOffsets: [:]))
+            }
+            let zeros = try await Self.zeroPairs(client)
+            #expect(zeros.values.allSatisfy { $0 > 0 }, "\(zeros)")
+            func kept(_ table: String, _ column: String) async throws -> Set<String> {
+                Set(try await client.fetch(PostgresQuery(unsafeSQL: "SELECT t::text FROM analytics.\(table) t WHERE \(column) <> 0"),
+                                           as: String.self, logger: logger))
+            }
+            let keptBefore = try await [kept("active_day_pairs", "members"), kept("funnel_day_pairs", "devices"), kept("registration_day_pairs", "members")]
+            let answers = try await Self.everyReport(client, days: days, tour: tour)
+            let pruning = PostgresPruningStore(client: client, schema: .live, logger: logger)
+
+            // An ingest batch holding one of the zero rows (its upsert's row lock): the pass skips that row, deletes the others.
+            let held = try await client.withConnection { other in
+                try await other.query("BEGIN", logger: logger)
+                let held = try await other.fetch("""
+                    SELECT day::text FROM analytics.active_day_pairs WHERE members = 0 ORDER BY scope, kind, day, previous LIMIT 1 FOR UPDATE
+                    """, as: String.self, logger: logger)
+                let pruned = try #require(try await pruning.pass(Self.policy, now: Self.now))
+                try await other.query("ROLLBACK", logger: logger)
+                #expect(pruned["active_day_pairs"] == zeros["active_day_pairs"]! - 1)
+                #expect(pruned["funnel_day_pairs"] == zeros["funnel_day_pairs"] && pruned["registration_day_pairs"] == zeros["registration_day_pairs"])
+                return held
+            }
+            #expect(held.count == 1)
+            #expect(try await Self.zeroPairs(client) == ["active_day_pairs": 1, "funnel_day_pairs": 0, "registration_day_pairs": 0])
+            #expect(try #require(try await pruning.pass(Self.policy, now: Self.now))["active_day_pairs"] == 1)
+            #expect(try await Self.zeroPairs(client) == ["active_day_pairs": 0, "funnel_day_pairs": 0, "registration_day_pairs": 0])
+            // Only the rows at 0 went; every report over every range answers what it did.
+            let keptAfter = try await [kept("active_day_pairs", "members"), kept("funnel_day_pairs", "devices"), kept("registration_day_pairs", "members")]
+            #expect(keptAfter == keptBefore)
+            let after = try await Self.everyReport(client, days: days, tour: tour)
+            #expect(after.count == answers.count)
+            for key in answers.keys.sorted() where after[key] != answers[key] {
+                Issue.record("\(key): \(answers[key]!) before, \(after[key] ?? "none") after")
+            }
+
+            // Pairs whose rows were deleted come back through the upserts: phone registered as ios again moves its pairs back
+            // into the ios rows deleted above (its android ones go to 0, and the next pass deletes them).
+            _ = try await store.apply(IngestBatch(events: Self.pseudonyms.pseudonymized(back), topic: "t", nextOffsets: [:]))
+            #expect(try await Self.zeroPairs(client)["registration_day_pairs"] ?? 0 > 0)
+            let truth = Truth(events: batches.flatMap { $0 } + back)
+            let queries = days.flatMap { from in (from...days.upperBound).flatMap { to in
+                [nil, tour].map { ReportQuery(from: Day(number: Int32(from)), to: Day(number: Int32(to)), tourId: $0) } } }
+            let reports = PostgresReportRepository(client: client, schema: .live, logger: logger)
+            try await AnalyticsHarness.expectReports(reports, equal: truth, for: queries)
+            let answersBack = try await Self.everyReport(client, days: days, tour: tour)
+            #expect(try #require(try await pruning.pass(Self.policy, now: Self.now))["registration_day_pairs"] ?? 0 > 0)
+            #expect(try await Self.zeroPairs(client).values.allSatisfy { $0 == 0 })
+            #expect(try await Self.everyReport(client, days: days, tour: tour) == answersBack)
+            try await AnalyticsHarness.expectReports(reports, equal: truth, for: queries)
+            #expect(try await ActivityRaceTests.pairMismatches(client) == 0)
+            #expect(try await DevicesReportTests.pairMismatches(client) == 0)
+            #expect(try await FunnelPairsTests.mismatches(client) == 0)
         }
     }
 

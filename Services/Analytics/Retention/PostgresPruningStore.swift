@@ -7,7 +7,8 @@ import Shared
 /// shared (as every ingest batch does: `replay --activate` and an erasure, which take it exclusively, never see a batch
 /// half done), then picks about `batchSize` rows with `FOR UPDATE SKIP LOCKED` (rows a batch being counted holds are
 /// left for the next pass, so pruning never waits on the ingest and cannot deadlock with it) and deletes or trims them.
-/// Which block ranges hold old rows comes from the BRIN indexes of migration 13.
+/// Which block ranges hold old rows comes from the BRIN indexes of migration 13; the day pairs' rows at 0 (deleted
+/// whatever their day) are found by a scan of their table, once a pass.
 struct PostgresPruningStore: Sendable {
     let client: PostgresClient
     let schema: AnalyticsSchema
@@ -55,19 +56,35 @@ struct PostgresPruningStore: Sendable {
         pruned["device_activity"] = try await trimActivity("device_activity", column: "device_id", before: firstDay, on: connection)
         pruned["tourist_activity"] = try await trimActivity("tourist_activity", column: "tourist_id", before: firstDay, on: connection)
         pruned["funnel_activity"] = try await trimFunnel(before: firstDay, on: connection)
+        // Day pairs no member has any more (a late event, a credit or a newer registration moved them away): a row at 0
+        // adds nothing to the sums the reports read, so it goes, whatever its day. Safe with the ingest's and the erasure's
+        // upserts (`ON CONFLICT ... DO UPDATE SET n = p.n + EXCLUDED.n`): a row is deleted only while this batch holds it
+        // and it is still 0 (FOR UPDATE re-reads a row changed since the batch's snapshot and skips it unless still 0; a row
+        // an upsert holds is skipped), and an upsert that meets a row being deleted waits for the delete, then inserts its
+        // delta as a new row, which is 0 + delta: every sum stays what it was.
+        for (table, column) in [("active_day_pairs", "members"), ("funnel_day_pairs", "devices"), ("registration_day_pairs", "members")] {
+            pruned[table] = try await drain(table, where: "\(column) = $1", 0, on: connection)
+        }
         return pruned
     }
 
-    /// Deletes the rows of `table` whose `column` is before the UTC day `day` (its midnight when `instant`), a range of
-    /// heap blocks per batch: the BRIN index lists once which ranges hold such rows, then each batch reads only its own
-    /// blocks (a TID range scan), so no batch reads again the rows an earlier one deleted. A range holds about
-    /// `batchSize` rows (the table's rows per block from its statistics). Returns the rows deleted.
+    /// Deletes the rows of `table` whose `column` is before the UTC day `day` (its midnight when `instant`); the BRIN index
+    /// lists which block ranges hold such rows.
     private func drain(_ table: String, _ column: String, before day: String, instant: Bool = false,
                        on connection: PostgresConnection) async throws -> Int {
-        let relation = "\(schema.name).\(table)"
         let cutoff = instant ? "($1::date::timestamp AT TIME ZONE 'UTC')" : "$1::date"
+        return try await drain(table, where: "\(column) < \(cutoff)", day, on: connection)
+    }
+
+    /// Deletes the rows of `table` that meet `condition` (SQL, `value` its `$1`), a range of heap blocks per batch: one scan
+    /// (through an index the condition can use, else of the table) lists once which ranges hold such rows, then each batch
+    /// reads only its own blocks (a TID range scan), so no batch reads again the rows an earlier one deleted. A range holds
+    /// about `batchSize` rows (the table's rows per block from its statistics). Returns the rows deleted.
+    private func drain(_ table: String, where condition: String, _ value: some PostgresNonThrowingEncodable & Sendable,
+                       on connection: PostgresConnection) async throws -> Int {
+        let relation = "\(schema.name).\(table)"
         var binds = PostgresBindings()
-        binds.append(day)
+        binds.append(value)
         binds.append(batchSize)
         let ranges = try await connection.fetch(PostgresQuery(unsafeSQL: """
             WITH per_range AS (
@@ -76,12 +93,12 @@ struct PostgresPruningStore: Sendable {
                 FROM pg_class WHERE oid = '\(relation)'::regclass
             )
             SELECT DISTINCT (ctid::text::point)[0]::bigint / p.blocks * p.blocks, p.blocks
-            FROM \(relation), per_range p WHERE \(column) < \(cutoff) ORDER BY 1
+            FROM \(relation), per_range p WHERE \(condition) ORDER BY 1
             """, binds: binds), as: (Int, Int).self, logger: logger)
         var total = 0
         for (first, blocks) in ranges {
             var binds = PostgresBindings()
-            binds.append(day)
+            binds.append(value)
             binds.append("(\(first),0)")
             binds.append("(\(first + blocks),0)")
             total += try await connection.withTransaction(logger: logger) { transaction in
@@ -89,7 +106,7 @@ struct PostgresPruningStore: Sendable {
                 return try await transaction.fetch(PostgresQuery(unsafeSQL: """
                     WITH gone AS (
                         DELETE FROM \(relation) WHERE ctid = ANY(ARRAY(
-                            SELECT ctid FROM \(relation) WHERE ctid >= $2::tid AND ctid < $3::tid AND \(column) < \(cutoff)
+                            SELECT ctid FROM \(relation) WHERE ctid >= $2::tid AND ctid < $3::tid AND \(condition)
                             FOR UPDATE SKIP LOCKED))
                         RETURNING 1
                     )
@@ -154,7 +171,7 @@ struct PostgresPruningStore: Sendable {
 
     /// `trimActivity` for `funnel_activity` (migration 15), whose rows are keyed by tour, step and device: the days before
     /// `first` cut off in key order, `batchSize` keys a batch, a row left with none deleted. `funnel_day_pairs` is an
-    /// aggregate and stays. Returns the rows deleted or cut.
+    /// aggregate and stays (but for its rows at 0, `prune`). Returns the rows deleted or cut.
     private func trimFunnel(before first: String, on connection: PostgresConnection) async throws -> Int {
         let s = schema.name, n = batchSize
         var after: (tour: UUID, kind: String, poi: UUID, device: UUID)?
