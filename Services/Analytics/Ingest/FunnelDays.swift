@@ -88,18 +88,18 @@ extension PostgresIngestStore {
                 DELETE FROM \(unescaped: schema).funnel_activity f USING changed c
                 WHERE f.tour_id = c.t AND f.kind = c.k AND f.poi_id = c.p AND f.device_id = c.m AND isempty(c.new)
             ), touched AS (
-                SELECT DISTINCT c.t, c.k, c.p, c.m, e.day FROM changed c,
-                    LATERAL (SELECT lower(r) + g AS day FROM unnest((c.new - c.old) + (c.old - c.new)) r,
-                                                          generate_series(0, upper(r) - lower(r) - 1) g) d,
-                    LATERAL (VALUES (d.day), (lower(c.new * datemultirange(daterange(d.day + 1, NULL)))),
-                                    (lower(c.old * datemultirange(daterange(d.day + 1, NULL))))) e(day)
-                WHERE e.day IS NOT NULL
+                -- Each changed day, and the next day of either version after it if both have it (the only unchanged days
+                -- whose previous day differs): each day once, so no DISTINCT, and old/new carried along for `pairs`. A new
+                -- row's days are all changed.
+                SELECT c.t, c.k, c.p, c.old, c.new, e.day
+                FROM changed c, unnest((c.new - c.old) + (c.old - c.new)) r, generate_series(0, upper(r) - lower(r) - 1) g,
+                    LATERAL (VALUES (lower(r) + g, true),
+                                    (CASE WHEN NOT isempty(c.old)
+                                          THEN lower((c.old + c.new) * datemultirange(daterange(lower(r) + g + 1, NULL))) END, false)) e(day, changed)
+                WHERE e.changed OR (c.old @> e.day AND c.new @> e.day)
             ), pairs AS (
-                SELECT c.t, c.k, c.p, x.day, COALESCE(upper(c.new * datemultirange(daterange(NULL, x.day))) - 1, '-infinity') AS previous, 1 AS n
-                FROM touched x JOIN changed c USING (t, k, p, m) WHERE c.new @> x.day
-                UNION ALL
-                SELECT c.t, c.k, c.p, x.day, COALESCE(upper(c.old * datemultirange(daterange(NULL, x.day))) - 1, '-infinity'), -1
-                FROM touched x JOIN changed c USING (t, k, p, m) WHERE c.old @> x.day
+                SELECT t, k, p, day, COALESCE(upper(v.days * datemultirange(daterange(NULL, day))) - 1, '-infinity') AS previous, v.n
+                FROM touched, LATERAL (VALUES (new, 1), (old, -1)) v(days, n) WHERE v.days @> day
             ), counted AS (
                 INSERT INTO \(unescaped: schema).funnel_day_pairs AS f (tour_id, kind, poi_id, day, previous, devices)
                 SELECT t, k, p, day, previous, sum(n) FROM pairs GROUP BY t, k, p, day, previous HAVING sum(n) <> 0
