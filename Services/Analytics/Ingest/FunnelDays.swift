@@ -48,8 +48,11 @@ extension PostgresIngestStore {
         // devices' device_activity rows (`write`; a device new to two batches makes one retry): any other batch that could
         // give the device another arrival has the device's events, so it committed before that lock (and is seen here) or
         // waits for ours. A lock of the funnel rows of its own would be one more round trip for nothing.
-        // Per row: the days before (`old`, read locked), after (`new`); the pairs that differ are those of the days that
-        // changed and of the next active day after each, before and after (as for active_day_pairs, migration 14).
+        // Rows new to the table are inserted first, in key order (`fresh`: a batch inserting the same row waits on ours);
+        // only the others are read, locked in key order (`old`: no row reaches its lock before `fresh` is complete, as the
+        // anti-join with it must read it whole), and updated. Per row: the days before (`old`), after (`new`); the pairs
+        // that differ are those of the days that changed and of the next active day after each, before and after (as for
+        // active_day_pairs, migration 14).
         let raced = try await connection.fetch("""
             WITH plus AS (
                 SELECT t, k, p, m, range_agg(daterange(DATE '1970-01-01' + d, DATE '1970-01-01' + d, '[]')) AS days
@@ -70,44 +73,54 @@ extension PostgresIngestStore {
             ), batch AS (
                 SELECT t, k, p, m, COALESCE(plus.days, '{}') AS plus, COALESCE(minus.days, '{}') AS minus
                 FROM plus FULL JOIN minus USING (t, k, p, m)
+            ), fresh AS (
+                -- Most of a batch's rows: inserted without being read first.
+                INSERT INTO \(unescaped: schema).funnel_activity AS f (tour_id, kind, poi_id, device_id, days)
+                SELECT t, k, p, m, plus - minus FROM batch WHERE NOT isempty(plus - minus) ORDER BY t, k, p, m
+                ON CONFLICT (tour_id, kind, poi_id, device_id) DO NOTHING
+                RETURNING f.tour_id, f.kind, f.poi_id, f.device_id, f.days
             ), old AS MATERIALIZED (
                 SELECT f.tour_id, f.kind, f.poi_id, f.device_id, f.days FROM \(unescaped: schema).funnel_activity f
-                WHERE (f.tour_id, f.kind, f.poi_id, f.device_id) IN (SELECT t, k, p, m FROM batch)
+                WHERE (f.tour_id, f.kind, f.poi_id, f.device_id) IN (
+                    SELECT t, k, p, m FROM batch b
+                    WHERE NOT EXISTS (SELECT 1 FROM fresh n WHERE n.tour_id = b.t AND n.kind = b.k AND n.poi_id = b.p AND n.device_id = b.m))
                 ORDER BY f.tour_id, f.kind, f.poi_id, f.device_id FOR UPDATE
             ), changed AS MATERIALIZED (
-                SELECT b.t, b.k, b.p, b.m, COALESCE(o.days, '{}') AS old, (COALESCE(o.days, '{}') + b.plus) - b.minus AS new,
-                       o.tour_id IS NOT NULL AS existed
-                FROM batch b LEFT JOIN old o ON o.tour_id = b.t AND o.kind = b.k AND o.poi_id = b.p AND o.device_id = b.m
-                WHERE (COALESCE(o.days, '{}') + b.plus) - b.minus <> COALESCE(o.days, '{}')
+                SELECT b.t, b.k, b.p, b.m, o.days AS old, (o.days + b.plus) - b.minus AS new, true AS existed
+                FROM batch b JOIN old o ON o.tour_id = b.t AND o.kind = b.k AND o.poi_id = b.p AND o.device_id = b.m
+                WHERE (o.days + b.plus) - b.minus <> o.days
+                UNION ALL
+                SELECT tour_id, kind, poi_id, device_id, '{}', days, false FROM fresh
             ), stored AS (
-                INSERT INTO \(unescaped: schema).funnel_activity AS f (tour_id, kind, poi_id, device_id, days)
-                SELECT t, k, p, m, new FROM changed WHERE NOT isempty(new) ORDER BY t, k, p, m
-                ON CONFLICT (tour_id, kind, poi_id, device_id) DO UPDATE SET days = EXCLUDED.days
-                RETURNING f.tour_id, f.kind, f.poi_id, f.device_id, f.xmax <> 0 AS updated
+                UPDATE \(unescaped: schema).funnel_activity f SET days = c.new FROM changed c
+                WHERE f.tour_id = c.t AND f.kind = c.k AND f.poi_id = c.p AND f.device_id = c.m AND c.existed AND NOT isempty(c.new)
             ), emptied AS (
                 DELETE FROM \(unescaped: schema).funnel_activity f USING changed c
-                WHERE f.tour_id = c.t AND f.kind = c.k AND f.poi_id = c.p AND f.device_id = c.m AND isempty(c.new)
+                WHERE f.tour_id = c.t AND f.kind = c.k AND f.poi_id = c.p AND f.device_id = c.m AND c.existed AND isempty(c.new)
             ), touched AS (
-                SELECT DISTINCT c.t, c.k, c.p, c.m, e.day FROM changed c,
-                    LATERAL (SELECT lower(r) + g AS day FROM unnest((c.new - c.old) + (c.old - c.new)) r,
-                                                          generate_series(0, upper(r) - lower(r) - 1) g) d,
-                    LATERAL (VALUES (d.day), (lower(c.new * datemultirange(daterange(d.day + 1, NULL)))),
-                                    (lower(c.old * datemultirange(daterange(d.day + 1, NULL))))) e(day)
-                WHERE e.day IS NOT NULL
+                -- Each changed day, and the next day of either version after it if both have it (the only unchanged days
+                -- whose previous day differs): each day once, so no DISTINCT, and old/new carried along for `pairs`. A new
+                -- row's days are all changed.
+                SELECT c.t, c.k, c.p, c.old, c.new, e.day
+                FROM changed c, unnest((c.new - c.old) + (c.old - c.new)) r, generate_series(0, upper(r) - lower(r) - 1) g,
+                    LATERAL (VALUES (lower(r) + g, true),
+                                    (CASE WHEN NOT isempty(c.old)
+                                          THEN lower((c.old + c.new) * datemultirange(daterange(lower(r) + g + 1, NULL))) END, false)) e(day, changed)
+                WHERE e.changed OR (c.old @> e.day AND c.new @> e.day)
             ), pairs AS (
-                SELECT c.t, c.k, c.p, x.day, COALESCE(upper(c.new * datemultirange(daterange(NULL, x.day))) - 1, '-infinity') AS previous, 1 AS n
-                FROM touched x JOIN changed c USING (t, k, p, m) WHERE c.new @> x.day
-                UNION ALL
-                SELECT c.t, c.k, c.p, x.day, COALESCE(upper(c.old * datemultirange(daterange(NULL, x.day))) - 1, '-infinity'), -1
-                FROM touched x JOIN changed c USING (t, k, p, m) WHERE c.old @> x.day
+                SELECT t, k, p, day, COALESCE(upper(v.days * datemultirange(daterange(NULL, day))) - 1, '-infinity') AS previous, v.n
+                FROM touched, LATERAL (VALUES (new, 1), (old, -1)) v(days, n) WHERE v.days @> day
             ), counted AS (
                 INSERT INTO \(unescaped: schema).funnel_day_pairs AS f (tour_id, kind, poi_id, day, previous, devices)
                 SELECT t, k, p, day, previous, sum(n) FROM pairs GROUP BY t, k, p, day, previous HAVING sum(n) <> 0
                 ORDER BY t, day, k, p, previous
                 ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = f.devices + EXCLUDED.devices
             )
-            SELECT count(*)::bigint FROM stored s JOIN changed c ON c.t = s.tour_id AND c.k = s.kind AND c.p = s.poi_id AND c.m = s.device_id
-            WHERE s.updated AND NOT c.existed
+            -- A row to insert that is neither new nor read was inserted by another batch after this statement's snapshot.
+            SELECT count(*)::bigint FROM batch b
+            WHERE NOT isempty(b.plus - b.minus)
+              AND NOT EXISTS (SELECT 1 FROM fresh n WHERE n.tour_id = b.t AND n.kind = b.k AND n.poi_id = b.p AND n.device_id = b.m)
+              AND NOT EXISTS (SELECT 1 FROM old o WHERE o.tour_id = b.t AND o.kind = b.k AND o.poi_id = b.p AND o.device_id = b.m)
             """, as: Int.self, logger: logger)
         // A row another batch inserted after this statement's snapshot: its days are unknown here, so the batch is rolled
         // back and applied again (the ingest retries), reading them then.
