@@ -67,7 +67,7 @@ cleanup() {
   # The run's database and CSV are large; BENCH_KEEP=1 keeps them for a look (psql -p $pg_port -d $database).
   if [[ -z ${BENCH_KEEP:-} ]]; then
     [[ -n $database ]] && psql -h 127.0.0.1 -p "$pg_port" -U itour -d itour -qc "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1
-    rm -f "$work/events.csv"
+    rm -f "$work/events.csv" "$work/ids.csv"
   fi
   scripts/postgres.sh stop "$pg_dir" "$pg_port" >/dev/null || true
 }

@@ -128,16 +128,18 @@ struct MigrationUpgradeTests {
         }
     }
 
-    @Test("migrations 15 and 16 wait for the id conversion's lock: neither is applied while a replica converts ids")
-    func waitsForIdConversion() async throws {
+    @Test("migrations 15 and 16 each wait for the id conversion's lock: neither is applied while a replica converts ids",
+          arguments: [14, 15])
+    func waitsForIdConversion(appliedBefore: Int) async throws {
         let database = try await TestServices.freshDatabase()
         try await TestServices.withPostgres(database) { client in
             let logger = TestServices.logger
-            let throughFourteen = MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= 14 })
-            _ = try await throughFourteen.run(on: client, logger: logger)
+            let before = MigrationRunner(schema: "analytics", migrations: AnalyticsMigrations.all.filter { $0.version <= appliedBefore })
+            _ = try await before.run(on: client, logger: logger)
             // Held as IdConversion holds it while it moves a table's rows (a replica of the previous version converting).
             let (held, heldSignal) = AsyncStream<Void>.makeStream()
             let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+            defer { releaseSignal.yield() }
             let converting = Task {
                 try await client.withConnection { connection in
                     try await connection.query("SELECT pg_advisory_lock(hashtext('itour.analytics.ids.analytics'))", logger: logger)
@@ -150,10 +152,10 @@ struct MigrationUpgradeTests {
             let upgrading = Task { try await AnalyticsMigrations.runner.run(on: client, logger: logger) }
             try await ActivityRaceTests.untilWaitingOnLock(client, "the upgrade never waited for the conversion's lock")
             let applied = try await client.fetch("SELECT max(version) FROM analytics.schema_migrations", as: Int.self, logger: logger)
-            #expect(applied == [14], "a migration was applied while ids were being converted")
+            #expect(applied == [appliedBefore], "a migration was applied while ids were being converted")
             releaseSignal.yield()
             try await converting.value
-            #expect(try await upgrading.value == AnalyticsMigrations.runner.migrations.map(\.version).filter { $0 > 14 })
+            #expect(try await upgrading.value == AnalyticsMigrations.runner.migrations.map(\.version).filter { $0 > appliedBefore })
         }
     }
 }

@@ -49,8 +49,8 @@ extension PostgresIngestStore {
         // give the device another arrival has the device's events, so it committed before that lock (and is seen here) or
         // waits for ours. A lock of the funnel rows of its own would be one more round trip for nothing.
         // Rows new to the table are inserted first, in key order (`fresh`: a batch inserting the same row waits on ours);
-        // only the others are read, locked in key order (`old`: no row reaches its lock before `fresh` is complete, as the
-        // anti-join with it must read it whole), and updated. Per row: the days before (`old`), after (`new`); the pairs
+        // only the others are read, locked in key order (`old`: a data-modifying CTE runs to completion when first read,
+        // so `fresh` is done before any row is locked), and updated. Per row: the days before (`old`), after (`new`); the pairs
         // that differ are those of the days that changed and of the next active day after each, before and after (as for
         // active_day_pairs, migration 14).
         let raced = try await connection.fetch("""
@@ -116,14 +116,15 @@ extension PostgresIngestStore {
                 ORDER BY t, day, k, p, previous
                 ON CONFLICT (tour_id, kind, poi_id, day, previous) DO UPDATE SET devices = f.devices + EXCLUDED.devices
             )
-            -- A row to insert that is neither new nor read was inserted by another batch after this statement's snapshot.
+            -- A row to insert that is neither new nor read was inserted by another batch after this statement's snapshot
+            -- (or deleted by pruning between `fresh` and `old`).
             SELECT count(*)::bigint FROM batch b
             WHERE NOT isempty(b.plus - b.minus)
               AND NOT EXISTS (SELECT 1 FROM fresh n WHERE n.tour_id = b.t AND n.kind = b.k AND n.poi_id = b.p AND n.device_id = b.m)
               AND NOT EXISTS (SELECT 1 FROM old o WHERE o.tour_id = b.t AND o.kind = b.k AND o.poi_id = b.p AND o.device_id = b.m)
             """, as: Int.self, logger: logger)
-        // A row another batch inserted after this statement's snapshot: its days are unknown here, so the batch is rolled
-        // back and applied again (the ingest retries), reading them then.
+        // A row another batch inserted after this statement's snapshot (or pruning deleted under it): its days are unknown
+        // here, so the batch is rolled back and applied again (the ingest retries), reading them then.
         if let raced = raced.first, raced > 0 { throw ActivityRace(rows: raced, table: "funnel_activity") }
     }
 }
