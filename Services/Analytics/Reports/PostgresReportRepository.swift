@@ -42,14 +42,23 @@ struct PostgresReportRepository: ReportRepository {
     }
 
     /// The members that events credited to a tour (`tour` nil: to any) add to its scope beyond those its own days count
-    /// in the range, per tour (`scope`, `members` rows).
+    /// in the range (`tour_id`, `member` rows, a member once per day it was credited).
+    private func creditedBeyondOwnDays(_ query: ReportQuery, tour: UUID?, kind: AggregateDelta.CreditedMember.Kind,
+                                       table: String, column: String) -> String {
+        """
+            SELECT c.tour_id, c.member FROM (\(creditedMembers(query, tour: tour, kind: kind))) c
+            WHERE NOT EXISTS (SELECT 1 FROM \(schema.name).\(table) a WHERE a.scope = c.tour_id AND a.\(column) = c.member
+                                AND a.days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]'))
+            """
+    }
+
+    /// `creditedBeyondOwnDays` counted per tour (`scope`, `members` rows).
     private func creditedOnly(_ query: ReportQuery, tour: UUID?, kind: AggregateDelta.CreditedMember.Kind,
                               table: String, column: String) -> String {
         """
-            SELECT c.tour_id AS scope, count(DISTINCT c.member)::bigint AS members FROM (\(creditedMembers(query, tour: tour, kind: kind))) c
-            WHERE NOT EXISTS (SELECT 1 FROM \(schema.name).\(table) a WHERE a.scope = c.tour_id AND a.\(column) = c.member
-                                AND a.days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]'))
-            GROUP BY c.tour_id
+            SELECT tour_id AS scope, count(DISTINCT member)::bigint AS members
+            FROM (\(creditedBeyondOwnDays(query, tour: tour, kind: kind, table: table, column: column))) c
+            GROUP BY tour_id
             """
     }
 
@@ -136,16 +145,14 @@ struct PostgresReportRepository: ReportRepository {
 
     /// Distinct devices of the query's scope per registration (`registrations` keys, the nil UUID for none): the sum of the
     /// range's day pairs per registration (migration 16), O(days × registrations) rows; for a tour plus the devices its
-    /// credited events add beyond those its own days count (credited_members, one key lookup each, as `creditedOnly`).
+    /// credited events add beyond those its own days count (`creditedBeyondOwnDays`).
     func devices(_ query: ReportQuery) async throws -> DeviceReport {
         let s = schema.name, from = query.from.description, to = query.to.description
         let credited = query.tourId.map { tour in
             """
             UNION ALL
             SELECT \(s).registration_key(r.platform, r.model, r.os_version, r.app_version), count(*) FROM (
-                SELECT DISTINCT c.member FROM (\(creditedMembers(query, tour: tour, kind: .device))) c
-                WHERE NOT EXISTS (SELECT 1 FROM \(s).device_activity a WHERE a.scope = c.tour_id AND a.device_id = c.member
-                                    AND a.days && daterange(DATE '\(query.from)', DATE '\(query.to)', '[]'))
+                SELECT DISTINCT member FROM (\(creditedBeyondOwnDays(query, tour: tour, kind: .device, table: "device_activity", column: "device_id"))) c
             ) m LEFT JOIN \(s).devices r ON r.device_id = m.member
             GROUP BY 1
             """
